@@ -1,0 +1,134 @@
+//! Configuration, loaded once from YAML and validated.
+//!
+//! Unknown keys are rejected (with the line and column the YAML parser reports) so that a
+//! typo never silently falls back to a default. `task.default_config` holds the knobs of the
+//! preparation pipeline, with the names Mars uses.
+
+use crate::error::{AresError, Result};
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+
+/// `task.default_config`: how graphs are prepared.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct TaskConfig {
+    /// Common subexpression elimination, dead-op pruning and trivial algebra on the tileable graph.
+    pub optimize_tileable_graph: bool,
+    /// Cull unneeded chunks and merge duplicate chunks.
+    pub optimize_chunk_graph: bool,
+    /// Fuse single chains into FUSE nodes and group chunks into subtasks by coloring.
+    pub fuse_enabled: bool,
+    /// Initial chunks per initial subtask; `null` = `max(combine_size / 2, 1)`, lowered until
+    /// there are at least as many initial subtasks as slots.
+    pub initial_same_color_num: Option<usize>,
+    /// A chunk with more successors than this is a broadcaster: its consumers start new
+    /// subtasks. `null` = `combine_size * 2`.
+    pub as_broadcaster_successor_num: Option<usize>,
+    /// Fan-in of reduction and matmul-sum trees.
+    pub combine_size: usize,
+}
+
+impl Default for TaskConfig {
+    fn default() -> Self {
+        Self {
+            optimize_tileable_graph: true,
+            optimize_chunk_graph: true,
+            fuse_enabled: true,
+            initial_same_color_num: None,
+            as_broadcaster_successor_num: None,
+            combine_size: 4,
+        }
+    }
+}
+
+impl TaskConfig {
+    pub fn validate(&self) -> Result<()> {
+        if self.combine_size < 2 {
+            return Err(AresError::Config(format!(
+                "task.default_config.combine_size must be at least 2, got {}",
+                self.combine_size
+            )));
+        }
+        if self.initial_same_color_num == Some(0) {
+            return Err(AresError::Config("task.default_config.initial_same_color_num must be at least 1".into()));
+        }
+        if self.as_broadcaster_successor_num == Some(0) {
+            return Err(AresError::Config(
+                "task.default_config.as_broadcaster_successor_num must be at least 1".into(),
+            ));
+        }
+        Ok(())
+    }
+
+    pub fn initial_same_color_num(&self) -> usize {
+        self.initial_same_color_num.unwrap_or((self.combine_size / 2).max(1))
+    }
+
+    pub fn broadcaster_threshold(&self) -> usize {
+        self.as_broadcaster_successor_num.unwrap_or(self.combine_size * 2)
+    }
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct TaskSection {
+    pub default_config: TaskConfig,
+}
+
+/// The whole configuration file.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Config {
+    pub task: TaskSection,
+}
+
+impl Config {
+    /// Parses and validates YAML; `origin` names the source in errors.
+    pub fn from_yaml(text: &str, origin: &str) -> Result<Config> {
+        let config: Config =
+            yaml_serde::from_str(text).map_err(|e| AresError::Config(format!("{origin}: {e}")))?;
+        config.task.default_config.validate().map_err(|e| AresError::Config(format!("{origin}: {e}")))?;
+        Ok(config)
+    }
+
+    pub fn load(path: &Path) -> Result<Config> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| AresError::Config(format!("cannot read {}: {e}", path.display())))?;
+        Self::from_yaml(&text, &path.display().to_string())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_match_mars() {
+        let c = TaskConfig::default();
+        assert_eq!(c.initial_same_color_num(), 2);
+        assert_eq!(c.broadcaster_threshold(), 8);
+    }
+
+    #[test]
+    fn parses_task_default_config() {
+        let c = Config::from_yaml("task:\n  default_config:\n    fuse_enabled: false\n    combine_size: 8\n", "t.yml").unwrap();
+        assert!(!c.task.default_config.fuse_enabled);
+        assert_eq!(c.task.default_config.combine_size, 8);
+        assert!(c.task.default_config.optimize_chunk_graph);
+    }
+
+    #[test]
+    fn unknown_key_is_rejected_with_position() {
+        let err = Config::from_yaml("task:\n  default_config:\n    fuse_enabeld: true\n", "t.yml").unwrap_err();
+        let msg = err.to_string();
+        assert!(msg.contains("fuse_enabeld"), "{msg}");
+        assert!(msg.contains("line 3"), "{msg}");
+        assert!(msg.contains("t.yml"), "{msg}");
+    }
+
+    #[test]
+    fn bad_value_is_rejected() {
+        let err = Config::from_yaml("task:\n  default_config:\n    combine_size: 1\n", "t.yml").unwrap_err();
+        assert!(err.to_string().contains("combine_size"));
+    }
+}

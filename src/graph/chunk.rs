@@ -1,0 +1,191 @@
+//! The chunk graph: the tiled form of one stage.
+//!
+//! Nodes are appended in topological order; a node's inputs are a range of one shared edge
+//! list, and its arguments an index into an interned argument table, so a node is a small
+//! fixed-size record and a graph of a million chunks is a handful of allocations.
+
+use crate::array::{DType, Shape};
+use crate::graph::Csr;
+use crate::ids::{ArgsIdx, ChunkIdx, ChunkKey, OpKey};
+use crate::ops::{Op, OpArgs};
+use rustc_hash::FxHashMap;
+use serde::{Deserialize, Serialize};
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ChunkNode {
+    pub key: ChunkKey,
+    pub op: Op,
+    pub args: ArgsIdx,
+    pub shape: Shape,
+    pub dtype: DType,
+    inputs_start: u32,
+    inputs_len: u32,
+}
+
+/// A result tensor of the graph: its chunk grid and how to put it back together.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ResultTensor {
+    pub shape: Shape,
+    pub dtype: DType,
+    /// Chunk lengths per dimension.
+    pub splits: Vec<Vec<usize>>,
+    /// The chunk grid in C order.
+    pub chunks: Vec<ChunkIdx>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ChunkGraph {
+    pub nodes: Vec<ChunkNode>,
+    edges: Vec<ChunkIdx>,
+    pub args: Vec<OpArgs>,
+    pub results: Vec<ResultTensor>,
+    #[serde(skip)]
+    interned: FxHashMap<OpArgs, ArgsIdx>,
+    next_op_key: u32,
+}
+
+impl ChunkGraph {
+    pub fn with_capacity(nodes: usize) -> Self {
+        Self {
+            nodes: Vec::with_capacity(nodes),
+            edges: Vec::with_capacity(nodes * 2),
+            ..Self::default()
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.nodes.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.nodes.is_empty()
+    }
+
+    pub fn node(&self, idx: ChunkIdx) -> &ChunkNode {
+        &self.nodes[idx.index()]
+    }
+
+    #[inline]
+    pub fn inputs(&self, idx: ChunkIdx) -> &[ChunkIdx] {
+        let n = &self.nodes[idx.index()];
+        &self.edges[n.inputs_start as usize..(n.inputs_start + n.inputs_len) as usize]
+    }
+
+    pub fn args_of(&self, idx: ChunkIdx) -> &OpArgs {
+        &self.args[self.nodes[idx.index()].args.index()]
+    }
+
+    /// A fresh operation key for a group of chunks produced by one operation.
+    pub fn new_op_key(&mut self) -> OpKey {
+        self.next_op_key += 1;
+        OpKey(self.next_op_key - 1)
+    }
+
+    /// Returns the shared entry for `args`, adding it on first use.
+    pub fn intern_args(&mut self, args: OpArgs) -> ArgsIdx {
+        if let Some(idx) = self.interned.get(&args) {
+            return *idx;
+        }
+        let idx = ArgsIdx(self.args.len() as u32);
+        self.args.push(args.clone());
+        self.interned.insert(args, idx);
+        idx
+    }
+
+    /// Adds an entry used by a single chunk (no interning lookup).
+    pub fn push_args(&mut self, args: OpArgs) -> ArgsIdx {
+        self.args.push(args);
+        ArgsIdx(self.args.len() as u32 - 1)
+    }
+
+    /// Appends a node whose inputs must already be in the graph.
+    pub fn push(
+        &mut self,
+        key: ChunkKey,
+        op: Op,
+        args: ArgsIdx,
+        shape: Shape,
+        dtype: DType,
+        inputs: &[ChunkIdx],
+    ) -> ChunkIdx {
+        let idx = ChunkIdx(self.nodes.len() as u32);
+        debug_assert!(inputs.iter().all(|i| i.0 < idx.0), "inputs must precede");
+        let inputs_start = self.edges.len() as u32;
+        self.edges.extend_from_slice(inputs);
+        self.nodes.push(ChunkNode {
+            key,
+            op,
+            args,
+            shape,
+            dtype,
+            inputs_start,
+            inputs_len: inputs.len() as u32,
+        });
+        idx
+    }
+
+    /// A graph sharing this one's argument table (and op-key sequence) but with no nodes:
+    /// the starting point of passes that rebuild the node list.
+    pub fn empty_like(&self) -> Self {
+        Self {
+            nodes: Vec::with_capacity(self.nodes.len()),
+            edges: Vec::with_capacity(self.edges.len()),
+            args: self.args.clone(),
+            results: Vec::new(),
+            interned: self.interned.clone(),
+            next_op_key: self.next_op_key,
+        }
+    }
+
+    /// Copies node `idx` of `from` into `self` with its inputs remapped.
+    pub fn push_copy(&mut self, from: &ChunkGraph, idx: ChunkIdx, inputs: &[ChunkIdx]) -> ChunkIdx {
+        let n = from.node(idx);
+        self.push(n.key, n.op, n.args, n.shape.clone(), n.dtype, inputs)
+    }
+
+    /// Successor lists (distinct consumers appear once per edge).
+    pub fn successors(&self) -> Csr {
+        Csr::from_edges(
+            self.nodes.len(),
+            (0..self.nodes.len()).flat_map(move |i| {
+                self.inputs(ChunkIdx(i as u32))
+                    .iter()
+                    .map(move |inp| (inp.0, i as u32))
+            }),
+        )
+    }
+
+    /// Chunks that results refer to, as a bitmap.
+    pub fn result_mask(&self) -> Vec<bool> {
+        let mut mask = vec![false; self.nodes.len()];
+        for r in &self.results {
+            for c in &r.chunks {
+                mask[c.index()] = true;
+            }
+        }
+        mask
+    }
+
+    /// Remaps result chunk indices through `map` (for passes that renumber nodes).
+    pub fn remap_results(results: &[ResultTensor], map: impl Fn(ChunkIdx) -> ChunkIdx) -> Vec<ResultTensor> {
+        results
+            .iter()
+            .map(|r| ResultTensor {
+                chunks: r.chunks.iter().map(|c| map(*c)).collect(),
+                ..r.clone()
+            })
+            .collect()
+    }
+
+    /// Human-readable one-line label of a node: `rand k0.3 (100,)` or `FUSE[add, sum]`.
+    pub fn label(&self, idx: ChunkIdx) -> String {
+        let n = self.node(idx);
+        match (&n.op, self.args_of(idx)) {
+            (Op::Fuse, OpArgs::Fuse(steps)) => {
+                let names: Vec<&str> = steps.iter().map(|s| s.op.name()).collect();
+                format!("FUSE[{}]", names.join(", "))
+            }
+            (op, _) => op.name().to_string(),
+        }
+    }
+}

@@ -1,0 +1,31 @@
+//! ares: a distributed tensor-computing runtime.
+//!
+//! ```text
+//!  tensor API / expression language
+//!        │  TileableGraph (one node per operation)
+//!        ▼
+//!  prepare::optimize_tileable ─► tile ─► optimize_chunk ─► fuse ─► color ─► assign
+//!        │  SubtaskGraph (groups of chunks, initial ones placed on workers)
+//!        ▼
+//!  executor (local: slot threads in process)  ── kernels compute chunks with ndarray
+//! ```
+//!
+//! Modules: [`ids`] (newtype ids, MEP-0002 subtask ids), [`array`] (dtypes and chunk data),
+//! [`ops`] (the op registry), [`graph`] (tileable, chunk, subtask arenas), [`tensor`] (the
+//! numpy-like API), [`prepare`] (the pure preparation passes), [`kernels`], [`executor`],
+//! [`expr`] (the expression language of the CLI), [`explain`], [`config`].
+
+pub mod array;
+pub mod config;
+pub mod error;
+pub mod executor;
+pub mod explain;
+pub mod expr;
+pub mod graph;
+pub mod ids;
+pub mod kernels;
+pub mod ops;
+pub mod prepare;
+pub mod tensor;
+
+pub use error::{AresError, Result};

@@ -1,0 +1,100 @@
+//! Operation arguments: plain data, shared by tileable and chunk graphs.
+//!
+//! A tileable node carries its op's user-level arguments (a creation op's chunk size and seed,
+//! a reduction's axes). A chunk node refers to an entry of its graph's argument table, which is
+//! interned: the thousands of `add` chunks of one tiled operation share one `OpArgs::None`
+//! entry, and only ops that need per-chunk data (a rand chunk's seed, a slice's local bounds)
+//! get their own.
+
+use crate::array::{Scalar, Shape};
+use crate::ids::ArgsIdx;
+use crate::ops::Op;
+use serde::{Deserialize, Serialize};
+use smallvec::SmallVec;
+
+/// How a dimension is split into chunks.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum ChunkSpec {
+    /// The same chunk length on every dimension.
+    Uniform(usize),
+    /// One chunk length per dimension.
+    PerDim(SmallVec<[usize; 4]>),
+}
+
+impl ChunkSpec {
+    /// Chunk length for dimension `dim` of a tensor with `ndim` dimensions.
+    pub fn for_dim(&self, dim: usize) -> usize {
+        match self {
+            ChunkSpec::Uniform(c) => *c,
+            ChunkSpec::PerDim(v) => v[dim],
+        }
+    }
+}
+
+/// What a creation op fills its chunks with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Fill {
+    /// Uniform [0, 1). At tileable level the user seed, at chunk level the derived chunk seed.
+    Uniform { seed: u64 },
+    /// Standard normal.
+    Normal { seed: u64 },
+    /// A constant.
+    Const { value: Scalar },
+    /// `start + step * i` (arange and linspace; at chunk level `start` is the chunk's first).
+    Range { start: Scalar, step: Scalar },
+}
+
+/// One index of a basic slice, normalized against the dimension length.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DimIndex {
+    /// Elements `start, start + step, ...`, `len` of them (step may be negative).
+    Range { start: usize, step: isize, len: usize },
+    /// A single position; the dimension disappears.
+    Index(usize),
+}
+
+/// One op inside a FUSE node: the op and its arguments (an index into the same table).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct FuseStep {
+    pub op: Op,
+    pub args: ArgsIdx,
+}
+
+/// Arguments of an operation.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OpArgs {
+    None,
+    /// Tileable-level creation: how to fill, the shape, and how to chunk.
+    Create {
+        fill: Fill,
+        shape: Shape,
+        chunk: ChunkSpec,
+    },
+    /// Chunk-level creation: fill and the chunk's shape.
+    Fill { fill: Fill, shape: Shape },
+    /// A binary op with one scalar operand; `scalar_left` for `2 - x`.
+    Scalar { value: Scalar, scalar_left: bool },
+    /// Target dtype of `astype`.
+    Cast { dtype: crate::array::DType },
+    /// Reduction axes (sorted, unique) and whether reduced axes are kept as length 1.
+    Reduce { axes: SmallVec<[usize; 4]>, keepdims: bool },
+    /// Combine partials of `op` (sum/prod/min/max), then drop `axes` unless `keepdims`.
+    Combine {
+        op: Op,
+        axes: SmallVec<[usize; 4]>,
+        keepdims: bool,
+    },
+    Slice(SmallVec<[DimIndex; 4]>),
+    Transpose(SmallVec<[usize; 4]>),
+    Concat { axis: usize },
+    Rechunk(ChunkSpec),
+    Reshape(Shape),
+    /// Concatenate a C-order grid of input blocks into one chunk.
+    Assemble { grid: Shape },
+    /// The ops of a FUSE node, head first.
+    Fuse(SmallVec<[FuseStep; 4]>),
+}

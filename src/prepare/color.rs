@@ -1,0 +1,219 @@
+//! Grouping chunks into subtasks by coloring (Mars `services/task/analyzer/fusion.py`).
+//!
+//! 1. Initial chunks, in the order a depth-first walk from the results reaches them (so the
+//!    chunks feeding one consumer are neighbours), get a new color every
+//!    `initial_same_color_num` chunks. That number is first lowered until there are at least
+//!    as many initial colors as slots in the cluster (Xorbits' fix for idle slots).
+//! 2. In topological order, a chunk joins its predecessors' color when they all share one,
+//!    unless its single predecessor is a broadcaster (more successors than
+//!    `as_broadcaster_successor_num`); otherwise it starts a new color.
+//! 3. In reverse topological order, a chunk whose successors have several colors, one of them
+//!    its own, hands fresh colors to its same-colored successors and their descendants, so no
+//!    group both feeds and depends on another group.
+//!
+//! With fusion disabled, every chunk is its own subtask.
+
+use crate::config::TaskConfig;
+use crate::error::Result;
+use crate::graph::{ChunkGraph, SubtaskGraph};
+use crate::ids::{ChunkIdx, StageId, TaskId};
+use std::collections::VecDeque;
+
+/// Initial chunks (no inputs) in depth-first order from the results, predecessors first.
+pub fn start_order(graph: &ChunkGraph) -> Vec<u32> {
+    let n = graph.len();
+    let mut visited = vec![false; n];
+    let mut order = Vec::new();
+    let mut stack: Vec<(u32, u32)> = Vec::new();
+    let roots = graph.results.iter().flat_map(|r| r.chunks.iter().map(|c| c.0)).chain((0..n as u32).rev());
+    for root in roots {
+        if visited[root as usize] {
+            continue;
+        }
+        visited[root as usize] = true;
+        stack.push((root, 0));
+        while let Some((node, pos)) = stack.last_mut() {
+            let inputs = graph.inputs(ChunkIdx(*node));
+            if inputs.is_empty() {
+                order.push(*node);
+            }
+            if let Some(next) = inputs.get(*pos as usize) {
+                *pos += 1;
+                if !visited[next.index()] {
+                    visited[next.index()] = true;
+                    stack.push((next.0, 0));
+                }
+            } else {
+                stack.pop();
+            }
+        }
+    }
+    order
+}
+
+/// Colors every chunk; returns the colors and how many there are.
+pub fn color(graph: &ChunkGraph, config: &TaskConfig, total_slots: usize) -> (Vec<u32>, usize) {
+    let n = graph.len();
+    if !config.fuse_enabled {
+        return ((0..n as u32).collect(), n);
+    }
+    let succ = graph.successors();
+    let mut colors = vec![u32::MAX; n];
+    let mut next_color = 0u32;
+
+    // Step 1: initial colors.
+    let starts = start_order(graph);
+    let mut group = config.initial_same_color_num();
+    while group > 1 && starts.len().div_ceil(group) < total_slots {
+        group -= 1;
+    }
+    for (i, s) in starts.iter().enumerate() {
+        if i % group == 0 && i > 0 {
+            next_color += 1;
+        }
+        colors[*s as usize] = next_color;
+    }
+    if !starts.is_empty() {
+        next_color += 1;
+    }
+
+    // Step 2: propagate in topological order.
+    let broadcaster = config.broadcaster_threshold();
+    for c in 0..n {
+        let inputs = graph.inputs(ChunkIdx(c as u32));
+        if inputs.is_empty() {
+            continue;
+        }
+        let first = colors[inputs[0].index()];
+        let single_pred = inputs.iter().all(|i| *i == inputs[0]);
+        let joins = if single_pred && succ.row(inputs[0].index()).len() > broadcaster {
+            false
+        } else {
+            inputs.iter().all(|i| colors[i.index()] == first)
+        };
+        colors[c] = if joins {
+            first
+        } else {
+            next_color += 1;
+            next_color - 1
+        };
+    }
+
+    // Step 3: split groups that feed another group and continue after it.
+    for c in (0..n).rev() {
+        let k = colors[c];
+        let row = succ.row(c);
+        let mixed = row.iter().any(|s| colors[*s as usize] != k);
+        if !mixed || !row.iter().any(|s| colors[*s as usize] == k) {
+            continue;
+        }
+        for &s in row {
+            if colors[s as usize] != k {
+                continue;
+            }
+            colors[s as usize] = next_color;
+            next_color += 1;
+            let mut queue: VecDeque<u32> = succ.row(s as usize).iter().copied().collect();
+            while let Some(d) = queue.pop_front() {
+                if colors[d as usize] != k {
+                    continue;
+                }
+                let ins = graph.inputs(ChunkIdx(d));
+                let pc = colors[ins[0].index()];
+                colors[d as usize] = if ins.iter().all(|i| colors[i.index()] == pc) {
+                    pc
+                } else {
+                    next_color += 1;
+                    next_color - 1
+                };
+                queue.extend(succ.row(d as usize).iter().copied());
+            }
+        }
+    }
+    (colors, next_color as usize)
+}
+
+/// Colors the graph and builds the subtask graph.
+pub fn group_subtasks(
+    graph: ChunkGraph,
+    config: &TaskConfig,
+    total_slots: usize,
+    task: TaskId,
+    stage: StageId,
+) -> Result<SubtaskGraph> {
+    let (colors, n_colors) = color(&graph, config, total_slots);
+    // Colors created and then entirely recolored leave gaps: compact them.
+    let mut dense = vec![u32::MAX; n_colors];
+    let mut count = 0u32;
+    let compact: Vec<u32> = colors
+        .iter()
+        .map(|k| {
+            if dense[*k as usize] == u32::MAX {
+                dense[*k as usize] = count;
+                count += 1;
+            }
+            dense[*k as usize]
+        })
+        .collect();
+    SubtaskGraph::from_colors(graph, &compact, count as usize, task, stage)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::prepare::{fuse::fuse, tile::tile};
+    use crate::tensor::{self, Tensor};
+
+    fn subtasks_of(t: &Tensor, config: &TaskConfig, slots: usize) -> SubtaskGraph {
+        let g = fuse(&tile(&Tensor::graph(&[t]), config).unwrap());
+        group_subtasks(g, config, slots, TaskId(1), StageId(0)).unwrap()
+    }
+
+    #[test]
+    fn chunks_from_the_same_initial_chunks_share_a_subtask() {
+        //  a0 b0   a1 b1   a2 b2   a3 b3        4 chunks per input, 1 slot, 2 per color:
+        //   FUSE0   FUSE1   FUSE2   FUSE3       {a0 b0 F0} {a1 b1 F1} {a2 b2 F2} {a3 b3 F3}
+        //      \_____|_______|_______/          combine: new subtask (preds differ)
+        //               combine
+        let a = tensor::rand(&[8], 2, Some(1)).unwrap();
+        let b = tensor::rand(&[8], 2, Some(2)).unwrap();
+        let c = (&a + &b).unwrap().sum(None, false).unwrap();
+        let sg = subtasks_of(&c, &TaskConfig::default(), 1);
+        assert_eq!(sg.len(), 5);
+        for s in 0..4 {
+            assert_eq!(sg.members.row(s).len(), 3, "subtask {s}: a_i, b_i, FUSE[add, sum]_i");
+        }
+        assert_eq!(sg.preds.row(4), &[0, 1, 2, 3]);
+        assert_eq!(sg.subtasks[4].depth, 1);
+    }
+
+    #[test]
+    fn initial_group_shrinks_to_fill_slots() {
+        // 8 initial chunks, default group 2 → 4 colors; with 8 slots the group drops to 1.
+        let a = tensor::rand(&[8], 1, Some(1)).unwrap();
+        let c = a.exp().unwrap().sum(None, false).unwrap();
+        assert_eq!(subtasks_of(&c, &TaskConfig::default(), 2).initial().count(), 4);
+        assert_eq!(subtasks_of(&c, &TaskConfig::default(), 8).initial().count(), 8);
+    }
+
+    #[test]
+    fn fusion_disabled_gives_one_chunk_per_subtask() {
+        let a = tensor::rand(&[8], 2, Some(1)).unwrap();
+        let c = (&a + 1.0).unwrap().sum(None, false).unwrap();
+        let config = TaskConfig { fuse_enabled: false, ..TaskConfig::default() };
+        let g = tile(&Tensor::graph(&[&c]), &config).unwrap();
+        let n = g.len();
+        let sg = group_subtasks(g, &config, 1, TaskId(1), StageId(0)).unwrap();
+        assert_eq!(sg.len(), n);
+        assert!((0..sg.len()).all(|s| sg.members.row(s).len() == 1));
+    }
+
+    #[test]
+    fn broadcaster_consumers_start_new_subtasks() {
+        //  m = mean(x) (1 chunk) feeds 10 subtractions: each starts its own color
+        let x = tensor::rand(&[10], 1, Some(1)).unwrap();
+        let v = x.var(None, false, 0).unwrap();
+        let sg = subtasks_of(&v, &TaskConfig::default(), 1);
+        assert!(sg.len() > 10, "{} subtasks", sg.len());
+    }
+}

@@ -1,0 +1,83 @@
+//! Chunk-graph optimization (`optimize_chunk_graph`): cull chunks no result needs (a slice
+//! of a large array only needs the chunks it touches) and merge duplicate chunks (same op,
+//! same arguments, same inputs).
+
+use crate::graph::ChunkGraph;
+use crate::ids::ChunkIdx;
+use crate::ops::{Family, Op};
+use rustc_hash::FxHashMap;
+use smallvec::SmallVec;
+
+pub fn optimize_chunk_graph(graph: &ChunkGraph) -> ChunkGraph {
+    let mut needed = graph.result_mask();
+    for i in (0..graph.len()).rev() {
+        if needed[i] {
+            for inp in graph.inputs(ChunkIdx(i as u32)) {
+                needed[inp.index()] = true;
+            }
+        }
+    }
+    let mut out = graph.empty_like();
+    let mut map = vec![ChunkIdx(u32::MAX); graph.len()];
+    let mut seen: FxHashMap<(Op, u32, SmallVec<[ChunkIdx; 4]>), ChunkIdx> = FxHashMap::default();
+    let mut inputs: SmallVec<[ChunkIdx; 4]> = SmallVec::new();
+    for i in 0..graph.len() {
+        if !needed[i] {
+            continue;
+        }
+        let idx = ChunkIdx(i as u32);
+        let node = graph.node(idx);
+        inputs.clear();
+        inputs.extend(graph.inputs(idx).iter().map(|c| map[c.index()]));
+        // Creation chunks with their own argument entry cannot have duplicates: skip the lookup.
+        if node.op.family() != Family::Creation || is_shared_args(graph, node.args.0) {
+            let key = (node.op, node.args.0, inputs.clone());
+            if let Some(existing) = seen.get(&key) {
+                map[i] = *existing;
+                continue;
+            }
+            map[i] = out.push_copy(graph, idx, &inputs);
+            seen.insert(key, map[i]);
+        } else {
+            map[i] = out.push_copy(graph, idx, &inputs);
+        }
+    }
+    out.results = ChunkGraph::remap_results(&graph.results, |c| map[c.index()]);
+    out
+}
+
+/// Constant fills are interned and may repeat; random fills have one entry per chunk.
+fn is_shared_args(graph: &ChunkGraph, args: u32) -> bool {
+    matches!(&graph.args[args as usize], crate::ops::OpArgs::Fill { fill: crate::ops::Fill::Const { .. }, .. })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::TaskConfig;
+    use crate::prepare::tile::tile;
+    use crate::tensor::{self, SliceArg, Tensor};
+
+    #[test]
+    fn slicing_culls_untouched_chunks() {
+        //  rand 10 chunks ── [0:3]  →  only chunk 0 is needed
+        let x = tensor::rand(&[100], 10, Some(3)).unwrap();
+        let s = x.slice(&[SliceArg::Range { start: Some(0), stop: Some(3), step: None }]).unwrap();
+        let g = tile(&Tensor::graph(&[&s]), &TaskConfig::default()).unwrap();
+        assert_eq!(g.len(), 11);
+        let o = optimize_chunk_graph(&g);
+        assert_eq!(o.len(), 2);
+        assert_eq!(o.results[0].chunks, vec![ChunkIdx(1)]);
+    }
+
+    #[test]
+    fn duplicate_chunks_are_merged() {
+        //  ones ─┬─ exp ─┐
+        //        └─ exp ─┴─ add    (tileable CSE off) → exps merge
+        let x = tensor::ones(&[4], 4).unwrap();
+        let y = (&x.exp().unwrap() + &x.exp().unwrap()).unwrap();
+        let g = tile(&Tensor::graph(&[&y]), &TaskConfig::default()).unwrap();
+        assert_eq!(g.len(), 4);
+        assert_eq!(optimize_chunk_graph(&g).len(), 3);
+    }
+}

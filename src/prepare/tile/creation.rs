@@ -1,0 +1,51 @@
+//! Tiling of creation ops: one chunk per grid cell, each filled independently. Random chunks
+//! get their own seed derived from the user seed and the chunk's position, so the result is
+//! the same whatever the execution order or placement.
+
+use super::grid::{offsets, splits_for, Odometer};
+use super::{Tiled, Tiler};
+use crate::array::{DType, Scalar, Shape};
+use crate::ops::{ChunkSpec, Fill, Op, OpArgs};
+
+/// SplitMix64: the per-chunk seed derivation.
+pub fn chunk_seed(user_seed: u64, chunk: u64) -> u64 {
+    let mut z = user_seed ^ chunk.wrapping_add(1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+impl Tiler {
+    pub(super) fn tile_creation(&mut self, op: Op, fill: &Fill, shape: &Shape, spec: &ChunkSpec, dtype: DType) -> Tiled {
+        let splits = splits_for(shape, spec);
+        let grid: Shape = splits.iter().map(|s| s.len()).collect();
+        let starts: Vec<Vec<usize>> = splits.iter().map(|s| offsets(s)).collect();
+        let key = self.key();
+        let mut chunks = Vec::with_capacity(grid.iter().product());
+        let mut linear = 0u64;
+        Odometer::for_each(&grid, |idx| {
+            let cshape: Shape = idx.iter().enumerate().map(|(d, i)| splits[d][*i]).collect();
+            let chunk_fill = match *fill {
+                Fill::Uniform { seed } => Fill::Uniform { seed: chunk_seed(seed, linear) },
+                Fill::Normal { seed } => Fill::Normal { seed: chunk_seed(seed, linear) },
+                Fill::Const { value } => Fill::Const { value },
+                Fill::Range { start, step } => {
+                    // Ranges are 1-D: the chunk starts `offset` steps in.
+                    let offset = starts[0][idx[0]];
+                    let first = match (start, step, dtype) {
+                        (_, _, DType::F64) => Scalar::F64(start.as_f64() + step.as_f64() * offset as f64),
+                        _ => Scalar::I64(start.as_i64() + step.as_i64() * offset as i64),
+                    };
+                    Fill::Range { start: first, step }
+                }
+            };
+            let args = match chunk_fill {
+                Fill::Const { .. } => self.graph.intern_args(OpArgs::Fill { fill: chunk_fill, shape: cshape.clone() }),
+                _ => self.graph.push_args(OpArgs::Fill { fill: chunk_fill, shape: cshape.clone() }),
+            };
+            chunks.push(self.push(key, op, args, cshape, dtype, &[]));
+            linear += 1;
+        });
+        Tiled { splits, chunks }
+    }
+}

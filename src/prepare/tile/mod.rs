@@ -1,0 +1,144 @@
+//! Tiling: tileables → chunks.
+//!
+//! Each tileable node is expanded, in topological order, into a grid of chunk nodes by its
+//! op family's rule (one file per family). A tiled tensor is its per-dimension chunk lengths
+//! (`splits`) and its chunk grid in C order. Chunks of one operation share one op key; the
+//! chunk key is that key plus a running index.
+
+mod creation;
+mod elementwise;
+mod grid;
+mod indexing;
+mod reduction;
+
+use crate::array::{DType, Shape};
+use crate::config::TaskConfig;
+use crate::error::{AresError, Result};
+use crate::graph::{ChunkGraph, ResultTensor, TileableGraph};
+use crate::ids::{ArgsIdx, ChunkIdx, ChunkKey, OpKey};
+use crate::ops::{Family, Op, OpArgs};
+
+pub use grid::{splits_for, Odometer};
+
+/// A tiled tensor: chunk lengths per dimension and the chunk grid in C order.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Tiled {
+    pub splits: Vec<Vec<usize>>,
+    pub chunks: Vec<ChunkIdx>,
+}
+
+impl Tiled {
+    pub fn grid(&self) -> Shape {
+        self.splits.iter().map(|s| s.len()).collect()
+    }
+
+    /// Chunk at a multi-index of the grid.
+    pub fn at(&self, idx: &[usize]) -> ChunkIdx {
+        self.chunks[grid::linear(&self.grid(), idx)]
+    }
+}
+
+/// Tiles a whole tileable graph into one chunk graph (one stage: every op here has static
+/// shapes, so no operation needs to wait for runtime metadata).
+pub fn tile(graph: &TileableGraph, config: &TaskConfig) -> Result<ChunkGraph> {
+    let mut tiler = Tiler::new(config.combine_size);
+    let mut tiled: Vec<Option<Tiled>> = vec![None; graph.nodes.len()];
+    // Drop a tileable's grid once its last consumer has been tiled.
+    let mut uses = vec![0u32; graph.nodes.len()];
+    for node in &graph.nodes {
+        for i in &node.inputs {
+            uses[i.index()] += 1;
+        }
+    }
+    for out in &graph.outputs {
+        uses[out.index()] += 1;
+    }
+    for (i, node) in graph.nodes.iter().enumerate() {
+        let inputs: Vec<&Tiled> = node
+            .inputs
+            .iter()
+            .map(|t| tiled[t.index()].as_ref().expect("inputs are tiled first"))
+            .collect();
+        let in_shapes: Vec<&Shape> = node.inputs.iter().map(|t| &graph.node(*t).shape).collect();
+        let t = tiler.tile_node(node.op, &node.args, &node.shape, node.dtype, &inputs, &in_shapes)?;
+        tiled[i] = Some(t);
+        for inp in &node.inputs {
+            uses[inp.index()] -= 1;
+            if uses[inp.index()] == 0 {
+                tiled[inp.index()] = None;
+            }
+        }
+    }
+    let mut chunks = tiler.graph;
+    for out in &graph.outputs {
+        let node = graph.node(*out);
+        let t = tiled[out.index()].clone().expect("outputs are kept");
+        chunks.results.push(ResultTensor {
+            shape: node.shape.clone(),
+            dtype: node.dtype,
+            splits: t.splits,
+            chunks: t.chunks,
+        });
+    }
+    Ok(chunks)
+}
+
+/// Builds the chunk graph; the family rules call its `push`.
+pub(crate) struct Tiler {
+    pub graph: ChunkGraph,
+    /// Next chunk index per op key.
+    next_index: Vec<u32>,
+    pub combine_size: usize,
+}
+
+impl Tiler {
+    fn new(combine_size: usize) -> Self {
+        Self {
+            graph: ChunkGraph::with_capacity(1024),
+            next_index: Vec::new(),
+            combine_size,
+        }
+    }
+
+    pub fn key(&mut self) -> OpKey {
+        let key = self.graph.new_op_key();
+        self.next_index.push(0);
+        key
+    }
+
+    pub fn push(&mut self, key: OpKey, op: Op, args: ArgsIdx, shape: Shape, dtype: DType, inputs: &[ChunkIdx]) -> ChunkIdx {
+        let index = &mut self.next_index[key.index()];
+        let chunk_key = ChunkKey { op: key, index: *index };
+        *index += 1;
+        self.graph.push(chunk_key, op, args, shape, dtype, inputs)
+    }
+
+    pub fn shape_of(&self, c: ChunkIdx) -> &Shape {
+        &self.graph.node(c).shape
+    }
+
+    fn tile_node(
+        &mut self,
+        op: Op,
+        args: &OpArgs,
+        shape: &Shape,
+        dtype: DType,
+        inputs: &[&Tiled],
+        in_shapes: &[&Shape],
+    ) -> Result<Tiled> {
+        match (op.family(), args) {
+            (Family::Creation, OpArgs::Create { fill, shape, chunk }) => Ok(self.tile_creation(op, fill, shape, chunk, dtype)),
+            (Family::Unary | Family::Binary, _) => Ok(self.tile_elementwise(op, args, shape, dtype, inputs, in_shapes)),
+            (Family::Reduction, OpArgs::Reduce { axes, keepdims }) => {
+                Ok(self.tile_reduction(op, axes, *keepdims, dtype, inputs[0]))
+            }
+            (Family::Linalg, _) => Ok(self.tile_matmul(dtype, inputs[0], inputs[1])),
+            (_, OpArgs::Slice(dims)) => Ok(self.tile_slice(dims, dtype, inputs[0])),
+            (_, OpArgs::Transpose(perm)) => Ok(self.tile_transpose(perm, dtype, inputs[0])),
+            (_, OpArgs::Concat { axis }) => Ok(self.tile_concat(*axis, dtype, inputs, in_shapes)),
+            (_, OpArgs::Rechunk(spec)) => Ok(self.rechunk_to(inputs[0], &splits_for(shape, spec), dtype)),
+            (_, OpArgs::Reshape(target)) => self.tile_reshape(target, dtype, inputs[0], in_shapes[0]),
+            _ => Err(AresError::prepare("tile", format!("{op} with arguments {args:?} cannot be tiled"))),
+        }
+    }
+}

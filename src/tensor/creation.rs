@@ -1,0 +1,95 @@
+//! Creation functions: random, constant and range tensors.
+//!
+//! Every creation op takes a chunk size, one number for all dimensions or one per dimension;
+//! the last chunk of a dimension may be smaller. Random tensors take a seed; `None` draws
+//! one from the OS so that two unseeded calls differ, as in numpy.
+
+use super::Tensor;
+use crate::array::{Scalar, Shape};
+use crate::error::{AresError, Result};
+use crate::ops::{ChunkSpec, Fill, Op, OpArgs};
+
+impl From<usize> for ChunkSpec {
+    fn from(c: usize) -> Self {
+        ChunkSpec::Uniform(c)
+    }
+}
+
+impl From<&[usize]> for ChunkSpec {
+    fn from(c: &[usize]) -> Self {
+        ChunkSpec::PerDim(c.iter().copied().collect())
+    }
+}
+
+impl<const N: usize> From<[usize; N]> for ChunkSpec {
+    fn from(c: [usize; N]) -> Self {
+        ChunkSpec::PerDim(c.iter().copied().collect())
+    }
+}
+
+/// Default chunking: about 2^20 elements per chunk, split evenly over dimensions.
+pub fn auto_chunk(shape: &[usize]) -> ChunkSpec {
+    const TARGET: f64 = (1u64 << 20) as f64;
+    if shape.is_empty() {
+        return ChunkSpec::Uniform(1);
+    }
+    let per_dim = TARGET.powf(1.0 / shape.len() as f64).floor().max(1.0) as usize;
+    ChunkSpec::Uniform(per_dim)
+}
+
+fn create(op: Op, fill: Fill, shape: &[usize], chunk: ChunkSpec) -> Result<Tensor> {
+    let shape: Shape = shape.iter().copied().collect();
+    Tensor::new(op, OpArgs::Create { fill, shape, chunk }, vec![])
+}
+
+fn seed_or_random(seed: Option<u64>) -> u64 {
+    seed.unwrap_or_else(rand::random)
+}
+
+/// Uniform samples in [0, 1).
+pub fn rand(shape: &[usize], chunk: impl Into<ChunkSpec>, seed: Option<u64>) -> Result<Tensor> {
+    create(Op::Rand, Fill::Uniform { seed: seed_or_random(seed) }, shape, chunk.into())
+}
+
+/// Standard normal samples.
+pub fn randn(shape: &[usize], chunk: impl Into<ChunkSpec>, seed: Option<u64>) -> Result<Tensor> {
+    create(Op::Randn, Fill::Normal { seed: seed_or_random(seed) }, shape, chunk.into())
+}
+
+pub fn full(shape: &[usize], value: Scalar, chunk: impl Into<ChunkSpec>) -> Result<Tensor> {
+    create(Op::Full, Fill::Const { value }, shape, chunk.into())
+}
+
+pub fn zeros(shape: &[usize], chunk: impl Into<ChunkSpec>) -> Result<Tensor> {
+    full(shape, Scalar::F64(0.0), chunk)
+}
+
+pub fn ones(shape: &[usize], chunk: impl Into<ChunkSpec>) -> Result<Tensor> {
+    full(shape, Scalar::F64(1.0), chunk)
+}
+
+/// `start, start + step, ...` below `stop` (above, for a negative step), as numpy's arange.
+pub fn arange(start: Scalar, stop: Scalar, step: Scalar, chunk: impl Into<ChunkSpec>) -> Result<Tensor> {
+    let (a, b, s) = (start.as_f64(), stop.as_f64(), step.as_f64());
+    if s == 0.0 || !s.is_finite() || !a.is_finite() || !b.is_finite() {
+        return Err(AresError::arg("arange", format!("start {start}, stop {stop} and step {step} must be finite, step non-zero")));
+    }
+    let n = ((b - a) / s).ceil().max(0.0);
+    if n > (1u64 << 48) as f64 {
+        return Err(AresError::shape("arange", format!("{n} elements exceed the limit of 2^48")));
+    }
+    create(Op::Arange, Fill::Range { start, step }, &[n as usize], chunk.into())
+}
+
+/// `num` evenly spaced samples from `start` to `stop` inclusive.
+pub fn linspace(start: f64, stop: f64, num: usize, chunk: impl Into<ChunkSpec>) -> Result<Tensor> {
+    if !start.is_finite() || !stop.is_finite() {
+        return Err(AresError::arg("linspace", "start and stop must be finite"));
+    }
+    let step = if num > 1 { (stop - start) / (num - 1) as f64 } else { 0.0 };
+    let fill = Fill::Range {
+        start: Scalar::F64(start),
+        step: Scalar::F64(step),
+    };
+    create(Op::Linspace, fill, &[num], chunk.into())
+}

@@ -1,0 +1,284 @@
+//! Operations on tensors: elementwise with broadcasting, reductions, linear algebra, slicing
+//! and reshaping. Composite statistics (`mean`, `var`, `std`) are built from primitive ops so
+//! that tiling, fusion and kernels only have to know the primitives.
+
+use super::Tensor;
+use crate::array::{DType, Scalar, Shape};
+use crate::error::{AresError, Result};
+use crate::ops::{ChunkSpec, DimIndex, Op, OpArgs};
+use smallvec::SmallVec;
+use std::ops::{Add, Div, Mul, Neg, Sub};
+
+/// One entry of a numpy basic index: `a:b:c` (each part optional) or an integer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SliceArg {
+    Range {
+        start: Option<i64>,
+        stop: Option<i64>,
+        step: Option<i64>,
+    },
+    Index(i64),
+}
+
+impl SliceArg {
+    pub const FULL: SliceArg = SliceArg::Range {
+        start: None,
+        stop: None,
+        step: None,
+    };
+
+    /// Normalizes against a dimension of length `len`, as Python's `slice.indices`.
+    pub fn normalize(self, axis: usize, len: usize) -> Result<DimIndex> {
+        let n = len as i64;
+        match self {
+            SliceArg::Index(i) => {
+                let j = if i < 0 { i + n } else { i };
+                if j < 0 || j >= n {
+                    return Err(AresError::arg("slice", format!("index {i} is out of bounds for axis {axis} with size {len}")));
+                }
+                Ok(DimIndex::Index(j as usize))
+            }
+            SliceArg::Range { start, stop, step } => {
+                let step = step.unwrap_or(1);
+                if step == 0 {
+                    return Err(AresError::arg("slice", format!("slice step cannot be zero (axis {axis})")));
+                }
+                let adjust = |v: i64, lo: i64, hi: i64| {
+                    let v = if v < 0 { v + n } else { v };
+                    v.clamp(lo, hi)
+                };
+                let (first, count) = if step > 0 {
+                    let a = start.map_or(0, |v| adjust(v, 0, n));
+                    let b = stop.map_or(n, |v| adjust(v, 0, n));
+                    (a, if b > a { (b - a + step - 1) / step } else { 0 })
+                } else {
+                    let a = start.map_or(n - 1, |v| adjust(v, -1, n - 1));
+                    let b = stop.map_or(-1, |v| adjust(v, -1, n - 1));
+                    (a, if a > b { (a - b + (-step) - 1) / (-step) } else { 0 })
+                };
+                Ok(DimIndex::Range {
+                    start: if count == 0 { 0 } else { first as usize },
+                    step: step as isize,
+                    len: count as usize,
+                })
+            }
+        }
+    }
+}
+
+impl Tensor {
+    fn binary(&self, op: Op, other: &Tensor) -> Result<Tensor> {
+        Tensor::new(op, OpArgs::None, vec![self.clone(), other.clone()])
+    }
+
+    /// `op(self, value)`, or `op(value, self)` with `scalar_left`.
+    pub fn binary_scalar(&self, op: Op, value: Scalar, scalar_left: bool) -> Result<Tensor> {
+        Tensor::new(op, OpArgs::Scalar { value, scalar_left }, vec![self.clone()])
+    }
+
+    /// Any binary elementwise op by [`Op`] (`Op::Pow`, `Op::Lt`, ...).
+    pub fn elementwise(&self, op: Op, other: &Tensor) -> Result<Tensor> {
+        if op.family() != crate::ops::Family::Binary {
+            return Err(AresError::arg(op.name(), "is not a binary elementwise operation"));
+        }
+        self.binary(op, other)
+    }
+
+    /// Any unary elementwise op by [`Op`] (`Op::Sqrt`, `Op::Abs`, ...).
+    pub fn unary(&self, op: Op) -> Result<Tensor> {
+        if op.family() != crate::ops::Family::Unary || op == Op::AsType {
+            return Err(AresError::arg(op.name(), "is not a unary elementwise operation"));
+        }
+        Tensor::new(op, OpArgs::None, vec![self.clone()])
+    }
+
+    pub fn pow(&self, other: &Tensor) -> Result<Tensor> {
+        self.binary(Op::Pow, other)
+    }
+    pub fn maximum(&self, other: &Tensor) -> Result<Tensor> {
+        self.binary(Op::Maximum, other)
+    }
+    pub fn minimum(&self, other: &Tensor) -> Result<Tensor> {
+        self.binary(Op::Minimum, other)
+    }
+    pub fn sqrt(&self) -> Result<Tensor> {
+        self.unary(Op::Sqrt)
+    }
+    pub fn exp(&self) -> Result<Tensor> {
+        self.unary(Op::Exp)
+    }
+    pub fn abs(&self) -> Result<Tensor> {
+        self.unary(Op::Abs)
+    }
+
+    pub fn astype(&self, dtype: DType) -> Result<Tensor> {
+        Tensor::new(Op::AsType, OpArgs::Cast { dtype }, vec![self.clone()])
+    }
+
+    /// Normalizes `axes` (negative counts from the end; `None` = all) to a sorted list.
+    pub fn normalize_axes(&self, op: &'static str, axes: Option<&[i64]>) -> Result<SmallVec<[usize; 4]>> {
+        let ndim = self.ndim() as i64;
+        let mut out: SmallVec<[usize; 4]> = match axes {
+            None => (0..self.ndim()).collect(),
+            Some(list) => list
+                .iter()
+                .map(|&a| {
+                    let b = if a < 0 { a + ndim } else { a };
+                    if b < 0 || b >= ndim {
+                        Err(AresError::arg(op, format!("axis {a} is out of bounds for a tensor of dimension {ndim}")))
+                    } else {
+                        Ok(b as usize)
+                    }
+                })
+                .collect::<Result<_>>()?,
+        };
+        out.sort_unstable();
+        if out.windows(2).any(|w| w[0] == w[1]) {
+            return Err(AresError::arg(op, "duplicate value in axis"));
+        }
+        Ok(out)
+    }
+
+    /// `sum`, `prod`, `min` or `max` over `axes` (`None` = all).
+    pub fn reduce(&self, op: Op, axes: Option<&[i64]>, keepdims: bool) -> Result<Tensor> {
+        let axes = self.normalize_axes(op.name(), axes)?;
+        if matches!(op, Op::Min | Op::Max) && axes.iter().any(|a| self.shape()[*a] == 0) {
+            return Err(AresError::arg(op.name(), "zero-size array to reduction operation which has no identity"));
+        }
+        Tensor::new(op, OpArgs::Reduce { axes, keepdims }, vec![self.clone()])
+    }
+
+    pub fn sum(&self, axes: Option<&[i64]>, keepdims: bool) -> Result<Tensor> {
+        self.reduce(Op::Sum, axes, keepdims)
+    }
+    pub fn prod(&self, axes: Option<&[i64]>, keepdims: bool) -> Result<Tensor> {
+        self.reduce(Op::Prod, axes, keepdims)
+    }
+    pub fn min(&self, axes: Option<&[i64]>, keepdims: bool) -> Result<Tensor> {
+        self.reduce(Op::Min, axes, keepdims)
+    }
+    pub fn max(&self, axes: Option<&[i64]>, keepdims: bool) -> Result<Tensor> {
+        self.reduce(Op::Max, axes, keepdims)
+    }
+
+    fn reduced_count(&self, op: &'static str, axes: Option<&[i64]>) -> Result<usize> {
+        Ok(self.normalize_axes(op, axes)?.iter().map(|a| self.shape()[*a]).product())
+    }
+
+    /// Arithmetic mean: `sum / n`.
+    pub fn mean(&self, axes: Option<&[i64]>, keepdims: bool) -> Result<Tensor> {
+        let n = self.reduced_count("mean", axes)?;
+        self.sum(axes, keepdims)?.binary_scalar(Op::Mul, Scalar::F64(1.0 / n as f64), false)
+    }
+
+    /// Variance by the two-pass formula `sum((x - mean(x))^2) / (n - ddof)`.
+    pub fn var(&self, axes: Option<&[i64]>, keepdims: bool, ddof: usize) -> Result<Tensor> {
+        let n = self.reduced_count("var", axes)?;
+        let centered = (self - &self.mean(axes, true)?)?;
+        let squares = (&centered * &centered)?;
+        let denom = n.saturating_sub(ddof) as f64;
+        squares.sum(axes, keepdims)?.binary_scalar(Op::Div, Scalar::F64(denom), false)
+    }
+
+    pub fn std(&self, axes: Option<&[i64]>, keepdims: bool, ddof: usize) -> Result<Tensor> {
+        self.var(axes, keepdims, ddof)?.sqrt()
+    }
+
+    pub fn matmul(&self, other: &Tensor) -> Result<Tensor> {
+        Tensor::new(Op::Matmul, OpArgs::None, vec![self.clone(), other.clone()])
+    }
+
+    /// `dot` of 2-D tensors is `matmul`.
+    pub fn dot(&self, other: &Tensor) -> Result<Tensor> {
+        self.matmul(other)
+    }
+
+    /// Permutes axes; `None` reverses them.
+    pub fn transpose(&self, axes: Option<&[usize]>) -> Result<Tensor> {
+        let perm: SmallVec<[usize; 4]> = match axes {
+            Some(a) => a.iter().copied().collect(),
+            None => (0..self.ndim()).rev().collect(),
+        };
+        Tensor::new(Op::Transpose, OpArgs::Transpose(perm), vec![self.clone()])
+    }
+
+    /// Basic numpy slicing; missing trailing indices select everything.
+    pub fn slice(&self, index: &[SliceArg]) -> Result<Tensor> {
+        if index.len() > self.ndim() {
+            return Err(AresError::arg(
+                "slice",
+                format!("too many indices: {} for a tensor of {} dimensions", index.len(), self.ndim()),
+            ));
+        }
+        let dims = (0..self.ndim())
+            .map(|d| index.get(d).copied().unwrap_or(SliceArg::FULL).normalize(d, self.shape()[d]))
+            .collect::<Result<SmallVec<_>>>()?;
+        Tensor::new(Op::Slice, OpArgs::Slice(dims), vec![self.clone()])
+    }
+
+    pub fn rechunk(&self, chunk: impl Into<ChunkSpec>) -> Result<Tensor> {
+        Tensor::new(Op::Rechunk, OpArgs::Rechunk(chunk.into()), vec![self.clone()])
+    }
+
+    /// Reshape; one dimension may be `-1`. Tiling requires the chunks to line up with the new
+    /// shape (see `prepare::tile`); rechunk first otherwise.
+    pub fn reshape(&self, shape: &[i64]) -> Result<Tensor> {
+        let known: i64 = shape.iter().filter(|d| **d != -1).product();
+        let unknown = shape.iter().filter(|d| **d == -1).count();
+        if unknown > 1 || shape.iter().any(|d| *d < -1) {
+            return Err(AresError::arg("reshape", format!("invalid target shape {shape:?}")));
+        }
+        let size = self.size() as i64;
+        let resolved: Shape = shape
+            .iter()
+            .map(|d| if *d == -1 && known > 0 { (size / known) as usize } else { *d as usize })
+            .collect();
+        Tensor::new(Op::Reshape, OpArgs::Reshape(resolved), vec![self.clone()])
+    }
+}
+
+/// Joins tensors along an existing axis (negative counts from the end).
+pub fn concatenate(tensors: &[Tensor], axis: i64) -> Result<Tensor> {
+    let first = tensors.first().ok_or_else(|| AresError::arg("concatenate", "needs at least one tensor"))?;
+    let ndim = first.ndim() as i64;
+    let a = if axis < 0 { axis + ndim } else { axis };
+    if a < 0 || a >= ndim.max(1) {
+        return Err(AresError::arg("concatenate", format!("axis {axis} is out of bounds for dimension {ndim}")));
+    }
+    Tensor::new(Op::Concatenate, OpArgs::Concat { axis: a as usize }, tensors.to_vec())
+}
+
+macro_rules! binary_operator {
+    ($trait:ident, $method:ident, $op:expr) => {
+        impl $trait<&Tensor> for &Tensor {
+            type Output = Result<Tensor>;
+            fn $method(self, rhs: &Tensor) -> Result<Tensor> {
+                self.binary($op, rhs)
+            }
+        }
+        impl $trait<f64> for &Tensor {
+            type Output = Result<Tensor>;
+            fn $method(self, rhs: f64) -> Result<Tensor> {
+                self.binary_scalar($op, Scalar::F64(rhs), false)
+            }
+        }
+        impl $trait<&Tensor> for f64 {
+            type Output = Result<Tensor>;
+            fn $method(self, rhs: &Tensor) -> Result<Tensor> {
+                rhs.binary_scalar($op, Scalar::F64(self), true)
+            }
+        }
+    };
+}
+
+binary_operator!(Add, add, Op::Add);
+binary_operator!(Sub, sub, Op::Sub);
+binary_operator!(Mul, mul, Op::Mul);
+binary_operator!(Div, div, Op::Div);
+
+impl Neg for &Tensor {
+    type Output = Result<Tensor>;
+    fn neg(self) -> Result<Tensor> {
+        self.unary(Op::Neg)
+    }
+}
