@@ -18,7 +18,7 @@ use crate::graph::{ChunkGraph, ResultTensor, TileableGraph};
 use crate::ids::{ArgsIdx, ChunkIdx, ChunkKey, OpKey};
 use crate::ops::{Family, Op, OpArgs};
 
-pub use grid::{splits_for, Odometer};
+pub use grid::{offsets, splits_for, Odometer};
 
 /// A tiled tensor: chunk lengths per dimension and the chunk grid in C order.
 #[derive(Clone, Debug, PartialEq)]

@@ -1,0 +1,51 @@
+//! Creation kernels. Random chunks use Xoshiro256++ seeded with the chunk's own seed: fast,
+//! and stable across platforms and versions, so a seed always gives the same numbers.
+
+use super::{kerr, KResult};
+use crate::array::{numel, ArrayData, Scalar};
+use crate::ops::Fill;
+use ndarray::{ArrayD, IxDyn};
+use rand::{RngCore, SeedableRng};
+use rand_distr::{Distribution, StandardNormal};
+use rand_xoshiro::Xoshiro256PlusPlus;
+
+const F64_UNIT: f64 = 1.0 / (1u64 << 53) as f64;
+
+/// Uniform [0, 1) from the top 53 bits.
+#[inline]
+fn unit(rng: &mut Xoshiro256PlusPlus) -> f64 {
+    (rng.next_u64() >> 11) as f64 * F64_UNIT
+}
+
+fn from_vec<T>(shape: &[usize], v: Vec<T>) -> KResult<ArrayD<T>> {
+    ArrayD::from_shape_vec(IxDyn(shape), v).or_else(|e| kerr(format!("bad chunk shape: {e}")))
+}
+
+pub fn fill(fill: &Fill, shape: &[usize]) -> KResult<ArrayData> {
+    let n = numel(shape);
+    Ok(match *fill {
+        Fill::Uniform { seed } => {
+            let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
+            ArrayData::F64(from_vec(shape, (0..n).map(|_| unit(&mut rng)).collect())?)
+        }
+        Fill::Normal { seed } => {
+            let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
+            ArrayData::F64(from_vec(shape, (0..n).map(|_| StandardNormal.sample(&mut rng)).collect())?)
+        }
+        Fill::Const { value } => match value {
+            Scalar::Bool(b) => ArrayData::Bool(ArrayD::from_elem(IxDyn(shape), b)),
+            Scalar::I64(i) => ArrayData::I64(ArrayD::from_elem(IxDyn(shape), i)),
+            Scalar::F64(x) => ArrayData::F64(ArrayD::from_elem(IxDyn(shape), x)),
+        },
+        Fill::Range { start, step } => match (start, step) {
+            (Scalar::F64(_), _) | (_, Scalar::F64(_)) => {
+                let (a, s) = (start.as_f64(), step.as_f64());
+                ArrayData::F64(from_vec(shape, (0..n).map(|i| a + s * i as f64).collect())?)
+            }
+            _ => {
+                let (a, s) = (start.as_i64(), step.as_i64());
+                ArrayData::I64(from_vec(shape, (0..n as i64).map(|i| a + s * i).collect())?)
+            }
+        },
+    })
+}

@@ -1,0 +1,165 @@
+//! Elementwise kernels with numpy broadcasting and dtype promotion.
+//!
+//! Operands are first converted to the dtype the op computes in (float64 for division and the
+//! math functions, the promoted dtype otherwise, int64 for arithmetic on bools), then mapped
+//! with one monomorphic closure per op so the loops vectorize.
+
+use super::{kerr, KResult};
+use crate::array::{ArrayData, DType, Scalar};
+use crate::ops::{Op, OpArgs};
+use crate::tensor::infer;
+use ndarray::{ArrayD, IxDyn, Zip};
+use std::borrow::Cow;
+
+/// numpy's `maximum`/`minimum` propagate NaN.
+#[inline]
+pub fn fmax(x: f64, y: f64) -> f64 {
+    if x.is_nan() || y.is_nan() {
+        f64::NAN
+    } else {
+        x.max(y)
+    }
+}
+
+#[inline]
+pub fn fmin(x: f64, y: f64) -> f64 {
+    if x.is_nan() || y.is_nan() {
+        f64::NAN
+    } else {
+        x.min(y)
+    }
+}
+
+fn cast_cow(a: &ArrayData, dtype: DType) -> Cow<'_, ArrayData> {
+    if a.dtype() == dtype {
+        Cow::Borrowed(a)
+    } else {
+        Cow::Owned(a.clone().cast(dtype))
+    }
+}
+
+pub fn unary(op: Op, args: &OpArgs, a: &ArrayData) -> KResult<ArrayData> {
+    let out = infer::unary_dtype(op, args, a.dtype()).map_err(|e| super::KernelError(e.to_string()))?;
+    Ok(match (op, a) {
+        (Op::AsType, _) => a.clone().cast(out),
+        (Op::Neg, ArrayData::I64(x)) => ArrayData::I64(x.mapv(i64::wrapping_neg)),
+        (Op::Neg, ArrayData::F64(x)) => ArrayData::F64(x.mapv(|v| -v)),
+        (Op::Abs, ArrayData::I64(x)) => ArrayData::I64(x.mapv(i64::wrapping_abs)),
+        (Op::Abs, ArrayData::F64(x)) => ArrayData::F64(x.mapv(f64::abs)),
+        (Op::Abs, ArrayData::Bool(x)) => ArrayData::Bool(x.clone()),
+        (Op::Sqrt | Op::Exp | Op::Log | Op::Sin | Op::Cos, _) => {
+            let x = cast_cow(a, DType::F64);
+            let ArrayData::F64(x) = x.as_ref() else { unreachable!("cast to f64") };
+            ArrayData::F64(match op {
+                Op::Sqrt => x.mapv(f64::sqrt),
+                Op::Exp => x.mapv(f64::exp),
+                Op::Log => x.mapv(f64::ln),
+                Op::Sin => x.mapv(f64::sin),
+                _ => x.mapv(f64::cos),
+            })
+        }
+        _ => return kerr(format!("{op} is not defined for {}", a.dtype())),
+    })
+}
+
+/// The dtype both operands are converted to before the op runs.
+fn compute_dtype(op: Op, a: DType, b: DType) -> DType {
+    let p = a.promote(b);
+    match op {
+        Op::Div => DType::F64,
+        _ if op.is_comparison() => p,
+        Op::Maximum | Op::Minimum => p,
+        _ if p == DType::Bool => DType::I64,
+        _ => p,
+    }
+}
+
+fn zip_map<A: Copy, B: Copy, O>(a: &ArrayD<A>, b: &ArrayD<B>, f: impl Fn(A, B) -> O) -> KResult<ArrayD<O>> {
+    if a.shape() == b.shape() {
+        return Ok(Zip::from(a).and(b).map_collect(|x, y| f(*x, *y)));
+    }
+    let shape = infer::broadcast("elementwise", a.shape(), b.shape()).map_err(|e| super::KernelError(e.to_string()))?;
+    let (av, bv) = match (a.broadcast(IxDyn(&shape)), b.broadcast(IxDyn(&shape))) {
+        (Some(x), Some(y)) => (x, y),
+        _ => return kerr("operands cannot be broadcast"),
+    };
+    Ok(Zip::from(&av).and(&bv).map_collect(|x, y| f(*x, *y)))
+}
+
+macro_rules! numeric_op {
+    ($op:expr, $a:expr, $b:expr, $wrap:ident, $add:expr, $sub:expr, $mul:expr, $pow:expr, $max:expr, $min:expr) => {
+        match $op {
+            Op::Add => ArrayData::$wrap(zip_map($a, $b, $add)?),
+            Op::Sub => ArrayData::$wrap(zip_map($a, $b, $sub)?),
+            Op::Mul | Op::Div => ArrayData::$wrap(zip_map($a, $b, $mul)?),
+            Op::Pow => ArrayData::$wrap(zip_map($a, $b, $pow)?),
+            Op::Maximum => ArrayData::$wrap(zip_map($a, $b, $max)?),
+            Op::Minimum => ArrayData::$wrap(zip_map($a, $b, $min)?),
+            Op::Eq => ArrayData::Bool(zip_map($a, $b, |x, y| x == y)?),
+            Op::Ne => ArrayData::Bool(zip_map($a, $b, |x, y| x != y)?),
+            Op::Lt => ArrayData::Bool(zip_map($a, $b, |x, y| x < y)?),
+            Op::Le => ArrayData::Bool(zip_map($a, $b, |x, y| x <= y)?),
+            Op::Gt => ArrayData::Bool(zip_map($a, $b, |x, y| x > y)?),
+            Op::Ge => ArrayData::Bool(zip_map($a, $b, |x, y| x >= y)?),
+            other => return kerr(format!("{other} is not a binary elementwise op")),
+        }
+    };
+}
+
+pub fn binary(op: Op, a: &ArrayData, b: &ArrayData) -> KResult<ArrayData> {
+    let dt = compute_dtype(op, a.dtype(), b.dtype());
+    let (a, b) = (cast_cow(a, dt), cast_cow(b, dt));
+    Ok(match (a.as_ref(), b.as_ref()) {
+        (ArrayData::F64(x), ArrayData::F64(y)) => {
+            if op == Op::Div {
+                ArrayData::F64(zip_map(x, y, |p, q| p / q)?)
+            } else {
+                numeric_op!(op, x, y, F64, |p, q| p + q, |p, q| p - q, |p, q| p * q, f64::powf, fmax, fmin)
+            }
+        }
+        (ArrayData::I64(x), ArrayData::I64(y)) => {
+            if op == Op::Pow && y.iter().any(|e| *e < 0) {
+                return kerr("integers to negative integer powers are not allowed");
+            }
+            numeric_op!(
+                op,
+                x,
+                y,
+                I64,
+                i64::wrapping_add,
+                i64::wrapping_sub,
+                i64::wrapping_mul,
+                |p: i64, q: i64| p.wrapping_pow(q.min(u32::MAX as i64) as u32),
+                i64::max,
+                i64::min
+            )
+        }
+        (ArrayData::Bool(x), ArrayData::Bool(y)) => match op {
+            Op::Maximum => ArrayData::Bool(zip_map(x, y, |p, q| p | q)?),
+            Op::Minimum => ArrayData::Bool(zip_map(x, y, |p, q| p & q)?),
+            Op::Eq => ArrayData::Bool(zip_map(x, y, |p, q| p == q)?),
+            Op::Ne => ArrayData::Bool(zip_map(x, y, |p, q| p != q)?),
+            Op::Lt => ArrayData::Bool(zip_map(x, y, |p, q| !p & q)?),
+            Op::Le => ArrayData::Bool(zip_map(x, y, |p, q| p <= q)?),
+            Op::Gt => ArrayData::Bool(zip_map(x, y, |p, q| p & !q)?),
+            Op::Ge => ArrayData::Bool(zip_map(x, y, |p, q| p >= q)?),
+            _ => return kerr(format!("{op} is not defined for bool")),
+        },
+        _ => return kerr("operands were not converted to one dtype"),
+    })
+}
+
+/// `op(a, value)`, or `op(value, a)` when `scalar_left`.
+pub fn binary_scalar(op: Op, a: &ArrayData, value: Scalar, scalar_left: bool) -> KResult<ArrayData> {
+    let dt = compute_dtype(op, a.dtype(), value.dtype());
+    let s = match dt {
+        DType::F64 => ArrayData::F64(ArrayD::from_elem(IxDyn(&[]), value.as_f64())),
+        DType::I64 => ArrayData::I64(ArrayD::from_elem(IxDyn(&[]), value.as_i64())),
+        DType::Bool => ArrayData::Bool(ArrayD::from_elem(IxDyn(&[]), value.as_bool())),
+    };
+    if scalar_left {
+        binary(op, &s, a)
+    } else {
+        binary(op, a, &s)
+    }
+}

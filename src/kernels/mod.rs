@@ -1,0 +1,76 @@
+//! Kernels: compute one chunk from its inputs with ndarray.
+//!
+//! [`compute_chunk`] is the single entry point the executors call. Kernels return errors
+//! (naming the op and the chunk) instead of panicking; the executor also catches panics so a
+//! bug in a kernel fails the task, never the process. A FUSE node runs its steps in order,
+//! and runs of elementwise steps with an optional trailing reduction go through the block
+//! evaluator in [`fused`]: one pass over the data, no intermediate arrays.
+
+mod creation;
+mod elementwise;
+pub mod fused;
+mod indexing;
+mod reduction;
+
+use crate::array::ArrayData;
+use crate::error::{AresError, Result};
+use crate::graph::ChunkGraph;
+use crate::ids::ChunkIdx;
+use crate::ops::{Family, Op, OpArgs};
+
+/// A kernel failure before the chunk is known; [`compute_chunk`] adds the chunk.
+#[derive(Debug)]
+pub struct KernelError(pub String);
+
+pub type KResult<T> = std::result::Result<T, KernelError>;
+
+pub fn kerr<T>(msg: impl Into<String>) -> KResult<T> {
+    Err(KernelError(msg.into()))
+}
+
+/// Computes chunk `idx` of `graph` from the data of its inputs (in input order).
+pub fn compute_chunk(graph: &ChunkGraph, idx: ChunkIdx, inputs: &[&ArrayData]) -> Result<ArrayData> {
+    let node = graph.node(idx);
+    apply(node.op, &graph.args[node.args.index()], &graph.args, inputs).map_err(|e| AresError::Kernel {
+        op: node.op.name(),
+        chunk: node.key.to_string(),
+        detail: e.0,
+    })
+}
+
+/// Applies one op; `table` resolves the argument indices of FUSE steps.
+pub fn apply(op: Op, args: &OpArgs, table: &[OpArgs], inputs: &[&ArrayData]) -> KResult<ArrayData> {
+    match (op.family(), args) {
+        (Family::Creation, OpArgs::Fill { fill, shape }) => creation::fill(fill, shape),
+        (Family::Unary, _) => elementwise::unary(op, args, one(inputs)?),
+        (Family::Binary, OpArgs::Scalar { value, scalar_left }) => {
+            elementwise::binary_scalar(op, one(inputs)?, *value, *scalar_left)
+        }
+        (Family::Binary, _) => match inputs {
+            [a, b] => elementwise::binary(op, a, b),
+            _ => kerr(format!("expects 2 inputs, got {}", inputs.len())),
+        },
+        (Family::Reduction, OpArgs::Reduce { axes, keepdims }) => reduction::reduce(op, one(inputs)?, axes, *keepdims),
+        (Family::Combine, OpArgs::Combine { op: inner, axes, keepdims }) => {
+            reduction::combine(*inner, inputs, axes, *keepdims)
+        }
+        (Family::Combine, _) => reduction::combine(Op::Sum, inputs, &[], true),
+        (Family::Linalg, _) => match inputs {
+            [a, b] => reduction::matmul(a, b),
+            _ => kerr(format!("expects 2 inputs, got {}", inputs.len())),
+        },
+        (_, OpArgs::Slice(dims)) => indexing::slice(one(inputs)?, dims),
+        (_, OpArgs::Transpose(perm)) => indexing::transpose(one(inputs)?, perm),
+        (_, OpArgs::Reshape(shape)) => indexing::reshape(one(inputs)?, shape),
+        (_, OpArgs::Assemble { grid }) => indexing::assemble(inputs, grid),
+        (Family::Fuse, OpArgs::Fuse(steps)) => fused::run_fused(steps, table, inputs),
+        _ => kerr(format!("no kernel for {op} with arguments {args:?}")),
+    }
+}
+
+fn one<'a>(inputs: &[&'a ArrayData]) -> KResult<&'a ArrayData> {
+    match inputs {
+        [a] => Ok(a),
+        _ => kerr(format!("expects 1 input, got {}", inputs.len())),
+    }
+}

@@ -1,0 +1,140 @@
+//! Reduction, combine and matmul kernels.
+//!
+//! A reduction map keeps or drops the reduced axes as its arguments say; `combine` folds
+//! same-shaped partials elementwise with the same op and then drops the reduced axes if this
+//! is the last level of the tree. `min`/`max` propagate NaN, as numpy does.
+
+use super::elementwise::{fmax, fmin};
+use super::{kerr, KResult};
+use crate::array::{ArrayData, DType};
+use crate::ops::Op;
+use ndarray::{ArrayD, Axis, Ix2, IxDyn, Zip};
+
+macro_rules! fold_axes {
+    ($a:expr, $axes:expr, $keepdims:expr, $init:expr, $f:expr) => {{
+        let mut out = $a.clone();
+        for ax in $axes.iter().rev() {
+            out = out.fold_axis(Axis(*ax), $init, |acc, x| $f(*acc, *x));
+        }
+        if $keepdims {
+            for ax in $axes.iter() {
+                out.insert_axis_inplace(Axis(*ax));
+            }
+        }
+        out
+    }};
+}
+
+fn reduce_f64(op: Op, a: &ArrayD<f64>, axes: &[usize], keepdims: bool) -> KResult<ArrayD<f64>> {
+    if axes.len() == a.ndim() {
+        let v = match op {
+            Op::Sum => a.sum(),
+            Op::Prod => a.product(),
+            Op::Min => a.iter().copied().reduce(fmin).ok_or_else(|| super::KernelError("min of an empty chunk".into()))?,
+            Op::Max => a.iter().copied().reduce(fmax).ok_or_else(|| super::KernelError("max of an empty chunk".into()))?,
+            _ => return kerr(format!("{op} is not a reduction")),
+        };
+        let shape: Vec<usize> = if keepdims { vec![1; a.ndim()] } else { vec![] };
+        return Ok(ArrayD::from_elem(IxDyn(&shape), v));
+    }
+    Ok(match op {
+        Op::Sum => fold_axes!(a, axes, keepdims, 0.0, |x: f64, y: f64| x + y),
+        Op::Prod => fold_axes!(a, axes, keepdims, 1.0, |x: f64, y: f64| x * y),
+        Op::Min => fold_axes!(a, axes, keepdims, f64::INFINITY, fmin),
+        Op::Max => fold_axes!(a, axes, keepdims, f64::NEG_INFINITY, fmax),
+        _ => return kerr(format!("{op} is not a reduction")),
+    })
+}
+
+fn reduce_i64(op: Op, a: &ArrayD<i64>, axes: &[usize], keepdims: bool) -> KResult<ArrayD<i64>> {
+    Ok(match op {
+        Op::Sum => fold_axes!(a, axes, keepdims, 0i64, i64::wrapping_add),
+        Op::Prod => fold_axes!(a, axes, keepdims, 1i64, i64::wrapping_mul),
+        Op::Min => fold_axes!(a, axes, keepdims, i64::MAX, i64::min),
+        Op::Max => fold_axes!(a, axes, keepdims, i64::MIN, i64::max),
+        _ => return kerr(format!("{op} is not a reduction")),
+    })
+}
+
+fn reduce_bool(op: Op, a: &ArrayD<bool>, axes: &[usize], keepdims: bool) -> KResult<ArrayD<bool>> {
+    Ok(match op {
+        Op::Min => fold_axes!(a, axes, keepdims, true, |x: bool, y: bool| x & y),
+        Op::Max => fold_axes!(a, axes, keepdims, false, |x: bool, y: bool| x | y),
+        _ => return kerr(format!("{op} is not defined on bool")),
+    })
+}
+
+pub fn reduce(op: Op, a: &ArrayData, axes: &[usize], keepdims: bool) -> KResult<ArrayData> {
+    Ok(match a {
+        ArrayData::F64(x) => ArrayData::F64(reduce_f64(op, x, axes, keepdims)?),
+        ArrayData::I64(x) => ArrayData::I64(reduce_i64(op, x, axes, keepdims)?),
+        ArrayData::Bool(x) if matches!(op, Op::Sum | Op::Prod) => {
+            ArrayData::I64(reduce_i64(op, &x.mapv(|v| v as i64), axes, keepdims)?)
+        }
+        ArrayData::Bool(x) => ArrayData::Bool(reduce_bool(op, x, axes, keepdims)?),
+    })
+}
+
+fn fold_into<T: Copy>(acc: &mut ArrayD<T>, x: &ArrayD<T>, f: impl Fn(T, T) -> T) -> KResult<()> {
+    if acc.shape() != x.shape() {
+        return kerr(format!("partials have different shapes {:?} and {:?}", acc.shape(), x.shape()));
+    }
+    Zip::from(acc).and(x).for_each(|a, b| *a = f(*a, *b));
+    Ok(())
+}
+
+/// Folds partials with `op`, then removes `axes` unless `keepdims`.
+pub fn combine(op: Op, inputs: &[&ArrayData], axes: &[usize], keepdims: bool) -> KResult<ArrayData> {
+    let Some(first) = inputs.first() else { return kerr("combine of no partials") };
+    let mut acc = (*first).clone();
+    for x in &inputs[1..] {
+        match (&mut acc, x) {
+            (ArrayData::F64(a), ArrayData::F64(b)) => match op {
+                Op::Sum => fold_into(a, b, |p, q| p + q)?,
+                Op::Prod => fold_into(a, b, |p, q| p * q)?,
+                Op::Min => fold_into(a, b, fmin)?,
+                _ => fold_into(a, b, fmax)?,
+            },
+            (ArrayData::I64(a), ArrayData::I64(b)) => match op {
+                Op::Sum => fold_into(a, b, i64::wrapping_add)?,
+                Op::Prod => fold_into(a, b, i64::wrapping_mul)?,
+                Op::Min => fold_into(a, b, i64::min)?,
+                _ => fold_into(a, b, i64::max)?,
+            },
+            (ArrayData::Bool(a), ArrayData::Bool(b)) => match op {
+                Op::Min => fold_into(a, b, |p, q| p & q)?,
+                _ => fold_into(a, b, |p, q| p | q)?,
+            },
+            (a, b) => return kerr(format!("partials of different dtypes {} and {}", a.dtype(), b.dtype())),
+        }
+    }
+    if keepdims || axes.is_empty() {
+        return Ok(acc);
+    }
+    let shape: Vec<usize> = acc.shape().iter().enumerate().filter(|(d, _)| !axes.contains(d)).map(|(_, n)| *n).collect();
+    Ok(crate::map_array!(acc, |a| a
+        .into_shape_with_order(IxDyn(&shape))
+        .map_err(|e| super::KernelError(format!("cannot drop reduced axes: {e}")))?))
+}
+
+pub fn matmul(a: &ArrayData, b: &ArrayData) -> KResult<ArrayData> {
+    let dt = a.dtype().promote(b.dtype()).max(DType::I64);
+    let two = |x: ArrayData| -> KResult<ArrayData> {
+        Ok(crate::map_array!(x, |m| m
+            .into_dimensionality::<Ix2>()
+            .map_err(|e| super::KernelError(format!("matmul needs 2-D chunks: {e}")))?
+            .into_dyn()))
+    };
+    let (a, b) = (two(a.clone().cast(dt))?, two(b.clone().cast(dt))?);
+    Ok(match (a, b) {
+        (ArrayData::F64(x), ArrayData::F64(y)) => {
+            let (x, y) = (x.into_dimensionality::<Ix2>().expect("2-D"), y.into_dimensionality::<Ix2>().expect("2-D"));
+            ArrayData::F64(x.dot(&y).into_dyn())
+        }
+        (ArrayData::I64(x), ArrayData::I64(y)) => {
+            let (x, y) = (x.into_dimensionality::<Ix2>().expect("2-D"), y.into_dimensionality::<Ix2>().expect("2-D"));
+            ArrayData::I64(x.dot(&y).into_dyn())
+        }
+        _ => return kerr("matmul operands were not converted to one dtype"),
+    })
+}
