@@ -44,7 +44,7 @@ fn lane_dtype_ok(d: DType) -> bool {
 }
 
 fn plan_segment(steps: &[FuseStep], start: usize, table: &[OpArgs], ins: &[&ArrayData]) -> Option<Plan> {
-    if !ins.iter().all(|a| lane_dtype_ok(a.dtype())) {
+    if ins.is_empty() || !ins.iter().all(|a| lane_dtype_ok(a.dtype())) {
         return None;
     }
     let mut lanes = Vec::new();

@@ -5,7 +5,7 @@
 //! (`splits`) and its chunk grid in C order. Chunks of one operation share one op key; the
 //! chunk key is that key plus a running index.
 
-mod creation;
+pub mod creation;
 mod elementwise;
 mod grid;
 mod indexing;
@@ -18,6 +18,7 @@ use crate::graph::{ChunkGraph, ResultTensor, TileableGraph};
 use crate::ids::{ArgsIdx, ChunkIdx, ChunkKey, OpKey};
 use crate::ops::{Family, Op, OpArgs};
 
+pub use creation::chunk_seed;
 pub use grid::{offsets, splits_for, Odometer};
 
 /// A tiled tensor: chunk lengths per dimension and the chunk grid in C order.

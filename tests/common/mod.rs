@@ -1,0 +1,45 @@
+//! Shared test helpers: an independent whole-array evaluator and a runner that prepares and
+//! executes through the full pipeline.
+#![allow(dead_code)]
+
+pub mod reference;
+
+use ares::array::ArrayData;
+use ares::config::TaskConfig;
+use ares::executor::execute;
+use ares::ids::TaskId;
+use ares::prepare::{prepare, uniform_cluster};
+use ares::tensor::Tensor;
+use ndarray::ArrayD;
+
+/// Prepares and executes `t` with the local executor.
+pub fn run(t: &Tensor, config: &TaskConfig, workers: usize, slots: usize) -> ArrayData {
+    let graph = Tensor::graph(&[t]);
+    let prepared = prepare(&graph, config, &uniform_cluster(workers, slots), TaskId(1)).expect("prepare");
+    let (mut results, _) = execute(&prepared.subtasks, slots).expect("execute");
+    results.remove(0)
+}
+
+/// Asserts two arrays are equal within a relative tolerance, element by element.
+pub fn assert_close(got: &ArrayData, want: &ArrayD<f64>, what: &str) {
+    assert_eq!(got.shape(), want.shape(), "{what}: shape");
+    for (i, (g, w)) in got.iter_f64().zip(want.iter()).enumerate() {
+        let ok = (g.is_nan() && w.is_nan()) || g == *w || (g - w).abs() <= 1e-9 * (1.0 + w.abs().max(g.abs()));
+        assert!(ok, "{what}: element {i}: got {g}, want {w}");
+    }
+}
+
+/// Runs `t` under every combination of fusion on/off and the given slot counts and compares
+/// with the reference evaluation.
+pub fn check(t: &Tensor, what: &str) {
+    let graph = Tensor::graph(&[t]);
+    let want = reference::evaluate(&graph).remove(0);
+    for fuse in [true, false] {
+        for (workers, slots) in [(1, 1), (2, 2)] {
+            let config = TaskConfig { fuse_enabled: fuse, ..TaskConfig::default() };
+            let got = run(t, &config, workers, slots);
+            assert_eq!(got.dtype(), t.dtype(), "{what}: dtype");
+            assert_close(&got, &want, &format!("{what} (fuse={fuse}, {workers}x{slots})"));
+        }
+    }
+}

@@ -1,0 +1,164 @@
+//! An independent evaluation of a tileable graph on whole arrays with ndarray, in float64.
+//!
+//! It shares nothing with tiling or kernels except the documented random contract: chunk `i`
+//! (C order) of a random tensor is Xoshiro256++ seeded with `chunk_seed(seed, i)`.
+
+use ares::array::{DType, Scalar};
+use ares::graph::TileableGraph;
+use ares::ops::{DimIndex, Fill, Op, OpArgs};
+use ares::prepare::tile::{chunk_seed, splits_for, Odometer};
+use ndarray::{concatenate, ArrayD, Axis, Ix2, IxDyn, Slice};
+use rand::{RngCore, SeedableRng};
+use rand_distr::{Distribution, StandardNormal};
+use rand_xoshiro::Xoshiro256PlusPlus;
+
+fn random(fill: &Fill, shape: &[usize], spec: &ares::ops::ChunkSpec) -> ArrayD<f64> {
+    let splits = splits_for(shape, spec);
+    let grid: Vec<usize> = splits.iter().map(|s| s.len()).collect();
+    let mut out = ArrayD::zeros(IxDyn(shape));
+    let mut linear = 0u64;
+    Odometer::for_each(&grid, |idx| {
+        let (seed, normal) = match fill {
+            Fill::Uniform { seed } => (*seed, false),
+            Fill::Normal { seed } => (*seed, true),
+            _ => unreachable!(),
+        };
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(chunk_seed(seed, linear));
+        let mut view = out.slice_each_axis_mut(|ax| {
+            let d = ax.axis.index();
+            let start: usize = splits[d][..idx[d]].iter().sum();
+            Slice::from(start..start + splits[d][idx[d]])
+        });
+        for v in view.iter_mut() {
+            *v = if normal { StandardNormal.sample(&mut rng) } else { (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64 };
+        }
+        linear += 1;
+    });
+    out
+}
+
+fn round_to(x: f64, dtype: DType) -> f64 {
+    match dtype {
+        DType::F64 => x,
+        DType::I64 => x.trunc(),
+        DType::Bool => (x != 0.0) as u8 as f64,
+    }
+}
+
+fn zip(a: &ArrayD<f64>, b: &ArrayD<f64>, f: impl Fn(f64, f64) -> f64) -> ArrayD<f64> {
+    let shape = ares::tensor::infer::broadcast("ref", a.shape(), b.shape()).unwrap();
+    let (x, y) = (a.broadcast(IxDyn(&shape)).unwrap(), b.broadcast(IxDyn(&shape)).unwrap());
+    ndarray::Zip::from(&x).and(&y).map_collect(|p, q| f(*p, *q))
+}
+
+fn binary(op: Op, a: &ArrayD<f64>, b: &ArrayD<f64>) -> ArrayD<f64> {
+    let bit = |c: bool| c as u8 as f64;
+    match op {
+        Op::Add => zip(a, b, |x, y| x + y),
+        Op::Sub => zip(a, b, |x, y| x - y),
+        Op::Mul => zip(a, b, |x, y| x * y),
+        Op::Div => zip(a, b, |x, y| x / y),
+        Op::Pow => zip(a, b, f64::powf),
+        Op::Maximum => zip(a, b, |x, y| if x.is_nan() || y.is_nan() { f64::NAN } else { x.max(y) }),
+        Op::Minimum => zip(a, b, |x, y| if x.is_nan() || y.is_nan() { f64::NAN } else { x.min(y) }),
+        Op::Eq => zip(a, b, |x, y| bit(x == y)),
+        Op::Ne => zip(a, b, |x, y| bit(x != y)),
+        Op::Lt => zip(a, b, |x, y| bit(x < y)),
+        Op::Le => zip(a, b, |x, y| bit(x <= y)),
+        Op::Gt => zip(a, b, |x, y| bit(x > y)),
+        Op::Ge => zip(a, b, |x, y| bit(x >= y)),
+        _ => unreachable!("{op}"),
+    }
+}
+
+fn reduce(op: Op, a: &ArrayD<f64>, axes: &[usize], keepdims: bool) -> ArrayD<f64> {
+    let mut out = a.clone();
+    for ax in axes.iter().rev() {
+        out = match op {
+            Op::Sum => out.sum_axis(Axis(*ax)),
+            Op::Prod => out.fold_axis(Axis(*ax), 1.0, |x, y| x * y),
+            Op::Min => out.fold_axis(Axis(*ax), f64::INFINITY, |x, y| if x.is_nan() || y.is_nan() { f64::NAN } else { x.min(*y) }),
+            _ => out.fold_axis(Axis(*ax), f64::NEG_INFINITY, |x, y| if x.is_nan() || y.is_nan() { f64::NAN } else { x.max(*y) }),
+        };
+    }
+    if keepdims {
+        for ax in axes {
+            out.insert_axis_inplace(Axis(*ax));
+        }
+    }
+    out
+}
+
+/// Evaluates every output of `graph`.
+pub fn evaluate(graph: &TileableGraph) -> Vec<ArrayD<f64>> {
+    let mut values: Vec<ArrayD<f64>> = Vec::new();
+    for node in &graph.nodes {
+        let ins: Vec<&ArrayD<f64>> = node.inputs.iter().map(|i| &values[i.index()]).collect();
+        let v = match (&node.op, &node.args) {
+            (Op::Rand | Op::Randn, OpArgs::Create { fill, shape, chunk }) => random(fill, shape, chunk),
+            (_, OpArgs::Create { fill: Fill::Const { value }, shape, .. }) => ArrayD::from_elem(IxDyn(shape), value.as_f64()),
+            (_, OpArgs::Create { fill: Fill::Range { start, step }, shape, .. }) => {
+                let (a, s) = (start.as_f64(), step.as_f64());
+                ArrayD::from_shape_fn(IxDyn(shape), |i| a + s * i[0] as f64)
+            }
+            (Op::AsType, OpArgs::Cast { dtype }) => ins[0].mapv(|x| round_to(x, *dtype)),
+            (Op::Neg, _) => ins[0].mapv(|x| -x),
+            (Op::Abs, _) => ins[0].mapv(f64::abs),
+            (Op::Sqrt, _) => ins[0].mapv(f64::sqrt),
+            (Op::Exp, _) => ins[0].mapv(f64::exp),
+            (Op::Log, _) => ins[0].mapv(f64::ln),
+            (Op::Sin, _) => ins[0].mapv(f64::sin),
+            (Op::Cos, _) => ins[0].mapv(f64::cos),
+            (op, OpArgs::Scalar { value, scalar_left }) => {
+                let s = ArrayD::from_elem(IxDyn(&[]), value.as_f64());
+                if *scalar_left { binary(*op, &s, ins[0]) } else { binary(*op, ins[0], &s) }
+            }
+            (op, OpArgs::None) if op.family() == ares::ops::Family::Binary => binary(*op, ins[0], ins[1]),
+            (op, OpArgs::Reduce { axes, keepdims }) => reduce(*op, ins[0], axes, *keepdims),
+            (Op::Matmul, _) => {
+                let a = ins[0].clone().into_dimensionality::<Ix2>().unwrap();
+                let b = ins[1].clone().into_dimensionality::<Ix2>().unwrap();
+                a.dot(&b).into_dyn()
+            }
+            (Op::Slice, OpArgs::Slice(dims)) => {
+                // Gather element by element from the global indices.
+                let axes: Vec<Vec<usize>> = dims
+                    .iter()
+                    .map(|d| match *d {
+                        DimIndex::Index(i) => vec![i],
+                        DimIndex::Range { start, step, len } => (0..len).map(|t| (start as isize + step * t as isize) as usize).collect(),
+                    })
+                    .collect();
+                let shape: Vec<usize> = dims
+                    .iter()
+                    .zip(&axes)
+                    .filter(|(d, _)| matches!(d, DimIndex::Range { .. }))
+                    .map(|(_, a)| a.len())
+                    .collect();
+                let full: Vec<usize> = axes.iter().map(|a| a.len()).collect();
+                let gathered = ArrayD::from_shape_fn(IxDyn(&full), |i| {
+                    let src: Vec<usize> = (0..full.len()).map(|d| axes[d][i[d]]).collect();
+                    ins[0][IxDyn(&src)]
+                });
+                gathered.into_shape_with_order(IxDyn(&shape)).unwrap()
+            }
+            (Op::Transpose, OpArgs::Transpose(perm)) => ins[0].clone().permuted_axes(IxDyn(perm)).as_standard_layout().into_owned(),
+            (Op::Concatenate, OpArgs::Concat { axis }) => {
+                let views: Vec<_> = ins.iter().map(|a| a.view()).collect();
+                concatenate(Axis(*axis), &views).unwrap()
+            }
+            (Op::Rechunk, _) => ins[0].clone(),
+            (Op::Reshape, OpArgs::Reshape(shape)) => ins[0].as_standard_layout().into_owned().into_shape_with_order(IxDyn(shape)).unwrap(),
+            other => panic!("reference cannot evaluate {other:?}"),
+        };
+        // Integer and bool results are exact values of their dtype.
+        let v = if node.dtype == DType::F64 { v } else { v.mapv(|x| round_to(x, node.dtype)) };
+        values.push(v);
+    }
+    graph.outputs.iter().map(|o| values[o.index()].clone()).collect()
+}
+
+#[allow(dead_code)]
+pub fn scalar(x: f64) -> Scalar {
+    Scalar::F64(x)
+}
