@@ -1,0 +1,217 @@
+//! `ares explain`: what every preparation pass produced, as text, JSON or Graphviz DOT.
+//!
+//! Listings are capped at `limit` entries per section (0 = no cap) so a graph of a million
+//! chunks prints its counts and a readable head. The JSON schema is documented in the README.
+
+use crate::array::fmt_shape;
+use crate::graph::{ChunkGraph, SubtaskGraph, TileableGraph};
+use crate::ids::ChunkIdx;
+use crate::ops::{Fill, Op, OpArgs};
+use crate::prepare::Prepared;
+use serde_json::{json, Value};
+use std::fmt::Write;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    Text,
+    Json,
+    Dot,
+}
+
+/// Counts of every level, shared by all formats.
+pub fn counts(p: &Prepared) -> Value {
+    let g = &p.subtasks;
+    json!({
+        "tileables": p.tileable.nodes.len(),
+        "chunks_tiled": p.tiled_chunks,
+        "chunks": g.chunks.len(),
+        "fuse_nodes": g.chunks.nodes.iter().filter(|n| n.op == Op::Fuse).count(),
+        "subtasks": g.len(),
+        "initial_subtasks": g.initial().count(),
+    })
+}
+
+/// Short human description of an op's arguments.
+pub fn describe_args(args: &OpArgs) -> String {
+    match args {
+        OpArgs::None => String::new(),
+        OpArgs::Create { fill, shape, chunk } => format!("{} shape={} chunk={chunk}", describe_fill(fill), fmt_shape(shape)),
+        OpArgs::Fill { fill, .. } => describe_fill(fill),
+        OpArgs::Scalar { value, scalar_left: false } => format!("x, {value}"),
+        OpArgs::Scalar { value, scalar_left: true } => format!("{value}, x"),
+        OpArgs::Cast { dtype } => format!("dtype={dtype}"),
+        OpArgs::Reduce { axes, keepdims } => format!("axes={axes:?} keepdims={keepdims}"),
+        OpArgs::Combine { op, axes, keepdims } => format!("{op} axes={axes:?} keepdims={keepdims}"),
+        OpArgs::Slice(dims) => format!("{dims:?}"),
+        OpArgs::Transpose(perm) => format!("axes={perm:?}"),
+        OpArgs::Concat { axis } => format!("axis={axis}"),
+        OpArgs::Rechunk(spec) => format!("chunk={spec}"),
+        OpArgs::Reshape(shape) => format!("shape={}", fmt_shape(shape)),
+        OpArgs::Assemble { grid } => format!("grid={}", fmt_shape(grid)),
+        OpArgs::Fuse(steps) => steps.iter().map(|s| s.op.name()).collect::<Vec<_>>().join(", "),
+    }
+}
+
+fn describe_fill(fill: &Fill) -> String {
+    match fill {
+        Fill::Uniform { seed } | Fill::Normal { seed } => format!("seed={seed}"),
+        Fill::Const { value } => format!("value={value}"),
+        Fill::Range { start, step } => format!("start={start} step={step}"),
+    }
+}
+
+fn capped(n: usize, limit: usize) -> usize {
+    if limit == 0 {
+        n
+    } else {
+        n.min(limit)
+    }
+}
+
+fn chunk_line(g: &ChunkGraph, i: usize) -> String {
+    let idx = ChunkIdx(i as u32);
+    let n = g.node(idx);
+    let inputs: Vec<String> = g.inputs(idx).iter().map(|c| c.to_string()).collect();
+    let args = match n.op {
+        Op::Fuse => String::new(),
+        _ => describe_args(g.args_of(idx)),
+    };
+    format!("c{i} {} key={} {} {} [{}] {args}", g.label(idx), n.key, fmt_shape(&n.shape), n.dtype, inputs.join(", "))
+        .trim_end()
+        .to_string()
+}
+
+fn ids(row: &[u32], prefix: &str) -> String {
+    row.iter().map(|c| format!("{prefix}{c}")).collect::<Vec<_>>().join(", ")
+}
+
+pub fn text(p: &Prepared, limit: usize) -> String {
+    let mut out = String::new();
+    let t: &TileableGraph = &p.tileable;
+    let g: &SubtaskGraph = &p.subtasks;
+    let c = counts(p);
+    let _ = writeln!(out, "== tileable graph: {} operations ==", t.nodes.len());
+    for (i, n) in t.nodes.iter().enumerate().take(capped(t.nodes.len(), limit)) {
+        let inputs: Vec<String> = n.inputs.iter().map(|x| x.to_string()).collect();
+        let _ = writeln!(out, "t{i} {} {} {} [{}] {}", n.op, fmt_shape(&n.shape), n.dtype, inputs.join(", "), describe_args(&n.args));
+    }
+    let outs: Vec<String> = t.outputs.iter().map(|o| o.to_string()).collect();
+    let _ = writeln!(out, "outputs: {}", outs.join(", "));
+    let _ = writeln!(
+        out,
+        "\n== chunk graph: {} chunks tiled, {} after optimization and fusion ({} FUSE nodes) ==",
+        c["chunks_tiled"], c["chunks"], c["fuse_nodes"]
+    );
+    for i in 0..capped(g.chunks.len(), limit) {
+        let _ = writeln!(out, "{}", chunk_line(&g.chunks, i));
+    }
+    if capped(g.chunks.len(), limit) < g.chunks.len() {
+        let _ = writeln!(out, "... {} more chunks", g.chunks.len() - capped(g.chunks.len(), limit));
+    }
+    let _ = writeln!(out, "\n== subtasks: {} ({} initial) ==", g.len(), c["initial_subtasks"]);
+    for s in 0..capped(g.len(), limit) {
+        let st = &g.subtasks[s];
+        let worker = st.worker.map_or("-".to_string(), |w| w.to_string());
+        let _ = writeln!(
+            out,
+            "s{s} {} depth={} worker={worker} chunks=[{}] inputs=[{}] preds=[{}]",
+            st.id,
+            st.depth,
+            ids(g.members.row(s), "c"),
+            ids(g.inputs.row(s), "c"),
+            ids(g.preds.row(s), "s")
+        );
+    }
+    if capped(g.len(), limit) < g.len() {
+        let _ = writeln!(out, "... {} more subtasks", g.len() - capped(g.len(), limit));
+    }
+    let _ = writeln!(out, "\n== initial assignment ==");
+    for (w, n) in &p.assignment {
+        let _ = writeln!(out, "{} slots={} initial_subtasks={n}", w.worker, w.slots);
+    }
+    let _ = writeln!(out, "\n== passes ==");
+    for r in &p.passes {
+        let _ = writeln!(out, "{:<24} {:>10} nodes", r.pass, r.nodes);
+    }
+    out
+}
+
+pub fn to_json(p: &Prepared, limit: usize) -> Value {
+    let t = &p.tileable;
+    let g = &p.subtasks;
+    let tileables: Vec<Value> = t
+        .nodes
+        .iter()
+        .enumerate()
+        .take(capped(t.nodes.len(), limit))
+        .map(|(i, n)| {
+            json!({"id": format!("t{i}"), "op": n.op.name(), "op_id": n.op.id().to_string(),
+                   "inputs": n.inputs.iter().map(|x| x.to_string()).collect::<Vec<_>>(),
+                   "shape": n.shape.as_slice(), "dtype": n.dtype, "args": n.args})
+        })
+        .collect();
+    let chunks: Vec<Value> = (0..capped(g.chunks.len(), limit))
+        .map(|i| {
+            let idx = ChunkIdx(i as u32);
+            let n = g.chunks.node(idx);
+            let fused: Option<Vec<&str>> = match g.chunks.args_of(idx) {
+                OpArgs::Fuse(steps) => Some(steps.iter().map(|s| s.op.name()).collect()),
+                _ => None,
+            };
+            json!({"id": format!("c{i}"), "key": n.key.to_string(), "op": n.op.name(), "fused": fused,
+                   "inputs": g.chunks.inputs(idx).iter().map(|c| c.to_string()).collect::<Vec<_>>(),
+                   "shape": n.shape.as_slice(), "dtype": n.dtype})
+        })
+        .collect();
+    let subtasks: Vec<Value> = (0..capped(g.len(), limit))
+        .map(|s| {
+            let st = &g.subtasks[s];
+            json!({"index": s, "id": st.id.to_string(), "depth": st.depth,
+                   "worker": st.worker.map(|w| w.to_string()),
+                   "chunks": g.members.row(s).iter().map(|c| format!("c{c}")).collect::<Vec<_>>(),
+                   "inputs": g.inputs.row(s).iter().map(|c| format!("c{c}")).collect::<Vec<_>>(),
+                   "outputs": g.outputs.row(s).iter().map(|c| format!("c{c}")).collect::<Vec<_>>(),
+                   "preds": g.preds.row(s).iter().map(|x| g.subtasks[*x as usize].id.to_string()).collect::<Vec<_>>()})
+        })
+        .collect();
+    json!({
+        "counts": counts(p),
+        "truncated": limit != 0 && (t.nodes.len() > limit || g.chunks.len() > limit || g.len() > limit),
+        "tileable_graph": {"nodes": tileables, "outputs": t.outputs.iter().map(|o| o.to_string()).collect::<Vec<_>>()},
+        "chunk_graph": {"nodes": chunks},
+        "subtasks": subtasks,
+        "assignment": p.assignment.iter().map(|(w, n)| json!({"worker": w.worker.to_string(), "slots": w.slots, "initial_subtasks": n})).collect::<Vec<_>>(),
+        "passes": p.passes,
+    })
+}
+
+/// Subtasks as clusters of their chunks; edges between chunks.
+pub fn dot(p: &Prepared, limit: usize) -> String {
+    let g = &p.subtasks;
+    let n = capped(g.len(), limit);
+    let mut out = String::from("digraph ares {\n  rankdir=TB;\n  node [shape=box, fontsize=10];\n");
+    let mut shown = vec![false; g.chunks.len()];
+    for s in 0..n {
+        let st = &g.subtasks[s];
+        let worker = st.worker.map_or(String::new(), |w| format!(" @{w}"));
+        let _ = writeln!(out, "  subgraph cluster_s{s} {{\n    label=\"s{s} {}{worker}\";", st.id);
+        for &c in g.members.row(s) {
+            shown[c as usize] = true;
+            let node = g.chunks.node(ChunkIdx(c));
+            let _ = writeln!(out, "    c{c} [label=\"{}\\n{}\"];", g.chunks.label(ChunkIdx(c)), fmt_shape(&node.shape));
+        }
+        out.push_str("  }\n");
+    }
+    for c in 0..g.chunks.len() {
+        if !shown[c] {
+            continue;
+        }
+        for i in g.chunks.inputs(ChunkIdx(c as u32)) {
+            if shown[i.index()] {
+                let _ = writeln!(out, "  c{} -> c{c};", i.0);
+            }
+        }
+    }
+    out.push_str("}\n");
+    out
+}

@@ -16,6 +16,8 @@
 //! [`expr`] (the expression language of the CLI), [`explain`], [`config`].
 
 pub mod array;
+pub mod bench;
+pub mod cli;
 pub mod config;
 pub mod error;
 pub mod executor;
@@ -26,6 +28,8 @@ pub mod ids;
 pub mod kernels;
 pub mod ops;
 pub mod prepare;
+pub mod summary;
+pub mod telemetry;
 pub mod tensor;
 
 pub use error::{AresError, Result};

@@ -32,6 +32,15 @@ impl ChunkSpec {
     }
 }
 
+impl std::fmt::Display for ChunkSpec {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ChunkSpec::Uniform(c) => write!(f, "{c}"),
+            ChunkSpec::PerDim(v) => f.write_str(&crate::array::fmt_shape(v)),
+        }
+    }
+}
+
 /// What a creation op fills its chunks with.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

@@ -1,0 +1,74 @@
+//! `ares bench`: preparation and kernel throughput, one JSON line each.
+
+use crate::config::TaskConfig;
+use crate::error::Result;
+use crate::executor::execute;
+use crate::ids::TaskId;
+use crate::prepare::{prepare, uniform_cluster};
+use crate::tensor::Tensor;
+use serde_json::{json, Map, Value};
+use std::time::Instant;
+
+/// Chunks per input chunk of the preparation workload: rand a, rand b, multiply, add, exp,
+/// subtract, sum map (7) plus about a third for the combine tree.
+const CHUNKS_PER_INPUT_CHUNK: f64 = 7.0 + 1.0 / 3.0;
+
+/// The preparation workload with about `chunks` chunks.
+pub fn prepare_workload(chunks: usize) -> Result<Tensor> {
+    let k = ((chunks as f64 / CHUNKS_PER_INPUT_CHUNK).round() as usize).max(1);
+    let program = format!(
+        "a = rand({n}, chunk=100, seed=1); b = rand({n}, chunk=100, seed=2); sum(exp(a * 2 + b) - 1)",
+        n = k * 100
+    );
+    crate::expr::evaluate(&program).map_err(|e| crate::AresError::arg("bench", e.to_string()))
+}
+
+pub fn bench_prepare(chunks: usize, repeat: usize) -> Result<Value> {
+    let t = prepare_workload(chunks)?;
+    let graph = Tensor::graph(&[&t]);
+    let workers = uniform_cluster(2, 2);
+    let mut runs = Vec::new();
+    for _ in 0..repeat.max(1) {
+        let start = Instant::now();
+        let p = prepare(&graph, &TaskConfig::default(), &workers, TaskId(1))?;
+        runs.push((start.elapsed().as_secs_f64(), p));
+    }
+    runs.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let (seconds, p) = &runs[runs.len() / 2];
+    let mut passes = Map::new();
+    for r in &p.passes {
+        passes.insert(r.pass.into(), json!({"seconds": r.seconds, "nodes": r.nodes, "chunks_per_s": p.tiled_chunks as f64 / r.seconds}));
+    }
+    Ok(json!({
+        "bench": "prepare",
+        "chunks": p.tiled_chunks,
+        "subtasks": p.subtasks.len(),
+        "seconds": seconds,
+        "chunks_per_s": p.tiled_chunks as f64 / seconds,
+        "passes": passes,
+    }))
+}
+
+pub fn bench_kernel(elements: usize, chunk: usize, slots: usize) -> Result<Value> {
+    let a = crate::tensor::rand(&[elements], chunk, Some(1))?;
+    let b = crate::tensor::rand(&[elements], chunk, Some(2))?;
+    let c = (&a + &b)?.sum(None, false)?;
+    let graph = Tensor::graph(&[&c]);
+    let p = prepare(&graph, &TaskConfig::default(), &uniform_cluster(1, slots), TaskId(1))?;
+    let start = Instant::now();
+    let (results, stats) = execute(&p.subtasks, slots)?;
+    let seconds = start.elapsed().as_secs_f64();
+    let bytes = 2.0 * elements as f64 * 8.0;
+    Ok(json!({
+        "bench": "kernel",
+        "expr": "(rand(n) + rand(n)).sum()",
+        "elements": elements,
+        "chunk": chunk,
+        "slots": slots,
+        "seconds": seconds,
+        "gb_per_s": bytes / seconds / 1e9,
+        "elements_per_s": elements as f64 / seconds,
+        "peak_bytes": stats.peak_bytes,
+        "result": results[0].get_flat(0).map(|s| s.as_f64()),
+    }))
+}

@@ -1,0 +1,85 @@
+//! Command-line interface: `ares explain`, `ares run`, `ares bench`.
+
+use crate::explain::Format;
+use clap::{Args, Parser, Subcommand};
+use std::path::PathBuf;
+
+#[derive(Parser, Debug)]
+#[command(name = "ares", version, about = "A distributed tensor-computing runtime")]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Options shared by commands that prepare a graph.
+#[derive(Args, Debug, Clone)]
+pub struct PrepareOpts {
+    /// The program, in the expression language (see README).
+    #[arg(long)]
+    pub expr: String,
+    /// YAML config file (`task.default_config`).
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    /// Workers the plan assigns initial subtasks to.
+    #[arg(long, default_value_t = 2)]
+    pub workers: usize,
+    /// Slots per worker.
+    #[arg(long, default_value_t = 2)]
+    pub slots: usize,
+    /// Disable fusion (overrides `task.default_config.fuse_enabled`).
+    #[arg(long)]
+    pub no_fuse: bool,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Print what every preparation pass produced.
+    Explain {
+        #[command(flatten)]
+        prepare: PrepareOpts,
+        #[arg(long, value_enum, default_value_t = Format::Text)]
+        format: Format,
+        /// Entries listed per section (0 = all).
+        #[arg(long, default_value_t = 50)]
+        limit: usize,
+    },
+    /// Evaluate a program and print its result.
+    Run {
+        #[command(flatten)]
+        prepare: PrepareOpts,
+        /// Run in this process with the local executor (`--workers × --slots` threads).
+        #[arg(long)]
+        local: bool,
+        /// Print one JSON object (`result`, `shape`, `dtype`, `timings`) instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Benchmarks that print one JSON line.
+    Bench {
+        #[command(subcommand)]
+        bench: Bench,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Bench {
+    /// Preparation throughput on an elementwise chain + reduction over two random inputs.
+    Prepare {
+        /// Approximate number of chunks after tiling.
+        #[arg(long, default_value_t = 1_000_000)]
+        chunks: usize,
+        /// Runs; the median is reported.
+        #[arg(long, default_value_t = 3)]
+        repeat: usize,
+    },
+    /// Kernel throughput of `(rand(n) + rand(n)).sum()` with the local executor.
+    Kernel {
+        #[arg(long, default_value_t = 100_000_000)]
+        elements: usize,
+        #[arg(long, default_value_t = 1_000_000)]
+        chunk: usize,
+        /// Executor threads.
+        #[arg(long, default_value_t = 1)]
+        slots: usize,
+    },
+}

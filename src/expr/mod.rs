@@ -1,0 +1,80 @@
+//! The expression language of `ares explain` and `ares run`: a small numpy-like language.
+//!
+//! A program is `;`-separated statements, `name = expr` or `expr`; the last expression is the
+//! result. Expressions use Python's operators and precedence (`+ - * / ** @`, comparisons,
+//! unary `-`), numpy function names with positional and keyword arguments
+//! (`sum(x, axis=0, keepdims=True)`), methods (`x.sum()`, `x.T`), tuples for shapes and chunk
+//! sizes, and numpy basic slicing (`x[10:90000:7, ::-1]`, `x[-1]`). Every error names the
+//! line and column where it happened.
+
+mod eval;
+mod lexer;
+mod parser;
+
+use crate::tensor::Tensor;
+use std::fmt;
+
+/// A position in the source, 1-based.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct Pos {
+    pub line: usize,
+    pub col: usize,
+}
+
+/// An error with its place in the source.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ExprError {
+    pub pos: Pos,
+    pub message: String,
+}
+
+impl fmt::Display for ExprError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "line {}, column {}: {}", self.pos.line, self.pos.col, self.message)
+    }
+}
+
+impl std::error::Error for ExprError {}
+
+pub(crate) fn err<T>(pos: Pos, message: impl Into<String>) -> Result<T, ExprError> {
+    Err(ExprError { pos, message: message.into() })
+}
+
+/// Parses and evaluates a program; returns the tensor of its last expression.
+pub fn evaluate(source: &str) -> Result<Tensor, ExprError> {
+    let tokens = lexer::tokenize(source)?;
+    let program = parser::parse(&tokens)?;
+    eval::run(&program)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn evaluates_the_issue_examples() {
+        let t = evaluate("a = rand(1000000, chunk=100000, seed=1); b = rand(1000000, chunk=100000, seed=2); sum(a + b)").unwrap();
+        assert_eq!(t.shape(), &[] as &[usize]);
+        let t = evaluate("m = ones((300, 200), chunk=(64, 50)); sum(matmul(m, transpose(m))[::2, 10:])").unwrap();
+        assert_eq!(t.shape(), &[] as &[usize]);
+        let t = evaluate("x = arange(100000, chunk=1000); x[10:90000:7]").unwrap();
+        assert_eq!(t.shape(), &[12856]);
+        let t = evaluate("x = rand(10, 20, chunk=5); y = x.T @ x; y[::-1, 3] ** 2 / 2 - -1").unwrap();
+        assert_eq!(t.shape(), &[20]);
+    }
+
+    #[test]
+    fn errors_name_line_and_column() {
+        let e = evaluate("a = ones(3, chunk=1);\nb = ones(4, chunk=2);\na + b").unwrap_err();
+        assert_eq!((e.pos.line, e.pos.col), (3, 3), "{e}");
+        assert!(e.message.contains("(3,)") && e.message.contains("(4,)"), "{e}");
+        let e = evaluate("sum(ones(3, chunk=1), axis=)").unwrap_err();
+        assert_eq!((e.pos.line, e.pos.col), (1, 28), "{e}");
+        let e = evaluate("frobnicate(1)").unwrap_err();
+        assert!(e.message.contains("unknown function frobnicate"), "{e}");
+        let e = evaluate("ones(3, chunk=1, colour=2)").unwrap_err();
+        assert!(e.message.contains("colour"), "{e}");
+        let e = evaluate("x = 1 $ 2").unwrap_err();
+        assert_eq!((e.pos.line, e.pos.col), (1, 7), "{e}");
+    }
+}

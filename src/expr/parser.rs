@@ -1,0 +1,284 @@
+//! Recursive-descent parser with Python's precedence:
+//! comparison < `+ -` < `* / @` < unary `-` < `**` (right-assoc) < call, index, attribute.
+
+use super::lexer::Tok;
+use super::{err, ExprError, Pos};
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Expr {
+    Int(i64, Pos),
+    Float(f64, Pos),
+    Str(String, Pos),
+    Name(String, Pos),
+    Tuple(Vec<Expr>, Pos),
+    Neg(Box<Expr>, Pos),
+    Binary(&'static str, Box<Expr>, Box<Expr>, Pos),
+    Call { func: Box<Expr>, args: Vec<Expr>, kwargs: Vec<(String, Expr, Pos)>, pos: Pos },
+    Attr(Box<Expr>, String, Pos),
+    Index(Box<Expr>, Vec<IndexItem>, Pos),
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum IndexItem {
+    Slice(Option<Expr>, Option<Expr>, Option<Expr>),
+    At(Expr),
+}
+
+impl Expr {
+    pub fn pos(&self) -> Pos {
+        match self {
+            Expr::Int(_, p) | Expr::Float(_, p) | Expr::Str(_, p) | Expr::Name(_, p) | Expr::Tuple(_, p) | Expr::Neg(_, p) => *p,
+            Expr::Binary(_, _, _, p) | Expr::Attr(_, _, p) | Expr::Index(_, _, p) => *p,
+            Expr::Call { pos, .. } => *pos,
+        }
+    }
+}
+
+/// `target = expr` or a bare expression.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Stmt {
+    pub target: Option<(String, Pos)>,
+    pub expr: Expr,
+}
+
+struct Parser<'a> {
+    toks: &'a [(Tok, Pos)],
+    i: usize,
+}
+
+pub fn parse(toks: &[(Tok, Pos)]) -> Result<Vec<Stmt>, ExprError> {
+    let mut p = Parser { toks, i: 0 };
+    let mut stmts = Vec::new();
+    loop {
+        while p.eat(";") {}
+        if p.peek() == &Tok::End {
+            break;
+        }
+        let target = match (p.peek(), p.toks.get(p.i + 1).map(|t| &t.0)) {
+            (Tok::Name(n), Some(Tok::Sym("="))) => {
+                let t = (n.clone(), p.pos());
+                p.i += 2;
+                Some(t)
+            }
+            _ => None,
+        };
+        stmts.push(Stmt { target, expr: p.expr()? });
+        if !p.eat(";") && p.peek() != &Tok::End {
+            return err(p.pos(), format!("expected ';' or end of input, found {}", describe(p.peek())));
+        }
+    }
+    if stmts.is_empty() {
+        return err(p.pos(), "empty program");
+    }
+    Ok(stmts)
+}
+
+fn describe(t: &Tok) -> String {
+    match t {
+        Tok::Int(i) => format!("number {i}"),
+        Tok::Float(f) => format!("number {f}"),
+        Tok::Str(s) => format!("string {s:?}"),
+        Tok::Name(n) => format!("name {n:?}"),
+        Tok::Sym(s) => format!("'{s}'"),
+        Tok::End => "end of input".into(),
+    }
+}
+
+impl Parser<'_> {
+    fn peek(&self) -> &Tok {
+        &self.toks[self.i].0
+    }
+    fn pos(&self) -> Pos {
+        self.toks[self.i].1
+    }
+    fn eat(&mut self, sym: &str) -> bool {
+        if matches!(self.peek(), Tok::Sym(s) if *s == sym) {
+            self.i += 1;
+            true
+        } else {
+            false
+        }
+    }
+    fn expect(&mut self, sym: &str) -> Result<(), ExprError> {
+        if self.eat(sym) {
+            Ok(())
+        } else {
+            err(self.pos(), format!("expected '{sym}', found {}", describe(self.peek())))
+        }
+    }
+
+    fn expr(&mut self) -> Result<Expr, ExprError> {
+        let lhs = self.additive()?;
+        for op in ["==", "!=", "<=", ">=", "<", ">"] {
+            let pos = self.pos();
+            if self.eat(op) {
+                let rhs = self.additive()?;
+                return Ok(Expr::Binary(op_name(op), Box::new(lhs), Box::new(rhs), pos));
+            }
+        }
+        Ok(lhs)
+    }
+
+    fn binary_level(&mut self, ops: &[&'static str], next: fn(&mut Self) -> Result<Expr, ExprError>) -> Result<Expr, ExprError> {
+        let mut lhs = next(self)?;
+        'outer: loop {
+            for op in ops {
+                let pos = self.pos();
+                if self.eat(op) {
+                    let rhs = next(self)?;
+                    lhs = Expr::Binary(op_name(op), Box::new(lhs), Box::new(rhs), pos);
+                    continue 'outer;
+                }
+            }
+            return Ok(lhs);
+        }
+    }
+
+    fn additive(&mut self) -> Result<Expr, ExprError> {
+        self.binary_level(&["+", "-"], Self::term)
+    }
+    fn term(&mut self) -> Result<Expr, ExprError> {
+        self.binary_level(&["*", "/", "@"], Self::unary)
+    }
+
+    fn unary(&mut self) -> Result<Expr, ExprError> {
+        let pos = self.pos();
+        if self.eat("-") {
+            return Ok(Expr::Neg(Box::new(self.unary()?), pos));
+        }
+        if self.eat("+") {
+            return self.unary();
+        }
+        self.power()
+    }
+
+    fn power(&mut self) -> Result<Expr, ExprError> {
+        let base = self.postfix()?;
+        let pos = self.pos();
+        if self.eat("**") {
+            let exp = self.unary()?;
+            return Ok(Expr::Binary("power", Box::new(base), Box::new(exp), pos));
+        }
+        Ok(base)
+    }
+
+    fn postfix(&mut self) -> Result<Expr, ExprError> {
+        let mut e = self.primary()?;
+        loop {
+            let pos = self.pos();
+            if self.eat("(") {
+                let (args, kwargs) = self.call_args()?;
+                e = Expr::Call { func: Box::new(e), args, kwargs, pos };
+            } else if self.eat("[") {
+                let mut items = vec![self.index_item()?];
+                while self.eat(",") {
+                    if matches!(self.peek(), Tok::Sym("]")) {
+                        break;
+                    }
+                    items.push(self.index_item()?);
+                }
+                self.expect("]")?;
+                e = Expr::Index(Box::new(e), items, pos);
+            } else if self.eat(".") {
+                match self.peek().clone() {
+                    Tok::Name(n) => {
+                        self.i += 1;
+                        e = Expr::Attr(Box::new(e), n, pos);
+                    }
+                    other => return err(self.pos(), format!("expected an attribute name, found {}", describe(&other))),
+                }
+            } else {
+                return Ok(e);
+            }
+        }
+    }
+
+    fn call_args(&mut self) -> Result<(Vec<Expr>, Vec<(String, Expr, Pos)>), ExprError> {
+        let (mut args, mut kwargs) = (Vec::new(), Vec::new());
+        while !self.eat(")") {
+            let pos = self.pos();
+            match (self.peek().clone(), self.toks.get(self.i + 1).map(|t| &t.0)) {
+                (Tok::Name(n), Some(Tok::Sym("="))) => {
+                    self.i += 2;
+                    kwargs.push((n, self.expr()?, pos));
+                }
+                _ if !kwargs.is_empty() => return err(pos, "positional argument after keyword argument"),
+                _ => args.push(self.expr()?),
+            }
+            if !self.eat(",") {
+                self.expect(")")?;
+                break;
+            }
+        }
+        Ok((args, kwargs))
+    }
+
+    fn index_item(&mut self) -> Result<IndexItem, ExprError> {
+        let bound = |p: &mut Self| -> Result<Option<Expr>, ExprError> {
+            if matches!(p.peek(), Tok::Sym(":" | "," | "]")) {
+                Ok(None)
+            } else {
+                p.expr().map(Some)
+            }
+        };
+        let start = bound(self)?;
+        if !self.eat(":") {
+            return start.map(IndexItem::At).map_or_else(|| err(self.pos(), "expected an index"), Ok);
+        }
+        let stop = bound(self)?;
+        let step = if self.eat(":") { bound(self)? } else { None };
+        Ok(IndexItem::Slice(start, stop, step))
+    }
+
+    fn primary(&mut self) -> Result<Expr, ExprError> {
+        let pos = self.pos();
+        let tok = self.peek().clone();
+        self.i += 1;
+        Ok(match tok {
+            Tok::Int(i) => Expr::Int(i, pos),
+            Tok::Float(f) => Expr::Float(f, pos),
+            Tok::Str(s) => Expr::Str(s, pos),
+            Tok::Name(n) => Expr::Name(n, pos),
+            Tok::Sym("(") => {
+                if self.eat(")") {
+                    return Ok(Expr::Tuple(vec![], pos));
+                }
+                let first = self.expr()?;
+                if !self.eat(",") {
+                    self.expect(")")?;
+                    return Ok(first);
+                }
+                let mut items = vec![first];
+                while !self.eat(")") {
+                    items.push(self.expr()?);
+                    if !self.eat(",") {
+                        self.expect(")")?;
+                        break;
+                    }
+                }
+                Expr::Tuple(items, pos)
+            }
+            other => {
+                self.i -= 1;
+                return err(pos, format!("expected an expression, found {}", describe(&other)));
+            }
+        })
+    }
+}
+
+/// Operator symbols map to the numpy function they call.
+fn op_name(sym: &str) -> &'static str {
+    match sym {
+        "+" => "add",
+        "-" => "subtract",
+        "*" => "multiply",
+        "/" => "divide",
+        "@" => "matmul",
+        "==" => "equal",
+        "!=" => "not_equal",
+        "<" => "less",
+        "<=" => "less_equal",
+        ">" => "greater",
+        _ => "greater_equal",
+    }
+}
