@@ -54,7 +54,12 @@ pub fn bench_kernel(elements: usize, chunk: usize, slots: usize) -> Result<Value
     let b = crate::tensor::rand(&[elements], chunk, Some(2))?;
     let c = (&a + &b)?.sum(None, false)?;
     let graph = Tensor::graph(&[&c]);
-    let p = prepare(&graph, &TaskConfig::default(), &uniform_cluster(1, slots), TaskId(1))?;
+    let p = prepare(
+        &graph,
+        &TaskConfig::default(),
+        &uniform_cluster(1, slots),
+        TaskId(1),
+    )?;
     let start = Instant::now();
     let (results, stats) = execute(&p.subtasks, slots)?;
     let seconds = start.elapsed().as_secs_f64();

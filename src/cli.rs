@@ -5,7 +5,11 @@ use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
 
 #[derive(Parser, Debug)]
-#[command(name = "ares", version, about = "A distributed tensor-computing runtime")]
+#[command(
+    name = "ares",
+    version,
+    about = "A distributed tensor-computing runtime"
+)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,

@@ -50,7 +50,9 @@ impl TaskConfig {
             )));
         }
         if self.initial_same_color_num == Some(0) {
-            return Err(AresError::Config("task.default_config.initial_same_color_num must be at least 1".into()));
+            return Err(AresError::Config(
+                "task.default_config.initial_same_color_num must be at least 1".into(),
+            ));
         }
         if self.as_broadcaster_successor_num == Some(0) {
             return Err(AresError::Config(
@@ -61,11 +63,13 @@ impl TaskConfig {
     }
 
     pub fn initial_same_color_num(&self) -> usize {
-        self.initial_same_color_num.unwrap_or((self.combine_size / 2).max(1))
+        self.initial_same_color_num
+            .unwrap_or((self.combine_size / 2).max(1))
     }
 
     pub fn broadcaster_threshold(&self) -> usize {
-        self.as_broadcaster_successor_num.unwrap_or(self.combine_size * 2)
+        self.as_broadcaster_successor_num
+            .unwrap_or(self.combine_size * 2)
     }
 }
 
@@ -87,7 +91,11 @@ impl Config {
     pub fn from_yaml(text: &str, origin: &str) -> Result<Config> {
         let config: Config =
             yaml_serde::from_str(text).map_err(|e| AresError::Config(format!("{origin}: {e}")))?;
-        config.task.default_config.validate().map_err(|e| AresError::Config(format!("{origin}: {e}")))?;
+        config
+            .task
+            .default_config
+            .validate()
+            .map_err(|e| AresError::Config(format!("{origin}: {e}")))?;
         Ok(config)
     }
 
@@ -111,7 +119,11 @@ mod tests {
 
     #[test]
     fn parses_task_default_config() {
-        let c = Config::from_yaml("task:\n  default_config:\n    fuse_enabled: false\n    combine_size: 8\n", "t.yml").unwrap();
+        let c = Config::from_yaml(
+            "task:\n  default_config:\n    fuse_enabled: false\n    combine_size: 8\n",
+            "t.yml",
+        )
+        .unwrap();
         assert!(!c.task.default_config.fuse_enabled);
         assert_eq!(c.task.default_config.combine_size, 8);
         assert!(c.task.default_config.optimize_chunk_graph);
@@ -119,7 +131,11 @@ mod tests {
 
     #[test]
     fn unknown_key_is_rejected_with_position() {
-        let err = Config::from_yaml("task:\n  default_config:\n    fuse_enabeld: true\n", "t.yml").unwrap_err();
+        let err = Config::from_yaml(
+            "task:\n  default_config:\n    fuse_enabeld: true\n",
+            "t.yml",
+        )
+        .unwrap_err();
         let msg = err.to_string();
         assert!(msg.contains("fuse_enabeld"), "{msg}");
         assert!(msg.contains("line 3"), "{msg}");
@@ -128,7 +144,8 @@ mod tests {
 
     #[test]
     fn bad_value_is_rejected() {
-        let err = Config::from_yaml("task:\n  default_config:\n    combine_size: 1\n", "t.yml").unwrap_err();
+        let err = Config::from_yaml("task:\n  default_config:\n    combine_size: 1\n", "t.yml")
+            .unwrap_err();
         assert!(err.to_string().contains("combine_size"));
     }
 }

@@ -55,18 +55,33 @@ pub fn run_subtask(
             .iter()
             .map(|i| local.get(i).or_else(|| fetched.get(i)).map(|a| a.as_ref()))
             .collect::<Option<_>>()
-            .ok_or_else(|| AresError::prepare("execute", format!("subtask {s} misses an input of {}", chunks.node(idx).key)))?;
-        let out = catch_unwind(AssertUnwindSafe(|| compute_chunk(chunks, idx, &inputs))).unwrap_or_else(|panic| {
-            let msg = panic
-                .downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| panic.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "unknown panic".into());
-            Err(AresError::Kernel { op: chunks.node(idx).op.name(), chunk: chunks.node(idx).key.to_string(), detail: format!("panicked: {msg}") })
-        })?;
+            .ok_or_else(|| {
+                AresError::prepare(
+                    "execute",
+                    format!("subtask {s} misses an input of {}", chunks.node(idx).key),
+                )
+            })?;
+        let out = catch_unwind(AssertUnwindSafe(|| compute_chunk(chunks, idx, &inputs)))
+            .unwrap_or_else(|panic| {
+                let msg = panic
+                    .downcast_ref::<&str>()
+                    .map(|s| s.to_string())
+                    .or_else(|| panic.downcast_ref::<String>().cloned())
+                    .unwrap_or_else(|| "unknown panic".into());
+                Err(AresError::Kernel {
+                    op: chunks.node(idx).op.name(),
+                    chunk: chunks.node(idx).key.to_string(),
+                    detail: format!("panicked: {msg}"),
+                })
+            })?;
         local.insert(idx, Arc::new(out));
     }
-    Ok(graph.outputs.row(s).iter().map(|c| (ChunkIdx(*c), local[&ChunkIdx(*c)].clone())).collect())
+    Ok(graph
+        .outputs
+        .row(s)
+        .iter()
+        .map(|c| (ChunkIdx(*c), local[&ChunkIdx(*c)].clone()))
+        .collect())
 }
 
 /// Runs every subtask on `slots` threads and returns the result tensors.
@@ -83,8 +98,13 @@ pub fn execute(graph: &SubtaskGraph, slots: usize) -> Result<(Vec<ArrayData>, Ex
             refs[c.index()] += 1;
         }
     }
-    let waiting_on: Vec<u32> = (0..graph.len()).map(|s| graph.preds.row(s).len() as u32).collect();
-    let ready = graph.initial().map(|s| (graph.subtasks[s.index()].depth, Reverse(s.0))).collect();
+    let waiting_on: Vec<u32> = (0..graph.len())
+        .map(|s| graph.preds.row(s).len() as u32)
+        .collect();
+    let ready = graph
+        .initial()
+        .map(|s| (graph.subtasks[s.index()].depth, Reverse(s.0)))
+        .collect();
     let state = Mutex::new(State {
         ready,
         waiting_on,
@@ -93,7 +113,10 @@ pub fn execute(graph: &SubtaskGraph, slots: usize) -> Result<(Vec<ArrayData>, Ex
         finished: 0,
         error: None,
         live_bytes: 0,
-        stats: ExecStats { subtasks: graph.len(), ..ExecStats::default() },
+        stats: ExecStats {
+            subtasks: graph.len(),
+            ..ExecStats::default()
+        },
     });
     let wake = Condvar::new();
     std::thread::scope(|scope| {
@@ -101,7 +124,9 @@ pub fn execute(graph: &SubtaskGraph, slots: usize) -> Result<(Vec<ArrayData>, Ex
             scope.spawn(|| slot_loop(graph, &state, &wake));
         }
     });
-    let state = state.into_inner().map_err(|_| AresError::prepare("execute", "executor state poisoned"))?;
+    let state = state
+        .into_inner()
+        .map_err(|_| AresError::prepare("execute", "executor state poisoned"))?;
     if let Some(e) = state.error {
         return Err(e);
     }
@@ -171,14 +196,27 @@ fn slot_loop(graph: &SubtaskGraph, state: &Mutex<State>, wake: &Condvar) {
 }
 
 /// Places each chunk of a result at its offset in a full array.
-pub fn assemble(chunks: &ChunkGraph, result: &ResultTensor, store: &[Option<Arc<ArrayData>>]) -> Result<ArrayData> {
+pub fn assemble(
+    chunks: &ChunkGraph,
+    result: &ResultTensor,
+    store: &[Option<Arc<ArrayData>>],
+) -> Result<ArrayData> {
     let get = |c: ChunkIdx| {
-        store[c.index()].as_deref().ok_or_else(|| AresError::prepare("execute", format!("result chunk {} was not computed", chunks.node(c).key)))
+        store[c.index()].as_deref().ok_or_else(|| {
+            AresError::prepare(
+                "execute",
+                format!("result chunk {} was not computed", chunks.node(c).key),
+            )
+        })
     };
     if result.chunks.len() == 1 {
         return Ok(get(result.chunks[0])?.clone());
     }
-    let offsets: Vec<Vec<usize>> = result.splits.iter().map(|s| crate::prepare::tile::offsets(s)).collect();
+    let offsets: Vec<Vec<usize>> = result
+        .splits
+        .iter()
+        .map(|s| crate::prepare::tile::offsets(s))
+        .collect();
     let grid: Vec<usize> = result.splits.iter().map(|s| s.len()).collect();
     macro_rules! fill {
         ($variant:ident, $zero:expr) => {{
@@ -194,7 +232,12 @@ pub fn assemble(chunks: &ChunkGraph, result: &ResultTensor, store: &[Option<Arc<
                         });
                         view.assign(part);
                     }
-                    Ok(other) => err = Some(AresError::prepare("execute", format!("result chunk of dtype {}", other.dtype()))),
+                    Ok(other) => {
+                        err = Some(AresError::prepare(
+                            "execute",
+                            format!("result chunk of dtype {}", other.dtype()),
+                        ))
+                    }
                     Err(e) => err = Some(e),
                 }
                 k += 1;

@@ -35,10 +35,20 @@ pub fn counts(p: &Prepared) -> Value {
 pub fn describe_args(args: &OpArgs) -> String {
     match args {
         OpArgs::None => String::new(),
-        OpArgs::Create { fill, shape, chunk } => format!("{} shape={} chunk={chunk}", describe_fill(fill), fmt_shape(shape)),
+        OpArgs::Create { fill, shape, chunk } => format!(
+            "{} shape={} chunk={chunk}",
+            describe_fill(fill),
+            fmt_shape(shape)
+        ),
         OpArgs::Fill { fill, .. } => describe_fill(fill),
-        OpArgs::Scalar { value, scalar_left: false } => format!("x, {value}"),
-        OpArgs::Scalar { value, scalar_left: true } => format!("{value}, x"),
+        OpArgs::Scalar {
+            value,
+            scalar_left: false,
+        } => format!("x, {value}"),
+        OpArgs::Scalar {
+            value,
+            scalar_left: true,
+        } => format!("{value}, x"),
         OpArgs::Cast { dtype } => format!("dtype={dtype}"),
         OpArgs::Reduce { axes, keepdims } => format!("axes={axes:?} keepdims={keepdims}"),
         OpArgs::Combine { op, axes, keepdims } => format!("{op} axes={axes:?} keepdims={keepdims}"),
@@ -48,7 +58,11 @@ pub fn describe_args(args: &OpArgs) -> String {
         OpArgs::Rechunk(spec) => format!("chunk={spec}"),
         OpArgs::Reshape(shape) => format!("shape={}", fmt_shape(shape)),
         OpArgs::Assemble { grid } => format!("grid={}", fmt_shape(grid)),
-        OpArgs::Fuse(steps) => steps.iter().map(|s| s.op.name()).collect::<Vec<_>>().join(", "),
+        OpArgs::Fuse(steps) => steps
+            .iter()
+            .map(|s| s.op.name())
+            .collect::<Vec<_>>()
+            .join(", "),
     }
 }
 
@@ -76,13 +90,23 @@ fn chunk_line(g: &ChunkGraph, i: usize) -> String {
         Op::Fuse => String::new(),
         _ => describe_args(g.args_of(idx)),
     };
-    format!("c{i} {} key={} {} {} [{}] {args}", g.label(idx), n.key, fmt_shape(&n.shape), n.dtype, inputs.join(", "))
-        .trim_end()
-        .to_string()
+    format!(
+        "c{i} {} key={} {} {} [{}] {args}",
+        g.label(idx),
+        n.key,
+        fmt_shape(&n.shape),
+        n.dtype,
+        inputs.join(", ")
+    )
+    .trim_end()
+    .to_string()
 }
 
 fn ids(row: &[u32], prefix: &str) -> String {
-    row.iter().map(|c| format!("{prefix}{c}")).collect::<Vec<_>>().join(", ")
+    row.iter()
+        .map(|c| format!("{prefix}{c}"))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 pub fn text(p: &Prepared, limit: usize) -> String {
@@ -91,9 +115,22 @@ pub fn text(p: &Prepared, limit: usize) -> String {
     let g: &SubtaskGraph = &p.subtasks;
     let c = counts(p);
     let _ = writeln!(out, "== tileable graph: {} operations ==", t.nodes.len());
-    for (i, n) in t.nodes.iter().enumerate().take(capped(t.nodes.len(), limit)) {
+    for (i, n) in t
+        .nodes
+        .iter()
+        .enumerate()
+        .take(capped(t.nodes.len(), limit))
+    {
         let inputs: Vec<String> = n.inputs.iter().map(|x| x.to_string()).collect();
-        let _ = writeln!(out, "t{i} {} {} {} [{}] {}", n.op, fmt_shape(&n.shape), n.dtype, inputs.join(", "), describe_args(&n.args));
+        let _ = writeln!(
+            out,
+            "t{i} {} {} {} [{}] {}",
+            n.op,
+            fmt_shape(&n.shape),
+            n.dtype,
+            inputs.join(", "),
+            describe_args(&n.args)
+        );
     }
     let outs: Vec<String> = t.outputs.iter().map(|o| o.to_string()).collect();
     let _ = writeln!(out, "outputs: {}", outs.join(", "));
@@ -106,9 +143,18 @@ pub fn text(p: &Prepared, limit: usize) -> String {
         let _ = writeln!(out, "{}", chunk_line(&g.chunks, i));
     }
     if capped(g.chunks.len(), limit) < g.chunks.len() {
-        let _ = writeln!(out, "... {} more chunks", g.chunks.len() - capped(g.chunks.len(), limit));
+        let _ = writeln!(
+            out,
+            "... {} more chunks",
+            g.chunks.len() - capped(g.chunks.len(), limit)
+        );
     }
-    let _ = writeln!(out, "\n== subtasks: {} ({} initial) ==", g.len(), c["initial_subtasks"]);
+    let _ = writeln!(
+        out,
+        "\n== subtasks: {} ({} initial) ==",
+        g.len(),
+        c["initial_subtasks"]
+    );
     for s in 0..capped(g.len(), limit) {
         let st = &g.subtasks[s];
         let worker = st.worker.map_or("-".to_string(), |w| w.to_string());
@@ -123,7 +169,11 @@ pub fn text(p: &Prepared, limit: usize) -> String {
         );
     }
     if capped(g.len(), limit) < g.len() {
-        let _ = writeln!(out, "... {} more subtasks", g.len() - capped(g.len(), limit));
+        let _ = writeln!(
+            out,
+            "... {} more subtasks",
+            g.len() - capped(g.len(), limit)
+        );
     }
     let _ = writeln!(out, "\n== initial assignment ==");
     for (w, n) in &p.assignment {
@@ -194,11 +244,20 @@ pub fn dot(p: &Prepared, limit: usize) -> String {
     for s in 0..n {
         let st = &g.subtasks[s];
         let worker = st.worker.map_or(String::new(), |w| format!(" @{w}"));
-        let _ = writeln!(out, "  subgraph cluster_s{s} {{\n    label=\"s{s} {}{worker}\";", st.id);
+        let _ = writeln!(
+            out,
+            "  subgraph cluster_s{s} {{\n    label=\"s{s} {}{worker}\";",
+            st.id
+        );
         for &c in g.members.row(s) {
             shown[c as usize] = true;
             let node = g.chunks.node(ChunkIdx(c));
-            let _ = writeln!(out, "    c{c} [label=\"{}\\n{}\"];", g.chunks.label(ChunkIdx(c)), fmt_shape(&node.shape));
+            let _ = writeln!(
+                out,
+                "    c{c} [label=\"{}\\n{}\"];",
+                g.chunks.label(ChunkIdx(c)),
+                fmt_shape(&node.shape)
+            );
         }
         out.push_str("  }\n");
     }

@@ -151,7 +151,10 @@ mod tests {
     #[test]
     fn ids_display_with_prefix() {
         assert_eq!(WorkerId(3).to_string(), "w3");
-        let key = ChunkKey { op: OpKey(7), index: 2 };
+        let key = ChunkKey {
+            op: OpKey(7),
+            index: 2,
+        };
         assert_eq!(key.to_string(), "k7.2");
     }
 }

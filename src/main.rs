@@ -22,7 +22,10 @@ fn task_config(opts: &PrepareOpts) -> Result<TaskConfig> {
     Ok(config)
 }
 
-fn plan(opts: &PrepareOpts, timings: &mut serde_json::Map<String, serde_json::Value>) -> Result<Prepared> {
+fn plan(
+    opts: &PrepareOpts,
+    timings: &mut serde_json::Map<String, serde_json::Value>,
+) -> Result<Prepared> {
     if opts.workers == 0 || opts.slots == 0 {
         anyhow::bail!("--workers and --slots must be at least 1");
     }
@@ -31,7 +34,13 @@ fn plan(opts: &PrepareOpts, timings: &mut serde_json::Map<String, serde_json::Va
     let tensor = ares::expr::evaluate(&opts.expr).map_err(|e| anyhow::anyhow!("--expr: {e}"))?;
     timings.insert("parse".into(), json!(start.elapsed().as_secs_f64()));
     let graph = Tensor::graph(&[&tensor]);
-    let prepared = prepare(&graph, &config, &uniform_cluster(opts.workers, opts.slots), TaskId(1)).context("preparing the graph")?;
+    let prepared = prepare(
+        &graph,
+        &config,
+        &uniform_cluster(opts.workers, opts.slots),
+        TaskId(1),
+    )
+    .context("preparing the graph")?;
     for r in &prepared.passes {
         timings.insert(r.pass.into(), json!(r.seconds));
     }
@@ -42,15 +51,26 @@ fn main() -> Result<()> {
     ares::telemetry::init();
     let cli = Cli::parse();
     match cli.command {
-        Command::Explain { prepare: opts, format, limit } => {
+        Command::Explain {
+            prepare: opts,
+            format,
+            limit,
+        } => {
             let p = plan(&opts, &mut Default::default())?;
             match format {
                 Format::Text => print!("{}", explain::text(&p, limit)),
-                Format::Json => println!("{}", serde_json::to_string_pretty(&explain::to_json(&p, limit))?),
+                Format::Json => println!(
+                    "{}",
+                    serde_json::to_string_pretty(&explain::to_json(&p, limit))?
+                ),
                 Format::Dot => print!("{}", explain::dot(&p, limit)),
             }
         }
-        Command::Run { prepare: opts, local, json } => {
+        Command::Run {
+            prepare: opts,
+            local,
+            json,
+        } => {
             if !local {
                 tracing::info!("no cluster given: running in-process with the local executor");
             }
@@ -59,7 +79,8 @@ fn main() -> Result<()> {
             let p = plan(&opts, &mut timings)?;
             let start = Instant::now();
             let slots = opts.workers * opts.slots;
-            let (mut results, stats) = ares::executor::execute(&p.subtasks, slots).context("executing the graph")?;
+            let (mut results, stats) =
+                ares::executor::execute(&p.subtasks, slots).context("executing the graph")?;
             timings.insert("execute".into(), json!(start.elapsed().as_secs_f64()));
             timings.insert("total".into(), json!(total.elapsed().as_secs_f64()));
             let result = results.remove(0);
@@ -75,15 +96,25 @@ fn main() -> Result<()> {
                 println!("{out}");
             } else {
                 println!("{}", ares::summary::text(&result));
-                let phases: Vec<String> = timings.iter().map(|(k, v)| format!("{k}={:.4}s", v.as_f64().unwrap_or(0.0))).collect();
+                let phases: Vec<String> = timings
+                    .iter()
+                    .map(|(k, v)| format!("{k}={:.4}s", v.as_f64().unwrap_or(0.0)))
+                    .collect();
                 eprintln!("timings: {}", phases.join(" "));
-                eprintln!("subtasks: {}  chunks: {}  peak chunk memory: {} bytes", stats.subtasks, stats.chunks_computed, stats.peak_bytes);
+                eprintln!(
+                    "subtasks: {}  chunks: {}  peak chunk memory: {} bytes",
+                    stats.subtasks, stats.chunks_computed, stats.peak_bytes
+                );
             }
         }
         Command::Bench { bench } => {
             let out = match bench {
                 Bench::Prepare { chunks, repeat } => ares::bench::bench_prepare(chunks, repeat)?,
-                Bench::Kernel { elements, chunk, slots } => ares::bench::bench_kernel(elements, chunk, slots)?,
+                Bench::Kernel {
+                    elements,
+                    chunk,
+                    slots,
+                } => ares::bench::bench_kernel(elements, chunk, slots)?,
             };
             println!("{out}");
         }

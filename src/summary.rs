@@ -27,11 +27,20 @@ fn items(a: &ArrayData) -> Vec<Scalar> {
 /// `[0.1, 0.2, 0.3, ..., 0.8, 0.9, 1.0]` (flattened in C order).
 pub fn summary(a: &ArrayData) -> String {
     let n = a.len();
-    let show = |range: std::ops::Range<usize>| -> Vec<String> { range.filter_map(|i| a.get_flat(i)).map(fmt_scalar).collect() };
+    let show = |range: std::ops::Range<usize>| -> Vec<String> {
+        range
+            .filter_map(|i| a.get_flat(i))
+            .map(fmt_scalar)
+            .collect()
+    };
     if n <= 6 {
         format!("[{}]", show(0..n).join(", "))
     } else {
-        format!("[{}, ..., {}]", show(0..3).join(", "), show(n - 3..n).join(", "))
+        format!(
+            "[{}, ..., {}]",
+            show(0..3).join(", "),
+            show(n - 3..n).join(", ")
+        )
     }
 }
 
@@ -40,7 +49,12 @@ pub fn text(a: &ArrayData) -> String {
     if a.shape().is_empty() {
         return a.get_flat(0).map(fmt_scalar).unwrap_or_default();
     }
-    format!("array(shape={}, dtype={}) {}", fmt_shape(a.shape()), a.dtype(), summary(a))
+    format!(
+        "array(shape={}, dtype={}) {}",
+        fmt_shape(a.shape()),
+        a.dtype(),
+        summary(a)
+    )
 }
 
 /// JSON `result`: a number, a nested list up to [`JSON_FULL_LIMIT`] elements, else the summary.
@@ -72,7 +86,10 @@ mod tests {
     #[test]
     fn summaries_look_like_numpy() {
         let a = ArrayData::I64(ArrayD::from_shape_vec(IxDyn(&[10]), (0..10).collect()).unwrap());
-        assert_eq!(text(&a), "array(shape=(10,), dtype=int64) [0, 1, 2, ..., 7, 8, 9]");
+        assert_eq!(
+            text(&a),
+            "array(shape=(10,), dtype=int64) [0, 1, 2, ..., 7, 8, 9]"
+        );
         let s = ArrayData::F64(ArrayD::from_elem(IxDyn(&[]), 2.5));
         assert_eq!(text(&s), "2.5");
         let m = ArrayData::Bool(ArrayD::from_elem(IxDyn(&[2, 2]), true));

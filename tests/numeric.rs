@@ -28,7 +28,10 @@ fn creation_ops() {
         check(&tensor::ones(&[23], c).unwrap(), "ones");
         check(&tensor::full(&[23], Scalar::I64(7), c).unwrap(), "full int");
         check(&range(-5, 40, 2, c), "arange int");
-        check(&tensor::arange(Scalar::F64(0.5), Scalar::F64(3.0), Scalar::F64(0.25), c).unwrap(), "arange float");
+        check(
+            &tensor::arange(Scalar::F64(0.5), Scalar::F64(3.0), Scalar::F64(0.25), c).unwrap(),
+            "arange float",
+        );
         check(&tensor::linspace(-1.0, 1.0, 23, c).unwrap(), "linspace");
     }
     check(&r(&[5, 7], [2, 3], 1), "rand 2-D");
@@ -39,19 +42,59 @@ fn unary_and_binary_elementwise() {
     for c in CHUNKS_1D {
         let a = r(&[31], c, 1);
         let b = r(&[31], c + 2, 2);
-        for op in [Op::Neg, Op::Abs, Op::Sqrt, Op::Exp, Op::Log, Op::Sin, Op::Cos] {
+        for op in [
+            Op::Neg,
+            Op::Abs,
+            Op::Sqrt,
+            Op::Exp,
+            Op::Log,
+            Op::Sin,
+            Op::Cos,
+        ] {
             check(&a.unary(op).unwrap(), &format!("{op} chunk {c}"));
         }
-        for op in [Op::Add, Op::Sub, Op::Mul, Op::Div, Op::Pow, Op::Maximum, Op::Minimum, Op::Eq, Op::Ne, Op::Lt, Op::Le, Op::Gt, Op::Ge] {
+        for op in [
+            Op::Add,
+            Op::Sub,
+            Op::Mul,
+            Op::Div,
+            Op::Pow,
+            Op::Maximum,
+            Op::Minimum,
+            Op::Eq,
+            Op::Ne,
+            Op::Lt,
+            Op::Le,
+            Op::Gt,
+            Op::Ge,
+        ] {
             check(&a.elementwise(op, &b).unwrap(), &format!("{op} chunk {c}"));
-            check(&a.binary_scalar(op, Scalar::F64(0.5), false).unwrap(), &format!("{op} scalar right"));
-            check(&a.binary_scalar(op, Scalar::F64(0.5), true).unwrap(), &format!("{op} scalar left"));
+            check(
+                &a.binary_scalar(op, Scalar::F64(0.5), false).unwrap(),
+                &format!("{op} scalar right"),
+            );
+            check(
+                &a.binary_scalar(op, Scalar::F64(0.5), true).unwrap(),
+                &format!("{op} scalar left"),
+            );
         }
         let i = range(0, 31, 1, c);
         check(&(&i * 3.0).unwrap(), "int * float");
-        check(&i.binary_scalar(Op::Add, Scalar::I64(2), false).unwrap(), "int + int");
-        check(&i.binary_scalar(Op::Pow, Scalar::I64(2), false).unwrap(), "int ** int");
-        check(&i.binary_scalar(Op::Gt, Scalar::I64(10), false).unwrap().astype(DType::I64).unwrap(), "bool astype int");
+        check(
+            &i.binary_scalar(Op::Add, Scalar::I64(2), false).unwrap(),
+            "int + int",
+        );
+        check(
+            &i.binary_scalar(Op::Pow, Scalar::I64(2), false).unwrap(),
+            "int ** int",
+        );
+        check(
+            &i.binary_scalar(Op::Gt, Scalar::I64(10), false)
+                .unwrap()
+                .astype(DType::I64)
+                .unwrap(),
+            "bool astype int",
+        );
     }
 }
 
@@ -82,7 +125,13 @@ fn reductions() {
         check(&v.var(None, false, 0).unwrap(), "var");
         check(&v.std(None, false, 1).unwrap(), "std ddof 1");
         check(&range(0, 50, 1, c).sum(None, false).unwrap(), "int sum");
-        check(&v.binary_scalar(Op::Gt, Scalar::F64(0.5), false).unwrap().sum(None, false).unwrap(), "count");
+        check(
+            &v.binary_scalar(Op::Gt, Scalar::F64(0.5), false)
+                .unwrap()
+                .sum(None, false)
+                .unwrap(),
+            "count",
+        );
     }
     check(&a.mean(Some(&[0]), true).unwrap(), "mean axis 0 keepdims");
     check(&a.var(Some(&[1]), false, 0).unwrap(), "var axis 1");
@@ -96,7 +145,13 @@ fn matmul_and_transpose() {
     check(&a.transpose(None).unwrap(), "transpose");
     check(&a.matmul(&a.transpose(None).unwrap()).unwrap(), "a @ a.T");
     let m = tensor::ones(&[30, 20], [7, 6]).unwrap();
-    check(&m.dot(&m.transpose(None).unwrap()).unwrap().sum(None, false).unwrap(), "sum(m @ m.T)");
+    check(
+        &m.dot(&m.transpose(None).unwrap())
+            .unwrap()
+            .sum(None, false)
+            .unwrap(),
+        "sum(m @ m.T)",
+    );
 }
 
 #[test]
@@ -117,8 +172,17 @@ fn slicing() {
     }
     for c in CHUNKS_1D {
         let v = range(0, 100, 1, c);
-        check(&v.slice(&[s(Some(10), Some(90), Some(7))]).unwrap(), "1-D step slice");
-        check(&v.slice(&[s(None, None, Some(-3))]).unwrap().sum(None, false).unwrap(), "sum of reversed");
+        check(
+            &v.slice(&[s(Some(10), Some(90), Some(7))]).unwrap(),
+            "1-D step slice",
+        );
+        check(
+            &v.slice(&[s(None, None, Some(-3))])
+                .unwrap()
+                .sum(None, false)
+                .unwrap(),
+            "sum of reversed",
+        );
     }
 }
 
@@ -126,20 +190,38 @@ fn slicing() {
 fn concatenate_rechunk_reshape() {
     let a = r(&[7, 4], [3, 4], 1);
     let b = range(0, 12, 1, 8).reshape(&[3, 4]).unwrap();
-    check(&concatenate(&[a.clone(), b.clone()], 0).unwrap(), "concat mixed dtypes");
-    check(&concatenate(&[a.clone(), a.clone()], 1).unwrap(), "concat axis 1");
+    check(
+        &concatenate(&[a.clone(), b.clone()], 0).unwrap(),
+        "concat mixed dtypes",
+    );
+    check(
+        &concatenate(&[a.clone(), a.clone()], 1).unwrap(),
+        "concat axis 1",
+    );
     check(&a.rechunk([2, 3]).unwrap(), "rechunk");
-    check(&a.rechunk(1).unwrap().sum(Some(&[0]), false).unwrap(), "rechunk to single elements");
+    check(
+        &a.rechunk(1).unwrap().sum(Some(&[0]), false).unwrap(),
+        "rechunk to single elements",
+    );
     let v = range(0, 24, 1, 6);
     check(&v.reshape(&[4, 6]).unwrap(), "reshape split");
-    check(&v.reshape(&[4, -1]).unwrap().reshape(&[24]).unwrap(), "reshape round trip");
+    check(
+        &v.reshape(&[4, -1]).unwrap().reshape(&[24]).unwrap(),
+        "reshape round trip",
+    );
     let m = r(&[6, 4], [2, 4], 3);
     check(&m.reshape(&[24]).unwrap(), "reshape merge");
     check(&m.reshape(&[3, 2, 4]).unwrap(), "reshape split leading");
     // Chunks of 5 cannot hold whole rows of 4: a clear error from tiling, not a wrong answer.
     let bad = range(0, 12, 1, 5).reshape(&[3, 4]).unwrap();
     let graph = Tensor::graph(&[&bad]);
-    let err = ares::prepare::prepare(&graph, &Default::default(), &ares::prepare::uniform_cluster(1, 1), ares::ids::TaskId(1)).unwrap_err();
+    let err = ares::prepare::prepare(
+        &graph,
+        &Default::default(),
+        &ares::prepare::uniform_cluster(1, 1),
+        ares::ids::TaskId(1),
+    )
+    .unwrap_err();
     assert!(err.to_string().contains("not chunk-aligned"), "{err}");
 }
 
@@ -150,15 +232,39 @@ fn composed_expressions() {
         let b = r(&[64], c, 12);
         let e1 = (&a + &b).unwrap().sum(None, false).unwrap();
         check(&e1, &format!("(a + b).sum() chunk {c}"));
-        let e2 = (&(&a * 2.0).unwrap() - &b.exp().unwrap()).unwrap().abs().unwrap().sqrt().unwrap().max(None, false).unwrap();
+        let e2 = (&(&a * 2.0).unwrap() - &b.exp().unwrap())
+            .unwrap()
+            .abs()
+            .unwrap()
+            .sqrt()
+            .unwrap()
+            .max(None, false)
+            .unwrap();
         check(&e2, "chain with reduction");
-        let e3 = (&(&a - &a.mean(None, true).unwrap()).unwrap() / &b.std(None, true, 0).unwrap()).unwrap();
+        let e3 = (&(&a - &a.mean(None, true).unwrap()).unwrap() / &b.std(None, true, 0).unwrap())
+            .unwrap();
         check(&e3, "standardize");
     }
     let m = tensor::ones(&[300, 200], [64, 50]).unwrap();
     let mt = m.matmul(&m.transpose(None).unwrap()).unwrap();
-    let sl = mt.slice(&[SliceArg::Range { start: None, stop: None, step: Some(2) }, SliceArg::Range { start: Some(10), stop: None, step: None }]).unwrap();
-    check(&sl.sum(None, false).unwrap(), "sum(matmul(m, m.T)[::2, 10:])");
+    let sl = mt
+        .slice(&[
+            SliceArg::Range {
+                start: None,
+                stop: None,
+                step: Some(2),
+            },
+            SliceArg::Range {
+                start: Some(10),
+                stop: None,
+                step: None,
+            },
+        ])
+        .unwrap();
+    check(
+        &sl.sum(None, false).unwrap(),
+        "sum(matmul(m, m.T)[::2, 10:])",
+    );
 }
 
 #[test]
@@ -166,14 +272,38 @@ fn shape_errors_name_the_operation_and_shapes() {
     let a = r(&[3, 4], 2, 1);
     let b = r(&[5], 2, 1);
     let err = (&a + &b).unwrap_err().to_string();
-    assert!(err.contains("add") && err.contains("(3, 4)") && err.contains("(5,)"), "{err}");
+    assert!(
+        err.contains("add") && err.contains("(3, 4)") && err.contains("(5,)"),
+        "{err}"
+    );
     let err = a.matmul(&a).unwrap_err().to_string();
     assert!(err.contains("matmul") && err.contains("4 != 3"), "{err}");
-    assert!(a.sum(Some(&[2]), false).unwrap_err().to_string().contains("axis 2"));
-    assert!(a.slice(&[SliceArg::Index(3)]).unwrap_err().to_string().contains("out of bounds"));
-    assert!(tensor::rand(&[1 << 30, 1 << 30], 1, Some(1)).unwrap_err().to_string().contains("limit"));
-    assert!(tensor::rand(&[4], 0, Some(1)).unwrap_err().to_string().contains("chunk size"));
-    assert!(b.reshape(&[2, 3]).unwrap_err().to_string().contains("cannot reshape"));
-    let neg = tensor::ones(&[2], 1).unwrap().binary_scalar(Op::Gt, Scalar::F64(0.0), false).unwrap();
+    assert!(a
+        .sum(Some(&[2]), false)
+        .unwrap_err()
+        .to_string()
+        .contains("axis 2"));
+    assert!(a
+        .slice(&[SliceArg::Index(3)])
+        .unwrap_err()
+        .to_string()
+        .contains("out of bounds"));
+    assert!(tensor::rand(&[1 << 30, 1 << 30], 1, Some(1))
+        .unwrap_err()
+        .to_string()
+        .contains("limit"));
+    assert!(tensor::rand(&[4], 0, Some(1))
+        .unwrap_err()
+        .to_string()
+        .contains("chunk size"));
+    assert!(b
+        .reshape(&[2, 3])
+        .unwrap_err()
+        .to_string()
+        .contains("cannot reshape"));
+    let neg = tensor::ones(&[2], 1)
+        .unwrap()
+        .binary_scalar(Op::Gt, Scalar::F64(0.0), false)
+        .unwrap();
     assert!((-&neg).unwrap_err().to_string().contains("negat"));
 }

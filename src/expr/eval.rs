@@ -88,8 +88,20 @@ fn fold_scalars(op: Op, a: Scalar, b: Scalar) -> Scalar {
         Op::Mul => Scalar::F64(x * y),
         Op::Div => Scalar::F64(x / y),
         Op::Pow => Scalar::F64(x.powf(y)),
-        Op::Maximum => if x >= y { a } else { b },
-        Op::Minimum => if x <= y { a } else { b },
+        Op::Maximum => {
+            if x >= y {
+                a
+            } else {
+                b
+            }
+        }
+        Op::Minimum => {
+            if x <= y {
+                a
+            } else {
+                b
+            }
+        }
         Op::Eq => Scalar::Bool(x == y),
         Op::Ne => Scalar::Bool(x != y),
         Op::Lt => Scalar::Bool(x < y),
@@ -121,11 +133,20 @@ struct Args {
 impl Args {
     fn check(&self, max_positional: usize, keywords: &[&str]) -> Result<(), ExprError> {
         if let Some((_, p)) = self.positional.get(max_positional) {
-            return err(*p, format!("{} takes at most {max_positional} positional arguments", self.func));
+            return err(
+                *p,
+                format!(
+                    "{} takes at most {max_positional} positional arguments",
+                    self.func
+                ),
+            );
         }
         for (k, _, p) in &self.keywords {
             if !keywords.contains(&k.as_str()) {
-                return err(*p, format!("unknown keyword argument '{k}' for {}", self.func));
+                return err(
+                    *p,
+                    format!("unknown keyword argument '{k}' for {}", self.func),
+                );
             }
         }
         Ok(())
@@ -141,7 +162,10 @@ impl Args {
     }
 
     fn need(&self, i: usize, name: &str) -> Result<(Value, Pos), ExprError> {
-        self.get(i, name).map_or_else(|| err(self.pos, format!("{} needs argument '{name}'", self.func)), Ok)
+        self.get(i, name).map_or_else(
+            || err(self.pos, format!("{} needs argument '{name}'", self.func)),
+            Ok,
+        )
     }
 
     fn tensor(&self, i: usize, name: &str) -> Result<Tensor, ExprError> {
@@ -188,7 +212,12 @@ fn to_shape(v: &Value, p: Pos) -> Result<Vec<usize>, ExprError> {
 fn to_chunk(v: Option<(Value, Pos)>, shape: &[usize]) -> Result<ChunkSpec, ExprError> {
     match v {
         None | Some((Value::None, _)) => Ok(tensor::auto_chunk(shape)),
-        Some((Value::Tuple(items), p)) => Ok(ChunkSpec::PerDim(items.iter().map(|x| to_usize(x, p)).collect::<Result<_, _>>()?)),
+        Some((Value::Tuple(items), p)) => Ok(ChunkSpec::PerDim(
+            items
+                .iter()
+                .map(|x| to_usize(x, p))
+                .collect::<Result<_, _>>()?,
+        )),
         Some((v, p)) => Ok(ChunkSpec::Uniform(to_usize(&v, p)?)),
     }
 }
@@ -211,7 +240,10 @@ fn to_axes(v: Option<(Value, Pos)>) -> Result<Option<Vec<i64>>, ExprError> {
 fn to_dtype(v: Option<(Value, Pos)>) -> Result<Option<DType>, ExprError> {
     match v {
         None | Some((Value::None, _)) => Ok(None),
-        Some((Value::Str(s), p)) => DType::parse(&s).map(Some).map_or_else(|| err(p, format!("unknown dtype {s:?} (bool, int64, float64)")), Ok),
+        Some((Value::Str(s), p)) => DType::parse(&s).map(Some).map_or_else(
+            || err(p, format!("unknown dtype {s:?} (bool, int64, float64)")),
+            Ok,
+        ),
         Some((_, p)) => err(p, "dtype must be a string such as 'float64'"),
     }
 }
@@ -226,9 +258,18 @@ impl Ctx {
                 "True" => Value::Num(Scalar::Bool(true)),
                 "False" => Value::Num(Scalar::Bool(false)),
                 "None" => Value::None,
-                _ => self.vars.get(n).cloned().map_or_else(|| err(*p, format!("unknown name '{n}'")), Ok)?,
+                _ => self
+                    .vars
+                    .get(n)
+                    .cloned()
+                    .map_or_else(|| err(*p, format!("unknown name '{n}'")), Ok)?,
             },
-            Expr::Tuple(items, _) => Value::Tuple(items.iter().map(|x| self.eval(x)).collect::<Result<_, _>>()?),
+            Expr::Tuple(items, _) => Value::Tuple(
+                items
+                    .iter()
+                    .map(|x| self.eval(x))
+                    .collect::<Result<_, _>>()?,
+            ),
             Expr::Neg(x, p) => match self.eval(x)? {
                 Value::Num(Scalar::I64(i)) => Value::Num(Scalar::I64(i.wrapping_neg())),
                 Value::Num(s) => Value::Num(Scalar::F64(-s.as_f64())),
@@ -239,29 +280,62 @@ impl Ctx {
                 let (a, b) = (self.eval(a)?, self.eval(b)?);
                 if *name == "matmul" {
                     let (x, y) = (to_tensor(a, *p)?, to_tensor(b, *p)?);
-                    return x.matmul(&y).map(Value::Tensor).or_else(|e| err(*p, e.to_string()));
+                    return x
+                        .matmul(&y)
+                        .map(Value::Tensor)
+                        .or_else(|e| err(*p, e.to_string()));
                 }
-                apply_binary(binary_op(name).expect("parser emits known operators"), a, b, *p)?
+                apply_binary(
+                    binary_op(name).expect("parser emits known operators"),
+                    a,
+                    b,
+                    *p,
+                )?
             }
             Expr::Attr(obj, name, p) => match (self.eval(obj)?, name.as_str()) {
-                (Value::Tensor(t), "T") => Value::Tensor(t.transpose(None).or_else(|e| err(*p, e.to_string()))?),
-                (Value::Tensor(t), "shape") => Value::Tuple(t.shape().iter().map(|d| Value::Num(Scalar::I64(*d as i64))).collect()),
-                _ => return err(*p, format!("unknown attribute '{name}' (call methods as x.{name}(...))")),
+                (Value::Tensor(t), "T") => {
+                    Value::Tensor(t.transpose(None).or_else(|e| err(*p, e.to_string()))?)
+                }
+                (Value::Tensor(t), "shape") => Value::Tuple(
+                    t.shape()
+                        .iter()
+                        .map(|d| Value::Num(Scalar::I64(*d as i64)))
+                        .collect(),
+                ),
+                _ => {
+                    return err(
+                        *p,
+                        format!("unknown attribute '{name}' (call methods as x.{name}(...))"),
+                    )
+                }
             },
             Expr::Index(obj, items, p) => {
                 let target = self.eval(obj)?;
                 if let Value::Tuple(values) = &target {
-                    let [IndexItem::At(i)] = items.as_slice() else { return err(*p, "tuples take one integer index") };
+                    let [IndexItem::At(i)] = items.as_slice() else {
+                        return err(*p, "tuples take one integer index");
+                    };
                     let i = to_int(&self.eval(i)?, *p)?;
                     let n = values.len() as i64;
                     let j = if i < 0 { i + n } else { i };
-                    return values.get(j as usize).cloned().map_or_else(|| err(*p, format!("index {i} out of range")), Ok);
+                    return values
+                        .get(j as usize)
+                        .cloned()
+                        .map_or_else(|| err(*p, format!("index {i} out of range")), Ok);
                 }
                 let t = to_tensor(target, *p)?;
-                let args = items.iter().map(|it| self.slice_arg(it)).collect::<Result<Vec<_>, _>>()?;
+                let args = items
+                    .iter()
+                    .map(|it| self.slice_arg(it))
+                    .collect::<Result<Vec<_>, _>>()?;
                 Value::Tensor(t.slice(&args).or_else(|e| err(*p, e.to_string()))?)
             }
-            Expr::Call { func, args, kwargs, pos } => {
+            Expr::Call {
+                func,
+                args,
+                kwargs,
+                pos,
+            } => {
                 let (name, mut positional) = match func.as_ref() {
                     Expr::Name(n, _) => (n.clone(), vec![]),
                     Expr::Attr(obj, n, p) => (n.clone(), vec![(self.eval(obj)?, *p)]),
@@ -270,9 +344,23 @@ impl Ctx {
                 for a in args {
                     positional.push((self.eval(a)?, a.pos()));
                 }
-                let keywords = kwargs.iter().map(|(k, v, p)| Ok((k.clone(), self.eval(v)?, *p))).collect::<Result<_, ExprError>>()?;
-                let call = Args { func: name.clone(), pos: *pos, positional, keywords };
-                self.call(&name, call).map_err(|e| if e.pos == Pos::default() { ExprError { pos: *pos, ..e } } else { e })?
+                let keywords = kwargs
+                    .iter()
+                    .map(|(k, v, p)| Ok((k.clone(), self.eval(v)?, *p)))
+                    .collect::<Result<_, ExprError>>()?;
+                let call = Args {
+                    func: name.clone(),
+                    pos: *pos,
+                    positional,
+                    keywords,
+                };
+                self.call(&name, call).map_err(|e| {
+                    if e.pos == Pos::default() {
+                        ExprError { pos: *pos, ..e }
+                    } else {
+                        e
+                    }
+                })?
             }
         })
     }
@@ -289,7 +377,11 @@ impl Ctx {
         };
         Ok(match item {
             IndexItem::At(e) => SliceArg::Index(bound(&Some(e.clone()))?.unwrap_or(0)),
-            IndexItem::Slice(a, b, c) => SliceArg::Range { start: bound(a)?, stop: bound(b)?, step: bound(c)? },
+            IndexItem::Slice(a, b, c) => SliceArg::Range {
+                start: bound(a)?,
+                stop: bound(b)?,
+                step: bound(c)?,
+            },
         })
     }
 
@@ -305,7 +397,8 @@ impl Ctx {
 
     fn call(&mut self, name: &str, a: Args) -> Result<Value, ExprError> {
         let p = a.pos;
-        let wrap = |r: crate::Result<Tensor>| r.map(Value::Tensor).or_else(|e| err(p, e.to_string()));
+        let wrap =
+            |r: crate::Result<Tensor>| r.map(Value::Tensor).or_else(|e| err(p, e.to_string()));
         if let Some(op) = unary_op(name) {
             a.check(1, &["x"])?;
             return wrap(a.tensor(0, "x")?.unary(op));
@@ -320,15 +413,29 @@ impl Ctx {
                 a.check(usize::MAX, &["chunk", "chunk_size", "seed"])?;
                 let shape = match a.positional.as_slice() {
                     [(v @ Value::Tuple(_), p)] => to_shape(v, *p)?,
-                    dims => dims.iter().map(|(v, p)| to_usize(v, *p)).collect::<Result<_, _>>()?,
+                    dims => dims
+                        .iter()
+                        .map(|(v, p)| to_usize(v, *p))
+                        .collect::<Result<_, _>>()?,
                 };
-                let chunk = to_chunk(a.get(usize::MAX, "chunk").or(a.get(usize::MAX, "chunk_size")), &shape)?;
+                let chunk = to_chunk(
+                    a.get(usize::MAX, "chunk")
+                        .or(a.get(usize::MAX, "chunk_size")),
+                    &shape,
+                )?;
                 let seed = Some(self.random_seed(&a)?);
-                wrap(if name == "rand" { tensor::rand(&shape, chunk, seed) } else { tensor::randn(&shape, chunk, seed) })
+                wrap(if name == "rand" {
+                    tensor::rand(&shape, chunk, seed)
+                } else {
+                    tensor::randn(&shape, chunk, seed)
+                })
             }
             "zeros" | "ones" | "full" => {
                 let value_at = usize::from(name == "full");
-                a.check(1 + value_at, &["shape", "fill_value", "chunk", "chunk_size", "dtype"])?;
+                a.check(
+                    1 + value_at,
+                    &["shape", "fill_value", "chunk", "chunk_size", "dtype"],
+                )?;
                 let (sv, sp) = a.need(0, "shape")?;
                 let shape = to_shape(&sv, sp)?;
                 let value = match name {
@@ -339,13 +446,21 @@ impl Ctx {
                         (_, p) => return err(p, "fill_value must be a number"),
                     },
                 };
-                let dtype = to_dtype(a.get(usize::MAX, "dtype"))?.unwrap_or(if name == "full" { value.dtype() } else { DType::F64 });
+                let dtype = to_dtype(a.get(usize::MAX, "dtype"))?.unwrap_or(if name == "full" {
+                    value.dtype()
+                } else {
+                    DType::F64
+                });
                 let value = match dtype {
                     DType::F64 => Scalar::F64(value.as_f64()),
                     DType::I64 => Scalar::I64(value.as_i64()),
                     DType::Bool => Scalar::Bool(value.as_bool()),
                 };
-                let chunk = to_chunk(a.get(usize::MAX, "chunk").or(a.get(usize::MAX, "chunk_size")), &shape)?;
+                let chunk = to_chunk(
+                    a.get(usize::MAX, "chunk")
+                        .or(a.get(usize::MAX, "chunk_size")),
+                    &shape,
+                )?;
                 wrap(tensor::full(&shape, value, chunk))
             }
             "arange" => {
@@ -353,7 +468,13 @@ impl Ctx {
                 let nums: Vec<Scalar> = a
                     .positional
                     .iter()
-                    .map(|(v, p)| if let Value::Num(s) = v { Ok(*s) } else { err(*p, "arange takes numbers") })
+                    .map(|(v, p)| {
+                        if let Value::Num(s) = v {
+                            Ok(*s)
+                        } else {
+                            err(*p, "arange takes numbers")
+                        }
+                    })
                     .collect::<Result<_, _>>()?;
                 let (start, stop, step) = match nums.as_slice() {
                     [stop] => (Scalar::I64(0), *stop, Scalar::I64(1)),
@@ -361,8 +482,19 @@ impl Ctx {
                     [start, stop, step] => (*start, *stop, *step),
                     _ => return err(p, "arange needs 1 to 3 numbers"),
                 };
-                let n = ((stop.as_f64() - start.as_f64()) / step.as_f64()).ceil().max(0.0) as usize;
-                wrap(tensor::arange(start, stop, step, to_chunk(a.get(usize::MAX, "chunk").or(a.get(usize::MAX, "chunk_size")), &[n])?))
+                let n = ((stop.as_f64() - start.as_f64()) / step.as_f64())
+                    .ceil()
+                    .max(0.0) as usize;
+                wrap(tensor::arange(
+                    start,
+                    stop,
+                    step,
+                    to_chunk(
+                        a.get(usize::MAX, "chunk")
+                            .or(a.get(usize::MAX, "chunk_size")),
+                        &[n],
+                    )?,
+                ))
             }
             "linspace" => {
                 a.check(3, &["start", "stop", "num", "chunk", "chunk_size"])?;
@@ -376,7 +508,16 @@ impl Ctx {
                     Some((v, p)) => to_usize(&v, p)?,
                     None => 50,
                 };
-                wrap(tensor::linspace(num_of(0, "start")?, num_of(1, "stop")?, num, to_chunk(a.get(usize::MAX, "chunk").or(a.get(usize::MAX, "chunk_size")), &[num])?))
+                wrap(tensor::linspace(
+                    num_of(0, "start")?,
+                    num_of(1, "stop")?,
+                    num,
+                    to_chunk(
+                        a.get(usize::MAX, "chunk")
+                            .or(a.get(usize::MAX, "chunk_size")),
+                        &[num],
+                    )?,
+                ))
             }
             "sum" | "prod" | "min" | "max" | "amin" | "amax" | "mean" | "var" | "std" => {
                 a.check(2, &["a", "axis", "keepdims", "ddof"])?;
@@ -411,15 +552,25 @@ impl Ctx {
                         Some((v, p)) => Some(to_shape(&v, p)?),
                     },
                     2 => Some(to_shape(&a.positional[1].0, a.positional[1].1)?),
-                    _ => Some(a.positional[1..].iter().map(|(v, p)| to_usize(v, *p)).collect::<Result<_, _>>()?),
+                    _ => Some(
+                        a.positional[1..]
+                            .iter()
+                            .map(|(v, p)| to_usize(v, *p))
+                            .collect::<Result<_, _>>()?,
+                    ),
                 };
                 wrap(x.transpose(axes.as_deref()))
             }
             "concatenate" => {
                 a.check(2, &["axis"])?;
                 let (list, lp) = a.need(0, "arrays")?;
-                let Value::Tuple(items) = list else { return err(lp, "concatenate takes a tuple of tensors") };
-                let tensors = items.into_iter().map(|v| to_tensor(v, lp)).collect::<Result<Vec<_>, _>>()?;
+                let Value::Tuple(items) = list else {
+                    return err(lp, "concatenate takes a tuple of tensors");
+                };
+                let tensors = items
+                    .into_iter()
+                    .map(|v| to_tensor(v, lp))
+                    .collect::<Result<Vec<_>, _>>()?;
                 let axis = match a.get(1, "axis") {
                     Some((v, p)) => to_int(&v, p)?,
                     None => 0,
@@ -440,7 +591,10 @@ impl Ctx {
                 let x = a.tensor(0, "a")?;
                 let dims: Vec<i64> = match (a.positional.len(), a.get(1, "shape")) {
                     (0..=2, Some((v, p))) => to_ints(&v, p)?,
-                    (n, _) if n > 2 => a.positional[1..].iter().map(|(v, p)| to_int(v, *p)).collect::<Result<_, _>>()?,
+                    (n, _) if n > 2 => a.positional[1..]
+                        .iter()
+                        .map(|(v, p)| to_int(v, *p))
+                        .collect::<Result<_, _>>()?,
                     _ => return err(p, "reshape needs a shape"),
                 };
                 wrap(x.reshape(&dims))
@@ -448,7 +602,8 @@ impl Ctx {
             "astype" => {
                 a.check(2, &["dtype"])?;
                 let x = a.tensor(0, "a")?;
-                let dtype = to_dtype(a.get(1, "dtype"))?.map_or_else(|| err(p, "astype needs a dtype"), Ok)?;
+                let dtype = to_dtype(a.get(1, "dtype"))?
+                    .map_or_else(|| err(p, "astype needs a dtype"), Ok)?;
                 wrap(x.astype(dtype))
             }
             _ => err(p, format!("unknown function {name}")),

@@ -13,7 +13,10 @@ pub enum Tok {
     End,
 }
 
-const SYMBOLS: [&str; 21] = ["**", "==", "!=", "<=", ">=", "(", ")", "[", "]", ",", ":", ";", "=", ".", "+", "-", "*", "/", "@", "<", ">"];
+const SYMBOLS: [&str; 21] = [
+    "**", "==", "!=", "<=", ">=", "(", ")", "[", "]", ",", ":", ";", "=", ".", "+", "-", "*", "/",
+    "@", "<", ">",
+];
 
 pub fn tokenize(src: &str) -> Result<Vec<(Tok, Pos)>, ExprError> {
     let chars: Vec<char> = src.chars().collect();
@@ -40,9 +43,12 @@ pub fn tokenize(src: &str) -> Result<Vec<(Tok, Pos)>, ExprError> {
             continue;
         }
         let start = i;
-        if c.is_ascii_digit() || (c == '.' && chars.get(i + 1).is_some_and(|d| d.is_ascii_digit())) {
+        if c.is_ascii_digit() || (c == '.' && chars.get(i + 1).is_some_and(|d| d.is_ascii_digit()))
+        {
             let mut is_float = false;
-            while i < chars.len() && (chars[i].is_ascii_digit() || chars[i] == '_' || chars[i] == '.') {
+            while i < chars.len()
+                && (chars[i].is_ascii_digit() || chars[i] == '_' || chars[i] == '.')
+            {
                 is_float |= chars[i] == '.';
                 i += 1;
             }
@@ -58,9 +64,13 @@ pub fn tokenize(src: &str) -> Result<Vec<(Tok, Pos)>, ExprError> {
             }
             let text: String = chars[start..i].iter().filter(|c| **c != '_').collect();
             let tok = if is_float {
-                text.parse().map(Tok::Float).or_else(|_| err(pos, format!("invalid number {text:?}")))?
+                text.parse()
+                    .map(Tok::Float)
+                    .or_else(|_| err(pos, format!("invalid number {text:?}")))?
             } else {
-                text.parse().map(Tok::Int).or_else(|_| err(pos, format!("integer {text} is too large")))?
+                text.parse()
+                    .map(Tok::Int)
+                    .or_else(|_| err(pos, format!("integer {text} is too large")))?
             };
             out.push((tok, pos));
         } else if c.is_alphabetic() || c == '_' {

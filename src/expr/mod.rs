@@ -30,14 +30,21 @@ pub struct ExprError {
 
 impl fmt::Display for ExprError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "line {}, column {}: {}", self.pos.line, self.pos.col, self.message)
+        write!(
+            f,
+            "line {}, column {}: {}",
+            self.pos.line, self.pos.col, self.message
+        )
     }
 }
 
 impl std::error::Error for ExprError {}
 
 pub(crate) fn err<T>(pos: Pos, message: impl Into<String>) -> Result<T, ExprError> {
-    Err(ExprError { pos, message: message.into() })
+    Err(ExprError {
+        pos,
+        message: message.into(),
+    })
 }
 
 /// Parses and evaluates a program; returns the tensor of its last expression.
@@ -55,11 +62,15 @@ mod tests {
     fn evaluates_the_issue_examples() {
         let t = evaluate("a = rand(1000000, chunk=100000, seed=1); b = rand(1000000, chunk=100000, seed=2); sum(a + b)").unwrap();
         assert_eq!(t.shape(), &[] as &[usize]);
-        let t = evaluate("m = ones((300, 200), chunk=(64, 50)); sum(matmul(m, transpose(m))[::2, 10:])").unwrap();
+        let t = evaluate(
+            "m = ones((300, 200), chunk=(64, 50)); sum(matmul(m, transpose(m))[::2, 10:])",
+        )
+        .unwrap();
         assert_eq!(t.shape(), &[] as &[usize]);
         let t = evaluate("x = arange(100000, chunk=1000); x[10:90000:7]").unwrap();
         assert_eq!(t.shape(), &[12856]);
-        let t = evaluate("x = rand(10, 20, chunk=5); y = x.T @ x; y[::-1, 3] ** 2 / 2 - -1").unwrap();
+        let t =
+            evaluate("x = rand(10, 20, chunk=5); y = x.T @ x; y[::-1, 3] ** 2 / 2 - -1").unwrap();
         assert_eq!(t.shape(), &[20]);
     }
 
@@ -67,7 +78,10 @@ mod tests {
     fn errors_name_line_and_column() {
         let e = evaluate("a = ones(3, chunk=1);\nb = ones(4, chunk=2);\na + b").unwrap_err();
         assert_eq!((e.pos.line, e.pos.col), (3, 3), "{e}");
-        assert!(e.message.contains("(3,)") && e.message.contains("(4,)"), "{e}");
+        assert!(
+            e.message.contains("(3,)") && e.message.contains("(4,)"),
+            "{e}"
+        );
         let e = evaluate("sum(ones(3, chunk=1), axis=)").unwrap_err();
         assert_eq!((e.pos.line, e.pos.col), (1, 28), "{e}");
         let e = evaluate("frobnicate(1)").unwrap_err();

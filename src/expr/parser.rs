@@ -13,7 +13,12 @@ pub enum Expr {
     Tuple(Vec<Expr>, Pos),
     Neg(Box<Expr>, Pos),
     Binary(&'static str, Box<Expr>, Box<Expr>, Pos),
-    Call { func: Box<Expr>, args: Vec<Expr>, kwargs: Vec<(String, Expr, Pos)>, pos: Pos },
+    Call {
+        func: Box<Expr>,
+        args: Vec<Expr>,
+        kwargs: Vec<(String, Expr, Pos)>,
+        pos: Pos,
+    },
     Attr(Box<Expr>, String, Pos),
     Index(Box<Expr>, Vec<IndexItem>, Pos),
 }
@@ -27,12 +32,20 @@ pub enum IndexItem {
 impl Expr {
     pub fn pos(&self) -> Pos {
         match self {
-            Expr::Int(_, p) | Expr::Float(_, p) | Expr::Str(_, p) | Expr::Name(_, p) | Expr::Tuple(_, p) | Expr::Neg(_, p) => *p,
+            Expr::Int(_, p)
+            | Expr::Float(_, p)
+            | Expr::Str(_, p)
+            | Expr::Name(_, p)
+            | Expr::Tuple(_, p)
+            | Expr::Neg(_, p) => *p,
             Expr::Binary(_, _, _, p) | Expr::Attr(_, _, p) | Expr::Index(_, _, p) => *p,
             Expr::Call { pos, .. } => *pos,
         }
     }
 }
+
+/// A keyword argument: name, value and where it was written.
+pub type Keyword = (String, Expr, Pos);
 
 /// `target = expr` or a bare expression.
 #[derive(Clone, Debug, PartialEq)]
@@ -62,9 +75,15 @@ pub fn parse(toks: &[(Tok, Pos)]) -> Result<Vec<Stmt>, ExprError> {
             }
             _ => None,
         };
-        stmts.push(Stmt { target, expr: p.expr()? });
+        stmts.push(Stmt {
+            target,
+            expr: p.expr()?,
+        });
         if !p.eat(";") && p.peek() != &Tok::End {
-            return err(p.pos(), format!("expected ';' or end of input, found {}", describe(p.peek())));
+            return err(
+                p.pos(),
+                format!("expected ';' or end of input, found {}", describe(p.peek())),
+            );
         }
     }
     if stmts.is_empty() {
@@ -103,7 +122,10 @@ impl Parser<'_> {
         if self.eat(sym) {
             Ok(())
         } else {
-            err(self.pos(), format!("expected '{sym}', found {}", describe(self.peek())))
+            err(
+                self.pos(),
+                format!("expected '{sym}', found {}", describe(self.peek())),
+            )
         }
     }
 
@@ -119,7 +141,11 @@ impl Parser<'_> {
         Ok(lhs)
     }
 
-    fn binary_level(&mut self, ops: &[&'static str], next: fn(&mut Self) -> Result<Expr, ExprError>) -> Result<Expr, ExprError> {
+    fn binary_level(
+        &mut self,
+        ops: &[&'static str],
+        next: fn(&mut Self) -> Result<Expr, ExprError>,
+    ) -> Result<Expr, ExprError> {
         let mut lhs = next(self)?;
         'outer: loop {
             for op in ops {
@@ -168,7 +194,12 @@ impl Parser<'_> {
             let pos = self.pos();
             if self.eat("(") {
                 let (args, kwargs) = self.call_args()?;
-                e = Expr::Call { func: Box::new(e), args, kwargs, pos };
+                e = Expr::Call {
+                    func: Box::new(e),
+                    args,
+                    kwargs,
+                    pos,
+                };
             } else if self.eat("[") {
                 let mut items = vec![self.index_item()?];
                 while self.eat(",") {
@@ -185,7 +216,12 @@ impl Parser<'_> {
                         self.i += 1;
                         e = Expr::Attr(Box::new(e), n, pos);
                     }
-                    other => return err(self.pos(), format!("expected an attribute name, found {}", describe(&other))),
+                    other => {
+                        return err(
+                            self.pos(),
+                            format!("expected an attribute name, found {}", describe(&other)),
+                        )
+                    }
                 }
             } else {
                 return Ok(e);
@@ -193,7 +229,7 @@ impl Parser<'_> {
         }
     }
 
-    fn call_args(&mut self) -> Result<(Vec<Expr>, Vec<(String, Expr, Pos)>), ExprError> {
+    fn call_args(&mut self) -> Result<(Vec<Expr>, Vec<Keyword>), ExprError> {
         let (mut args, mut kwargs) = (Vec::new(), Vec::new());
         while !self.eat(")") {
             let pos = self.pos();
@@ -202,7 +238,9 @@ impl Parser<'_> {
                     self.i += 2;
                     kwargs.push((n, self.expr()?, pos));
                 }
-                _ if !kwargs.is_empty() => return err(pos, "positional argument after keyword argument"),
+                _ if !kwargs.is_empty() => {
+                    return err(pos, "positional argument after keyword argument")
+                }
                 _ => args.push(self.expr()?),
             }
             if !self.eat(",") {
@@ -223,7 +261,9 @@ impl Parser<'_> {
         };
         let start = bound(self)?;
         if !self.eat(":") {
-            return start.map(IndexItem::At).map_or_else(|| err(self.pos(), "expected an index"), Ok);
+            return start
+                .map(IndexItem::At)
+                .map_or_else(|| err(self.pos(), "expected an index"), Ok);
         }
         let stop = bound(self)?;
         let step = if self.eat(":") { bound(self)? } else { None };
@@ -260,7 +300,10 @@ impl Parser<'_> {
             }
             other => {
                 self.i -= 1;
-                return err(pos, format!("expected an expression, found {}", describe(&other)));
+                return err(
+                    pos,
+                    format!("expected an expression, found {}", describe(&other)),
+                );
             }
         })
     }

@@ -124,17 +124,27 @@ impl ChunkGraph {
         idx
     }
 
-    /// A graph sharing this one's argument table (and op-key sequence) but with no nodes:
-    /// the starting point of passes that rebuild the node list.
-    pub fn empty_like(&self) -> Self {
+    /// Moves the argument table (and op-key sequence) into a new graph with no nodes: the
+    /// starting point of passes that rebuild the node list. `self` keeps its nodes and edges
+    /// for reading; its argument lookups must go to the new graph from here on.
+    pub fn take_tables(&mut self) -> Self {
         Self {
             nodes: Vec::with_capacity(self.nodes.len()),
             edges: Vec::with_capacity(self.edges.len()),
-            args: self.args.clone(),
+            args: std::mem::take(&mut self.args),
             results: Vec::new(),
-            interned: self.interned.clone(),
+            interned: std::mem::take(&mut self.interned),
             next_op_key: self.next_op_key,
         }
+    }
+
+    /// How many edges leave each node.
+    pub fn consumer_counts(&self) -> Vec<u32> {
+        let mut counts = vec![0u32; self.nodes.len()];
+        for e in &self.edges {
+            counts[e.index()] += 1;
+        }
+        counts
     }
 
     /// Copies node `idx` of `from` into `self` with its inputs remapped.
@@ -167,7 +177,10 @@ impl ChunkGraph {
     }
 
     /// Remaps result chunk indices through `map` (for passes that renumber nodes).
-    pub fn remap_results(results: &[ResultTensor], map: impl Fn(ChunkIdx) -> ChunkIdx) -> Vec<ResultTensor> {
+    pub fn remap_results(
+        results: &[ResultTensor],
+        map: impl Fn(ChunkIdx) -> ChunkIdx,
+    ) -> Vec<ResultTensor> {
         results
             .iter()
             .map(|r| ResultTensor {

@@ -70,8 +70,12 @@ impl SubtaskGraph {
         let color_succs = color_preds.transposed(n_colors);
 
         // Kahn's algorithm, FIFO from colors in index order: deterministic.
-        let mut indeg: Vec<u32> = (0..n_colors).map(|k| color_preds.row(k).len() as u32).collect();
-        let mut queue: VecDeque<u32> = (0..n_colors as u32).filter(|&k| indeg[k as usize] == 0).collect();
+        let mut indeg: Vec<u32> = (0..n_colors)
+            .map(|k| color_preds.row(k).len() as u32)
+            .collect();
+        let mut queue: VecDeque<u32> = (0..n_colors as u32)
+            .filter(|&k| indeg[k as usize] == 0)
+            .collect();
         let mut order = Vec::with_capacity(n_colors);
         while let Some(k) = queue.pop_front() {
             order.push(k);
@@ -85,7 +89,10 @@ impl SubtaskGraph {
         if order.len() != n_colors {
             return Err(AresError::prepare(
                 "color",
-                format!("subtask groups form a cycle ({} of {n_colors} ordered)", order.len()),
+                format!(
+                    "subtask groups form a cycle ({} of {n_colors} ordered)",
+                    order.len()
+                ),
             ));
         }
         let mut rank = vec![0u32; n_colors];
@@ -93,12 +100,19 @@ impl SubtaskGraph {
             rank[*k as usize] = i as u32;
         }
 
-        let owner: Vec<SubtaskIdx> = colors.iter().map(|k| SubtaskIdx(rank[*k as usize])).collect();
+        let owner: Vec<SubtaskIdx> = colors
+            .iter()
+            .map(|k| SubtaskIdx(rank[*k as usize]))
+            .collect();
         let mut members = Csr::with_capacity(n_colors, n);
         let mut preds = Csr::with_capacity(n_colors, color_preds.edges());
         for &k in &order {
             members.push_row(by_color.row(k as usize).iter().copied());
-            let mut row: Vec<u32> = color_preds.row(k as usize).iter().map(|p| rank[*p as usize]).collect();
+            let mut row: Vec<u32> = color_preds
+                .row(k as usize)
+                .iter()
+                .map(|p| rank[*p as usize])
+                .collect();
             row.sort_unstable();
             preds.push_row(row);
         }
@@ -107,10 +121,16 @@ impl SubtaskGraph {
         let mut subtasks = Vec::with_capacity(n_colors);
         let mut depth = vec![0u32; n_colors];
         for s in 0..n_colors {
-            let d = preds.row(s).iter().map(|p| depth[*p as usize] + 1).max().unwrap_or(0);
+            let d = preds
+                .row(s)
+                .iter()
+                .map(|p| depth[*p as usize] + 1)
+                .max()
+                .unwrap_or(0);
             depth[s] = d;
-            let id = SubtaskId::new(task, stage, s as u64)
-                .ok_or_else(|| AresError::prepare("color", "too many subtasks for a 48-bit sequence"))?;
+            let id = SubtaskId::new(task, stage, s as u64).ok_or_else(|| {
+                AresError::prepare("color", "too many subtasks for a 48-bit sequence")
+            })?;
             subtasks.push(Subtask {
                 id,
                 depth: d,
@@ -154,7 +174,13 @@ impl SubtaskGraph {
         }
         let mut outputs = Csr::with_capacity(n_sub, chunks.len() / 2);
         for s in 0..n_sub {
-            outputs.push_row(members.row(s).iter().copied().filter(|c| needed_outside[*c as usize]));
+            outputs.push_row(
+                members
+                    .row(s)
+                    .iter()
+                    .copied()
+                    .filter(|c| needed_outside[*c as usize]),
+            );
         }
         (inputs, outputs)
     }
@@ -169,7 +195,9 @@ impl SubtaskGraph {
 
     /// Subtasks with no predecessors.
     pub fn initial(&self) -> impl Iterator<Item = SubtaskIdx> + '_ {
-        (0..self.len()).filter(|s| self.preds.row(*s).is_empty()).map(|s| SubtaskIdx(s as u32))
+        (0..self.len())
+            .filter(|s| self.preds.row(*s).is_empty())
+            .map(|s| SubtaskIdx(s as u32))
     }
 
     pub fn members_of(&self, s: SubtaskIdx) -> impl Iterator<Item = ChunkIdx> + '_ {

@@ -30,7 +30,10 @@ pub fn fill(fill: &Fill, shape: &[usize]) -> KResult<ArrayData> {
         }
         Fill::Normal { seed } => {
             let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
-            ArrayData::F64(from_vec(shape, (0..n).map(|_| StandardNormal.sample(&mut rng)).collect())?)
+            ArrayData::F64(from_vec(
+                shape,
+                (0..n).map(|_| StandardNormal.sample(&mut rng)).collect(),
+            )?)
         }
         Fill::Const { value } => match value {
             Scalar::Bool(b) => ArrayData::Bool(ArrayD::from_elem(IxDyn(shape), b)),

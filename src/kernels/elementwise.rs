@@ -39,7 +39,8 @@ fn cast_cow(a: &ArrayData, dtype: DType) -> Cow<'_, ArrayData> {
 }
 
 pub fn unary(op: Op, args: &OpArgs, a: &ArrayData) -> KResult<ArrayData> {
-    let out = infer::unary_dtype(op, args, a.dtype()).map_err(|e| super::KernelError(e.to_string()))?;
+    let out =
+        infer::unary_dtype(op, args, a.dtype()).map_err(|e| super::KernelError(e.to_string()))?;
     Ok(match (op, a) {
         (Op::AsType, _) => a.clone().cast(out),
         (Op::Neg, ArrayData::I64(x)) => ArrayData::I64(x.mapv(i64::wrapping_neg)),
@@ -49,7 +50,9 @@ pub fn unary(op: Op, args: &OpArgs, a: &ArrayData) -> KResult<ArrayData> {
         (Op::Abs, ArrayData::Bool(x)) => ArrayData::Bool(x.clone()),
         (Op::Sqrt | Op::Exp | Op::Log | Op::Sin | Op::Cos, _) => {
             let x = cast_cow(a, DType::F64);
-            let ArrayData::F64(x) = x.as_ref() else { unreachable!("cast to f64") };
+            let ArrayData::F64(x) = x.as_ref() else {
+                unreachable!("cast to f64")
+            };
             ArrayData::F64(match op {
                 Op::Sqrt => x.mapv(f64::sqrt),
                 Op::Exp => x.mapv(f64::exp),
@@ -74,11 +77,16 @@ fn compute_dtype(op: Op, a: DType, b: DType) -> DType {
     }
 }
 
-fn zip_map<A: Copy, B: Copy, O>(a: &ArrayD<A>, b: &ArrayD<B>, f: impl Fn(A, B) -> O) -> KResult<ArrayD<O>> {
+fn zip_map<A: Copy, B: Copy, O>(
+    a: &ArrayD<A>,
+    b: &ArrayD<B>,
+    f: impl Fn(A, B) -> O,
+) -> KResult<ArrayD<O>> {
     if a.shape() == b.shape() {
         return Ok(Zip::from(a).and(b).map_collect(|x, y| f(*x, *y)));
     }
-    let shape = infer::broadcast("elementwise", a.shape(), b.shape()).map_err(|e| super::KernelError(e.to_string()))?;
+    let shape = infer::broadcast("elementwise", a.shape(), b.shape())
+        .map_err(|e| super::KernelError(e.to_string()))?;
     let (av, bv) = match (a.broadcast(IxDyn(&shape)), b.broadcast(IxDyn(&shape))) {
         (Some(x), Some(y)) => (x, y),
         _ => return kerr("operands cannot be broadcast"),
@@ -114,7 +122,18 @@ pub fn binary(op: Op, a: &ArrayData, b: &ArrayData) -> KResult<ArrayData> {
             if op == Op::Div {
                 ArrayData::F64(zip_map(x, y, |p, q| p / q)?)
             } else {
-                numeric_op!(op, x, y, F64, |p, q| p + q, |p, q| p - q, |p, q| p * q, f64::powf, fmax, fmin)
+                numeric_op!(
+                    op,
+                    x,
+                    y,
+                    F64,
+                    |p, q| p + q,
+                    |p, q| p - q,
+                    |p, q| p * q,
+                    f64::powf,
+                    fmax,
+                    fmin
+                )
             }
         }
         (ArrayData::I64(x), ArrayData::I64(y)) => {
@@ -150,7 +169,12 @@ pub fn binary(op: Op, a: &ArrayData, b: &ArrayData) -> KResult<ArrayData> {
 }
 
 /// `op(a, value)`, or `op(value, a)` when `scalar_left`.
-pub fn binary_scalar(op: Op, a: &ArrayData, value: Scalar, scalar_left: bool) -> KResult<ArrayData> {
+pub fn binary_scalar(
+    op: Op,
+    a: &ArrayData,
+    value: Scalar,
+    scalar_left: bool,
+) -> KResult<ArrayData> {
     let dt = compute_dtype(op, a.dtype(), value.dtype());
     let s = match dt {
         DType::F64 => ArrayData::F64(ArrayD::from_elem(IxDyn(&[]), value.as_f64())),

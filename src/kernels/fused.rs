@@ -24,7 +24,11 @@ const BLOCK: usize = 2048;
 #[derive(Clone, Copy, Debug)]
 enum Lane {
     Unary(Op),
-    Scalar { op: Op, value: f64, left: bool },
+    Scalar {
+        op: Op,
+        value: f64,
+        left: bool,
+    },
     /// A binary op on the segment's two inputs (head only).
     Binary(Op),
     ToBool,
@@ -43,7 +47,12 @@ fn lane_dtype_ok(d: DType) -> bool {
     matches!(d, DType::F64 | DType::Bool)
 }
 
-fn plan_segment(steps: &[FuseStep], start: usize, table: &[OpArgs], ins: &[&ArrayData]) -> Option<Plan> {
+fn plan_segment(
+    steps: &[FuseStep],
+    start: usize,
+    table: &[OpArgs],
+    ins: &[&ArrayData],
+) -> Option<Plan> {
     if ins.is_empty() || !ins.iter().all(|a| lane_dtype_ok(a.dtype())) {
         return None;
     }
@@ -57,14 +66,21 @@ fn plan_segment(steps: &[FuseStep], start: usize, table: &[OpArgs], ins: &[&Arra
             OpArgs::Cast { dtype: DType::Bool } => (Lane::ToBool, DType::Bool),
             OpArgs::Cast { .. } => break,
             OpArgs::Scalar { value, scalar_left } => {
-                let lane = Lane::Scalar { op, value: value.as_f64(), left: *scalar_left };
+                let lane = Lane::Scalar {
+                    op,
+                    value: value.as_f64(),
+                    left: *scalar_left,
+                };
                 (lane, binary_dtype(op, cur, value.dtype()))
             }
             OpArgs::None if op.family() == crate::ops::Family::Binary => {
                 if j != start || ins.len() != 2 {
                     break;
                 }
-                (Lane::Binary(op), binary_dtype(op, ins[0].dtype(), ins[1].dtype()))
+                (
+                    Lane::Binary(op),
+                    binary_dtype(op, ins[0].dtype(), ins[1].dtype()),
+                )
             }
             _ => match unary_dtype(op, args, cur) {
                 Ok(d) => (Lane::Unary(op), d),
@@ -89,7 +105,12 @@ fn plan_segment(steps: &[FuseStep], start: usize, table: &[OpArgs], ins: &[&Arra
             j += 1;
         }
     }
-    (lanes.len() + reduce.is_some() as usize >= 2).then_some(Plan { lanes, reduce, end: j, out_dtype: cur })
+    (lanes.len() + reduce.is_some() as usize >= 2).then_some(Plan {
+        lanes,
+        reduce,
+        end: j,
+        out_dtype: cur,
+    })
 }
 
 /// An input as a contiguous f64 or bool slice of the segment's full shape.
@@ -118,7 +139,9 @@ fn contiguous<'a, T: Clone>(a: &'a ArrayD<T>, shape: &[usize]) -> KResult<Cow<'a
             return Ok(Cow::Borrowed(s));
         }
     }
-    let view = a.broadcast(IxDyn(shape)).ok_or_else(|| super::KernelError("operands cannot be broadcast".into()))?;
+    let view = a
+        .broadcast(IxDyn(shape))
+        .ok_or_else(|| super::KernelError("operands cannot be broadcast".into()))?;
     Ok(Cow::Owned(view.iter().cloned().collect()))
 }
 
@@ -149,19 +172,58 @@ fn map2(buf: &mut [f64], other: &[f64], f: impl Fn(f64, f64) -> f64) {
 macro_rules! with_binary {
     ($op:expr, $f:ident => $body:expr) => {
         match $op {
-            Op::Add => { let $f = |x: f64, y: f64| x + y; $body }
-            Op::Sub => { let $f = |x: f64, y: f64| x - y; $body }
-            Op::Mul => { let $f = |x: f64, y: f64| x * y; $body }
-            Op::Div => { let $f = |x: f64, y: f64| x / y; $body }
-            Op::Pow => { let $f = f64::powf; $body }
-            Op::Maximum => { let $f = fmax; $body }
-            Op::Minimum => { let $f = fmin; $body }
-            Op::Eq => { let $f = |x: f64, y: f64| (x == y) as u8 as f64; $body }
-            Op::Ne => { let $f = |x: f64, y: f64| (x != y) as u8 as f64; $body }
-            Op::Lt => { let $f = |x: f64, y: f64| (x < y) as u8 as f64; $body }
-            Op::Le => { let $f = |x: f64, y: f64| (x <= y) as u8 as f64; $body }
-            Op::Gt => { let $f = |x: f64, y: f64| (x > y) as u8 as f64; $body }
-            _ => { let $f = |x: f64, y: f64| (x >= y) as u8 as f64; $body }
+            Op::Add => {
+                let $f = |x: f64, y: f64| x + y;
+                $body
+            }
+            Op::Sub => {
+                let $f = |x: f64, y: f64| x - y;
+                $body
+            }
+            Op::Mul => {
+                let $f = |x: f64, y: f64| x * y;
+                $body
+            }
+            Op::Div => {
+                let $f = |x: f64, y: f64| x / y;
+                $body
+            }
+            Op::Pow => {
+                let $f = f64::powf;
+                $body
+            }
+            Op::Maximum => {
+                let $f = fmax;
+                $body
+            }
+            Op::Minimum => {
+                let $f = fmin;
+                $body
+            }
+            Op::Eq => {
+                let $f = |x: f64, y: f64| (x == y) as u8 as f64;
+                $body
+            }
+            Op::Ne => {
+                let $f = |x: f64, y: f64| (x != y) as u8 as f64;
+                $body
+            }
+            Op::Lt => {
+                let $f = |x: f64, y: f64| (x < y) as u8 as f64;
+                $body
+            }
+            Op::Le => {
+                let $f = |x: f64, y: f64| (x <= y) as u8 as f64;
+                $body
+            }
+            Op::Gt => {
+                let $f = |x: f64, y: f64| (x > y) as u8 as f64;
+                $body
+            }
+            _ => {
+                let $f = |x: f64, y: f64| (x >= y) as u8 as f64;
+                $body
+            }
         }
     };
 }
@@ -180,20 +242,33 @@ fn run_lane(lane: Lane, buf: &mut [f64], other: &[f64]) {
             _ => map1(buf, f64::cos),
         },
         Lane::Binary(op) => with_binary!(op, f => map2(buf, other, f)),
-        Lane::Scalar { op, value, left: false } => with_binary!(op, f => map1(buf, |x| f(x, value))),
-        Lane::Scalar { op, value, left: true } => with_binary!(op, f => map1(buf, |x| f(value, x))),
+        Lane::Scalar {
+            op,
+            value,
+            left: false,
+        } => with_binary!(op, f => map1(buf, |x| f(x, value))),
+        Lane::Scalar {
+            op,
+            value,
+            left: true,
+        } => with_binary!(op, f => map1(buf, |x| f(value, x))),
     }
 }
 
 fn eval_segment(plan: &Plan, ins: &[&ArrayData]) -> KResult<ArrayData> {
     let shape: SmallVec<[usize; 4]> = match ins {
-        [a, b] => broadcast("fuse", a.shape(), b.shape()).map_err(|e| super::KernelError(e.to_string()))?,
+        [a, b] => broadcast("fuse", a.shape(), b.shape())
+            .map_err(|e| super::KernelError(e.to_string()))?,
         [a, ..] => a.shape().into(),
         [] => return kerr("fused segment without inputs"),
     };
     let n = numel(&shape);
     let first = source(ins[0], &shape)?;
-    let second = if ins.len() == 2 { Some(source(ins[1], &shape)?) } else { None };
+    let second = if ins.len() == 2 {
+        Some(source(ins[1], &shape)?)
+    } else {
+        None
+    };
     let mut buf = vec![0.0f64; BLOCK];
     let mut buf2 = vec![0.0f64; if second.is_some() { BLOCK } else { 0 }];
 
@@ -282,13 +357,21 @@ fn eval_segment(plan: &Plan, ins: &[&ArrayData]) -> KResult<ArrayData> {
     let wrap = |e: ndarray::ShapeError| super::KernelError(format!("fused output shape: {e}"));
     Ok(match plan.out_dtype {
         DType::F64 => ArrayData::F64(ArrayD::from_shape_vec(dim, acc).map_err(wrap)?),
-        DType::Bool => ArrayData::Bool(ArrayD::from_shape_vec(dim, acc.iter().map(|x| *x != 0.0).collect()).map_err(wrap)?),
-        DType::I64 => ArrayData::I64(ArrayD::from_shape_vec(dim, acc.iter().map(|x| *x as i64).collect()).map_err(wrap)?),
+        DType::Bool => ArrayData::Bool(
+            ArrayD::from_shape_vec(dim, acc.iter().map(|x| *x != 0.0).collect()).map_err(wrap)?,
+        ),
+        DType::I64 => ArrayData::I64(
+            ArrayD::from_shape_vec(dim, acc.iter().map(|x| *x as i64).collect()).map_err(wrap)?,
+        ),
     })
 }
 
 /// Runs the steps of a FUSE node on the head's inputs.
-pub fn run_fused(steps: &[FuseStep], table: &[OpArgs], inputs: &[&ArrayData]) -> KResult<ArrayData> {
+pub fn run_fused(
+    steps: &[FuseStep],
+    table: &[OpArgs],
+    inputs: &[&ArrayData],
+) -> KResult<ArrayData> {
     let mut cur: Option<ArrayData> = None;
     let mut i = 0;
     while i < steps.len() {

@@ -21,15 +21,19 @@ fn slice_one<T: Clone>(a: &ArrayD<T>, dims: &[DimIndex]) -> KResult<ArrayD<T>> {
             }
         };
         if !ok {
-            return kerr(format!("index {idx:?} out of bounds for axis {d} of length {n}"));
+            return kerr(format!(
+                "index {idx:?} out of bounds for axis {d} of length {n}"
+            ));
         }
     }
     let view = a.slice_each_axis(|ax| match dims[ax.axis.index()] {
         DimIndex::Index(i) => Slice::new(i as isize, Some(i as isize + 1), 1),
         DimIndex::Range { len: 0, .. } => Slice::new(0, Some(0), 1),
-        DimIndex::Range { start, step, len } if step > 0 => {
-            Slice::new(start as isize, Some((start + step as usize * (len - 1) + 1) as isize), step)
-        }
+        DimIndex::Range { start, step, len } if step > 0 => Slice::new(
+            start as isize,
+            Some((start + step as usize * (len - 1) + 1) as isize),
+            step,
+        ),
         DimIndex::Range { start, step, len } => {
             let lo = start - step.unsigned_abs() * (len - 1);
             Slice::new(lo as isize, Some(start as isize + 1), step)
@@ -50,9 +54,16 @@ pub fn slice(a: &ArrayData, dims: &[DimIndex]) -> KResult<ArrayData> {
 
 pub fn transpose(a: &ArrayData, perm: &[usize]) -> KResult<ArrayData> {
     if perm.len() != a.shape().len() {
-        return kerr(format!("permutation {perm:?} for a {}-D chunk", a.shape().len()));
+        return kerr(format!(
+            "permutation {perm:?} for a {}-D chunk",
+            a.shape().len()
+        ));
     }
-    Ok(crate::map_array!(a, |x| x.view().permuted_axes(IxDyn(perm)).as_standard_layout().into_owned()))
+    Ok(crate::map_array!(a, |x| x
+        .view()
+        .permuted_axes(IxDyn(perm))
+        .as_standard_layout()
+        .into_owned()))
 }
 
 pub fn reshape(a: &ArrayData, shape: &[usize]) -> KResult<ArrayData> {
@@ -60,7 +71,10 @@ pub fn reshape(a: &ArrayData, shape: &[usize]) -> KResult<ArrayData> {
         .as_standard_layout()
         .into_owned()
         .into_shape_with_order(IxDyn(shape))
-        .map_err(|e| super::KernelError(format!("cannot reshape {:?} to {shape:?}: {e}", x.shape())))?))
+        .map_err(|e| super::KernelError(format!(
+            "cannot reshape {:?} to {shape:?}: {e}",
+            x.shape()
+        )))?))
 }
 
 fn assemble_one<T: Clone>(parts: Vec<ArrayViewD<T>>, grid: &[usize]) -> KResult<ArrayD<T>> {
@@ -75,11 +89,14 @@ fn assemble_one<T: Clone>(parts: Vec<ArrayViewD<T>>, grid: &[usize]) -> KResult<
             .chunks(grid[d])
             .map(|group| {
                 let vs: Vec<ArrayViewD<T>> = group.iter().map(|g| g.view()).collect();
-                concatenate(Axis(d), &vs).map_err(|e| super::KernelError(format!("blocks do not fit: {e}")))
+                concatenate(Axis(d), &vs)
+                    .map_err(|e| super::KernelError(format!("blocks do not fit: {e}")))
             })
             .collect::<KResult<_>>()?;
     }
-    level.pop().ok_or_else(|| super::KernelError("empty assembly".into()))
+    level
+        .pop()
+        .ok_or_else(|| super::KernelError("empty assembly".into()))
 }
 
 pub fn assemble(inputs: &[&ArrayData], grid: &[usize]) -> KResult<ArrayData> {
@@ -89,7 +106,11 @@ pub fn assemble(inputs: &[&ArrayData], grid: &[usize]) -> KResult<ArrayData> {
                 .iter()
                 .map(|p| match p {
                     ArrayData::$variant(x) => Ok(x.view()),
-                    other => kerr(format!("block of dtype {} among {}", other.dtype(), stringify!($variant))),
+                    other => kerr(format!(
+                        "block of dtype {} among {}",
+                        other.dtype(),
+                        stringify!($variant)
+                    )),
                 })
                 .collect::<KResult<Vec<_>>>()?;
             ArrayData::$variant(assemble_one(parts, grid)?)

@@ -29,12 +29,18 @@ pub fn kerr<T>(msg: impl Into<String>) -> KResult<T> {
 }
 
 /// Computes chunk `idx` of `graph` from the data of its inputs (in input order).
-pub fn compute_chunk(graph: &ChunkGraph, idx: ChunkIdx, inputs: &[&ArrayData]) -> Result<ArrayData> {
+pub fn compute_chunk(
+    graph: &ChunkGraph,
+    idx: ChunkIdx,
+    inputs: &[&ArrayData],
+) -> Result<ArrayData> {
     let node = graph.node(idx);
-    apply(node.op, &graph.args[node.args.index()], &graph.args, inputs).map_err(|e| AresError::Kernel {
-        op: node.op.name(),
-        chunk: node.key.to_string(),
-        detail: e.0,
+    apply(node.op, &graph.args[node.args.index()], &graph.args, inputs).map_err(|e| {
+        AresError::Kernel {
+            op: node.op.name(),
+            chunk: node.key.to_string(),
+            detail: e.0,
+        }
     })
 }
 
@@ -50,10 +56,17 @@ pub fn apply(op: Op, args: &OpArgs, table: &[OpArgs], inputs: &[&ArrayData]) -> 
             [a, b] => elementwise::binary(op, a, b),
             _ => kerr(format!("expects 2 inputs, got {}", inputs.len())),
         },
-        (Family::Reduction, OpArgs::Reduce { axes, keepdims }) => reduction::reduce(op, one(inputs)?, axes, *keepdims),
-        (Family::Combine, OpArgs::Combine { op: inner, axes, keepdims }) => {
-            reduction::combine(*inner, inputs, axes, *keepdims)
+        (Family::Reduction, OpArgs::Reduce { axes, keepdims }) => {
+            reduction::reduce(op, one(inputs)?, axes, *keepdims)
         }
+        (
+            Family::Combine,
+            OpArgs::Combine {
+                op: inner,
+                axes,
+                keepdims,
+            },
+        ) => reduction::combine(*inner, inputs, axes, *keepdims),
         (Family::Combine, _) => reduction::combine(Op::Sum, inputs, &[], true),
         (Family::Linalg, _) => match inputs {
             [a, b] => reduction::matmul(a, b),

@@ -30,8 +30,16 @@ fn reduce_f64(op: Op, a: &ArrayD<f64>, axes: &[usize], keepdims: bool) -> KResul
         let v = match op {
             Op::Sum => a.sum(),
             Op::Prod => a.product(),
-            Op::Min => a.iter().copied().reduce(fmin).ok_or_else(|| super::KernelError("min of an empty chunk".into()))?,
-            Op::Max => a.iter().copied().reduce(fmax).ok_or_else(|| super::KernelError("max of an empty chunk".into()))?,
+            Op::Min => a
+                .iter()
+                .copied()
+                .reduce(fmin)
+                .ok_or_else(|| super::KernelError("min of an empty chunk".into()))?,
+            Op::Max => a
+                .iter()
+                .copied()
+                .reduce(fmax)
+                .ok_or_else(|| super::KernelError("max of an empty chunk".into()))?,
             _ => return kerr(format!("{op} is not a reduction")),
         };
         let shape: Vec<usize> = if keepdims { vec![1; a.ndim()] } else { vec![] };
@@ -77,15 +85,26 @@ pub fn reduce(op: Op, a: &ArrayData, axes: &[usize], keepdims: bool) -> KResult<
 
 fn fold_into<T: Copy>(acc: &mut ArrayD<T>, x: &ArrayD<T>, f: impl Fn(T, T) -> T) -> KResult<()> {
     if acc.shape() != x.shape() {
-        return kerr(format!("partials have different shapes {:?} and {:?}", acc.shape(), x.shape()));
+        return kerr(format!(
+            "partials have different shapes {:?} and {:?}",
+            acc.shape(),
+            x.shape()
+        ));
     }
     Zip::from(acc).and(x).for_each(|a, b| *a = f(*a, *b));
     Ok(())
 }
 
 /// Folds partials with `op`, then removes `axes` unless `keepdims`.
-pub fn combine(op: Op, inputs: &[&ArrayData], axes: &[usize], keepdims: bool) -> KResult<ArrayData> {
-    let Some(first) = inputs.first() else { return kerr("combine of no partials") };
+pub fn combine(
+    op: Op,
+    inputs: &[&ArrayData],
+    axes: &[usize],
+    keepdims: bool,
+) -> KResult<ArrayData> {
+    let Some(first) = inputs.first() else {
+        return kerr("combine of no partials");
+    };
     let mut acc = (*first).clone();
     for x in &inputs[1..] {
         match (&mut acc, x) {
@@ -105,16 +124,30 @@ pub fn combine(op: Op, inputs: &[&ArrayData], axes: &[usize], keepdims: bool) ->
                 Op::Min => fold_into(a, b, |p, q| p & q)?,
                 _ => fold_into(a, b, |p, q| p | q)?,
             },
-            (a, b) => return kerr(format!("partials of different dtypes {} and {}", a.dtype(), b.dtype())),
+            (a, b) => {
+                return kerr(format!(
+                    "partials of different dtypes {} and {}",
+                    a.dtype(),
+                    b.dtype()
+                ))
+            }
         }
     }
     if keepdims || axes.is_empty() {
         return Ok(acc);
     }
-    let shape: Vec<usize> = acc.shape().iter().enumerate().filter(|(d, _)| !axes.contains(d)).map(|(_, n)| *n).collect();
+    let shape: Vec<usize> = acc
+        .shape()
+        .iter()
+        .enumerate()
+        .filter(|(d, _)| !axes.contains(d))
+        .map(|(_, n)| *n)
+        .collect();
     Ok(crate::map_array!(acc, |a| a
         .into_shape_with_order(IxDyn(&shape))
-        .map_err(|e| super::KernelError(format!("cannot drop reduced axes: {e}")))?))
+        .map_err(|e| super::KernelError(format!(
+            "cannot drop reduced axes: {e}"
+        )))?))
 }
 
 pub fn matmul(a: &ArrayData, b: &ArrayData) -> KResult<ArrayData> {
@@ -128,11 +161,17 @@ pub fn matmul(a: &ArrayData, b: &ArrayData) -> KResult<ArrayData> {
     let (a, b) = (two(a.clone().cast(dt))?, two(b.clone().cast(dt))?);
     Ok(match (a, b) {
         (ArrayData::F64(x), ArrayData::F64(y)) => {
-            let (x, y) = (x.into_dimensionality::<Ix2>().expect("2-D"), y.into_dimensionality::<Ix2>().expect("2-D"));
+            let (x, y) = (
+                x.into_dimensionality::<Ix2>().expect("2-D"),
+                y.into_dimensionality::<Ix2>().expect("2-D"),
+            );
             ArrayData::F64(x.dot(&y).into_dyn())
         }
         (ArrayData::I64(x), ArrayData::I64(y)) => {
-            let (x, y) = (x.into_dimensionality::<Ix2>().expect("2-D"), y.into_dimensionality::<Ix2>().expect("2-D"));
+            let (x, y) = (
+                x.into_dimensionality::<Ix2>().expect("2-D"),
+                y.into_dimensionality::<Ix2>().expect("2-D"),
+            );
             ArrayData::I64(x.dot(&y).into_dyn())
         }
         _ => return kerr("matmul operands were not converted to one dtype"),

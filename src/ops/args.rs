@@ -60,7 +60,11 @@ pub enum Fill {
 #[serde(rename_all = "snake_case")]
 pub enum DimIndex {
     /// Elements `start, start + step, ...`, `len` of them (step may be negative).
-    Range { start: usize, step: isize, len: usize },
+    Range {
+        start: usize,
+        step: isize,
+        len: usize,
+    },
     /// A single position; the dimension disappears.
     Index(usize),
 }
@@ -84,13 +88,24 @@ pub enum OpArgs {
         chunk: ChunkSpec,
     },
     /// Chunk-level creation: fill and the chunk's shape.
-    Fill { fill: Fill, shape: Shape },
+    Fill {
+        fill: Fill,
+        shape: Shape,
+    },
     /// A binary op with one scalar operand; `scalar_left` for `2 - x`.
-    Scalar { value: Scalar, scalar_left: bool },
+    Scalar {
+        value: Scalar,
+        scalar_left: bool,
+    },
     /// Target dtype of `astype`.
-    Cast { dtype: crate::array::DType },
+    Cast {
+        dtype: crate::array::DType,
+    },
     /// Reduction axes (sorted, unique) and whether reduced axes are kept as length 1.
-    Reduce { axes: SmallVec<[usize; 4]>, keepdims: bool },
+    Reduce {
+        axes: SmallVec<[usize; 4]>,
+        keepdims: bool,
+    },
     /// Combine partials of `op` (sum/prod/min/max), then drop `axes` unless `keepdims`.
     Combine {
         op: Op,
@@ -99,11 +114,15 @@ pub enum OpArgs {
     },
     Slice(SmallVec<[DimIndex; 4]>),
     Transpose(SmallVec<[usize; 4]>),
-    Concat { axis: usize },
+    Concat {
+        axis: usize,
+    },
     Rechunk(ChunkSpec),
     Reshape(Shape),
     /// Concatenate a C-order grid of input blocks into one chunk.
-    Assemble { grid: Shape },
+    Assemble {
+        grid: Shape,
+    },
     /// The ops of a FUSE node, head first.
     Fuse(SmallVec<[FuseStep; 4]>),
 }

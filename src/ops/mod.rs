@@ -139,8 +139,12 @@ impl Op {
     /// The wire id: murmur3_32 of [`Op::full_name`].
     pub fn id(self) -> OpId {
         static IDS: OnceLock<Vec<OpId>> = OnceLock::new();
-        IDS.get_or_init(|| Op::ALL.iter().map(|op| murmur3_id(op.full_name())).collect())
-            [self as usize]
+        IDS.get_or_init(|| {
+            Op::ALL
+                .iter()
+                .map(|op| murmur3_id(op.full_name()))
+                .collect()
+        })[self as usize]
     }
 
     /// Looks an operation up by wire id.
@@ -211,7 +215,11 @@ mod tests {
     #[test]
     fn no_two_op_names_collide() {
         let ids: HashSet<OpId> = Op::ALL.iter().map(|op| op.id()).collect();
-        assert_eq!(ids.len(), Op::ALL.len(), "murmur3 collision in the op registry");
+        assert_eq!(
+            ids.len(),
+            Op::ALL.len(),
+            "murmur3 collision in the op registry"
+        );
         let names: HashSet<&str> = Op::ALL.iter().map(|op| op.name()).collect();
         assert_eq!(names.len(), Op::ALL.len(), "duplicate short name");
     }

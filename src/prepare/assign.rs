@@ -25,7 +25,11 @@ pub struct WorkerSlots {
 pub fn quotas(total: usize, workers: &[WorkerSlots]) -> Vec<usize> {
     let slots: usize = workers.iter().map(|w| w.slots).sum();
     let mut q: Vec<usize> = workers.iter().map(|w| total * w.slots / slots).collect();
-    let mut rest: Vec<(usize, usize)> = workers.iter().enumerate().map(|(i, w)| ((total * w.slots) % slots, i)).collect();
+    let mut rest: Vec<(usize, usize)> = workers
+        .iter()
+        .enumerate()
+        .map(|(i, w)| ((total * w.slots) % slots, i))
+        .collect();
     rest.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
     let missing = total - q.iter().sum::<usize>();
     for (_, i) in rest.into_iter().take(missing) {
@@ -37,7 +41,10 @@ pub fn quotas(total: usize, workers: &[WorkerSlots]) -> Vec<usize> {
 /// Sets `worker` on every initial subtask; returns how many each worker received.
 pub fn assign_initial(graph: &mut SubtaskGraph, workers: &[WorkerSlots]) -> Result<Vec<usize>> {
     if workers.is_empty() || workers.iter().any(|w| w.slots == 0) {
-        return Err(AresError::prepare("assign", "needs at least one worker, each with at least one slot"));
+        return Err(AresError::prepare(
+            "assign",
+            "needs at least one worker, each with at least one slot",
+        ));
     }
     let n = graph.len();
     let initial: Vec<u32> = graph.initial().map(|s| s.0).collect();
@@ -51,11 +58,15 @@ pub fn assign_initial(graph: &mut SubtaskGraph, workers: &[WorkerSlots]) -> Resu
 
     while quota.iter().any(|q| *q > 0) {
         // Worker with the most quota left (ties: lower index).
-        let w = (0..workers.len()).max_by(|a, b| quota[*a].cmp(&quota[*b]).then(b.cmp(a))).expect("non-empty");
+        let w = (0..workers.len())
+            .max_by(|a, b| quota[*a].cmp(&quota[*b]).then(b.cmp(a)))
+            .expect("non-empty");
         while next_candidate < initial.len() && assigned[initial[next_candidate] as usize] {
             next_candidate += 1;
         }
-        let Some(&start) = initial.get(next_candidate) else { break };
+        let Some(&start) = initial.get(next_candidate) else {
+            break;
+        };
         let mut taken = 0;
         let mut visits = 0;
         queue.clear();
@@ -74,7 +85,12 @@ pub fn assign_initial(graph: &mut SubtaskGraph, workers: &[WorkerSlots]) -> Resu
             if visits >= spread_limit {
                 break;
             }
-            for &t in graph.preds.row(s as usize).iter().chain(graph.succs.row(s as usize)) {
+            for &t in graph
+                .preds
+                .row(s as usize)
+                .iter()
+                .chain(graph.succs.row(s as usize))
+            {
                 if !visited[t as usize] {
                     visited[t as usize] = true;
                     queue.push_back(t);
@@ -100,7 +116,14 @@ mod tests {
     use crate::tensor::{self, Tensor};
 
     fn ws(slots: &[usize]) -> Vec<WorkerSlots> {
-        slots.iter().enumerate().map(|(i, s)| WorkerSlots { worker: WorkerId(i as u32), slots: *s }).collect()
+        slots
+            .iter()
+            .enumerate()
+            .map(|(i, s)| WorkerSlots {
+                worker: WorkerId(i as u32),
+                slots: *s,
+            })
+            .collect()
     }
 
     #[test]
@@ -114,21 +137,37 @@ mod tests {
     fn neighbouring_initial_subtasks_share_a_worker() {
         //  two independent sums over 4 chunks each, two workers:
         //  sum(a) subtree → w0, sum(b) subtree → w1
-        let a = tensor::rand(&[4], 1, Some(1)).unwrap().exp().unwrap().sum(None, false).unwrap();
-        let b = tensor::rand(&[4], 1, Some(2)).unwrap().exp().unwrap().sum(None, false).unwrap();
-        let config = TaskConfig { initial_same_color_num: Some(1), ..TaskConfig::default() };
-        let g = fuse(&tile(&Tensor::graph(&[&a, &b]), &config).unwrap());
+        let a = tensor::rand(&[4], 1, Some(1))
+            .unwrap()
+            .exp()
+            .unwrap()
+            .sum(None, false)
+            .unwrap();
+        let b = tensor::rand(&[4], 1, Some(2))
+            .unwrap()
+            .exp()
+            .unwrap()
+            .sum(None, false)
+            .unwrap();
+        let config = TaskConfig {
+            initial_same_color_num: Some(1),
+            ..TaskConfig::default()
+        };
+        let g = fuse(tile(&Tensor::graph(&[&a, &b]), &config).unwrap());
         let mut sg = group_subtasks(g, &config, 1, TaskId(1), StageId(0)).unwrap();
         let counts = assign_initial(&mut sg, &ws(&[1, 1])).unwrap();
         assert_eq!(counts, vec![4, 4]);
-        let workers: Vec<_> = sg.initial().map(|s| sg.subtasks[s.index()].worker.unwrap().0).collect();
+        let workers: Vec<_> = sg
+            .initial()
+            .map(|s| sg.subtasks[s.index()].worker.unwrap().0)
+            .collect();
         assert_eq!(workers, vec![0, 0, 0, 0, 1, 1, 1, 1]);
     }
 
     #[test]
     fn rejects_an_empty_cluster() {
         let a = tensor::rand(&[4], 1, Some(1)).unwrap();
-        let g = fuse(&tile(&Tensor::graph(&[&a]), &TaskConfig::default()).unwrap());
+        let g = fuse(tile(&Tensor::graph(&[&a]), &TaskConfig::default()).unwrap());
         let mut sg = group_subtasks(g, &TaskConfig::default(), 1, TaskId(1), StageId(0)).unwrap();
         assert!(assign_initial(&mut sg, &[]).is_err());
     }

@@ -25,7 +25,11 @@ pub fn start_order(graph: &ChunkGraph) -> Vec<u32> {
     let mut visited = vec![false; n];
     let mut order = Vec::new();
     let mut stack: Vec<(u32, u32)> = Vec::new();
-    let roots = graph.results.iter().flat_map(|r| r.chunks.iter().map(|c| c.0)).chain((0..n as u32).rev());
+    let roots = graph
+        .results
+        .iter()
+        .flat_map(|r| r.chunks.iter().map(|c| c.0))
+        .chain((0..n as u32).rev());
     for root in roots {
         if visited[root as usize] {
             continue;
@@ -165,7 +169,7 @@ mod tests {
     use crate::tensor::{self, Tensor};
 
     fn subtasks_of(t: &Tensor, config: &TaskConfig, slots: usize) -> SubtaskGraph {
-        let g = fuse(&tile(&Tensor::graph(&[t]), config).unwrap());
+        let g = fuse(tile(&Tensor::graph(&[t]), config).unwrap());
         group_subtasks(g, config, slots, TaskId(1), StageId(0)).unwrap()
     }
 
@@ -181,7 +185,11 @@ mod tests {
         let sg = subtasks_of(&c, &TaskConfig::default(), 1);
         assert_eq!(sg.len(), 5);
         for s in 0..4 {
-            assert_eq!(sg.members.row(s).len(), 3, "subtask {s}: a_i, b_i, FUSE[add, sum]_i");
+            assert_eq!(
+                sg.members.row(s).len(),
+                3,
+                "subtask {s}: a_i, b_i, FUSE[add, sum]_i"
+            );
         }
         assert_eq!(sg.preds.row(4), &[0, 1, 2, 3]);
         assert_eq!(sg.subtasks[4].depth, 1);
@@ -192,15 +200,24 @@ mod tests {
         // 8 initial chunks, default group 2 → 4 colors; with 8 slots the group drops to 1.
         let a = tensor::rand(&[8], 1, Some(1)).unwrap();
         let c = a.exp().unwrap().sum(None, false).unwrap();
-        assert_eq!(subtasks_of(&c, &TaskConfig::default(), 2).initial().count(), 4);
-        assert_eq!(subtasks_of(&c, &TaskConfig::default(), 8).initial().count(), 8);
+        assert_eq!(
+            subtasks_of(&c, &TaskConfig::default(), 2).initial().count(),
+            4
+        );
+        assert_eq!(
+            subtasks_of(&c, &TaskConfig::default(), 8).initial().count(),
+            8
+        );
     }
 
     #[test]
     fn fusion_disabled_gives_one_chunk_per_subtask() {
         let a = tensor::rand(&[8], 2, Some(1)).unwrap();
         let c = (&a + 1.0).unwrap().sum(None, false).unwrap();
-        let config = TaskConfig { fuse_enabled: false, ..TaskConfig::default() };
+        let config = TaskConfig {
+            fuse_enabled: false,
+            ..TaskConfig::default()
+        };
         let g = tile(&Tensor::graph(&[&c]), &config).unwrap();
         let n = g.len();
         let sg = group_subtasks(g, &config, 1, TaskId(1), StageId(0)).unwrap();

@@ -11,7 +11,7 @@ use crate::ids::ChunkIdx;
 use crate::ops::{FuseStep, Op, OpArgs};
 use smallvec::SmallVec;
 
-pub fn fuse(graph: &ChunkGraph) -> ChunkGraph {
+pub fn fuse(mut graph: ChunkGraph) -> ChunkGraph {
     let succ = graph.successors();
     let is_result = graph.result_mask();
     let n = graph.len();
@@ -34,7 +34,7 @@ pub fn fuse(graph: &ChunkGraph) -> ChunkGraph {
         }
     }
 
-    let mut out = graph.empty_like();
+    let mut out = graph.take_tables();
     let mut map = vec![ChunkIdx(u32::MAX); n];
     let mut inputs: SmallVec<[ChunkIdx; 4]> = SmallVec::new();
     for v in 0..n {
@@ -45,14 +45,17 @@ pub fn fuse(graph: &ChunkGraph) -> ChunkGraph {
         inputs.clear();
         inputs.extend(graph.inputs(idx).iter().map(|c| map[c.index()]));
         if chain_next[v] == u32::MAX {
-            map[v] = out.push_copy(graph, idx, &inputs);
+            map[v] = out.push_copy(&graph, idx, &inputs);
             continue;
         }
         let mut steps: SmallVec<[FuseStep; 4]> = SmallVec::new();
         let mut cur = v;
         loop {
             let node = &graph.nodes[cur];
-            steps.push(FuseStep { op: node.op, args: node.args });
+            steps.push(FuseStep {
+                op: node.op,
+                args: node.args,
+            });
             if chain_next[cur] == u32::MAX {
                 break;
             }
@@ -60,7 +63,14 @@ pub fn fuse(graph: &ChunkGraph) -> ChunkGraph {
         }
         let tail = &graph.nodes[cur];
         let args = out.intern_args(OpArgs::Fuse(steps));
-        let fused = out.push(tail.key, Op::Fuse, args, tail.shape.clone(), tail.dtype, &inputs);
+        let fused = out.push(
+            tail.key,
+            Op::Fuse,
+            args,
+            tail.shape.clone(),
+            tail.dtype,
+            &inputs,
+        );
         map[cur] = fused;
     }
     out.results = ChunkGraph::remap_results(&graph.results, |c| map[c.index()]);
@@ -82,7 +92,7 @@ mod tests {
         let a = tensor::rand(&[100], 100, Some(1)).unwrap();
         let b = tensor::rand(&[100], 100, Some(2)).unwrap();
         let c = (&a + &b).unwrap().sum(None, false).unwrap();
-        let g = fuse(&tile(&Tensor::graph(&[&c]), &TaskConfig::default()).unwrap());
+        let g = fuse(tile(&Tensor::graph(&[&c]), &TaskConfig::default()).unwrap());
         let labels: Vec<String> = (0..g.len()).map(|i| g.label(ChunkIdx(i as u32))).collect();
         assert_eq!(labels, vec!["rand", "rand", "FUSE[add, sum]"]);
         assert_eq!(g.inputs(ChunkIdx(2)), &[ChunkIdx(0), ChunkIdx(1)]);
@@ -96,7 +106,7 @@ mod tests {
         let x = tensor::ones(&[4], 4).unwrap();
         let e = x.exp().unwrap();
         let (s, t) = (e.sqrt().unwrap(), e.unary(Op::Sin).unwrap());
-        let g = fuse(&tile(&Tensor::graph(&[&s, &t]), &TaskConfig::default()).unwrap());
+        let g = fuse(tile(&Tensor::graph(&[&s, &t]), &TaskConfig::default()).unwrap());
         let labels: Vec<String> = (0..g.len()).map(|i| g.label(ChunkIdx(i as u32))).collect();
         assert_eq!(labels, vec!["FUSE[full, exp]", "sqrt", "sin"]);
     }

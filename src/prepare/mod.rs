@@ -45,35 +45,69 @@ pub struct Prepared {
 
 /// `n` workers with `slots` slots each, ids `w0..`.
 pub fn uniform_cluster(n: usize, slots: usize) -> Vec<WorkerSlots> {
-    (0..n).map(|i| WorkerSlots { worker: WorkerId(i as u32), slots }).collect()
+    (0..n)
+        .map(|i| WorkerSlots {
+            worker: WorkerId(i as u32),
+            slots,
+        })
+        .collect()
 }
 
-fn timed<T>(passes: &mut Vec<PassReport>, pass: &'static str, f: impl FnOnce() -> Result<T>, size: impl Fn(&T) -> usize) -> Result<T> {
+fn timed<T>(
+    passes: &mut Vec<PassReport>,
+    pass: &'static str,
+    f: impl FnOnce() -> Result<T>,
+    size: impl Fn(&T) -> usize,
+) -> Result<T> {
     let start = Instant::now();
     let out = f()?;
-    passes.push(PassReport { pass, nodes: size(&out), seconds: start.elapsed().as_secs_f64() });
+    passes.push(PassReport {
+        pass,
+        nodes: size(&out),
+        seconds: start.elapsed().as_secs_f64(),
+    });
     Ok(out)
 }
 
 /// Runs the whole pipeline for stage 0 of `task`.
-pub fn prepare(graph: &TileableGraph, config: &TaskConfig, workers: &[WorkerSlots], task: TaskId) -> Result<Prepared> {
+pub fn prepare(
+    graph: &TileableGraph,
+    config: &TaskConfig,
+    workers: &[WorkerSlots],
+    task: TaskId,
+) -> Result<Prepared> {
     config.validate()?;
     graph.validate()?;
     let mut passes = Vec::new();
     let tileable = if config.optimize_tileable_graph {
-        timed(&mut passes, "optimize_tileable_graph", || optimize_tileable::optimize_tileable_graph(graph), |g| g.nodes.len())?
+        timed(
+            &mut passes,
+            "optimize_tileable_graph",
+            || optimize_tileable::optimize_tileable_graph(graph),
+            |g| g.nodes.len(),
+        )?
     } else {
         graph.clone()
     };
-    let chunks = timed(&mut passes, "tile", || tile::tile(&tileable, config), |g| g.len())?;
+    let chunks = timed(
+        &mut passes,
+        "tile",
+        || tile::tile(&tileable, config),
+        |g| g.len(),
+    )?;
     let tiled_chunks = chunks.len();
     let chunks = if config.optimize_chunk_graph {
-        timed(&mut passes, "optimize_chunk_graph", || Ok(optimize_chunk::optimize_chunk_graph(&chunks)), |g| g.len())?
+        timed(
+            &mut passes,
+            "optimize_chunk_graph",
+            || Ok(optimize_chunk::optimize_chunk_graph(chunks)),
+            |g| g.len(),
+        )?
     } else {
         chunks
     };
     let chunks = if config.fuse_enabled {
-        timed(&mut passes, "fuse", || Ok(fuse::fuse(&chunks)), |g| g.len())?
+        timed(&mut passes, "fuse", || Ok(fuse::fuse(chunks)), |g| g.len())?
     } else {
         chunks
     };
@@ -84,7 +118,12 @@ pub fn prepare(graph: &TileableGraph, config: &TaskConfig, workers: &[WorkerSlot
         || color::group_subtasks(chunks, config, total_slots, task, StageId(0)),
         |g| g.len(),
     )?;
-    let counts = timed(&mut passes, "assign", || assign::assign_initial(&mut subtasks, workers), |c| c.iter().sum())?;
+    let counts = timed(
+        &mut passes,
+        "assign",
+        || assign::assign_initial(&mut subtasks, workers),
+        |c| c.iter().sum(),
+    )?;
     Ok(Prepared {
         tileable,
         subtasks,

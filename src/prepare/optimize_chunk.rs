@@ -4,51 +4,87 @@
 
 use crate::graph::ChunkGraph;
 use crate::ids::ChunkIdx;
-use crate::ops::{Family, Op};
+use crate::ops::Op;
 use rustc_hash::FxHashMap;
 use smallvec::SmallVec;
 
-pub fn optimize_chunk_graph(graph: &ChunkGraph) -> ChunkGraph {
+pub fn optimize_chunk_graph(mut graph: ChunkGraph) -> ChunkGraph {
+    let n = graph.len();
     let mut needed = graph.result_mask();
-    for i in (0..graph.len()).rev() {
+    for i in (0..n).rev() {
         if needed[i] {
             for inp in graph.inputs(ChunkIdx(i as u32)) {
                 needed[inp.index()] = true;
             }
         }
     }
-    let mut out = graph.empty_like();
-    let mut map = vec![ChunkIdx(u32::MAX); graph.len()];
+    // Two chunks can only be duplicates if they read the same first input, so only chunks
+    // whose first input has several consumers (and shared constant fills) are looked up.
+    let consumers = graph.consumer_counts();
+    let mut map: Vec<ChunkIdx> = Vec::with_capacity(n);
     let mut seen: FxHashMap<(Op, u32, SmallVec<[ChunkIdx; 4]>), ChunkIdx> = FxHashMap::default();
-    let mut inputs: SmallVec<[ChunkIdx; 4]> = SmallVec::new();
-    for i in 0..graph.len() {
-        if !needed[i] {
+    let mut changed = false;
+    for (i, &is_needed) in needed.iter().enumerate() {
+        if !is_needed {
+            map.push(ChunkIdx(u32::MAX));
+            changed = true;
             continue;
         }
         let idx = ChunkIdx(i as u32);
         let node = graph.node(idx);
-        inputs.clear();
-        inputs.extend(graph.inputs(idx).iter().map(|c| map[c.index()]));
-        // Creation chunks with their own argument entry cannot have duplicates: skip the lookup.
-        if node.op.family() != Family::Creation || is_shared_args(graph, node.args.0) {
-            let key = (node.op, node.args.0, inputs.clone());
+        let inputs = graph.inputs(idx);
+        let candidate = match inputs.first() {
+            Some(first) => consumers[first.index()] > 1,
+            None => is_shared_args(&graph, node.args.0),
+        };
+        if candidate {
+            let key = (
+                node.op,
+                node.args.0,
+                inputs.iter().map(|c| map[c.index()]).collect(),
+            );
             if let Some(existing) = seen.get(&key) {
-                map[i] = *existing;
+                map.push(*existing);
+                changed = true;
                 continue;
             }
-            map[i] = out.push_copy(graph, idx, &inputs);
-            seen.insert(key, map[i]);
-        } else {
-            map[i] = out.push_copy(graph, idx, &inputs);
+            seen.insert(key, idx);
         }
+        map.push(idx);
     }
-    out.results = ChunkGraph::remap_results(&graph.results, |c| map[c.index()]);
+    if !changed {
+        return graph;
+    }
+    let mut out = graph.take_tables();
+    let mut renumber = vec![ChunkIdx(u32::MAX); n];
+    let mut inputs: SmallVec<[ChunkIdx; 4]> = SmallVec::new();
+    for i in 0..n {
+        if map[i].index() != i {
+            continue;
+        }
+        let idx = ChunkIdx(i as u32);
+        inputs.clear();
+        inputs.extend(
+            graph
+                .inputs(idx)
+                .iter()
+                .map(|c| renumber[map[c.index()].index()]),
+        );
+        renumber[i] = out.push_copy(&graph, idx, &inputs);
+    }
+    out.results = ChunkGraph::remap_results(&graph.results, |c| renumber[map[c.index()].index()]);
     out
 }
 
 /// Constant fills are interned and may repeat; random fills have one entry per chunk.
 fn is_shared_args(graph: &ChunkGraph, args: u32) -> bool {
-    matches!(&graph.args[args as usize], crate::ops::OpArgs::Fill { fill: crate::ops::Fill::Const { .. }, .. })
+    matches!(
+        &graph.args[args as usize],
+        crate::ops::OpArgs::Fill {
+            fill: crate::ops::Fill::Const { .. },
+            ..
+        }
+    )
 }
 
 #[cfg(test)]
@@ -62,10 +98,16 @@ mod tests {
     fn slicing_culls_untouched_chunks() {
         //  rand 10 chunks ── [0:3]  →  only chunk 0 is needed
         let x = tensor::rand(&[100], 10, Some(3)).unwrap();
-        let s = x.slice(&[SliceArg::Range { start: Some(0), stop: Some(3), step: None }]).unwrap();
+        let s = x
+            .slice(&[SliceArg::Range {
+                start: Some(0),
+                stop: Some(3),
+                step: None,
+            }])
+            .unwrap();
         let g = tile(&Tensor::graph(&[&s]), &TaskConfig::default()).unwrap();
         assert_eq!(g.len(), 11);
-        let o = optimize_chunk_graph(&g);
+        let o = optimize_chunk_graph(g);
         assert_eq!(o.len(), 2);
         assert_eq!(o.results[0].chunks, vec![ChunkIdx(1)]);
     }
@@ -78,6 +120,6 @@ mod tests {
         let y = (&x.exp().unwrap() + &x.exp().unwrap()).unwrap();
         let g = tile(&Tensor::graph(&[&y]), &TaskConfig::default()).unwrap();
         assert_eq!(g.len(), 4);
-        assert_eq!(optimize_chunk_graph(&g).len(), 3);
+        assert_eq!(optimize_chunk_graph(g).len(), 3);
     }
 }

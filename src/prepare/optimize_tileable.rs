@@ -14,7 +14,11 @@ use rustc_hash::FxHashMap;
 use smallvec::SmallVec;
 
 /// The input a node can be replaced by, if it is an identity.
-fn identity_of(node: &TileableNode, inputs: &[TileableIdx], graph: &TileableGraph) -> Option<TileableIdx> {
+fn identity_of(
+    node: &TileableNode,
+    inputs: &[TileableIdx],
+    graph: &TileableGraph,
+) -> Option<TileableIdx> {
     let first = *inputs.first()?;
     let input = graph.node(first);
     if input.dtype != node.dtype || input.shape != node.shape {
@@ -23,15 +27,30 @@ fn identity_of(node: &TileableNode, inputs: &[TileableIdx], graph: &TileableGrap
     let is = |v: Scalar, x: f64| v.as_f64() == x;
     let same = match (&node.op, &node.args) {
         (Op::Add, OpArgs::Scalar { value, .. }) => is(*value, 0.0),
-        (Op::Sub, OpArgs::Scalar { value, scalar_left: false }) => is(*value, 0.0),
+        (
+            Op::Sub,
+            OpArgs::Scalar {
+                value,
+                scalar_left: false,
+            },
+        ) => is(*value, 0.0),
         (Op::Mul, OpArgs::Scalar { value, .. }) => is(*value, 1.0),
-        (Op::Div | Op::Pow, OpArgs::Scalar { value, scalar_left: false }) => is(*value, 1.0),
+        (
+            Op::Div | Op::Pow,
+            OpArgs::Scalar {
+                value,
+                scalar_left: false,
+            },
+        ) => is(*value, 1.0),
         (Op::AsType, _) | (Op::Reshape, _) => true,
         (Op::Transpose, OpArgs::Transpose(perm)) => perm.iter().enumerate().all(|(i, p)| i == *p),
-        (Op::Slice, OpArgs::Slice(dims)) => dims
-            .iter()
-            .zip(&input.shape)
-            .all(|(d, n)| *d == DimIndex::Range { start: 0, step: 1, len: *n } || (*n == 0 && matches!(d, DimIndex::Range { .. }))),
+        (Op::Slice, OpArgs::Slice(dims)) => dims.iter().zip(&input.shape).all(|(d, n)| {
+            *d == DimIndex::Range {
+                start: 0,
+                step: 1,
+                len: *n,
+            } || (*n == 0 && matches!(d, DimIndex::Range { .. }))
+        }),
         _ => false,
     };
     if same {
@@ -47,9 +66,11 @@ fn identity_of(node: &TileableNode, inputs: &[TileableIdx], graph: &TileableGrap
 pub fn optimize_tileable_graph(graph: &TileableGraph) -> Result<TileableGraph> {
     let mut out = TileableGraph::default();
     let mut map: Vec<TileableIdx> = Vec::with_capacity(graph.nodes.len());
-    let mut seen: FxHashMap<(Op, OpArgs, SmallVec<[TileableIdx; 2]>), TileableIdx> = FxHashMap::default();
+    let mut seen: FxHashMap<(Op, OpArgs, SmallVec<[TileableIdx; 2]>), TileableIdx> =
+        FxHashMap::default();
     for node in &graph.nodes {
-        let inputs: SmallVec<[TileableIdx; 2]> = node.inputs.iter().map(|i| map[i.index()]).collect();
+        let inputs: SmallVec<[TileableIdx; 2]> =
+            node.inputs.iter().map(|i| map[i.index()]).collect();
         if let Some(same) = identity_of(node, &inputs, &out) {
             map.push(same);
             continue;
@@ -59,7 +80,10 @@ pub fn optimize_tileable_graph(graph: &TileableGraph) -> Result<TileableGraph> {
             map.push(*existing);
             continue;
         }
-        let idx = out.push(TileableNode { inputs, ..node.clone() });
+        let idx = out.push(TileableNode {
+            inputs,
+            ..node.clone()
+        });
         seen.insert(key, idx);
         map.push(idx);
     }
@@ -85,7 +109,10 @@ pub fn prune_dead(graph: &TileableGraph) -> TileableGraph {
     for (i, node) in graph.nodes.iter().enumerate() {
         if live[i] {
             let inputs = node.inputs.iter().map(|t| map[t.index()]).collect();
-            map[i] = out.push(TileableNode { inputs, ..node.clone() });
+            map[i] = out.push(TileableNode {
+                inputs,
+                ..node.clone()
+            });
         }
     }
     out.outputs = graph.outputs.iter().map(|o| map[o.index()]).collect();
@@ -115,7 +142,13 @@ mod tests {
         let y = (&(&x * 1.0).unwrap() + 0.0).unwrap();
         let g = optimize_tileable_graph(&Tensor::graph(&[&y])).unwrap();
         assert_eq!(g.nodes.len(), 1);
-        let i = tensor::arange(crate::array::Scalar::I64(0), crate::array::Scalar::I64(10), crate::array::Scalar::I64(1), 5).unwrap();
+        let i = tensor::arange(
+            crate::array::Scalar::I64(0),
+            crate::array::Scalar::I64(10),
+            crate::array::Scalar::I64(1),
+            5,
+        )
+        .unwrap();
         let f = (&i * 1.0).unwrap();
         let g = optimize_tileable_graph(&Tensor::graph(&[&f])).unwrap();
         assert_eq!(g.nodes.len(), 2, "int64 * 1.0 is float64 and must stay");

@@ -48,12 +48,26 @@ fn seed_or_random(seed: Option<u64>) -> u64 {
 
 /// Uniform samples in [0, 1).
 pub fn rand(shape: &[usize], chunk: impl Into<ChunkSpec>, seed: Option<u64>) -> Result<Tensor> {
-    create(Op::Rand, Fill::Uniform { seed: seed_or_random(seed) }, shape, chunk.into())
+    create(
+        Op::Rand,
+        Fill::Uniform {
+            seed: seed_or_random(seed),
+        },
+        shape,
+        chunk.into(),
+    )
 }
 
 /// Standard normal samples.
 pub fn randn(shape: &[usize], chunk: impl Into<ChunkSpec>, seed: Option<u64>) -> Result<Tensor> {
-    create(Op::Randn, Fill::Normal { seed: seed_or_random(seed) }, shape, chunk.into())
+    create(
+        Op::Randn,
+        Fill::Normal {
+            seed: seed_or_random(seed),
+        },
+        shape,
+        chunk.into(),
+    )
 }
 
 pub fn full(shape: &[usize], value: Scalar, chunk: impl Into<ChunkSpec>) -> Result<Tensor> {
@@ -69,16 +83,32 @@ pub fn ones(shape: &[usize], chunk: impl Into<ChunkSpec>) -> Result<Tensor> {
 }
 
 /// `start, start + step, ...` below `stop` (above, for a negative step), as numpy's arange.
-pub fn arange(start: Scalar, stop: Scalar, step: Scalar, chunk: impl Into<ChunkSpec>) -> Result<Tensor> {
+pub fn arange(
+    start: Scalar,
+    stop: Scalar,
+    step: Scalar,
+    chunk: impl Into<ChunkSpec>,
+) -> Result<Tensor> {
     let (a, b, s) = (start.as_f64(), stop.as_f64(), step.as_f64());
     if s == 0.0 || !s.is_finite() || !a.is_finite() || !b.is_finite() {
-        return Err(AresError::arg("arange", format!("start {start}, stop {stop} and step {step} must be finite, step non-zero")));
+        return Err(AresError::arg(
+            "arange",
+            format!("start {start}, stop {stop} and step {step} must be finite, step non-zero"),
+        ));
     }
     let n = ((b - a) / s).ceil().max(0.0);
     if n > (1u64 << 48) as f64 {
-        return Err(AresError::shape("arange", format!("{n} elements exceed the limit of 2^48")));
+        return Err(AresError::shape(
+            "arange",
+            format!("{n} elements exceed the limit of 2^48"),
+        ));
     }
-    create(Op::Arange, Fill::Range { start, step }, &[n as usize], chunk.into())
+    create(
+        Op::Arange,
+        Fill::Range { start, step },
+        &[n as usize],
+        chunk.into(),
+    )
 }
 
 /// `num` evenly spaced samples from `start` to `stop` inclusive.
@@ -86,7 +116,11 @@ pub fn linspace(start: f64, stop: f64, num: usize, chunk: impl Into<ChunkSpec>) 
     if !start.is_finite() || !stop.is_finite() {
         return Err(AresError::arg("linspace", "start and stop must be finite"));
     }
-    let step = if num > 1 { (stop - start) / (num - 1) as f64 } else { 0.0 };
+    let step = if num > 1 {
+        (stop - start) / (num - 1) as f64
+    } else {
+        0.0
+    };
     let fill = Fill::Range {
         start: Scalar::F64(start),
         step: Scalar::F64(step),

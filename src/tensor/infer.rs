@@ -16,13 +16,19 @@ pub const MAX_NDIM: usize = 32;
 
 pub fn check_shape(op: &'static str, shape: &[usize]) -> Result<()> {
     if shape.len() > MAX_NDIM {
-        return Err(AresError::shape(op, format!("{} dimensions exceed the limit of {MAX_NDIM}", shape.len())));
+        return Err(AresError::shape(
+            op,
+            format!("{} dimensions exceed the limit of {MAX_NDIM}", shape.len()),
+        ));
     }
     let total: u128 = shape.iter().map(|d| *d as u128).product();
     if total > MAX_ELEMENTS {
         return Err(AresError::shape(
             op,
-            format!("shape {} has {total} elements, more than the limit of 2^48", fmt_shape(shape)),
+            format!(
+                "shape {} has {total} elements, more than the limit of 2^48",
+                fmt_shape(shape)
+            ),
         ));
     }
     Ok(())
@@ -33,8 +39,16 @@ pub fn broadcast(op: &'static str, a: &[usize], b: &[usize]) -> Result<Shape> {
     let n = a.len().max(b.len());
     let mut out: Shape = smallvec![0; n];
     for i in 0..n {
-        let da = if i + a.len() >= n { a[i + a.len() - n] } else { 1 };
-        let db = if i + b.len() >= n { b[i + b.len() - n] } else { 1 };
+        let da = if i + a.len() >= n {
+            a[i + a.len() - n]
+        } else {
+            1
+        };
+        let db = if i + b.len() >= n {
+            b[i + b.len() - n]
+        } else {
+            1
+        };
         out[i] = match (da, db) {
             (x, y) if x == y => x,
             (1, y) => y,
@@ -42,7 +56,11 @@ pub fn broadcast(op: &'static str, a: &[usize], b: &[usize]) -> Result<Shape> {
             _ => {
                 return Err(AresError::shape(
                     op,
-                    format!("operands could not be broadcast together with shapes {} {}", fmt_shape(a), fmt_shape(b)),
+                    format!(
+                        "operands could not be broadcast together with shapes {} {}",
+                        fmt_shape(a),
+                        fmt_shape(b)
+                    ),
                 ))
             }
         };
@@ -68,7 +86,10 @@ pub fn unary_dtype(op: Op, args: &OpArgs, a: DType) -> Result<DType> {
         (Op::AsType, OpArgs::Cast { dtype }) => *dtype,
         (Op::AsType, _) => return Err(AresError::arg("astype", "missing target dtype")),
         (Op::Neg, _) if a == DType::Bool => {
-            return Err(AresError::dtype("negative", "cannot negate a bool tensor; use ~ or == False"))
+            return Err(AresError::dtype(
+                "negative",
+                "cannot negate a bool tensor; use ~ or == False",
+            ))
         }
         (Op::Neg | Op::Abs, _) => a,
         _ => DType::F64,
@@ -107,7 +128,10 @@ pub fn reduced_shape(shape: &[usize], axes: &[usize], keepdims: bool) -> Shape {
 
 fn arity(op: Op, inputs: usize, want: usize) -> Result<()> {
     if inputs != want {
-        return Err(AresError::arg(op.name(), format!("expects {want} input(s), got {inputs}")));
+        return Err(AresError::arg(
+            op.name(),
+            format!("expects {want} input(s), got {inputs}"),
+        ));
     }
     Ok(())
 }
@@ -128,16 +152,25 @@ pub fn infer(op: Op, args: &OpArgs, inputs: &[(&Shape, DType)]) -> Result<(Shape
         }
         (Family::Binary, OpArgs::Scalar { value, .. }) => {
             arity(op, inputs.len(), 1)?;
-            (inputs[0].0.clone(), binary_dtype(op, inputs[0].1, value.dtype()))
+            (
+                inputs[0].0.clone(),
+                binary_dtype(op, inputs[0].1, value.dtype()),
+            )
         }
         (Family::Binary, OpArgs::None) => {
             arity(op, inputs.len(), 2)?;
-            (broadcast(name, inputs[0].0, inputs[1].0)?, binary_dtype(op, inputs[0].1, inputs[1].1))
+            (
+                broadcast(name, inputs[0].0, inputs[1].0)?,
+                binary_dtype(op, inputs[0].1, inputs[1].1),
+            )
         }
         (Family::Reduction, OpArgs::Reduce { axes, keepdims }) => {
             arity(op, inputs.len(), 1)?;
             check_axes(name, axes, inputs[0].0.len())?;
-            (reduced_shape(inputs[0].0, axes, *keepdims), reduction_dtype(op, inputs[0].1))
+            (
+                reduced_shape(inputs[0].0, axes, *keepdims),
+                reduction_dtype(op, inputs[0].1),
+            )
         }
         (Family::Linalg, OpArgs::None) => {
             arity(op, inputs.len(), 2)?;
@@ -145,13 +178,23 @@ pub fn infer(op: Op, args: &OpArgs, inputs: &[(&Shape, DType)]) -> Result<(Shape
             if a.len() != 2 || b.len() != 2 {
                 return Err(AresError::shape(
                     name,
-                    format!("supports 2-D operands, got {} and {}", fmt_shape(a), fmt_shape(b)),
+                    format!(
+                        "supports 2-D operands, got {} and {}",
+                        fmt_shape(a),
+                        fmt_shape(b)
+                    ),
                 ));
             }
             if a[1] != b[0] {
                 return Err(AresError::shape(
                     name,
-                    format!("inner dimensions differ: {} @ {} ({} != {})", fmt_shape(a), fmt_shape(b), a[1], b[0]),
+                    format!(
+                        "inner dimensions differ: {} @ {} ({} != {})",
+                        fmt_shape(a),
+                        fmt_shape(b),
+                        a[1],
+                        b[0]
+                    ),
                 ));
             }
             let dtype = inputs[0].1.promote(inputs[1].1).max(DType::I64);
@@ -165,8 +208,18 @@ pub fn infer(op: Op, args: &OpArgs, inputs: &[(&Shape, DType)]) -> Result<(Shape
             arity(op, inputs.len(), 1)?;
             let shape = inputs[0].0;
             let mut seen = vec![false; shape.len()];
-            if perm.len() != shape.len() || perm.iter().any(|p| *p >= shape.len() || std::mem::replace(&mut seen[*p], true)) {
-                return Err(AresError::arg(name, format!("axes {perm:?} are not a permutation of {} dimensions", shape.len())));
+            if perm.len() != shape.len()
+                || perm
+                    .iter()
+                    .any(|p| *p >= shape.len() || std::mem::replace(&mut seen[*p], true))
+            {
+                return Err(AresError::arg(
+                    name,
+                    format!(
+                        "axes {perm:?} are not a permutation of {} dimensions",
+                        shape.len()
+                    ),
+                ));
             }
             (perm.iter().map(|p| shape[*p]).collect(), inputs[0].1)
         }
@@ -182,12 +235,21 @@ pub fn infer(op: Op, args: &OpArgs, inputs: &[(&Shape, DType)]) -> Result<(Shape
             if shape.iter().product::<usize>() != inputs[0].0.iter().product::<usize>() {
                 return Err(AresError::shape(
                     name,
-                    format!("cannot reshape array of shape {} into shape {}", fmt_shape(inputs[0].0), fmt_shape(shape)),
+                    format!(
+                        "cannot reshape array of shape {} into shape {}",
+                        fmt_shape(inputs[0].0),
+                        fmt_shape(shape)
+                    ),
                 ));
             }
             (shape.clone(), inputs[0].1)
         }
-        _ => return Err(AresError::arg(name, format!("arguments {args:?} do not fit this operation"))),
+        _ => {
+            return Err(AresError::arg(
+                name,
+                format!("arguments {args:?} do not fit this operation"),
+            ))
+        }
     };
     Ok(out)
 }
@@ -195,40 +257,69 @@ pub fn infer(op: Op, args: &OpArgs, inputs: &[(&Shape, DType)]) -> Result<(Shape
 pub fn check_axes(op: &'static str, axes: &[usize], ndim: usize) -> Result<()> {
     for w in axes.windows(2) {
         if w[0] >= w[1] {
-            return Err(AresError::arg(op, format!("axes {axes:?} must be sorted and unique")));
+            return Err(AresError::arg(
+                op,
+                format!("axes {axes:?} must be sorted and unique"),
+            ));
         }
     }
     if let Some(a) = axes.iter().find(|a| **a >= ndim) {
-        return Err(AresError::arg(op, format!("axis {a} is out of bounds for a tensor of dimension {ndim}")));
+        return Err(AresError::arg(
+            op,
+            format!("axis {a} is out of bounds for a tensor of dimension {ndim}"),
+        ));
     }
     Ok(())
 }
 
-pub fn check_chunk_spec(op: &'static str, chunk: &crate::ops::ChunkSpec, ndim: usize) -> Result<()> {
+pub fn check_chunk_spec(
+    op: &'static str,
+    chunk: &crate::ops::ChunkSpec,
+    ndim: usize,
+) -> Result<()> {
     use crate::ops::ChunkSpec;
     match chunk {
         ChunkSpec::Uniform(0) => Err(AresError::arg(op, "chunk size must be at least 1")),
         ChunkSpec::PerDim(v) if v.len() != ndim => Err(AresError::arg(
             op,
-            format!("chunk size has {} entries for a tensor of {ndim} dimensions", v.len()),
+            format!(
+                "chunk size has {} entries for a tensor of {ndim} dimensions",
+                v.len()
+            ),
         )),
-        ChunkSpec::PerDim(v) if v.contains(&0) => Err(AresError::arg(op, "chunk sizes must be at least 1")),
+        ChunkSpec::PerDim(v) if v.contains(&0) => {
+            Err(AresError::arg(op, "chunk sizes must be at least 1"))
+        }
         _ => Ok(()),
     }
 }
 
 fn slice_shape(shape: &[usize], dims: &[DimIndex]) -> Result<Shape> {
     if dims.len() != shape.len() {
-        return Err(AresError::arg("slice", format!("{} indices for a tensor of {} dimensions", dims.len(), shape.len())));
+        return Err(AresError::arg(
+            "slice",
+            format!(
+                "{} indices for a tensor of {} dimensions",
+                dims.len(),
+                shape.len()
+            ),
+        ));
     }
     let mut out = Shape::new();
     for (d, (idx, len)) in dims.iter().zip(shape).enumerate() {
         match *idx {
             DimIndex::Index(i) if i >= *len => {
-                return Err(AresError::arg("slice", format!("index {i} is out of bounds for axis {d} with size {len}")))
+                return Err(AresError::arg(
+                    "slice",
+                    format!("index {i} is out of bounds for axis {d} with size {len}"),
+                ))
             }
             DimIndex::Index(_) => {}
-            DimIndex::Range { start, step, len: n } => {
+            DimIndex::Range {
+                start,
+                step,
+                len: n,
+            } => {
                 let last = start as i128 + step as i128 * (n as i128 - 1);
                 if step == 0 || (n > 0 && (start >= *len || last < 0 || last >= *len as i128)) {
                     return Err(AresError::arg("slice", format!("range {start}:{step}:{n} is out of bounds for axis {d} with size {len}")));
@@ -241,18 +332,34 @@ fn slice_shape(shape: &[usize], dims: &[DimIndex]) -> Result<Shape> {
 }
 
 fn concat_shape(axis: usize, inputs: &[(&Shape, DType)]) -> Result<(Shape, DType)> {
-    let first = inputs.first().ok_or_else(|| AresError::arg("concatenate", "needs at least one tensor"))?;
+    let first = inputs
+        .first()
+        .ok_or_else(|| AresError::arg("concatenate", "needs at least one tensor"))?;
     if axis >= first.0.len() {
-        return Err(AresError::arg("concatenate", format!("axis {axis} is out of bounds for dimension {}", first.0.len())));
+        return Err(AresError::arg(
+            "concatenate",
+            format!(
+                "axis {axis} is out of bounds for dimension {}",
+                first.0.len()
+            ),
+        ));
     }
     let mut shape = first.0.clone();
     let mut dtype = first.1;
     for (s, t) in &inputs[1..] {
-        let same = s.len() == shape.len() && s.iter().zip(&shape).enumerate().all(|(d, (a, b))| d == axis || a == b);
+        let same = s.len() == shape.len()
+            && s.iter()
+                .zip(&shape)
+                .enumerate()
+                .all(|(d, (a, b))| d == axis || a == b);
         if !same {
             return Err(AresError::shape(
                 "concatenate",
-                format!("all dimensions but axis {axis} must match: {} vs {}", fmt_shape(first.0), fmt_shape(s)),
+                format!(
+                    "all dimensions but axis {axis} must match: {} vs {}",
+                    fmt_shape(first.0),
+                    fmt_shape(s)
+                ),
             ));
         }
         shape[axis] += s[axis];

@@ -88,7 +88,11 @@ impl Tensor {
         graph
     }
 
-    fn add_to(graph: &mut TileableGraph, seen: &mut FxHashMap<*const Node, TileableIdx>, root: &Tensor) -> TileableIdx {
+    fn add_to(
+        graph: &mut TileableGraph,
+        seen: &mut FxHashMap<*const Node, TileableIdx>,
+        root: &Tensor,
+    ) -> TileableIdx {
         // Iterative post-order so deep expressions cannot overflow the stack.
         let mut stack: Vec<(&Tensor, bool)> = vec![(root, false)];
         while let Some((t, expanded)) = stack.pop() {
@@ -97,7 +101,11 @@ impl Tensor {
                 continue;
             }
             if expanded {
-                let inputs = t.0.inputs.iter().map(|i| seen[&Arc::as_ptr(&i.0)]).collect();
+                let inputs =
+                    t.0.inputs
+                        .iter()
+                        .map(|i| seen[&Arc::as_ptr(&i.0)])
+                        .collect();
                 let idx = graph.push(TileableNode {
                     op: t.0.op,
                     args: t.0.args.clone(),

@@ -34,14 +34,20 @@ impl SliceArg {
             SliceArg::Index(i) => {
                 let j = if i < 0 { i + n } else { i };
                 if j < 0 || j >= n {
-                    return Err(AresError::arg("slice", format!("index {i} is out of bounds for axis {axis} with size {len}")));
+                    return Err(AresError::arg(
+                        "slice",
+                        format!("index {i} is out of bounds for axis {axis} with size {len}"),
+                    ));
                 }
                 Ok(DimIndex::Index(j as usize))
             }
             SliceArg::Range { start, stop, step } => {
                 let step = step.unwrap_or(1);
                 if step == 0 {
-                    return Err(AresError::arg("slice", format!("slice step cannot be zero (axis {axis})")));
+                    return Err(AresError::arg(
+                        "slice",
+                        format!("slice step cannot be zero (axis {axis})"),
+                    ));
                 }
                 let adjust = |v: i64, lo: i64, hi: i64| {
                     let v = if v < 0 { v + n } else { v };
@@ -54,7 +60,14 @@ impl SliceArg {
                 } else {
                     let a = start.map_or(n - 1, |v| adjust(v, -1, n - 1));
                     let b = stop.map_or(-1, |v| adjust(v, -1, n - 1));
-                    (a, if a > b { (a - b + (-step) - 1) / (-step) } else { 0 })
+                    (
+                        a,
+                        if a > b {
+                            (a - b + (-step) - 1) / (-step)
+                        } else {
+                            0
+                        },
+                    )
                 };
                 Ok(DimIndex::Range {
                     start: if count == 0 { 0 } else { first as usize },
@@ -73,13 +86,20 @@ impl Tensor {
 
     /// `op(self, value)`, or `op(value, self)` with `scalar_left`.
     pub fn binary_scalar(&self, op: Op, value: Scalar, scalar_left: bool) -> Result<Tensor> {
-        Tensor::new(op, OpArgs::Scalar { value, scalar_left }, vec![self.clone()])
+        Tensor::new(
+            op,
+            OpArgs::Scalar { value, scalar_left },
+            vec![self.clone()],
+        )
     }
 
     /// Any binary elementwise op by [`Op`] (`Op::Pow`, `Op::Lt`, ...).
     pub fn elementwise(&self, op: Op, other: &Tensor) -> Result<Tensor> {
         if op.family() != crate::ops::Family::Binary {
-            return Err(AresError::arg(op.name(), "is not a binary elementwise operation"));
+            return Err(AresError::arg(
+                op.name(),
+                "is not a binary elementwise operation",
+            ));
         }
         self.binary(op, other)
     }
@@ -87,7 +107,10 @@ impl Tensor {
     /// Any unary elementwise op by [`Op`] (`Op::Sqrt`, `Op::Abs`, ...).
     pub fn unary(&self, op: Op) -> Result<Tensor> {
         if op.family() != crate::ops::Family::Unary || op == Op::AsType {
-            return Err(AresError::arg(op.name(), "is not a unary elementwise operation"));
+            return Err(AresError::arg(
+                op.name(),
+                "is not a unary elementwise operation",
+            ));
         }
         Tensor::new(op, OpArgs::None, vec![self.clone()])
     }
@@ -116,7 +139,11 @@ impl Tensor {
     }
 
     /// Normalizes `axes` (negative counts from the end; `None` = all) to a sorted list.
-    pub fn normalize_axes(&self, op: &'static str, axes: Option<&[i64]>) -> Result<SmallVec<[usize; 4]>> {
+    pub fn normalize_axes(
+        &self,
+        op: &'static str,
+        axes: Option<&[i64]>,
+    ) -> Result<SmallVec<[usize; 4]>> {
         let ndim = self.ndim() as i64;
         let mut out: SmallVec<[usize; 4]> = match axes {
             None => (0..self.ndim()).collect(),
@@ -125,7 +152,10 @@ impl Tensor {
                 .map(|&a| {
                     let b = if a < 0 { a + ndim } else { a };
                     if b < 0 || b >= ndim {
-                        Err(AresError::arg(op, format!("axis {a} is out of bounds for a tensor of dimension {ndim}")))
+                        Err(AresError::arg(
+                            op,
+                            format!("axis {a} is out of bounds for a tensor of dimension {ndim}"),
+                        ))
                     } else {
                         Ok(b as usize)
                     }
@@ -143,7 +173,10 @@ impl Tensor {
     pub fn reduce(&self, op: Op, axes: Option<&[i64]>, keepdims: bool) -> Result<Tensor> {
         let axes = self.normalize_axes(op.name(), axes)?;
         if matches!(op, Op::Min | Op::Max) && axes.iter().any(|a| self.shape()[*a] == 0) {
-            return Err(AresError::arg(op.name(), "zero-size array to reduction operation which has no identity"));
+            return Err(AresError::arg(
+                op.name(),
+                "zero-size array to reduction operation which has no identity",
+            ));
         }
         Tensor::new(op, OpArgs::Reduce { axes, keepdims }, vec![self.clone()])
     }
@@ -162,13 +195,18 @@ impl Tensor {
     }
 
     fn reduced_count(&self, op: &'static str, axes: Option<&[i64]>) -> Result<usize> {
-        Ok(self.normalize_axes(op, axes)?.iter().map(|a| self.shape()[*a]).product())
+        Ok(self
+            .normalize_axes(op, axes)?
+            .iter()
+            .map(|a| self.shape()[*a])
+            .product())
     }
 
     /// Arithmetic mean: `sum / n`.
     pub fn mean(&self, axes: Option<&[i64]>, keepdims: bool) -> Result<Tensor> {
         let n = self.reduced_count("mean", axes)?;
-        self.sum(axes, keepdims)?.binary_scalar(Op::Mul, Scalar::F64(1.0 / n as f64), false)
+        self.sum(axes, keepdims)?
+            .binary_scalar(Op::Mul, Scalar::F64(1.0 / n as f64), false)
     }
 
     /// Variance by the two-pass formula `sum((x - mean(x))^2) / (n - ddof)`.
@@ -177,7 +215,9 @@ impl Tensor {
         let centered = (self - &self.mean(axes, true)?)?;
         let squares = (&centered * &centered)?;
         let denom = n.saturating_sub(ddof) as f64;
-        squares.sum(axes, keepdims)?.binary_scalar(Op::Div, Scalar::F64(denom), false)
+        squares
+            .sum(axes, keepdims)?
+            .binary_scalar(Op::Div, Scalar::F64(denom), false)
     }
 
     pub fn std(&self, axes: Option<&[i64]>, keepdims: bool, ddof: usize) -> Result<Tensor> {
@@ -207,17 +247,31 @@ impl Tensor {
         if index.len() > self.ndim() {
             return Err(AresError::arg(
                 "slice",
-                format!("too many indices: {} for a tensor of {} dimensions", index.len(), self.ndim()),
+                format!(
+                    "too many indices: {} for a tensor of {} dimensions",
+                    index.len(),
+                    self.ndim()
+                ),
             ));
         }
         let dims = (0..self.ndim())
-            .map(|d| index.get(d).copied().unwrap_or(SliceArg::FULL).normalize(d, self.shape()[d]))
+            .map(|d| {
+                index
+                    .get(d)
+                    .copied()
+                    .unwrap_or(SliceArg::FULL)
+                    .normalize(d, self.shape()[d])
+            })
             .collect::<Result<SmallVec<_>>>()?;
         Tensor::new(Op::Slice, OpArgs::Slice(dims), vec![self.clone()])
     }
 
     pub fn rechunk(&self, chunk: impl Into<ChunkSpec>) -> Result<Tensor> {
-        Tensor::new(Op::Rechunk, OpArgs::Rechunk(chunk.into()), vec![self.clone()])
+        Tensor::new(
+            Op::Rechunk,
+            OpArgs::Rechunk(chunk.into()),
+            vec![self.clone()],
+        )
     }
 
     /// Reshape; one dimension may be `-1`. Tiling requires the chunks to line up with the new
@@ -226,12 +280,21 @@ impl Tensor {
         let known: i64 = shape.iter().filter(|d| **d != -1).product();
         let unknown = shape.iter().filter(|d| **d == -1).count();
         if unknown > 1 || shape.iter().any(|d| *d < -1) {
-            return Err(AresError::arg("reshape", format!("invalid target shape {shape:?}")));
+            return Err(AresError::arg(
+                "reshape",
+                format!("invalid target shape {shape:?}"),
+            ));
         }
         let size = self.size() as i64;
         let resolved: Shape = shape
             .iter()
-            .map(|d| if *d == -1 && known > 0 { (size / known) as usize } else { *d as usize })
+            .map(|d| {
+                if *d == -1 && known > 0 {
+                    (size / known) as usize
+                } else {
+                    *d as usize
+                }
+            })
             .collect();
         Tensor::new(Op::Reshape, OpArgs::Reshape(resolved), vec![self.clone()])
     }
@@ -239,13 +302,22 @@ impl Tensor {
 
 /// Joins tensors along an existing axis (negative counts from the end).
 pub fn concatenate(tensors: &[Tensor], axis: i64) -> Result<Tensor> {
-    let first = tensors.first().ok_or_else(|| AresError::arg("concatenate", "needs at least one tensor"))?;
+    let first = tensors
+        .first()
+        .ok_or_else(|| AresError::arg("concatenate", "needs at least one tensor"))?;
     let ndim = first.ndim() as i64;
     let a = if axis < 0 { axis + ndim } else { axis };
     if a < 0 || a >= ndim.max(1) {
-        return Err(AresError::arg("concatenate", format!("axis {axis} is out of bounds for dimension {ndim}")));
+        return Err(AresError::arg(
+            "concatenate",
+            format!("axis {axis} is out of bounds for dimension {ndim}"),
+        ));
     }
-    Tensor::new(Op::Concatenate, OpArgs::Concat { axis: a as usize }, tensors.to_vec())
+    Tensor::new(
+        Op::Concatenate,
+        OpArgs::Concat { axis: a as usize },
+        tensors.to_vec(),
+    )
 }
 
 macro_rules! binary_operator {

@@ -15,7 +15,8 @@ use ndarray::ArrayD;
 /// Prepares and executes `t` with the local executor.
 pub fn run(t: &Tensor, config: &TaskConfig, workers: usize, slots: usize) -> ArrayData {
     let graph = Tensor::graph(&[t]);
-    let prepared = prepare(&graph, config, &uniform_cluster(workers, slots), TaskId(1)).expect("prepare");
+    let prepared =
+        prepare(&graph, config, &uniform_cluster(workers, slots), TaskId(1)).expect("prepare");
     let (mut results, _) = execute(&prepared.subtasks, slots).expect("execute");
     results.remove(0)
 }
@@ -24,7 +25,9 @@ pub fn run(t: &Tensor, config: &TaskConfig, workers: usize, slots: usize) -> Arr
 pub fn assert_close(got: &ArrayData, want: &ArrayD<f64>, what: &str) {
     assert_eq!(got.shape(), want.shape(), "{what}: shape");
     for (i, (g, w)) in got.iter_f64().zip(want.iter()).enumerate() {
-        let ok = (g.is_nan() && w.is_nan()) || g == *w || (g - w).abs() <= 1e-9 * (1.0 + w.abs().max(g.abs()));
+        let ok = (g.is_nan() && w.is_nan())
+            || g == *w
+            || (g - w).abs() <= 1e-9 * (1.0 + w.abs().max(g.abs()));
         assert!(ok, "{what}: element {i}: got {g}, want {w}");
     }
 }
@@ -36,10 +39,17 @@ pub fn check(t: &Tensor, what: &str) {
     let want = reference::evaluate(&graph).remove(0);
     for fuse in [true, false] {
         for (workers, slots) in [(1, 1), (2, 2)] {
-            let config = TaskConfig { fuse_enabled: fuse, ..TaskConfig::default() };
+            let config = TaskConfig {
+                fuse_enabled: fuse,
+                ..TaskConfig::default()
+            };
             let got = run(t, &config, workers, slots);
             assert_eq!(got.dtype(), t.dtype(), "{what}: dtype");
-            assert_close(&got, &want, &format!("{what} (fuse={fuse}, {workers}x{slots})"));
+            assert_close(
+                &got,
+                &want,
+                &format!("{what} (fuse={fuse}, {workers}x{slots})"),
+            );
         }
     }
 }

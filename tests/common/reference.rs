@@ -30,7 +30,11 @@ fn random(fill: &Fill, shape: &[usize], spec: &ares::ops::ChunkSpec) -> ArrayD<f
             Slice::from(start..start + splits[d][idx[d]])
         });
         for v in view.iter_mut() {
-            *v = if normal { StandardNormal.sample(&mut rng) } else { (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64 };
+            *v = if normal {
+                StandardNormal.sample(&mut rng)
+            } else {
+                (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64
+            };
         }
         linear += 1;
     });
@@ -47,7 +51,10 @@ fn round_to(x: f64, dtype: DType) -> f64 {
 
 fn zip(a: &ArrayD<f64>, b: &ArrayD<f64>, f: impl Fn(f64, f64) -> f64) -> ArrayD<f64> {
     let shape = ares::tensor::infer::broadcast("ref", a.shape(), b.shape()).unwrap();
-    let (x, y) = (a.broadcast(IxDyn(&shape)).unwrap(), b.broadcast(IxDyn(&shape)).unwrap());
+    let (x, y) = (
+        a.broadcast(IxDyn(&shape)).unwrap(),
+        b.broadcast(IxDyn(&shape)).unwrap(),
+    );
     ndarray::Zip::from(&x).and(&y).map_collect(|p, q| f(*p, *q))
 }
 
@@ -59,8 +66,20 @@ fn binary(op: Op, a: &ArrayD<f64>, b: &ArrayD<f64>) -> ArrayD<f64> {
         Op::Mul => zip(a, b, |x, y| x * y),
         Op::Div => zip(a, b, |x, y| x / y),
         Op::Pow => zip(a, b, f64::powf),
-        Op::Maximum => zip(a, b, |x, y| if x.is_nan() || y.is_nan() { f64::NAN } else { x.max(y) }),
-        Op::Minimum => zip(a, b, |x, y| if x.is_nan() || y.is_nan() { f64::NAN } else { x.min(y) }),
+        Op::Maximum => zip(a, b, |x, y| {
+            if x.is_nan() || y.is_nan() {
+                f64::NAN
+            } else {
+                x.max(y)
+            }
+        }),
+        Op::Minimum => zip(a, b, |x, y| {
+            if x.is_nan() || y.is_nan() {
+                f64::NAN
+            } else {
+                x.min(y)
+            }
+        }),
         Op::Eq => zip(a, b, |x, y| bit(x == y)),
         Op::Ne => zip(a, b, |x, y| bit(x != y)),
         Op::Lt => zip(a, b, |x, y| bit(x < y)),
@@ -77,8 +96,20 @@ fn reduce(op: Op, a: &ArrayD<f64>, axes: &[usize], keepdims: bool) -> ArrayD<f64
         out = match op {
             Op::Sum => out.sum_axis(Axis(*ax)),
             Op::Prod => out.fold_axis(Axis(*ax), 1.0, |x, y| x * y),
-            Op::Min => out.fold_axis(Axis(*ax), f64::INFINITY, |x, y| if x.is_nan() || y.is_nan() { f64::NAN } else { x.min(*y) }),
-            _ => out.fold_axis(Axis(*ax), f64::NEG_INFINITY, |x, y| if x.is_nan() || y.is_nan() { f64::NAN } else { x.max(*y) }),
+            Op::Min => out.fold_axis(Axis(*ax), f64::INFINITY, |x, y| {
+                if x.is_nan() || y.is_nan() {
+                    f64::NAN
+                } else {
+                    x.min(*y)
+                }
+            }),
+            _ => out.fold_axis(Axis(*ax), f64::NEG_INFINITY, |x, y| {
+                if x.is_nan() || y.is_nan() {
+                    f64::NAN
+                } else {
+                    x.max(*y)
+                }
+            }),
         };
     }
     if keepdims {
@@ -95,9 +126,25 @@ pub fn evaluate(graph: &TileableGraph) -> Vec<ArrayD<f64>> {
     for node in &graph.nodes {
         let ins: Vec<&ArrayD<f64>> = node.inputs.iter().map(|i| &values[i.index()]).collect();
         let v = match (&node.op, &node.args) {
-            (Op::Rand | Op::Randn, OpArgs::Create { fill, shape, chunk }) => random(fill, shape, chunk),
-            (_, OpArgs::Create { fill: Fill::Const { value }, shape, .. }) => ArrayD::from_elem(IxDyn(shape), value.as_f64()),
-            (_, OpArgs::Create { fill: Fill::Range { start, step }, shape, .. }) => {
+            (Op::Rand | Op::Randn, OpArgs::Create { fill, shape, chunk }) => {
+                random(fill, shape, chunk)
+            }
+            (
+                _,
+                OpArgs::Create {
+                    fill: Fill::Const { value },
+                    shape,
+                    ..
+                },
+            ) => ArrayD::from_elem(IxDyn(shape), value.as_f64()),
+            (
+                _,
+                OpArgs::Create {
+                    fill: Fill::Range { start, step },
+                    shape,
+                    ..
+                },
+            ) => {
                 let (a, s) = (start.as_f64(), step.as_f64());
                 ArrayD::from_shape_fn(IxDyn(shape), |i| a + s * i[0] as f64)
             }
@@ -111,9 +158,15 @@ pub fn evaluate(graph: &TileableGraph) -> Vec<ArrayD<f64>> {
             (Op::Cos, _) => ins[0].mapv(f64::cos),
             (op, OpArgs::Scalar { value, scalar_left }) => {
                 let s = ArrayD::from_elem(IxDyn(&[]), value.as_f64());
-                if *scalar_left { binary(*op, &s, ins[0]) } else { binary(*op, ins[0], &s) }
+                if *scalar_left {
+                    binary(*op, &s, ins[0])
+                } else {
+                    binary(*op, ins[0], &s)
+                }
             }
-            (op, OpArgs::None) if op.family() == ares::ops::Family::Binary => binary(*op, ins[0], ins[1]),
+            (op, OpArgs::None) if op.family() == ares::ops::Family::Binary => {
+                binary(*op, ins[0], ins[1])
+            }
             (op, OpArgs::Reduce { axes, keepdims }) => reduce(*op, ins[0], axes, *keepdims),
             (Op::Matmul, _) => {
                 let a = ins[0].clone().into_dimensionality::<Ix2>().unwrap();
@@ -126,7 +179,9 @@ pub fn evaluate(graph: &TileableGraph) -> Vec<ArrayD<f64>> {
                     .iter()
                     .map(|d| match *d {
                         DimIndex::Index(i) => vec![i],
-                        DimIndex::Range { start, step, len } => (0..len).map(|t| (start as isize + step * t as isize) as usize).collect(),
+                        DimIndex::Range { start, step, len } => (0..len)
+                            .map(|t| (start as isize + step * t as isize) as usize)
+                            .collect(),
                     })
                     .collect();
                 let shape: Vec<usize> = dims
@@ -142,20 +197,36 @@ pub fn evaluate(graph: &TileableGraph) -> Vec<ArrayD<f64>> {
                 });
                 gathered.into_shape_with_order(IxDyn(&shape)).unwrap()
             }
-            (Op::Transpose, OpArgs::Transpose(perm)) => ins[0].clone().permuted_axes(IxDyn(perm)).as_standard_layout().into_owned(),
+            (Op::Transpose, OpArgs::Transpose(perm)) => ins[0]
+                .clone()
+                .permuted_axes(IxDyn(perm))
+                .as_standard_layout()
+                .into_owned(),
             (Op::Concatenate, OpArgs::Concat { axis }) => {
                 let views: Vec<_> = ins.iter().map(|a| a.view()).collect();
                 concatenate(Axis(*axis), &views).unwrap()
             }
             (Op::Rechunk, _) => ins[0].clone(),
-            (Op::Reshape, OpArgs::Reshape(shape)) => ins[0].as_standard_layout().into_owned().into_shape_with_order(IxDyn(shape)).unwrap(),
+            (Op::Reshape, OpArgs::Reshape(shape)) => ins[0]
+                .as_standard_layout()
+                .into_owned()
+                .into_shape_with_order(IxDyn(shape))
+                .unwrap(),
             other => panic!("reference cannot evaluate {other:?}"),
         };
         // Integer and bool results are exact values of their dtype.
-        let v = if node.dtype == DType::F64 { v } else { v.mapv(|x| round_to(x, node.dtype)) };
+        let v = if node.dtype == DType::F64 {
+            v
+        } else {
+            v.mapv(|x| round_to(x, node.dtype))
+        };
         values.push(v);
     }
-    graph.outputs.iter().map(|o| values[o.index()].clone()).collect()
+    graph
+        .outputs
+        .iter()
+        .map(|o| values[o.index()].clone())
+        .collect()
 }
 
 #[allow(dead_code)]

@@ -16,7 +16,14 @@ pub fn chunk_seed(user_seed: u64, chunk: u64) -> u64 {
 }
 
 impl Tiler {
-    pub(super) fn tile_creation(&mut self, op: Op, fill: &Fill, shape: &Shape, spec: &ChunkSpec, dtype: DType) -> Tiled {
+    pub(super) fn tile_creation(
+        &mut self,
+        op: Op,
+        fill: &Fill,
+        shape: &Shape,
+        spec: &ChunkSpec,
+        dtype: DType,
+    ) -> Tiled {
         let splits = splits_for(shape, spec);
         let grid: Shape = splits.iter().map(|s| s.len()).collect();
         let starts: Vec<Vec<usize>> = splits.iter().map(|s| offsets(s)).collect();
@@ -26,22 +33,34 @@ impl Tiler {
         Odometer::for_each(&grid, |idx| {
             let cshape: Shape = idx.iter().enumerate().map(|(d, i)| splits[d][*i]).collect();
             let chunk_fill = match *fill {
-                Fill::Uniform { seed } => Fill::Uniform { seed: chunk_seed(seed, linear) },
-                Fill::Normal { seed } => Fill::Normal { seed: chunk_seed(seed, linear) },
+                Fill::Uniform { seed } => Fill::Uniform {
+                    seed: chunk_seed(seed, linear),
+                },
+                Fill::Normal { seed } => Fill::Normal {
+                    seed: chunk_seed(seed, linear),
+                },
                 Fill::Const { value } => Fill::Const { value },
                 Fill::Range { start, step } => {
                     // Ranges are 1-D: the chunk starts `offset` steps in.
                     let offset = starts[0][idx[0]];
                     let first = match (start, step, dtype) {
-                        (_, _, DType::F64) => Scalar::F64(start.as_f64() + step.as_f64() * offset as f64),
+                        (_, _, DType::F64) => {
+                            Scalar::F64(start.as_f64() + step.as_f64() * offset as f64)
+                        }
                         _ => Scalar::I64(start.as_i64() + step.as_i64() * offset as i64),
                     };
                     Fill::Range { start: first, step }
                 }
             };
             let args = match chunk_fill {
-                Fill::Const { .. } => self.graph.intern_args(OpArgs::Fill { fill: chunk_fill, shape: cshape.clone() }),
-                _ => self.graph.push_args(OpArgs::Fill { fill: chunk_fill, shape: cshape.clone() }),
+                Fill::Const { .. } => self.graph.intern_args(OpArgs::Fill {
+                    fill: chunk_fill,
+                    shape: cshape.clone(),
+                }),
+                _ => self.graph.push_args(OpArgs::Fill {
+                    fill: chunk_fill,
+                    shape: cshape.clone(),
+                }),
             };
             chunks.push(self.push(key, op, args, cshape, dtype, &[]));
             linear += 1;

@@ -38,7 +38,13 @@ impl Tiler {
             .zip(in_shapes)
             .map(|(t, s)| {
                 let target: Vec<Vec<usize>> = (0..s.len())
-                    .map(|k| if s[k] == shape[k + n - s.len()] { splits[k + n - s.len()].clone() } else { vec![1] })
+                    .map(|k| {
+                        if s[k] == shape[k + n - s.len()] {
+                            splits[k + n - s.len()].clone()
+                        } else {
+                            vec![1]
+                        }
+                    })
                     .collect();
                 self.rechunk_to(t, &target, self.graph.node(t.chunks[0]).dtype)
             })
@@ -53,7 +59,15 @@ impl Tiler {
                 .zip(in_shapes)
                 .map(|(t, s)| {
                     let off = n - s.len();
-                    let idx: Shape = (0..s.len()).map(|k| if s[k] == shape[k + off] { o[k + off] } else { 0 }).collect();
+                    let idx: Shape = (0..s.len())
+                        .map(|k| {
+                            if s[k] == shape[k + off] {
+                                o[k + off]
+                            } else {
+                                0
+                            }
+                        })
+                        .collect();
                     t.at(&idx)
                 })
                 .collect();

@@ -13,14 +13,18 @@ pub fn split_dim(len: usize, chunk: usize) -> Vec<usize> {
     }
     let chunk = chunk.clamp(1, len);
     let mut out = vec![chunk; len / chunk];
-    if len % chunk != 0 {
+    if !len.is_multiple_of(chunk) {
         out.push(len % chunk);
     }
     out
 }
 
 pub fn splits_for(shape: &[usize], spec: &ChunkSpec) -> Vec<Vec<usize>> {
-    shape.iter().enumerate().map(|(d, len)| split_dim(*len, spec.for_dim(d))).collect()
+    shape
+        .iter()
+        .enumerate()
+        .map(|(d, len)| split_dim(*len, spec.for_dim(d)))
+        .collect()
 }
 
 /// Linear C-order position of a multi-index in a grid.
@@ -138,25 +142,51 @@ impl Tiler {
         if t.splits == target {
             return t.clone();
         }
-        let per_dim: Vec<_> = t.splits.iter().zip(target).map(|(s, d)| pieces(s, d)).collect();
+        let per_dim: Vec<_> = t
+            .splits
+            .iter()
+            .zip(target)
+            .map(|(s, d)| pieces(s, d))
+            .collect();
         let src_grid = t.grid();
         let dst_grid: Shape = target.iter().map(|s| s.len()).collect();
         let (slice_key, assemble_key) = (self.key(), self.key());
         let mut chunks = Vec::with_capacity(dst_grid.iter().product());
         Odometer::for_each(&dst_grid, |o| {
-            let block: Shape = o.iter().enumerate().map(|(d, j)| per_dim[d][*j].len()).collect();
+            let block: Shape = o
+                .iter()
+                .enumerate()
+                .map(|(d, j)| per_dim[d][*j].len())
+                .collect();
             let mut parts = Vec::with_capacity(block.iter().product());
             Odometer::for_each(&block, |b| {
-                let src_idx: Shape = b.iter().enumerate().map(|(d, k)| per_dim[d][o[d]][*k].0).collect();
+                let src_idx: Shape = b
+                    .iter()
+                    .enumerate()
+                    .map(|(d, k)| per_dim[d][o[d]][*k].0)
+                    .collect();
                 let src = t.chunks[linear(&src_grid, &src_idx)];
                 let src_shape = self.shape_of(src).clone();
-                let ranges: SmallVec<[(usize, usize); 4]> =
-                    b.iter().enumerate().map(|(d, k)| (per_dim[d][o[d]][*k].1, per_dim[d][o[d]][*k].2)).collect();
-                let whole = ranges.iter().zip(&src_shape).all(|((start, len), full)| *start == 0 && len == full);
+                let ranges: SmallVec<[(usize, usize); 4]> = b
+                    .iter()
+                    .enumerate()
+                    .map(|(d, k)| (per_dim[d][o[d]][*k].1, per_dim[d][o[d]][*k].2))
+                    .collect();
+                let whole = ranges
+                    .iter()
+                    .zip(&src_shape)
+                    .all(|((start, len), full)| *start == 0 && len == full);
                 if whole {
                     parts.push(src);
                 } else {
-                    let dims = ranges.iter().map(|(start, len)| DimIndex::Range { start: *start, step: 1, len: *len }).collect();
+                    let dims = ranges
+                        .iter()
+                        .map(|(start, len)| DimIndex::Range {
+                            start: *start,
+                            step: 1,
+                            len: *len,
+                        })
+                        .collect();
                     let args = self.graph.intern_args(OpArgs::Slice(dims));
                     let shape = ranges.iter().map(|r| r.1).collect();
                     parts.push(self.push(slice_key, Op::Slice, args, shape, dtype, &[src]));

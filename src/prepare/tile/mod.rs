@@ -61,7 +61,14 @@ pub fn tile(graph: &TileableGraph, config: &TaskConfig) -> Result<ChunkGraph> {
             .map(|t| tiled[t.index()].as_ref().expect("inputs are tiled first"))
             .collect();
         let in_shapes: Vec<&Shape> = node.inputs.iter().map(|t| &graph.node(*t).shape).collect();
-        let t = tiler.tile_node(node.op, &node.args, &node.shape, node.dtype, &inputs, &in_shapes)?;
+        let t = tiler.tile_node(
+            node.op,
+            &node.args,
+            &node.shape,
+            node.dtype,
+            &inputs,
+            &in_shapes,
+        )?;
         tiled[i] = Some(t);
         for inp in &node.inputs {
             uses[inp.index()] -= 1;
@@ -107,9 +114,20 @@ impl Tiler {
         key
     }
 
-    pub fn push(&mut self, key: OpKey, op: Op, args: ArgsIdx, shape: Shape, dtype: DType, inputs: &[ChunkIdx]) -> ChunkIdx {
+    pub fn push(
+        &mut self,
+        key: OpKey,
+        op: Op,
+        args: ArgsIdx,
+        shape: Shape,
+        dtype: DType,
+        inputs: &[ChunkIdx],
+    ) -> ChunkIdx {
         let index = &mut self.next_index[key.index()];
-        let chunk_key = ChunkKey { op: key, index: *index };
+        let chunk_key = ChunkKey {
+            op: key,
+            index: *index,
+        };
         *index += 1;
         self.graph.push(chunk_key, op, args, shape, dtype, inputs)
     }
@@ -128,8 +146,12 @@ impl Tiler {
         in_shapes: &[&Shape],
     ) -> Result<Tiled> {
         match (op.family(), args) {
-            (Family::Creation, OpArgs::Create { fill, shape, chunk }) => Ok(self.tile_creation(op, fill, shape, chunk, dtype)),
-            (Family::Unary | Family::Binary, _) => Ok(self.tile_elementwise(op, args, shape, dtype, inputs, in_shapes)),
+            (Family::Creation, OpArgs::Create { fill, shape, chunk }) => {
+                Ok(self.tile_creation(op, fill, shape, chunk, dtype))
+            }
+            (Family::Unary | Family::Binary, _) => {
+                Ok(self.tile_elementwise(op, args, shape, dtype, inputs, in_shapes))
+            }
             (Family::Reduction, OpArgs::Reduce { axes, keepdims }) => {
                 Ok(self.tile_reduction(op, axes, *keepdims, dtype, inputs[0]))
             }
@@ -137,9 +159,16 @@ impl Tiler {
             (_, OpArgs::Slice(dims)) => Ok(self.tile_slice(dims, dtype, inputs[0])),
             (_, OpArgs::Transpose(perm)) => Ok(self.tile_transpose(perm, dtype, inputs[0])),
             (_, OpArgs::Concat { axis }) => Ok(self.tile_concat(*axis, dtype, inputs, in_shapes)),
-            (_, OpArgs::Rechunk(spec)) => Ok(self.rechunk_to(inputs[0], &splits_for(shape, spec), dtype)),
-            (_, OpArgs::Reshape(target)) => self.tile_reshape(target, dtype, inputs[0], in_shapes[0]),
-            _ => Err(AresError::prepare("tile", format!("{op} with arguments {args:?} cannot be tiled"))),
+            (_, OpArgs::Rechunk(spec)) => {
+                Ok(self.rechunk_to(inputs[0], &splits_for(shape, spec), dtype))
+            }
+            (_, OpArgs::Reshape(target)) => {
+                self.tile_reshape(target, dtype, inputs[0], in_shapes[0])
+            }
+            _ => Err(AresError::prepare(
+                "tile",
+                format!("{op} with arguments {args:?} cannot be tiled"),
+            )),
         }
     }
 }

@@ -15,7 +15,14 @@ use crate::tensor::infer::reduced_shape;
 use smallvec::SmallVec;
 
 impl Tiler {
-    pub(super) fn tile_reduction(&mut self, op: Op, axes: &[usize], keepdims: bool, dtype: DType, input: &Tiled) -> Tiled {
+    pub(super) fn tile_reduction(
+        &mut self,
+        op: Op,
+        axes: &[usize],
+        keepdims: bool,
+        dtype: DType,
+        input: &Tiled,
+    ) -> Tiled {
         let ndim = input.splits.len();
         let axes_sv: SmallVec<[usize; 4]> = axes.iter().copied().collect();
         let in_grid = input.grid();
@@ -23,9 +30,20 @@ impl Tiler {
         let group_grid: Shape = axes.iter().map(|a| in_grid[*a]).collect();
         let single = group_grid.iter().product::<usize>() == 1;
 
-        let map_keep = self.graph.intern_args(OpArgs::Reduce { axes: axes_sv.clone(), keepdims: keepdims || !single });
-        let mid = self.graph.intern_args(OpArgs::Combine { op, axes: axes_sv.clone(), keepdims: true });
-        let last = self.graph.intern_args(OpArgs::Combine { op, axes: axes_sv.clone(), keepdims });
+        let map_keep = self.graph.intern_args(OpArgs::Reduce {
+            axes: axes_sv.clone(),
+            keepdims: keepdims || !single,
+        });
+        let mid = self.graph.intern_args(OpArgs::Combine {
+            op,
+            axes: axes_sv.clone(),
+            keepdims: true,
+        });
+        let last = self.graph.intern_args(OpArgs::Combine {
+            op,
+            axes: axes_sv.clone(),
+            keepdims,
+        });
         let map_key = self.key();
         let mut level_keys = Vec::new();
 
@@ -50,7 +68,14 @@ impl Tiler {
             } else {
                 let shape = self.shape_of(partials[0]).clone();
                 let final_shape = reduced_shape(&shape, axes, keepdims);
-                chunks.push(self.tree(Op::Combine, partials, &mut level_keys, (mid, shape), (last, final_shape), dtype));
+                chunks.push(self.tree(
+                    Op::Combine,
+                    partials,
+                    &mut level_keys,
+                    (mid, shape),
+                    (last, final_shape),
+                    dtype,
+                ));
             }
         });
 
@@ -78,7 +103,10 @@ impl Tiler {
     ) -> ChunkIdx {
         let fan_in = self.combine_size;
         if items.len() == 1 {
-            debug_assert_eq!(mid.1, last.1, "a lone item is only the root when shapes agree");
+            debug_assert_eq!(
+                mid.1, last.1,
+                "a lone item is only the root when shapes agree"
+            );
             return items[0];
         }
         let mut level = 0;
@@ -107,8 +135,16 @@ impl Tiler {
 
     pub(super) fn tile_matmul(&mut self, dtype: DType, a: &Tiled, b: &Tiled) -> Tiled {
         let k = unify(&[&a.splits[1], &b.splits[0]]);
-        let a = self.rechunk_to(a, &[a.splits[0].clone(), k.clone()], self.graph.node(a.chunks[0]).dtype);
-        let b = self.rechunk_to(b, &[k.clone(), b.splits[1].clone()], self.graph.node(b.chunks[0]).dtype);
+        let a = self.rechunk_to(
+            a,
+            &[a.splits[0].clone(), k.clone()],
+            self.graph.node(a.chunks[0]).dtype,
+        );
+        let b = self.rechunk_to(
+            b,
+            &[k.clone(), b.splits[1].clone()],
+            self.graph.node(b.chunks[0]).dtype,
+        );
         let none = self.graph.intern_args(OpArgs::None);
         let key = self.key();
         let mut level_keys = Vec::new();
@@ -122,7 +158,14 @@ impl Tiler {
                         self.push(key, Op::Matmul, none, shape.clone(), dtype, &ins)
                     })
                     .collect();
-                chunks.push(self.tree(Op::TreeAdd, partials, &mut level_keys, (none, shape.clone()), (none, shape), dtype));
+                chunks.push(self.tree(
+                    Op::TreeAdd,
+                    partials,
+                    &mut level_keys,
+                    (none, shape.clone()),
+                    (none, shape),
+                    dtype,
+                ));
             }
         }
         Tiled {
