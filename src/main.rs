@@ -11,6 +11,12 @@ use clap::Parser;
 use serde_json::json;
 use std::time::Instant;
 
+/// Chunks are large, short-lived buffers allocated from slot threads; mimalloc keeps them in
+/// reusable pages where glibc maps and unmaps each one (half the kernel benchmark's time went
+/// to page faults before).
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn task_config(opts: &PrepareOpts) -> Result<TaskConfig> {
     let mut config = match &opts.config {
         Some(path) => Config::load(path)?.task.default_config,
