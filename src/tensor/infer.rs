@@ -88,7 +88,7 @@ pub fn unary_dtype(op: Op, args: &OpArgs, a: DType) -> Result<DType> {
         (Op::Neg, _) if a == DType::Bool => {
             return Err(AresError::dtype(
                 "negative",
-                "cannot negate a bool tensor; use ~ or == False",
+                "cannot negate a bool tensor; cast it first with astype(x, 'int64')",
             ))
         }
         (Op::Neg | Op::Abs, _) => a,
