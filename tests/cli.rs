@@ -9,28 +9,52 @@ fn ares() -> Command {
 
 fn stdout_of(args: &[&str]) -> String {
     let out = ares().args(args).output().unwrap();
-    assert!(out.status.success(), "ares {args:?} failed: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "ares {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     String::from_utf8(out.stdout).unwrap()
 }
 
 #[test]
 fn run_prints_a_scalar_and_timings() {
-    let out = ares().args(["run", "--local", "--expr", "x = arange(1000, chunk=64); sum(x)"]).output().unwrap();
+    let out = ares()
+        .args([
+            "run",
+            "--local",
+            "--expr",
+            "x = arange(1000, chunk=64); sum(x)",
+        ])
+        .output()
+        .unwrap();
     assert!(out.status.success());
     assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "499500");
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("timings:") && err.contains("execute="), "{err}");
+    assert!(
+        err.contains("timings:") && err.contains("execute="),
+        "{err}"
+    );
 }
 
 #[test]
 fn run_prints_an_array_summary() {
     let out = stdout_of(&["run", "--local", "--expr", "arange(10, chunk=3) * 2"]);
-    assert_eq!(out.trim(), "array(shape=(10,), dtype=int64) [0, 2, 4, ..., 14, 16, 18]");
+    assert_eq!(
+        out.trim(),
+        "array(shape=(10,), dtype=int64) [0, 2, 4, ..., 14, 16, 18]"
+    );
 }
 
 #[test]
 fn run_json_has_result_shape_dtype_timings() {
-    let out = stdout_of(&["run", "--local", "--json", "--expr", "m = ones((4, 3), chunk=2); sum(m, axis=0)"]);
+    let out = stdout_of(&[
+        "run",
+        "--local",
+        "--json",
+        "--expr",
+        "m = ones((4, 3), chunk=2); sum(m, axis=0)",
+    ]);
     let v: Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v["result"], serde_json::json!([4.0, 4.0, 4.0]));
     assert_eq!(v["shape"], serde_json::json!([3]));
@@ -40,27 +64,64 @@ fn run_json_has_result_shape_dtype_timings() {
 
 #[test]
 fn syntax_and_shape_errors_name_line_and_column() {
-    let out = ares().args(["run", "--local", "--expr", "a = ones(3, chunk=1);\nsum(a +)"]).output().unwrap();
+    let out = ares()
+        .args([
+            "run",
+            "--local",
+            "--expr",
+            "a = ones(3, chunk=1);\nsum(a +)",
+        ])
+        .output()
+        .unwrap();
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("line 2, column 8"), "{err}");
-    let out = ares().args(["run", "--local", "--expr", "ones(3, chunk=1) + ones(4, chunk=1)"]).output().unwrap();
+    let out = ares()
+        .args([
+            "run",
+            "--local",
+            "--expr",
+            "ones(3, chunk=1) + ones(4, chunk=1)",
+        ])
+        .output()
+        .unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success() && err.contains("line 1, column 18") && err.contains("(3,) (4,)"), "{err}");
+    assert!(
+        !out.status.success() && err.contains("line 1, column 18") && err.contains("(3,) (4,)"),
+        "{err}"
+    );
 }
 
 #[test]
 fn explain_formats() {
     let expr = "a = rand(100, chunk=100, seed=1); b = rand(100, chunk=100, seed=2); sum(a + b)";
     let text = stdout_of(&["explain", "--expr", expr]);
-    assert!(text.contains("FUSE[add, sum]") && text.contains("== initial assignment =="), "{text}");
-    let json: Value = serde_json::from_str(&stdout_of(&["explain", "--expr", expr, "--format", "json"])).unwrap();
+    assert!(
+        text.contains("FUSE[add, sum]") && text.contains("== initial assignment =="),
+        "{text}"
+    );
+    let json: Value =
+        serde_json::from_str(&stdout_of(&["explain", "--expr", expr, "--format", "json"])).unwrap();
     assert_eq!(json["counts"]["fuse_nodes"], 1);
     assert_eq!(json["counts"]["subtasks"], 3);
-    assert_eq!(json["chunk_graph"]["nodes"][2]["fused"], serde_json::json!(["add", "sum"]));
+    assert_eq!(
+        json["chunk_graph"]["nodes"][2]["fused"],
+        serde_json::json!(["add", "sum"])
+    );
     let dot = stdout_of(&["explain", "--expr", expr, "--format", "dot"]);
-    assert!(dot.starts_with("digraph ares {") && dot.contains("c0 -> c2;"), "{dot}");
-    let nofuse: Value = serde_json::from_str(&stdout_of(&["explain", "--no-fuse", "--expr", expr, "--format", "json"])).unwrap();
+    assert!(
+        dot.starts_with("digraph ares {") && dot.contains("c0 -> c2;"),
+        "{dot}"
+    );
+    let nofuse: Value = serde_json::from_str(&stdout_of(&[
+        "explain",
+        "--no-fuse",
+        "--expr",
+        expr,
+        "--format",
+        "json",
+    ]))
+    .unwrap();
     assert_eq!(nofuse["counts"]["fuse_nodes"], 0);
     assert_eq!(nofuse["counts"]["subtasks"], 4);
 }
@@ -70,12 +131,33 @@ fn config_file_is_validated() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("bad.yml");
     std::fs::write(&path, "task:\n  default_config:\n    fuse_enabld: false\n").unwrap();
-    let out = ares().args(["explain", "--expr", "ones(2, chunk=1)", "--config", path.to_str().unwrap()]).output().unwrap();
+    let out = ares()
+        .args([
+            "explain",
+            "--expr",
+            "ones(2, chunk=1)",
+            "--config",
+            path.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success() && err.contains("fuse_enabld") && err.contains("line 3"), "{err}");
+    assert!(
+        !out.status.success() && err.contains("fuse_enabld") && err.contains("line 3"),
+        "{err}"
+    );
     let good = dir.path().join("good.yml");
     std::fs::write(&good, "task:\n  default_config:\n    fuse_enabled: false\n").unwrap();
-    let json: Value = serde_json::from_str(&stdout_of(&["explain", "--format", "json", "--expr", "sum(ones(4, chunk=1) + 1)", "--config", good.to_str().unwrap()])).unwrap();
+    let json: Value = serde_json::from_str(&stdout_of(&[
+        "explain",
+        "--format",
+        "json",
+        "--expr",
+        "sum(ones(4, chunk=1) + 1)",
+        "--config",
+        good.to_str().unwrap(),
+    ]))
+    .unwrap();
     assert_eq!(json["counts"]["fuse_nodes"], 0);
 }
 

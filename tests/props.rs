@@ -13,7 +13,11 @@ use proptest::prelude::*;
 
 #[derive(Clone, Debug)]
 enum Node {
-    Leaf { seed: u64, chunk: (usize, usize), normal: bool },
+    Leaf {
+        seed: u64,
+        chunk: (usize, usize),
+        normal: bool,
+    },
     Unary(usize, Box<Node>),
     Binary(usize, Box<Node>, Box<Node>),
     Scalar(usize, f64, bool, Box<Node>),
@@ -22,23 +26,50 @@ enum Node {
 #[derive(Clone, Debug)]
 enum Tail {
     Nothing,
-    Reduce { op: usize, axis: Option<i64>, keepdims: bool },
-    Slice { start: i64, step: i64 },
+    Reduce {
+        op: usize,
+        axis: Option<i64>,
+        keepdims: bool,
+    },
+    Slice {
+        start: i64,
+        step: i64,
+    },
     Transpose,
 }
 
 const UNARY: [Op; 5] = [Op::Neg, Op::Abs, Op::Sin, Op::Cos, Op::Exp];
-const BINARY: [Op; 8] = [Op::Add, Op::Sub, Op::Mul, Op::Maximum, Op::Minimum, Op::Lt, Op::Ge, Op::Eq];
+const BINARY: [Op; 8] = [
+    Op::Add,
+    Op::Sub,
+    Op::Mul,
+    Op::Maximum,
+    Op::Minimum,
+    Op::Lt,
+    Op::Ge,
+    Op::Eq,
+];
 const REDUCE: [Op; 4] = [Op::Sum, Op::Prod, Op::Min, Op::Max];
 
 fn node() -> impl Strategy<Value = Node> {
-    let leaf = (any::<u64>(), (1usize..9, 1usize..9), any::<bool>())
-        .prop_map(|(seed, chunk, normal)| Node::Leaf { seed, chunk, normal });
+    let leaf =
+        (any::<u64>(), (1usize..9, 1usize..9), any::<bool>()).prop_map(|(seed, chunk, normal)| {
+            Node::Leaf {
+                seed,
+                chunk,
+                normal,
+            }
+        });
     leaf.prop_recursive(4, 16, 2, |inner| {
         prop_oneof![
             (0..UNARY.len(), inner.clone()).prop_map(|(o, a)| Node::Unary(o, Box::new(a))),
-            (0..BINARY.len(), inner.clone(), inner.clone()).prop_map(|(o, a, b)| Node::Binary(o, Box::new(a), Box::new(b))),
-            (0..BINARY.len(), -2.0f64..2.0, any::<bool>(), inner).prop_map(|(o, v, l, a)| Node::Scalar(o, v, l, Box::new(a))),
+            (0..BINARY.len(), inner.clone(), inner.clone()).prop_map(|(o, a, b)| Node::Binary(
+                o,
+                Box::new(a),
+                Box::new(b)
+            )),
+            (0..BINARY.len(), -2.0f64..2.0, any::<bool>(), inner)
+                .prop_map(|(o, v, l, a)| Node::Scalar(o, v, l, Box::new(a))),
         ]
     })
 }
@@ -46,34 +77,65 @@ fn node() -> impl Strategy<Value = Node> {
 fn tail() -> impl Strategy<Value = Tail> {
     prop_oneof![
         Just(Tail::Nothing),
-        (0..REDUCE.len(), prop::option::of(-2i64..2), any::<bool>()).prop_map(|(op, axis, keepdims)| Tail::Reduce { op, axis, keepdims }),
-        (-5i64..5, prop_oneof![-3i64..0, 1i64..4]).prop_map(|(start, step)| Tail::Slice { start, step }),
+        (0..REDUCE.len(), prop::option::of(-2i64..2), any::<bool>())
+            .prop_map(|(op, axis, keepdims)| Tail::Reduce { op, axis, keepdims }),
+        (-5i64..5, prop_oneof![-3i64..0, 1i64..4])
+            .prop_map(|(start, step)| Tail::Slice { start, step }),
         Just(Tail::Transpose),
     ]
 }
 
 fn build(n: &Node, shape: &[usize]) -> Tensor {
     match n {
-        Node::Leaf { seed, chunk, normal } => {
+        Node::Leaf {
+            seed,
+            chunk,
+            normal,
+        } => {
             let c = [chunk.0, chunk.1];
-            if *normal { tensor::randn(shape, c, Some(*seed)) } else { tensor::rand(shape, c, Some(*seed)) }.unwrap()
+            if *normal {
+                tensor::randn(shape, c, Some(*seed))
+            } else {
+                tensor::rand(shape, c, Some(*seed))
+            }
+            .unwrap()
         }
         Node::Unary(o, a) => {
             let x = build(a, shape);
             // numpy rejects negating bools too: cast first.
-            let x = if x.dtype() == ares::array::DType::Bool { x.astype(ares::array::DType::F64).unwrap() } else { x };
+            let x = if x.dtype() == ares::array::DType::Bool {
+                x.astype(ares::array::DType::F64).unwrap()
+            } else {
+                x
+            };
             x.unary(UNARY[*o]).unwrap()
         }
-        Node::Binary(o, a, b) => build(a, shape).elementwise(BINARY[*o], &build(b, shape)).unwrap(),
-        Node::Scalar(o, v, left, a) => build(a, shape).binary_scalar(BINARY[*o], ares::array::Scalar::F64(*v), *left).unwrap(),
+        Node::Binary(o, a, b) => build(a, shape)
+            .elementwise(BINARY[*o], &build(b, shape))
+            .unwrap(),
+        Node::Scalar(o, v, left, a) => build(a, shape)
+            .binary_scalar(BINARY[*o], ares::array::Scalar::F64(*v), *left)
+            .unwrap(),
     }
 }
 
 fn apply_tail(t: Tensor, tail: &Tail) -> Tensor {
     match tail {
         Tail::Nothing => t,
-        Tail::Reduce { op, axis, keepdims } => t.reduce(REDUCE[*op], axis.as_ref().map(std::slice::from_ref), *keepdims).unwrap(),
-        Tail::Slice { start, step } => t.slice(&[SliceArg::Range { start: Some(*start), stop: None, step: Some(*step) }]).unwrap(),
+        Tail::Reduce { op, axis, keepdims } => t
+            .reduce(
+                REDUCE[*op],
+                axis.as_ref().map(std::slice::from_ref),
+                *keepdims,
+            )
+            .unwrap(),
+        Tail::Slice { start, step } => t
+            .slice(&[SliceArg::Range {
+                start: Some(*start),
+                stop: None,
+                step: Some(*step),
+            }])
+            .unwrap(),
         Tail::Transpose => t.transpose(None).unwrap(),
     }
 }

@@ -42,7 +42,7 @@ impl Tiled {
 /// Tiles a whole tileable graph into one chunk graph (one stage: every op here has static
 /// shapes, so no operation needs to wait for runtime metadata).
 pub fn tile(graph: &TileableGraph, config: &TaskConfig) -> Result<ChunkGraph> {
-    let mut tiler = Tiler::new(config.combine_size);
+    let mut tiler = Tiler::new(config.combine_size, estimate_chunks(graph));
     let mut tiled: Vec<Option<Tiled>> = vec![None; graph.nodes.len()];
     // Drop a tileable's grid once its last consumer has been tiled.
     let mut uses = vec![0u32; graph.nodes.len()];
@@ -91,6 +91,39 @@ pub fn tile(graph: &TileableGraph, config: &TaskConfig) -> Result<ChunkGraph> {
     Ok(chunks)
 }
 
+/// A rough upper estimate of the chunks tiling will create, so the arena is allocated once
+/// instead of doubling its way up (each doubling touches fresh pages).
+fn estimate_chunks(graph: &TileableGraph) -> usize {
+    let mut est: Vec<usize> = Vec::with_capacity(graph.nodes.len());
+    for node in &graph.nodes {
+        let max_in = node
+            .inputs
+            .iter()
+            .map(|i| est[i.index()])
+            .max()
+            .unwrap_or(1);
+        let grid = |spec| {
+            grid::splits_for(&node.shape, spec)
+                .iter()
+                .map(|s| s.len())
+                .product::<usize>()
+        };
+        let e = match &node.args {
+            OpArgs::Create { chunk, .. } => grid(chunk),
+            OpArgs::Rechunk(chunk) => grid(chunk).max(max_in),
+            OpArgs::Concat { .. } => node.inputs.iter().map(|i| est[i.index()]).sum(),
+            OpArgs::Reduce { .. } => max_in + max_in / 3,
+            _ if node.op.family() == Family::Linalg => {
+                node.inputs.iter().map(|i| est[i.index()]).product()
+            }
+            _ => max_in,
+        };
+        est.push(e.max(1));
+    }
+    // Rechunks for broadcasting and slicing add some; untouched capacity costs no memory.
+    (est.iter().sum::<usize>() * 5 / 4).min(1 << 24)
+}
+
 /// Builds the chunk graph; the family rules call its `push`.
 pub(crate) struct Tiler {
     pub graph: ChunkGraph,
@@ -100,9 +133,9 @@ pub(crate) struct Tiler {
 }
 
 impl Tiler {
-    fn new(combine_size: usize) -> Self {
+    fn new(combine_size: usize, capacity: usize) -> Self {
         Self {
-            graph: ChunkGraph::with_capacity(1024),
+            graph: ChunkGraph::with_capacity(capacity),
             next_index: Vec::new(),
             combine_size,
         }
