@@ -8,6 +8,7 @@
 //! line and column where it happened.
 
 mod eval;
+mod functions;
 mod lexer;
 mod parser;
 
