@@ -80,7 +80,7 @@ impl fmt::Display for DType {
 /// A scalar operand or fill value. Hash and equality are bitwise for floats so that scalars
 /// can be part of the keys used by common-subexpression elimination.
 #[derive(Clone, Copy, Debug, Serialize, Deserialize)]
-#[serde(untagged)]
+#[serde(rename_all = "snake_case")]
 pub enum Scalar {
     Bool(bool),
     I64(i64),

@@ -79,11 +79,93 @@ pub struct TaskSection {
     pub default_config: TaskConfig,
 }
 
+/// `cluster`: addresses and liveness.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ClusterConfig {
+    /// Where a supervisor listens for workers and clients (`HOST:PORT`; port 0 = any).
+    pub listen: String,
+    /// Where a worker finds its supervisor.
+    pub supervisor: Option<String>,
+    /// How often workers send a heartbeat.
+    pub heartbeat_interval_ms: u64,
+    /// A worker silent for this long is dead.
+    pub node_timeout_ms: u64,
+    /// Largest frame a connection accepts; a larger one closes that connection.
+    pub max_frame_bytes: usize,
+}
+
+impl Default for ClusterConfig {
+    fn default() -> Self {
+        Self {
+            listen: "127.0.0.1:7700".into(),
+            supervisor: None,
+            heartbeat_interval_ms: 1000,
+            node_timeout_ms: 10_000,
+            max_frame_bytes: 1 << 30,
+        }
+    }
+}
+
+/// `scheduling`: retries and batching.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SchedulingConfig {
+    /// How many times one subtask may be re-run after its worker died or its inputs were lost.
+    pub subtask_max_retries: u32,
+    /// Most subtasks one RunSubtasks message carries.
+    pub max_batch: usize,
+}
+
+impl Default for SchedulingConfig {
+    fn default() -> Self {
+        Self {
+            subtask_max_retries: 3,
+            max_batch: 4096,
+        }
+    }
+}
+
+/// `worker`: what a worker offers.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct WorkerConfig {
+    /// Subtasks run at once; 0 = one per CPU.
+    pub slots: usize,
+    /// Bytes of chunk data the worker reports it can hold (0 = no limit).
+    pub memory_limit: u64,
+    /// Where the worker serves chunks to its peers (`HOST:PORT`; port 0 = any).
+    pub data_listen: String,
+}
+
+impl Default for WorkerConfig {
+    fn default() -> Self {
+        Self {
+            slots: 0,
+            memory_limit: 0,
+            data_listen: "127.0.0.1:0".into(),
+        }
+    }
+}
+
+impl WorkerConfig {
+    pub fn effective_slots(&self) -> usize {
+        if self.slots == 0 {
+            std::thread::available_parallelism().map_or(1, |n| n.get())
+        } else {
+            self.slots
+        }
+    }
+}
+
 /// The whole configuration file.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct Config {
     pub task: TaskSection,
+    pub cluster: ClusterConfig,
+    pub scheduling: SchedulingConfig,
+    pub worker: WorkerConfig,
 }
 
 impl Config {
@@ -92,11 +174,46 @@ impl Config {
         let config: Config =
             yaml_serde::from_str(text).map_err(|e| AresError::Config(format!("{origin}: {e}")))?;
         config
-            .task
-            .default_config
             .validate()
             .map_err(|e| AresError::Config(format!("{origin}: {e}")))?;
         Ok(config)
+    }
+
+    pub fn validate(&self) -> Result<()> {
+        self.task.default_config.validate()?;
+        let c = &self.cluster;
+        if c.heartbeat_interval_ms == 0 || c.node_timeout_ms <= c.heartbeat_interval_ms {
+            return Err(AresError::Config(format!(
+                "cluster.node_timeout_ms ({}) must exceed cluster.heartbeat_interval_ms ({}), which must be positive",
+                c.node_timeout_ms, c.heartbeat_interval_ms
+            )));
+        }
+        if c.max_frame_bytes < 1024 {
+            return Err(AresError::Config(format!(
+                "cluster.max_frame_bytes must be at least 1024, got {}",
+                c.max_frame_bytes
+            )));
+        }
+        for (key, addr) in [
+            ("cluster.listen", Some(&c.listen)),
+            ("cluster.supervisor", c.supervisor.as_ref()),
+            ("worker.data_listen", Some(&self.worker.data_listen)),
+        ] {
+            if let Some(a) = addr {
+                if a.rsplit_once(':')
+                    .and_then(|(_, p)| p.parse::<u16>().ok())
+                    .is_none()
+                {
+                    return Err(AresError::Config(format!("{key}: {a:?} is not HOST:PORT")));
+                }
+            }
+        }
+        if self.scheduling.max_batch == 0 {
+            return Err(AresError::Config(
+                "scheduling.max_batch must be at least 1".into(),
+            ));
+        }
+        Ok(())
     }
 
     pub fn load(path: &Path) -> Result<Config> {
@@ -140,6 +257,29 @@ mod tests {
         assert!(msg.contains("fuse_enabeld"), "{msg}");
         assert!(msg.contains("line 3"), "{msg}");
         assert!(msg.contains("t.yml"), "{msg}");
+    }
+
+    #[test]
+    fn runtime_sections_are_validated() {
+        let c = Config::from_yaml(
+            "cluster:\n  listen: 0.0.0.0:0\n  node_timeout_ms: 3000\nworker:\n  slots: 3\n",
+            "t.yml",
+        )
+        .unwrap();
+        assert_eq!(c.worker.effective_slots(), 3);
+        let err = Config::from_yaml("cluster:\n  listen: nowhere\n", "t.yml").unwrap_err();
+        assert!(err.to_string().contains("cluster.listen"), "{err}");
+        let err = Config::from_yaml(
+            "cluster:\n  heartbeat_interval_ms: 500\n  node_timeout_ms: 100\n",
+            "t.yml",
+        )
+        .unwrap_err();
+        assert!(err.to_string().contains("node_timeout_ms"), "{err}");
+        let err = Config::from_yaml("worker:\n  slotz: 1\n", "w.yml").unwrap_err();
+        assert!(
+            err.to_string().contains("slotz") && err.to_string().contains("line 2"),
+            "{err}"
+        );
     }
 
     #[test]

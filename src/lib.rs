@@ -28,7 +28,9 @@ pub mod ids;
 pub mod kernels;
 pub mod ops;
 pub mod prepare;
+pub mod protocol;
 pub mod summary;
+pub mod supervisor;
 pub mod telemetry;
 pub mod tensor;
 

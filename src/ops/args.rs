@@ -14,7 +14,7 @@ use smallvec::SmallVec;
 
 /// How a dimension is split into chunks.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(untagged)]
+#[serde(rename_all = "snake_case")]
 pub enum ChunkSpec {
     /// The same chunk length on every dimension.
     Uniform(usize),

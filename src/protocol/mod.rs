@@ -1,0 +1,155 @@
+//! The wire protocol: frames of mixed messages.
+//!
+//! Every frame is a length-delimited `Vec<Message>`, so one write can carry RunSubtasks for
+//! several tasks, chunk releases and a heartbeat together; each link keeps one outbound queue
+//! and drains all of it into one frame per write. A connection starts with a hello carrying
+//! [`PROTOCOL_VERSION`]; a peer speaking another version is refused. Only [`codec`] knows
+//! bytes.
+
+pub mod codec;
+
+use crate::graph::TileableGraph;
+use crate::ids::{ChunkIdx, SubtaskIdx, TaskId, WorkerId};
+use serde::{Deserialize, Serialize};
+
+/// Bumped whenever a message changes shape.
+pub const PROTOCOL_VERSION: u32 = 1;
+
+/// One subtask to run: its index in the task's subtask graph and where its inputs are.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RunSubtask {
+    pub subtask: SubtaskIdx,
+    /// For every external input chunk, the worker holding it.
+    pub inputs: Vec<(ChunkIdx, WorkerId)>,
+}
+
+/// What became of one subtask on a worker.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SubtaskReport {
+    pub subtask: SubtaskIdx,
+    /// The kept output chunks and their sizes in bytes, or the error.
+    pub outcome: Result<Vec<(ChunkIdx, u64)>, String>,
+}
+
+/// A task's state as clients see it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TaskStatus {
+    Pending,
+    Running,
+    Succeeded,
+    Failed,
+    Cancelled,
+}
+
+impl TaskStatus {
+    pub fn is_terminal(self) -> bool {
+        matches!(
+            self,
+            TaskStatus::Succeeded | TaskStatus::Failed | TaskStatus::Cancelled
+        )
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TaskInfo {
+    pub task: TaskId,
+    pub status: TaskStatus,
+    pub progress: f64,
+    pub subtasks: usize,
+    pub error: Option<String>,
+    /// Seconds from submission to the end (or to now).
+    pub elapsed: f64,
+}
+
+/// Every message of every link.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum Message {
+    // Handshake.
+    HelloWorker {
+        version: u32,
+        slots: u32,
+        memory_limit: u64,
+        data_addr: String,
+    },
+    HelloClient {
+        version: u32,
+    },
+    Welcome {
+        version: u32,
+        worker: Option<WorkerId>,
+    },
+    Refused {
+        reason: String,
+    },
+
+    // Supervisor → worker.
+    /// Data-plane addresses of all live workers.
+    Peers {
+        peers: Vec<(WorkerId, String)>,
+    },
+    /// A task's subtask graph (codec-encoded once, sent once per worker).
+    RegisterTask {
+        task: TaskId,
+        graph: Vec<u8>,
+    },
+    RunSubtasks {
+        task: TaskId,
+        subtasks: Vec<RunSubtask>,
+    },
+    CancelSubtasks {
+        task: TaskId,
+        subtasks: Vec<SubtaskIdx>,
+    },
+    ReleaseChunks {
+        task: TaskId,
+        chunks: Vec<ChunkIdx>,
+    },
+    ForgetTask {
+        task: TaskId,
+    },
+
+    // Worker → supervisor.
+    Heartbeat,
+    SubtasksFinished {
+        task: TaskId,
+        reports: Vec<SubtaskReport>,
+    },
+
+    // Client ↔ supervisor (request ids pair answers with questions).
+    Submit {
+        request: u64,
+        graph: TileableGraph,
+        fuse_enabled: Option<bool>,
+    },
+    Submitted {
+        request: u64,
+        task: Result<TaskId, String>,
+    },
+    Wait {
+        request: u64,
+        task: TaskId,
+        timeout_ms: u64,
+    },
+    GetInfo {
+        request: u64,
+        task: TaskId,
+    },
+    Info {
+        request: u64,
+        info: Result<TaskInfo, String>,
+    },
+    Cancel {
+        request: u64,
+        task: TaskId,
+    },
+    FetchResult {
+        request: u64,
+        task: TaskId,
+    },
+    /// Result tensors in the codec's chunk encoding.
+    ResultData {
+        request: u64,
+        data: Result<Vec<u8>, String>,
+    },
+}

@@ -1,0 +1,412 @@
+//! The scheduler's logic, free of actors, sockets and clocks (time is passed in).
+//!
+//! One max-heap per worker ordered by `(depth, sequence)`: deeper subtasks first, since
+//! finishing them frees intermediate data early, and among equals the earlier enqueued.
+//! A subtask goes to the worker preparation assigned it to if that worker is alive. Otherwise
+//! it goes to the worker holding most of its input bytes, unless that worker is saturated
+//! while another one idles. No worker ever runs more subtasks than it has slots. Decisions
+//! are written to `outbox`; one `dispatch` after a batch of events coalesces them into one
+//! RunSubtasks per worker and task.
+
+use crate::ids::{ChunkIdx, SubtaskIdx, TaskId, WorkerId};
+use crate::protocol::RunSubtask;
+use rustc_hash::{FxHashMap, FxHashSet};
+use std::cmp::{Ordering, Reverse};
+use std::collections::{BTreeMap, BinaryHeap};
+
+/// A subtask whose inputs are all available.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ReadySubtask {
+    pub task: TaskId,
+    pub subtask: SubtaskIdx,
+    pub depth: u32,
+    /// Worker chosen by initial assignment.
+    pub preferred: Option<WorkerId>,
+    /// Every input chunk, the worker holding it and its size.
+    pub inputs: Vec<(ChunkIdx, WorkerId, u64)>,
+}
+
+#[derive(Debug, PartialEq, Eq)]
+struct Queued {
+    depth: u32,
+    seq: Reverse<u64>,
+    task: TaskId,
+    run: RunSubtask,
+}
+
+impl Ord for Queued {
+    fn cmp(&self, other: &Self) -> Ordering {
+        (self.depth, self.seq).cmp(&(other.depth, other.seq))
+    }
+}
+impl PartialOrd for Queued {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+#[derive(Debug)]
+struct WorkerState {
+    slots: usize,
+    running: FxHashSet<(TaskId, SubtaskIdx)>,
+    queue: BinaryHeap<Queued>,
+    last_seen_ms: u64,
+}
+
+impl WorkerState {
+    fn load(&self) -> f64 {
+        (self.running.len() + self.queue.len()) as f64 / self.slots as f64
+    }
+    fn idle(&self) -> bool {
+        self.running.len() < self.slots && self.queue.is_empty()
+    }
+    fn saturated(&self) -> bool {
+        self.running.len() >= self.slots
+    }
+}
+
+/// What the scheduler decided.
+#[derive(Clone, Debug, PartialEq)]
+pub enum SchedOut {
+    Run {
+        worker: WorkerId,
+        task: TaskId,
+        subtasks: Vec<RunSubtask>,
+    },
+    Cancel {
+        worker: WorkerId,
+        task: TaskId,
+        subtasks: Vec<SubtaskIdx>,
+    },
+}
+
+#[derive(Debug, Default)]
+pub struct SchedulerState {
+    workers: BTreeMap<WorkerId, WorkerState>,
+    /// Subtasks waiting for any worker to exist.
+    unplaced: Vec<ReadySubtask>,
+    seq: u64,
+    next_worker: u32,
+    max_batch: usize,
+    pub outbox: Vec<SchedOut>,
+}
+
+impl SchedulerState {
+    pub fn new(max_batch: usize) -> Self {
+        Self {
+            max_batch: max_batch.max(1),
+            ..Self::default()
+        }
+    }
+
+    pub fn add_worker(&mut self, slots: usize, now_ms: u64) -> WorkerId {
+        let id = WorkerId(self.next_worker);
+        self.next_worker += 1;
+        self.workers.insert(
+            id,
+            WorkerState {
+                slots: slots.max(1),
+                running: FxHashSet::default(),
+                queue: BinaryHeap::new(),
+                last_seen_ms: now_ms,
+            },
+        );
+        let waiting = std::mem::take(&mut self.unplaced);
+        self.enqueue(waiting);
+        id
+    }
+
+    pub fn workers(&self) -> impl Iterator<Item = (WorkerId, usize)> + '_ {
+        self.workers.iter().map(|(id, w)| (*id, w.slots))
+    }
+
+    pub fn heartbeat(&mut self, worker: WorkerId, now_ms: u64) {
+        if let Some(w) = self.workers.get_mut(&worker) {
+            w.last_seen_ms = now_ms;
+        }
+    }
+
+    /// Workers silent for longer than `timeout_ms`.
+    pub fn expired(&self, now_ms: u64, timeout_ms: u64) -> Vec<WorkerId> {
+        self.workers
+            .iter()
+            .filter(|(_, w)| now_ms.saturating_sub(w.last_seen_ms) > timeout_ms)
+            .map(|(id, _)| *id)
+            .collect()
+    }
+
+    fn place(&self, item: &ReadySubtask) -> Option<WorkerId> {
+        if let Some(p) = item.preferred.filter(|p| self.workers.contains_key(p)) {
+            return Some(p);
+        }
+        let least_loaded = || {
+            self.workers
+                .iter()
+                .min_by(|a, b| a.1.load().total_cmp(&b.1.load()))
+                .map(|(id, _)| *id)
+        };
+        let mut bytes: FxHashMap<WorkerId, u64> = FxHashMap::default();
+        for (_, w, size) in &item.inputs {
+            if self.workers.contains_key(w) {
+                *bytes.entry(*w).or_default() += size;
+            }
+        }
+        let best = bytes
+            .iter()
+            .max_by(|a, b| {
+                a.1.cmp(b.1)
+                    .then_with(|| {
+                        self.workers[b.0]
+                            .load()
+                            .total_cmp(&self.workers[a.0].load())
+                    })
+                    .then(b.0.cmp(a.0))
+            })
+            .map(|(w, _)| *w);
+        match best {
+            Some(w) if self.workers[&w].saturated() => self
+                .workers
+                .iter()
+                .find(|(_, s)| s.idle())
+                .map(|(id, _)| *id)
+                .or(Some(w)),
+            Some(w) => Some(w),
+            None => least_loaded(),
+        }
+    }
+
+    pub fn enqueue(&mut self, items: Vec<ReadySubtask>) {
+        for item in items {
+            let Some(worker) = self.place(&item) else {
+                self.unplaced.push(item);
+                continue;
+            };
+            self.seq += 1;
+            let run = RunSubtask {
+                subtask: item.subtask,
+                inputs: item.inputs.iter().map(|(c, w, _)| (*c, *w)).collect(),
+            };
+            let queued = Queued {
+                depth: item.depth,
+                seq: Reverse(self.seq),
+                task: item.task,
+                run,
+            };
+            self.workers
+                .get_mut(&worker)
+                .expect("placed on a live worker")
+                .queue
+                .push(queued);
+        }
+    }
+
+    /// Starts queued subtasks wherever slots are free.
+    pub fn dispatch(&mut self) {
+        for (id, w) in self.workers.iter_mut() {
+            let mut batches: BTreeMap<TaskId, Vec<RunSubtask>> = BTreeMap::new();
+            while w.running.len() < w.slots {
+                let Some(q) = w.queue.pop() else { break };
+                w.running.insert((q.task, q.run.subtask));
+                batches.entry(q.task).or_default().push(q.run);
+            }
+            for (task, runs) in batches {
+                for chunk in runs.chunks(self.max_batch) {
+                    self.outbox.push(SchedOut::Run {
+                        worker: *id,
+                        task,
+                        subtasks: chunk.to_vec(),
+                    });
+                }
+            }
+        }
+    }
+
+    pub fn finished(
+        &mut self,
+        worker: WorkerId,
+        task: TaskId,
+        subtasks: impl IntoIterator<Item = SubtaskIdx>,
+    ) {
+        if let Some(w) = self.workers.get_mut(&worker) {
+            for s in subtasks {
+                w.running.remove(&(task, s));
+            }
+        }
+    }
+
+    /// Removes a worker; returns what it was running or had queued, per task.
+    pub fn remove_worker(&mut self, worker: WorkerId) -> BTreeMap<TaskId, Vec<SubtaskIdx>> {
+        let mut lost: BTreeMap<TaskId, Vec<SubtaskIdx>> = BTreeMap::new();
+        if let Some(w) = self.workers.remove(&worker) {
+            for (task, s) in w.running {
+                lost.entry(task).or_default().push(s);
+            }
+            for q in w.queue {
+                lost.entry(q.task).or_default().push(q.run.subtask);
+            }
+        }
+        for v in lost.values_mut() {
+            v.sort_unstable();
+        }
+        lost
+    }
+
+    /// Drops a task's queued subtasks and cancels its running ones.
+    pub fn cancel_task(&mut self, task: TaskId) {
+        self.unplaced.retain(|r| r.task != task);
+        for (id, w) in self.workers.iter_mut() {
+            let queue = std::mem::take(&mut w.queue);
+            w.queue = queue.into_iter().filter(|q| q.task != task).collect();
+            let running: Vec<SubtaskIdx> = w
+                .running
+                .iter()
+                .filter(|(t, _)| *t == task)
+                .map(|(_, s)| *s)
+                .collect();
+            if !running.is_empty() {
+                for s in &running {
+                    w.running.remove(&(task, *s));
+                }
+                self.outbox.push(SchedOut::Cancel {
+                    worker: *id,
+                    task,
+                    subtasks: running,
+                });
+            }
+        }
+    }
+
+    /// (running, queued) per worker, for status pages and tests.
+    pub fn load(&self) -> Vec<(WorkerId, usize, usize)> {
+        self.workers
+            .iter()
+            .map(|(id, w)| (*id, w.running.len(), w.queue.len()))
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ready(
+        s: u32,
+        depth: u32,
+        preferred: Option<u32>,
+        inputs: &[(u32, u32, u64)],
+    ) -> ReadySubtask {
+        ReadySubtask {
+            task: TaskId(1),
+            subtask: SubtaskIdx(s),
+            depth,
+            preferred: preferred.map(WorkerId),
+            inputs: inputs
+                .iter()
+                .map(|(c, w, b)| (ChunkIdx(*c), WorkerId(*w), *b))
+                .collect(),
+        }
+    }
+
+    fn runs(out: &[SchedOut]) -> Vec<(u32, Vec<u32>)> {
+        out.iter()
+            .filter_map(|o| match o {
+                SchedOut::Run {
+                    worker, subtasks, ..
+                } => Some((worker.0, subtasks.iter().map(|r| r.subtask.0).collect())),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn never_more_running_than_slots_and_deepest_first() {
+        let mut s = SchedulerState::new(100);
+        s.add_worker(2, 0);
+        s.enqueue(vec![
+            ready(0, 0, None, &[]),
+            ready(1, 2, None, &[]),
+            ready(2, 1, None, &[]),
+            ready(3, 0, None, &[]),
+        ]);
+        s.dispatch();
+        assert_eq!(runs(&s.outbox), vec![(0, vec![1, 2])]);
+        s.outbox.clear();
+        s.dispatch();
+        assert!(s.outbox.is_empty(), "no free slot");
+        s.finished(WorkerId(0), TaskId(1), [SubtaskIdx(1)]);
+        s.dispatch();
+        assert_eq!(
+            runs(&s.outbox),
+            vec![(0, vec![0])],
+            "equal depth: earlier enqueued first"
+        );
+    }
+
+    #[test]
+    fn placement_prefers_assignment_then_input_bytes_then_idle() {
+        let mut s = SchedulerState::new(100);
+        s.add_worker(1, 0);
+        s.add_worker(1, 0);
+        s.enqueue(vec![ready(0, 0, Some(1), &[])]);
+        s.enqueue(vec![ready(1, 1, None, &[(5, 0, 100), (6, 1, 10)])]);
+        s.dispatch();
+        assert_eq!(runs(&s.outbox), vec![(0, vec![1]), (1, vec![0])]);
+        s.outbox.clear();
+        // w0 holds the bytes but is saturated with a queue; w1 frees up and is idle.
+        s.enqueue(vec![ready(2, 1, None, &[(7, 0, 100)])]);
+        s.finished(WorkerId(1), TaskId(1), [SubtaskIdx(0)]);
+        s.enqueue(vec![ready(3, 1, None, &[(8, 0, 100)])]);
+        s.dispatch();
+        assert_eq!(runs(&s.outbox), vec![(1, vec![3])]);
+    }
+
+    #[test]
+    fn dead_worker_returns_running_and_queued_work() {
+        let mut s = SchedulerState::new(100);
+        let w = s.add_worker(1, 0);
+        s.enqueue(vec![ready(0, 0, None, &[]), ready(1, 0, None, &[])]);
+        s.dispatch();
+        assert_eq!(s.expired(5_000, 10_000), vec![]);
+        s.heartbeat(w, 1_000);
+        assert_eq!(s.expired(12_000, 10_000), vec![w]);
+        let lost = s.remove_worker(w);
+        assert_eq!(lost[&TaskId(1)], vec![SubtaskIdx(0), SubtaskIdx(1)]);
+        // With no worker left, new work waits and goes to the next worker that registers.
+        s.outbox.clear();
+        s.enqueue(vec![ready(2, 0, None, &[])]);
+        s.dispatch();
+        assert!(s.outbox.is_empty());
+        s.add_worker(1, 0);
+        s.dispatch();
+        assert_eq!(runs(&s.outbox), vec![(1, vec![2])]);
+    }
+
+    #[test]
+    fn cancel_drops_queued_and_cancels_running() {
+        let mut s = SchedulerState::new(1);
+        s.add_worker(1, 0);
+        s.enqueue(vec![ready(0, 0, None, &[]), ready(1, 0, None, &[])]);
+        s.dispatch();
+        s.outbox.clear();
+        s.cancel_task(TaskId(1));
+        assert_eq!(
+            s.outbox,
+            vec![SchedOut::Cancel {
+                worker: WorkerId(0),
+                task: TaskId(1),
+                subtasks: vec![SubtaskIdx(0)]
+            }]
+        );
+        assert_eq!(s.load(), vec![(WorkerId(0), 0, 0)]);
+    }
+
+    #[test]
+    fn batches_are_split_at_max_batch() {
+        let mut s = SchedulerState::new(2);
+        s.add_worker(5, 0);
+        s.enqueue((0..5).map(|i| ready(i, 0, None, &[])).collect());
+        s.dispatch();
+        let sizes: Vec<usize> = runs(&s.outbox).iter().map(|(_, v)| v.len()).collect();
+        assert_eq!(sizes, vec![2, 2, 1]);
+    }
+}

@@ -1,0 +1,474 @@
+//! One task's execution logic, free of actors and sockets.
+//!
+//! Tracks every subtask (waiting, submitted, done), where each kept chunk lives and how many
+//! unfinished consumers still need it. A chunk is released on its worker as soon as its last
+//! consumer finishes; result chunks are held until the task is forgotten.
+//!
+//! When a worker dies, the chunks only it held are lost. Lineage recovery then works as in
+//! Mars' legacy scheduler: a finished subtask whose lost output is still needed runs again,
+//! and so, transitively, does every finished producer of an input that is no longer
+//! available. Subtasks that were running there are re-queued. Each re-run counts against
+//! `subtask_max_retries`. A kernel error fails the task with the kernel's message.
+
+use crate::graph::SubtaskGraph;
+use crate::ids::{ChunkIdx, SubtaskIdx, WorkerId};
+use crate::protocol::SubtaskReport;
+use crate::supervisor::scheduler::state::ReadySubtask;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+/// Errors a worker reports for inputs it could not fetch: the subtask can run again.
+pub const FETCH_ERROR_PREFIX: &str = "fetch failed: ";
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SubState {
+    Waiting,
+    Submitted,
+    Done,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum TaskOut {
+    Submit(Vec<ReadySubtask>),
+    /// Chunks to delete, per worker.
+    Release(BTreeMap<WorkerId, Vec<ChunkIdx>>),
+    /// The task ended: `Ok` when every subtask finished.
+    Finished(Result<(), String>),
+}
+
+pub struct TaskState {
+    pub graph: Arc<SubtaskGraph>,
+    state: Vec<SubState>,
+    location: Vec<Option<(WorkerId, u64)>>,
+    refs: Vec<u32>,
+    attempts: Vec<u32>,
+    done: usize,
+    max_retries: u32,
+    ended: bool,
+    pub outbox: Vec<TaskOut>,
+}
+
+impl TaskState {
+    pub fn new(graph: Arc<SubtaskGraph>, max_retries: u32) -> Self {
+        let n_chunks = graph.chunks.len();
+        let mut refs = vec![0u32; n_chunks];
+        for s in 0..graph.len() {
+            for c in graph.inputs.row(s) {
+                refs[*c as usize] += 1;
+            }
+        }
+        for r in &graph.chunks.results {
+            for c in &r.chunks {
+                refs[c.index()] += 1;
+            }
+        }
+        Self {
+            state: vec![SubState::Waiting; graph.len()],
+            location: vec![None; n_chunks],
+            refs,
+            attempts: vec![0; graph.len()],
+            done: 0,
+            max_retries,
+            ended: false,
+            outbox: Vec::new(),
+            graph,
+        }
+    }
+
+    pub fn progress(&self) -> f64 {
+        if self.graph.is_empty() {
+            1.0
+        } else {
+            self.done as f64 / self.graph.len() as f64
+        }
+    }
+
+    pub fn is_ended(&self) -> bool {
+        self.ended
+    }
+
+    /// Where each result chunk lives.
+    pub fn result_locations(&self) -> Vec<(ChunkIdx, Option<WorkerId>)> {
+        self.graph
+            .chunks
+            .results
+            .iter()
+            .flat_map(|r| r.chunks.iter())
+            .map(|c| (*c, self.location[c.index()].map(|l| l.0)))
+            .collect()
+    }
+
+    /// Submits the subtasks that can run now (the initial ones at first).
+    pub fn start(&mut self) {
+        self.submit_ready();
+        if self.graph.is_empty() {
+            self.finish(Ok(()));
+        }
+    }
+
+    fn ready_item(&self, s: usize) -> ReadySubtask {
+        let inputs = self
+            .graph
+            .inputs
+            .row(s)
+            .iter()
+            .map(|c| {
+                let (w, size) =
+                    self.location[*c as usize].expect("ready subtasks have their inputs");
+                (ChunkIdx(*c), w, size)
+            })
+            .collect();
+        ReadySubtask {
+            task: self.graph.task,
+            subtask: SubtaskIdx(s as u32),
+            depth: self.graph.subtasks[s].depth,
+            preferred: if self.attempts[s] == 0 {
+                self.graph.subtasks[s].worker
+            } else {
+                None
+            },
+            inputs,
+        }
+    }
+
+    fn inputs_available(&self, s: usize) -> bool {
+        self.graph
+            .inputs
+            .row(s)
+            .iter()
+            .all(|c| self.location[*c as usize].is_some())
+    }
+
+    fn submit_ready(&mut self) {
+        let ready: Vec<usize> = (0..self.graph.len())
+            .filter(|s| self.state[*s] == SubState::Waiting && self.inputs_available(*s))
+            .collect();
+        self.submit(ready);
+    }
+
+    fn submit(&mut self, subtasks: Vec<usize>) {
+        if subtasks.is_empty() || self.ended {
+            return;
+        }
+        let items = subtasks
+            .into_iter()
+            .map(|s| {
+                self.state[s] = SubState::Submitted;
+                self.ready_item(s)
+            })
+            .collect();
+        self.outbox.push(TaskOut::Submit(items));
+    }
+
+    fn finish(&mut self, result: Result<(), String>) {
+        if !self.ended {
+            self.ended = true;
+            self.outbox.push(TaskOut::Finished(result));
+        }
+    }
+
+    pub fn on_reports(&mut self, worker: WorkerId, reports: Vec<SubtaskReport>) {
+        let mut release: BTreeMap<WorkerId, Vec<ChunkIdx>> = BTreeMap::new();
+        let mut newly_ready = Vec::new();
+        let mut retry = false;
+        for report in reports {
+            let s = report.subtask.index();
+            if self.ended || s >= self.state.len() || self.state[s] != SubState::Submitted {
+                continue; // stale: cancelled, re-queued elsewhere, or a duplicate
+            }
+            match report.outcome {
+                Ok(outputs) => {
+                    self.state[s] = SubState::Done;
+                    self.done += 1;
+                    for (c, size) in outputs {
+                        if c.index() < self.location.len() {
+                            self.location[c.index()] = Some((worker, size));
+                        }
+                    }
+                    for &c in self.graph.inputs.row(s) {
+                        self.refs[c as usize] -= 1;
+                        if self.refs[c as usize] == 0 {
+                            if let Some((w, _)) = self.location[c as usize].take() {
+                                release.entry(w).or_default().push(ChunkIdx(c));
+                            }
+                        }
+                    }
+                    for &t in self.graph.succs.row(s) {
+                        if self.state[t as usize] == SubState::Waiting
+                            && self.inputs_available(t as usize)
+                        {
+                            newly_ready.push(t as usize);
+                        }
+                    }
+                }
+                Err(msg) if msg.starts_with(FETCH_ERROR_PREFIX) => {
+                    self.state[s] = SubState::Waiting;
+                    self.attempts[s] += 1;
+                    retry = true;
+                }
+                Err(msg) => {
+                    let id = self.graph.subtasks[s].id;
+                    self.finish(Err(format!("subtask {id} failed: {msg}")));
+                }
+            }
+        }
+        if !release.is_empty() {
+            self.outbox.push(TaskOut::Release(release));
+        }
+        newly_ready.sort_unstable();
+        newly_ready.dedup();
+        self.submit(newly_ready);
+        if retry {
+            self.recover();
+        }
+        if self.done == self.graph.len() {
+            self.finish(Ok(()));
+        }
+    }
+
+    /// A worker died: its chunks are gone and `requeue` (what it ran or had queued) must run
+    /// elsewhere.
+    pub fn on_worker_lost(&mut self, worker: WorkerId, requeue: &[SubtaskIdx]) {
+        for loc in self.location.iter_mut() {
+            if matches!(loc, Some((w, _)) if *w == worker) {
+                *loc = None;
+            }
+        }
+        for s in requeue {
+            if self.state[s.index()] == SubState::Submitted {
+                self.state[s.index()] = SubState::Waiting;
+                self.attempts[s.index()] += 1;
+            }
+        }
+        self.recover();
+    }
+
+    /// Re-runs finished producers of every chunk that is needed but no longer exists, then
+    /// submits whatever can run.
+    fn recover(&mut self) {
+        if self.ended {
+            return;
+        }
+        let mut work: Vec<usize> = (0..self.graph.len())
+            .filter(|s| self.state[*s] == SubState::Waiting)
+            .collect();
+        // Results that were computed and lost need their producers too.
+        for r in &self.graph.chunks.results {
+            for c in &r.chunks {
+                let p = self.graph.owner[c.index()].index();
+                if self.state[p] == SubState::Done && self.location[c.index()].is_none() {
+                    work.push(p);
+                }
+            }
+        }
+        while let Some(s) = work.pop() {
+            if self.state[s] == SubState::Done {
+                // Runs again: its inputs are needed again.
+                self.state[s] = SubState::Waiting;
+                self.done -= 1;
+                self.attempts[s] += 1;
+                for &c in self.graph.inputs.row(s) {
+                    self.refs[c as usize] += 1;
+                }
+            }
+            if self.attempts[s] > self.max_retries {
+                let id = self.graph.subtasks[s].id;
+                self.finish(Err(format!("subtask {id} lost its worker or inputs {} times (scheduling.subtask_max_retries = {})", self.attempts[s], self.max_retries)));
+                return;
+            }
+            for &c in self.graph.inputs.row(s) {
+                let p = self.graph.owner[c as usize].index();
+                if self.location[c as usize].is_none() && self.state[p] == SubState::Done {
+                    work.push(p);
+                }
+            }
+        }
+        self.submit_ready();
+    }
+
+    /// Stops the task: every kept chunk is released.
+    pub fn cancel(&mut self) {
+        self.finish(Err("cancelled".into()));
+        self.release_all();
+    }
+
+    /// Releases every chunk still held (results included).
+    pub fn release_all(&mut self) {
+        let mut release: BTreeMap<WorkerId, Vec<ChunkIdx>> = BTreeMap::new();
+        for (c, loc) in self.location.iter_mut().enumerate() {
+            if let Some((w, _)) = loc.take() {
+                release.entry(w).or_default().push(ChunkIdx(c as u32));
+            }
+        }
+        if !release.is_empty() {
+            self.outbox.push(TaskOut::Release(release));
+        }
+    }
+
+    pub fn state_of(&self, s: SubtaskIdx) -> SubState {
+        self.state[s.index()]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::TaskConfig;
+    use crate::ids::TaskId;
+    use crate::prepare::{prepare, uniform_cluster};
+    use crate::tensor::{self, Tensor};
+
+    /// `sum(rand(4, chunk=1))` without fusion:
+    ///   s0..s3 rand ─► s4..s7 sum ─► s8 combine        (9 subtasks, one chunk each)
+    fn state(retries: u32) -> TaskState {
+        let t = tensor::rand(&[4], 1, Some(1))
+            .unwrap()
+            .sum(None, false)
+            .unwrap();
+        let config = TaskConfig {
+            fuse_enabled: false,
+            ..TaskConfig::default()
+        };
+        let p = prepare(
+            &Tensor::graph(&[&t]),
+            &config,
+            &uniform_cluster(2, 1),
+            TaskId(7),
+        )
+        .unwrap();
+        TaskState::new(Arc::new(p.subtasks), retries)
+    }
+
+    fn submitted(out: &mut Vec<TaskOut>) -> Vec<u32> {
+        let mut ids: Vec<u32> = out
+            .iter()
+            .flat_map(|o| {
+                if let TaskOut::Submit(v) = o {
+                    v.iter().map(|r| r.subtask.0).collect()
+                } else {
+                    vec![]
+                }
+            })
+            .collect();
+        ids.sort_unstable();
+        out.retain(|o| !matches!(o, TaskOut::Submit(_)));
+        ids
+    }
+
+    fn ok(st: &TaskState, s: u32) -> SubtaskReport {
+        let outputs = st
+            .graph
+            .outputs
+            .row(s as usize)
+            .iter()
+            .map(|c| (ChunkIdx(*c), 8))
+            .collect();
+        SubtaskReport {
+            subtask: SubtaskIdx(s),
+            outcome: Ok(outputs),
+        }
+    }
+
+    #[test]
+    fn runs_in_dependency_order_and_releases_consumed_chunks() {
+        let mut st = state(3);
+        st.start();
+        assert_eq!(submitted(&mut st.outbox), vec![0, 1, 2, 3]);
+        let reports = (0..4).map(|s| ok(&st, s)).collect();
+        st.on_reports(WorkerId(0), reports);
+        assert_eq!(submitted(&mut st.outbox), vec![4, 5, 6, 7]);
+        let reports = (4..8).map(|s| ok(&st, s)).collect();
+        st.on_reports(WorkerId(1), reports);
+        assert_eq!(submitted(&mut st.outbox), vec![8]);
+        // The four `rand` chunks were consumed: released on w0, in one message.
+        assert_eq!(st.outbox.len(), 1);
+        assert!(matches!(&st.outbox[0], TaskOut::Release(r) if r[&WorkerId(0)].len() == 4));
+        st.outbox.clear();
+        st.on_reports(WorkerId(1), vec![ok(&st, 8)]);
+        assert!(st.outbox.contains(&TaskOut::Finished(Ok(()))));
+        assert_eq!(st.progress(), 1.0);
+        assert_eq!(st.result_locations().len(), 1);
+    }
+
+    #[test]
+    fn lost_worker_reruns_producers_of_lost_chunks() {
+        let mut st = state(3);
+        st.start();
+        st.outbox.clear();
+        // s0, s1 finished on w0; s2, s3 on w1; then s4 (reading s0's chunk) is running on w1.
+        st.on_reports(WorkerId(0), vec![ok(&st, 0), ok(&st, 1)]);
+        st.on_reports(WorkerId(1), vec![ok(&st, 2), ok(&st, 3)]);
+        assert_eq!(submitted(&mut st.outbox), vec![4, 5, 6, 7]);
+        // w0 dies while running s4 and s5: its chunks (outputs of s0, s1) are lost.
+        st.on_worker_lost(WorkerId(0), &[SubtaskIdx(4), SubtaskIdx(5)]);
+        assert_eq!(
+            submitted(&mut st.outbox),
+            vec![0, 1],
+            "producers of lost inputs run again"
+        );
+        assert_eq!(st.state_of(SubtaskIdx(4)), SubState::Waiting);
+        st.on_reports(WorkerId(1), vec![ok(&st, 0), ok(&st, 1)]);
+        assert_eq!(submitted(&mut st.outbox), vec![4, 5]);
+        // A late report from the dead worker for s6 (still submitted elsewhere) is applied once.
+        let reports = (4..8).map(|s| ok(&st, s)).collect();
+        st.on_reports(WorkerId(1), reports);
+        st.on_reports(WorkerId(1), vec![ok(&st, 8)]);
+        assert!(st.outbox.contains(&TaskOut::Finished(Ok(()))));
+    }
+
+    #[test]
+    fn kernel_error_fails_the_task_with_its_message() {
+        let mut st = state(3);
+        st.start();
+        st.on_reports(
+            WorkerId(0),
+            vec![SubtaskReport {
+                subtask: SubtaskIdx(2),
+                outcome: Err("kernel rand failed: disk on fire".into()),
+            }],
+        );
+        let Some(TaskOut::Finished(Err(msg))) = st.outbox.last() else {
+            panic!("{:?}", st.outbox)
+        };
+        assert!(
+            msg.contains("disk on fire") && msg.contains("0700000000000200"),
+            "{msg}"
+        );
+        st.outbox.clear();
+        st.on_reports(WorkerId(0), vec![ok(&st, 0)]);
+        assert!(
+            st.outbox.iter().all(|o| !matches!(o, TaskOut::Submit(_))),
+            "an ended task submits nothing"
+        );
+    }
+
+    #[test]
+    fn retries_are_bounded() {
+        let mut st = state(1);
+        st.start();
+        st.outbox.clear();
+        st.on_worker_lost(WorkerId(0), &[SubtaskIdx(0)]);
+        assert_eq!(submitted(&mut st.outbox), vec![0]);
+        st.on_worker_lost(WorkerId(1), &[SubtaskIdx(0)]);
+        let Some(TaskOut::Finished(Err(msg))) = st.outbox.last() else {
+            panic!("{:?}", st.outbox)
+        };
+        assert!(msg.contains("subtask_max_retries"), "{msg}");
+    }
+
+    #[test]
+    fn fetch_failures_requeue_instead_of_failing() {
+        let mut st = state(3);
+        st.start();
+        st.outbox.clear();
+        st.on_reports(
+            WorkerId(0),
+            vec![SubtaskReport {
+                subtask: SubtaskIdx(1),
+                outcome: Err(format!("{FETCH_ERROR_PREFIX}peer gone")),
+            }],
+        );
+        assert_eq!(submitted(&mut st.outbox), vec![1]);
+        assert!(!st.is_ended());
+    }
+}
