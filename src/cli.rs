@@ -47,16 +47,34 @@ pub enum Command {
         #[arg(long, default_value_t = 50)]
         limit: usize,
     },
-    /// Evaluate a program and print its result.
+    /// Evaluate a program and print its result: on a running cluster (`--supervisor`), on an
+    /// embedded cluster of `--workers` workers (the default), or in-process (`--local`).
     Run {
         #[command(flatten)]
         prepare: PrepareOpts,
         /// Run in this process with the local executor (`--workers × --slots` threads).
-        #[arg(long)]
+        #[arg(long, conflicts_with = "supervisor")]
         local: bool,
+        /// Submit to a running supervisor at HOST:PORT (native protocol).
+        #[arg(long)]
+        supervisor: Option<String>,
         /// Print one JSON object (`result`, `shape`, `dtype`, `timings`) instead of text.
         #[arg(long)]
         json: bool,
+    },
+    /// Run a supervisor or worker node until SIGINT/SIGTERM.
+    Node {
+        #[arg(long, value_enum)]
+        role: crate::node::Role,
+        /// YAML config (see config/); defaults apply when omitted.
+        #[arg(long)]
+        config: Option<PathBuf>,
+        /// Supervisor address for a worker (overrides `cluster.supervisor`).
+        #[arg(long)]
+        supervisor: Option<String>,
+        /// Write `{"rpc": "HOST:PORT", "web": null, "role": ...}` here once accepting connections.
+        #[arg(long)]
+        ready_file: Option<PathBuf>,
     },
     /// Benchmarks that print one JSON line.
     Bench {
@@ -75,6 +93,18 @@ pub enum Bench {
         /// Runs; the median is reported.
         #[arg(long, default_value_t = 3)]
         repeat: usize,
+    },
+    /// Subtask throughput end to end: 1 supervisor + `--workers` worker processes on loopback.
+    Tps {
+        #[arg(long, value_enum, default_value_t = crate::bench_tps::Shape::Indep)]
+        shape: crate::bench_tps::Shape,
+        #[arg(long, default_value_t = 200_000)]
+        subtasks: usize,
+        #[arg(long, default_value_t = 2)]
+        workers: usize,
+        /// Slots per worker.
+        #[arg(long, default_value_t = 1)]
+        slots: usize,
     },
     /// Kernel throughput of `(rand(n) + rand(n)).sum()` with the local executor.
     Kernel {

@@ -15,8 +15,10 @@
 //! numpy-like API), [`prepare`] (the pure preparation passes), [`kernels`], [`executor`],
 //! [`expr`] (the expression language of the CLI), [`explain`], [`config`].
 
+pub mod api;
 pub mod array;
 pub mod bench;
+pub mod bench_tps;
 pub mod cli;
 pub mod config;
 pub mod error;
@@ -26,12 +28,15 @@ pub mod expr;
 pub mod graph;
 pub mod ids;
 pub mod kernels;
+pub mod node;
 pub mod ops;
 pub mod prepare;
 pub mod protocol;
+pub mod runner;
 pub mod summary;
 pub mod supervisor;
 pub mod telemetry;
 pub mod tensor;
+pub mod worker;
 
 pub use error::{AresError, Result};

@@ -34,7 +34,7 @@ fn tune_allocator() {
     }
 }
 
-fn task_config(opts: &PrepareOpts) -> Result<TaskConfig> {
+pub fn task_config(opts: &PrepareOpts) -> Result<TaskConfig> {
     let mut config = match &opts.config {
         Some(path) => Config::load(path)?.task.default_config,
         None => TaskConfig::default(),
@@ -93,30 +93,36 @@ fn main() -> Result<()> {
         Command::Run {
             prepare: opts,
             local,
+            supervisor,
             json,
         } => {
-            if !local {
-                tracing::info!("no cluster given: running in-process with the local executor");
-            }
             let total = Instant::now();
             let mut timings = serde_json::Map::new();
-            let p = plan(&opts, &mut timings)?;
-            let start = Instant::now();
-            let slots = opts.workers * opts.slots;
-            let (mut results, stats) =
-                ares::executor::execute(&p.subtasks, slots).context("executing the graph")?;
-            timings.insert("execute".into(), json!(start.elapsed().as_secs_f64()));
+            let (result, summary) = if local {
+                let p = plan(&opts, &mut timings)?;
+                let start = Instant::now();
+                let slots = opts.workers * opts.slots;
+                let (mut results, stats) =
+                    ares::executor::execute(&p.subtasks, slots).context("executing the graph")?;
+                timings.insert("execute".into(), json!(start.elapsed().as_secs_f64()));
+                (
+                    results.remove(0),
+                    json!({"subtasks": stats.subtasks, "peak_bytes": stats.peak_bytes}),
+                )
+            } else {
+                ares::runner::run_on_cluster(&opts, supervisor.as_deref(), !json, &mut timings)?
+            };
             timings.insert("total".into(), json!(total.elapsed().as_secs_f64()));
-            let result = results.remove(0);
             if json {
-                let out = json!({
+                let mut out = json!({
                     "result": ares::summary::json_result(&result),
                     "shape": result.shape(),
                     "dtype": result.dtype(),
                     "timings": timings,
-                    "subtasks": stats.subtasks,
-                    "peak_bytes": stats.peak_bytes,
                 });
+                if let (Some(o), Some(extra)) = (out.as_object_mut(), summary.as_object()) {
+                    o.extend(extra.clone());
+                }
                 println!("{out}");
             } else {
                 println!("{}", ares::summary::text(&result));
@@ -125,11 +131,20 @@ fn main() -> Result<()> {
                     .map(|(k, v)| format!("{k}={:.4}s", v.as_f64().unwrap_or(0.0)))
                     .collect();
                 eprintln!("timings: {}", phases.join(" "));
-                eprintln!(
-                    "subtasks: {}  chunks: {}  peak chunk memory: {} bytes",
-                    stats.subtasks, stats.chunks_computed, stats.peak_bytes
-                );
+                eprintln!("{summary}");
             }
+        }
+        Command::Node {
+            role,
+            config,
+            supervisor,
+            ready_file,
+        } => {
+            let config = match &config {
+                Some(path) => Config::load(path)?,
+                None => Config::default(),
+            };
+            ares::node::run_node(role, config, supervisor, ready_file.as_deref())?;
         }
         Command::Bench { bench } => {
             let out = match bench {
@@ -139,6 +154,12 @@ fn main() -> Result<()> {
                     chunk,
                     slots,
                 } => ares::bench::bench_kernel(elements, chunk, slots)?,
+                Bench::Tps {
+                    shape,
+                    subtasks,
+                    workers,
+                    slots,
+                } => ares::bench_tps::bench_tps(shape, subtasks, workers, slots)?,
             };
             println!("{out}");
         }

@@ -7,6 +7,7 @@
 //! bytes.
 
 pub mod codec;
+pub mod outbound;
 
 use crate::graph::TileableGraph;
 use crate::ids::{ChunkIdx, SubtaskIdx, TaskId, WorkerId};

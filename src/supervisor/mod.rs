@@ -1,5 +1,52 @@
-//! The supervisor: TaskManager, one TaskProcessor per task, the Scheduler and one link per
-//! connection, each a thin actix shell over a pure state machine.
+//! The supervisor: TaskManager, one TaskProcessor per task, the Scheduler, and one Link per
+//! connection, each a thin actix shell over a pure state machine (`*/state.rs`).
 
+pub mod link;
 pub mod scheduler;
+pub mod task_manager;
 pub mod task_processor;
+
+use crate::config::Config;
+use actix::prelude::*;
+use scheduler::Scheduler;
+use std::net::SocketAddr;
+use task_manager::TaskManager;
+use tokio::net::TcpListener;
+
+/// A running supervisor.
+pub struct SupervisorHandle {
+    pub rpc_addr: SocketAddr,
+    pub scheduler: Addr<Scheduler>,
+    pub manager: Addr<TaskManager>,
+}
+
+/// Binds `cluster.listen` and starts the supervisor's actors on the current actix system.
+pub async fn start(config: &Config) -> std::io::Result<SupervisorHandle> {
+    let listener = TcpListener::bind(&config.cluster.listen).await?;
+    let rpc_addr = listener.local_addr()?;
+    let c = &config.cluster;
+    let scheduler = Scheduler::new(
+        config.scheduling.max_batch,
+        c.node_timeout_ms,
+        c.heartbeat_interval_ms,
+    )
+    .start();
+    let manager = TaskManager::new(config.clone(), scheduler.clone()).start();
+    let (s, m, max_frame) = (scheduler.clone(), manager.clone(), c.max_frame_bytes);
+    actix_rt::spawn(async move {
+        loop {
+            match listener.accept().await {
+                Ok((stream, peer)) => {
+                    link::Link::spawn(stream, peer, max_frame, s.clone(), m.clone());
+                }
+                Err(e) => tracing::warn!("accept failed: {e}"),
+            }
+        }
+    });
+    tracing::info!(%rpc_addr, "supervisor listening");
+    Ok(SupervisorHandle {
+        rpc_addr,
+        scheduler,
+        manager,
+    })
+}

@@ -1,1 +1,326 @@
+//! The TaskProcessor actor, one per task: prepares the graph off the actor thread, then
+//! drives [`state::TaskState`]: submits ready subtasks to the scheduler, releases consumed
+//! chunks, applies results and worker losses, and answers status, wait, cancel and result
+//! fetches.
+
 pub mod state;
+
+use super::scheduler::{GetWorkers, Release, Scheduler, StopTask, SubmitReady};
+use crate::config::TaskConfig;
+use crate::graph::TileableGraph;
+use crate::ids::{ChunkIdx, SubtaskIdx, TaskId, WorkerId};
+use crate::prepare::{prepare, uniform_cluster};
+use crate::protocol::{codec, SubtaskReport, TaskInfo, TaskStatus};
+use crate::worker::transfer;
+use actix::prelude::*;
+use state::{TaskOut, TaskState};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio::sync::oneshot;
+
+pub struct TaskProcessor {
+    task: TaskId,
+    graph: Option<TileableGraph>,
+    config: TaskConfig,
+    max_retries: u32,
+    max_frame: usize,
+    scheduler: Addr<Scheduler>,
+    state: Option<TaskState>,
+    graph_bytes: Arc<Vec<u8>>,
+    status: TaskStatus,
+    error: Option<String>,
+    started: Instant,
+    ended: Option<Instant>,
+    waiters: Vec<oneshot::Sender<()>>,
+}
+
+impl TaskProcessor {
+    pub fn new(
+        task: TaskId,
+        graph: TileableGraph,
+        config: TaskConfig,
+        max_retries: u32,
+        max_frame: usize,
+        scheduler: Addr<Scheduler>,
+    ) -> Self {
+        Self {
+            task,
+            graph: Some(graph),
+            config,
+            max_retries,
+            max_frame,
+            scheduler,
+            state: None,
+            graph_bytes: Arc::new(Vec::new()),
+            status: TaskStatus::Pending,
+            error: None,
+            started: Instant::now(),
+            ended: None,
+            waiters: Vec::new(),
+        }
+    }
+
+    fn info(&self) -> TaskInfo {
+        TaskInfo {
+            task: self.task,
+            status: self.status,
+            progress: self.state.as_ref().map_or(0.0, |s| s.progress()),
+            subtasks: self.state.as_ref().map_or(0, |s| s.graph.len()),
+            error: self.error.clone(),
+            elapsed: self
+                .ended
+                .unwrap_or_else(Instant::now)
+                .duration_since(self.started)
+                .as_secs_f64(),
+        }
+    }
+
+    fn end(&mut self, status: TaskStatus, error: Option<String>) {
+        if self.status.is_terminal() {
+            return;
+        }
+        self.status = status;
+        self.error = error;
+        self.ended = Some(Instant::now());
+        if status != TaskStatus::Succeeded {
+            self.scheduler.do_send(StopTask {
+                task: self.task,
+                forget: false,
+            });
+        }
+        for w in self.waiters.drain(..) {
+            let _ = w.send(());
+        }
+        tracing::info!(task = %self.task, ?status, "task ended");
+    }
+
+    /// Carries out what the state machine decided.
+    fn flush(&mut self, ctx: &mut Context<Self>) {
+        let Some(state) = self.state.as_mut() else {
+            return;
+        };
+        for out in std::mem::take(&mut state.outbox) {
+            match out {
+                TaskOut::Submit(items) => self.scheduler.do_send(SubmitReady {
+                    task: self.task,
+                    processor: ctx.address(),
+                    graph: self.graph_bytes.clone(),
+                    items,
+                }),
+                TaskOut::Release(chunks) => self.scheduler.do_send(Release {
+                    task: self.task,
+                    chunks,
+                }),
+                TaskOut::Finished(Ok(())) => self.end(TaskStatus::Succeeded, None),
+                TaskOut::Finished(Err(e)) if e == "cancelled" => {
+                    self.end(TaskStatus::Cancelled, None)
+                }
+                TaskOut::Finished(Err(e)) => self.end(TaskStatus::Failed, Some(e)),
+            }
+        }
+    }
+}
+
+impl Actor for TaskProcessor {
+    type Context = Context<Self>;
+
+    fn started(&mut self, ctx: &mut Context<Self>) {
+        let graph = self.graph.take().expect("graph present until started");
+        let (config, task, scheduler) = (self.config.clone(), self.task, self.scheduler.clone());
+        let prepared = async move {
+            let workers: Vec<_> = scheduler
+                .send(GetWorkers)
+                .await
+                .unwrap_or_default()
+                .into_iter()
+                .map(|(w, _)| w)
+                .collect();
+            let workers = if workers.is_empty() {
+                uniform_cluster(1, 1)
+            } else {
+                workers
+            };
+            tokio::task::spawn_blocking(move || -> Result<_, String> {
+                let p = prepare(&graph, &config, &workers, task).map_err(|e| e.to_string())?;
+                let bytes = codec::encode(&p.subtasks).map_err(|e| e.to_string())?;
+                Ok((p.subtasks, bytes))
+            })
+            .await
+            .map_err(|e| format!("preparation panicked: {e}"))?
+        };
+        ctx.spawn(
+            prepared
+                .into_actor(self)
+                .map(|result, act, ctx| match result {
+                    Ok((graph, bytes)) => {
+                        act.graph_bytes = Arc::new(bytes);
+                        let mut state = TaskState::new(Arc::new(graph), act.max_retries);
+                        state.start();
+                        act.state = Some(state);
+                        if act.status == TaskStatus::Pending {
+                            act.status = TaskStatus::Running;
+                            act.flush(ctx);
+                        }
+                    }
+                    Err(e) => act.end(TaskStatus::Failed, Some(e)),
+                }),
+        );
+    }
+}
+
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct Reports {
+    pub worker: WorkerId,
+    pub reports: Vec<SubtaskReport>,
+}
+
+impl Handler<Reports> for TaskProcessor {
+    type Result = ();
+    fn handle(&mut self, m: Reports, ctx: &mut Context<Self>) {
+        if let Some(s) = self.state.as_mut() {
+            s.on_reports(m.worker, m.reports);
+            self.flush(ctx);
+        }
+    }
+}
+
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct WorkerLost {
+    pub worker: WorkerId,
+    pub subtasks: Vec<SubtaskIdx>,
+}
+
+impl Handler<WorkerLost> for TaskProcessor {
+    type Result = ();
+    fn handle(&mut self, m: WorkerLost, ctx: &mut Context<Self>) {
+        if let Some(s) = self.state.as_mut() {
+            s.on_worker_lost(m.worker, &m.subtasks);
+            self.flush(ctx);
+        }
+    }
+}
+
+#[derive(Message)]
+#[rtype(result = "TaskInfo")]
+pub struct GetInfo;
+
+impl Handler<GetInfo> for TaskProcessor {
+    type Result = MessageResult<GetInfo>;
+    fn handle(&mut self, _: GetInfo, _: &mut Context<Self>) -> Self::Result {
+        MessageResult(self.info())
+    }
+}
+
+/// Answers when the task ends or after `timeout`, whichever comes first.
+#[derive(Message)]
+#[rtype(result = "TaskInfo")]
+pub struct WaitDone(pub Duration);
+
+impl Handler<WaitDone> for TaskProcessor {
+    type Result = ResponseActFuture<Self, TaskInfo>;
+    fn handle(&mut self, WaitDone(timeout): WaitDone, _: &mut Context<Self>) -> Self::Result {
+        let (tx, rx) = oneshot::channel();
+        if self.status.is_terminal() {
+            let _ = tx.send(());
+        } else {
+            self.waiters.push(tx);
+        }
+        Box::pin(
+            async move { tokio::time::timeout(timeout, rx).await }
+                .into_actor(self)
+                .map(|_, act, _| act.info()),
+        )
+    }
+}
+
+/// Cancels a running task; on an ended task, frees its results.
+#[derive(Message)]
+#[rtype(result = "TaskInfo")]
+pub struct Cancel;
+
+impl Handler<Cancel> for TaskProcessor {
+    type Result = MessageResult<Cancel>;
+    fn handle(&mut self, _: Cancel, ctx: &mut Context<Self>) -> Self::Result {
+        if !self.status.is_terminal() {
+            self.end(TaskStatus::Cancelled, None);
+        }
+        if let Some(s) = self.state.as_mut() {
+            s.cancel();
+        }
+        self.flush(ctx);
+        self.scheduler.do_send(StopTask {
+            task: self.task,
+            forget: true,
+        });
+        MessageResult(self.info())
+    }
+}
+
+/// The result tensors, in the codec's chunk encoding (chunk index = output position).
+#[derive(Message)]
+#[rtype(result = "Result<Vec<u8>, String>")]
+pub struct FetchResult;
+
+impl Handler<FetchResult> for TaskProcessor {
+    type Result = ResponseActFuture<Self, Result<Vec<u8>, String>>;
+    fn handle(&mut self, _: FetchResult, _: &mut Context<Self>) -> Self::Result {
+        let ready = match (&self.status, &self.state) {
+            (TaskStatus::Succeeded, Some(s)) => Ok((s.graph.clone(), s.result_locations())),
+            (status, _) => Err(format!("{} has no result ({status:?})", self.task)),
+        };
+        let (scheduler, task, max_frame) = (self.scheduler.clone(), self.task, self.max_frame);
+        Box::pin(
+            async move {
+                let (graph, locations) = ready?;
+                let addrs: BTreeMap<WorkerId, String> = scheduler
+                    .send(GetWorkers)
+                    .await
+                    .unwrap_or_default()
+                    .into_iter()
+                    .map(|(w, a)| (w.worker, a))
+                    .collect();
+                tokio::task::spawn_blocking(move || {
+                    let mut by_worker: BTreeMap<WorkerId, Vec<ChunkIdx>> = BTreeMap::new();
+                    for (c, w) in locations {
+                        by_worker
+                            .entry(w.ok_or_else(|| format!("result chunk {c} is lost"))?)
+                            .or_default()
+                            .push(c);
+                    }
+                    let mut store = vec![None; graph.chunks.len()];
+                    for (w, chunks) in by_worker {
+                        let addr = addrs
+                            .get(&w)
+                            .ok_or_else(|| format!("{w} holding results is gone"))?;
+                        for (c, data) in transfer::fetch(addr, task, &chunks, max_frame)
+                            .map_err(|e| e.to_string())?
+                        {
+                            store[c.index()] = Some(Arc::new(data));
+                        }
+                    }
+                    let tensors = graph
+                        .chunks
+                        .results
+                        .iter()
+                        .map(|r| {
+                            crate::executor::assemble(&graph.chunks, r, &store)
+                                .map_err(|e| e.to_string())
+                        })
+                        .collect::<Result<Vec<_>, _>>()?;
+                    let refs: Vec<(ChunkIdx, &crate::array::ArrayData)> = tensors
+                        .iter()
+                        .enumerate()
+                        .map(|(i, t)| (ChunkIdx(i as u32), t))
+                        .collect();
+                    codec::encode_chunks(&refs).map_err(|e| e.to_string())
+                })
+                .await
+                .map_err(|e| e.to_string())?
+            }
+            .into_actor(self),
+        )
+    }
+}

@@ -1,0 +1,185 @@
+//! The client side of the TaskAPI: one trait, implemented over the native protocol by
+//! [`NativeClient`] (blocking; one connection, request ids pair answers with questions).
+
+use crate::array::ArrayData;
+use crate::graph::TileableGraph;
+use crate::ids::TaskId;
+use crate::protocol::codec::{self, CodecError};
+use crate::protocol::{Message, TaskInfo, PROTOCOL_VERSION};
+use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
+use std::time::{Duration, Instant};
+use thiserror::Error;
+
+#[derive(Debug, Error)]
+pub enum ApiError {
+    #[error("cannot reach the supervisor at {addr}: {source}")]
+    Connect {
+        addr: String,
+        source: std::io::Error,
+    },
+    #[error(transparent)]
+    Codec(#[from] CodecError),
+    #[error("refused: {0}")]
+    Refused(String),
+    #[error("{0}")]
+    Task(String),
+    #[error("unexpected answer: {0}")]
+    Unexpected(String),
+}
+
+pub type ApiResult<T> = Result<T, ApiError>;
+
+/// What a client can ask of the task service.
+pub trait TaskApi {
+    fn submit_tileable_graph(
+        &mut self,
+        graph: &TileableGraph,
+        fuse_enabled: Option<bool>,
+    ) -> ApiResult<TaskId>;
+    /// Waits up to `timeout` for the task to end; returns its state either way.
+    fn wait_task(&mut self, task: TaskId, timeout: Duration) -> ApiResult<TaskInfo>;
+    fn get_task_result(&mut self, task: TaskId) -> ApiResult<TaskInfo>;
+    fn get_task_progress(&mut self, task: TaskId) -> ApiResult<f64> {
+        Ok(self.get_task_result(task)?.progress)
+    }
+    /// Cancels a running task; on an ended task, frees its results on the workers.
+    fn cancel_task(&mut self, task: TaskId) -> ApiResult<TaskInfo>;
+    fn fetch(&mut self, task: TaskId) -> ApiResult<Vec<ArrayData>>;
+}
+
+pub struct NativeClient {
+    stream: TcpStream,
+    next_request: u64,
+    max_frame: usize,
+}
+
+impl NativeClient {
+    /// Connects, retrying until `wait` has passed (a supervisor may still be starting).
+    pub fn connect(addr: &str, wait: Duration) -> ApiResult<Self> {
+        let deadline = Instant::now() + wait;
+        let resolved: Vec<SocketAddr> = addr
+            .to_socket_addrs()
+            .map_err(|source| ApiError::Connect {
+                addr: addr.into(),
+                source,
+            })?
+            .collect();
+        let stream = loop {
+            match resolved
+                .iter()
+                .find_map(|a| TcpStream::connect_timeout(a, Duration::from_secs(2)).ok())
+            {
+                Some(s) => break s,
+                None if Instant::now() >= deadline => {
+                    return Err(ApiError::Connect {
+                        addr: addr.into(),
+                        source: std::io::Error::new(
+                            std::io::ErrorKind::ConnectionRefused,
+                            "no answer",
+                        ),
+                    })
+                }
+                None => std::thread::sleep(Duration::from_millis(50)),
+            }
+        };
+        stream.set_nodelay(true).ok();
+        let mut client = Self {
+            stream,
+            next_request: 1,
+            max_frame: 1 << 31,
+        };
+        codec::write_frame(
+            &mut client.stream,
+            &codec::encode_frame(&[Message::HelloClient {
+                version: PROTOCOL_VERSION,
+            }])?,
+        )?;
+        match client.read_one()? {
+            Message::Welcome { .. } => Ok(client),
+            Message::Refused { reason } => Err(ApiError::Refused(reason)),
+            other => Err(ApiError::Unexpected(format!("{other:?}"))),
+        }
+    }
+
+    fn read_one(&mut self) -> ApiResult<Message> {
+        let frame = codec::read_frame(&mut self.stream, self.max_frame)?;
+        codec::decode_frame(&frame)?
+            .into_iter()
+            .next()
+            .ok_or_else(|| ApiError::Unexpected("empty frame".into()))
+    }
+
+    fn call(&mut self, build: impl FnOnce(u64) -> Message) -> ApiResult<Message> {
+        let request = self.next_request;
+        self.next_request += 1;
+        codec::write_frame(&mut self.stream, &codec::encode_frame(&[build(request)])?)?;
+        loop {
+            let frame = codec::read_frame(&mut self.stream, self.max_frame)?;
+            for m in codec::decode_frame(&frame)? {
+                let id = match &m {
+                    Message::Submitted { request, .. }
+                    | Message::Info { request, .. }
+                    | Message::ResultData { request, .. } => *request,
+                    Message::Refused { reason } => return Err(ApiError::Refused(reason.clone())),
+                    _ => continue,
+                };
+                if id == request {
+                    return Ok(m);
+                }
+            }
+        }
+    }
+
+    fn info(&mut self, build: impl FnOnce(u64) -> Message) -> ApiResult<TaskInfo> {
+        match self.call(build)? {
+            Message::Info { info, .. } => info.map_err(ApiError::Task),
+            other => Err(ApiError::Unexpected(format!("{other:?}"))),
+        }
+    }
+}
+
+impl TaskApi for NativeClient {
+    fn submit_tileable_graph(
+        &mut self,
+        graph: &TileableGraph,
+        fuse_enabled: Option<bool>,
+    ) -> ApiResult<TaskId> {
+        match self.call(|request| Message::Submit {
+            request,
+            graph: graph.clone(),
+            fuse_enabled,
+        })? {
+            Message::Submitted { task, .. } => task.map_err(ApiError::Task),
+            other => Err(ApiError::Unexpected(format!("{other:?}"))),
+        }
+    }
+
+    fn wait_task(&mut self, task: TaskId, timeout: Duration) -> ApiResult<TaskInfo> {
+        self.info(|request| Message::Wait {
+            request,
+            task,
+            timeout_ms: timeout.as_millis() as u64,
+        })
+    }
+
+    fn get_task_result(&mut self, task: TaskId) -> ApiResult<TaskInfo> {
+        self.info(|request| Message::GetInfo { request, task })
+    }
+
+    fn cancel_task(&mut self, task: TaskId) -> ApiResult<TaskInfo> {
+        self.info(|request| Message::Cancel { request, task })
+    }
+
+    fn fetch(&mut self, task: TaskId) -> ApiResult<Vec<ArrayData>> {
+        match self.call(|request| Message::FetchResult { request, task })? {
+            Message::ResultData {
+                data: Ok(bytes), ..
+            } => Ok(codec::decode_chunks(&bytes)?
+                .into_iter()
+                .map(|(_, d)| d)
+                .collect()),
+            Message::ResultData { data: Err(e), .. } => Err(ApiError::Task(e)),
+            other => Err(ApiError::Unexpected(format!("{other:?}"))),
+        }
+    }
+}

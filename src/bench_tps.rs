@@ -1,0 +1,174 @@
+//! `ares bench tps`: the MEP-0002 throughput workload, end to end, with a supervisor and
+//! workers as separate processes on loopback: N independent trivial subtasks, or an N-leaf
+//! tree reduction of fan-in 4. Measures submission to the last result, the supervisor's CPU
+//! time per subtask, and each node's peak RSS.
+
+use crate::api::{NativeClient, TaskApi};
+use crate::protocol::TaskStatus;
+use crate::tensor::{self, Tensor};
+use anyhow::{bail, Context, Result};
+use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Shape {
+    /// N independent one-element chunks, one subtask each.
+    Indep,
+    /// `sum` over N one-element chunks: N leaf subtasks and a fan-in-4 combine tree.
+    Tree,
+}
+
+/// Kills the node processes when the bench ends, however it ends.
+struct Nodes(Vec<Child>);
+
+impl Drop for Nodes {
+    fn drop(&mut self) {
+        for c in &mut self.0 {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+fn wait_ready(path: &Path) -> Result<String> {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        if let Ok(text) = std::fs::read_to_string(path) {
+            let v: Value = serde_json::from_str(&text)?;
+            return Ok(v["rpc"]
+                .as_str()
+                .context("ready file without rpc")?
+                .to_string());
+        }
+        if Instant::now() > deadline {
+            bail!("{} did not appear", path.display());
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// (user + system CPU seconds, peak RSS in KiB) of a process, from /proc.
+fn proc_usage(pid: u32) -> (f64, u64) {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    let fields: Vec<&str> = stat
+        .rsplit_once(") ")
+        .map(|(_, rest)| rest.split(' ').collect())
+        .unwrap_or_default();
+    let ticks = |i: usize| {
+        fields
+            .get(i)
+            .and_then(|f| f.parse::<f64>().ok())
+            .unwrap_or(0.0)
+    };
+    let cpu = (ticks(11) + ticks(12)) / 100.0;
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    let hwm = status
+        .lines()
+        .find(|l| l.starts_with("VmHWM:"))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
+    (cpu, hwm)
+}
+
+pub fn bench_tps(shape: Shape, n: usize, workers: usize, slots: usize) -> Result<Value> {
+    let dir = std::env::temp_dir().join(format!("ares-tps-{}", std::process::id()));
+    std::fs::create_dir_all(&dir)?;
+    let config = dir.join("bench.yml");
+    std::fs::write(
+        &config,
+        format!("cluster:\n  listen: 127.0.0.1:0\nworker:\n  slots: {slots}\ntask:\n  default_config:\n    initial_same_color_num: 1\n"),
+    )?;
+    let exe = std::env::current_exe()?;
+    let spawn = |args: &[&str], ready: &PathBuf| -> Result<Child> {
+        let _ = std::fs::remove_file(ready);
+        Ok(Command::new(&exe)
+            .args(args)
+            .arg("--ready-file")
+            .arg(ready)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()?)
+    };
+    let sup_ready = dir.join("supervisor.json");
+    let mut nodes = Nodes(vec![spawn(
+        &[
+            "node",
+            "--role",
+            "supervisor",
+            "--config",
+            config.to_str().unwrap(),
+        ],
+        &sup_ready,
+    )?]);
+    let addr = wait_ready(&sup_ready)?;
+    for i in 0..workers {
+        let ready = dir.join(format!("worker{i}.json"));
+        nodes.0.push(spawn(
+            &[
+                "node",
+                "--role",
+                "worker",
+                "--config",
+                config.to_str().unwrap(),
+                "--supervisor",
+                &addr,
+            ],
+            &ready,
+        )?);
+        wait_ready(&ready)?;
+    }
+    let mut client = NativeClient::connect(&addr, Duration::from_secs(10))?;
+    // Warm up, and make sure every worker has registered before the measured task.
+    let warm = tensor::rand(&[64], 1, Some(7))?.sum(None, false)?;
+    let t = client.submit_tileable_graph(&Tensor::graph(&[&warm]), None)?;
+    client.wait_task(t, Duration::from_secs(30))?;
+    client.cancel_task(t)?;
+
+    let (graph, fuse) = match shape {
+        Shape::Indep => (
+            Tensor::graph(&[&tensor::rand(&[n], 1, Some(1))?]),
+            Some(false),
+        ),
+        Shape::Tree => (
+            Tensor::graph(&[&tensor::rand(&[n], 1, Some(1))?.sum(None, false)?]),
+            None,
+        ),
+    };
+    let sup_pid = nodes.0[0].id();
+    let (cpu0, _) = proc_usage(sup_pid);
+    let start = Instant::now();
+    let task = client.submit_tileable_graph(&graph, fuse)?;
+    let info = loop {
+        let info = client.wait_task(task, Duration::from_secs(1))?;
+        if info.status.is_terminal() {
+            break info;
+        }
+    };
+    let seconds = start.elapsed().as_secs_f64();
+    let (cpu1, _) = proc_usage(sup_pid);
+    if info.status != TaskStatus::Succeeded {
+        bail!(
+            "benchmark task ended {:?}: {}",
+            info.status,
+            info.error.unwrap_or_default()
+        );
+    }
+    let rss: Vec<u64> = nodes.0.iter().map(|c| proc_usage(c.id()).1).collect();
+    client.cancel_task(task)?;
+    let _ = std::fs::remove_dir_all(&dir);
+    Ok(json!({
+        "bench": "tps",
+        "shape": format!("{shape:?}").to_lowercase(),
+        "subtasks": info.subtasks,
+        "seconds": seconds,
+        "subtasks_per_s": info.subtasks as f64 / seconds,
+        "workers": workers,
+        "slots_per_worker": slots,
+        "supervisor_cpu_s": cpu1 - cpu0,
+        "supervisor_cpu_us_per_subtask": (cpu1 - cpu0) * 1e6 / info.subtasks as f64,
+        "peak_rss_kb": {"supervisor": rss[0], "workers": &rss[1..]},
+    }))
+}

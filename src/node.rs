@@ -1,0 +1,117 @@
+//! Starting nodes: `ares node --role supervisor|worker`, and the embedded cluster behind
+//! `ares run` (a supervisor and N workers in one process, talking over loopback TCP: the
+//! same code path as separate processes).
+
+use crate::config::Config;
+use crate::{supervisor, worker};
+use std::net::SocketAddr;
+use std::path::Path;
+use std::time::Duration;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Role {
+    Supervisor,
+    Worker,
+}
+
+/// Writes `{"rpc": ..., "web": null, "role": ...}` atomically (write, then rename).
+pub fn write_ready_file(path: &Path, rpc: SocketAddr, role: Role) -> std::io::Result<()> {
+    let body = serde_json::json!({"rpc": rpc.to_string(), "web": null, "role": format!("{role:?}").to_lowercase()});
+    let tmp = path.with_extension("tmp");
+    std::fs::write(&tmp, body.to_string())?;
+    std::fs::rename(tmp, path)
+}
+
+async fn shutdown_signal() {
+    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+        .expect("SIGTERM handler");
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {},
+        _ = term.recv() => {},
+    }
+}
+
+/// Runs a node until SIGINT/SIGTERM (or, for a worker, until its supervisor goes away).
+pub fn run_node(
+    role: Role,
+    config: Config,
+    supervisor_addr: Option<String>,
+    ready_file: Option<&Path>,
+) -> anyhow::Result<()> {
+    let system = actix_rt::System::new();
+    let ready = ready_file.map(Path::to_path_buf);
+    let started: anyhow::Result<()> = system.block_on(async move {
+        let addr = match role {
+            Role::Supervisor => supervisor::start(&config).await?.rpc_addr,
+            Role::Worker => {
+                let sup = supervisor_addr
+                    .or(config.cluster.supervisor.clone())
+                    .ok_or_else(|| anyhow::anyhow!("a worker needs --supervisor HOST:PORT or cluster.supervisor in its config"))?;
+                worker::start(&config, &sup, Duration::from_secs(30)).await?.1
+            }
+        };
+        if let Some(path) = &ready {
+            write_ready_file(path, addr, role)?;
+        }
+        eprintln!("ares {role:?} ready on {addr}");
+        actix_rt::spawn(async {
+            shutdown_signal().await;
+            tracing::info!("signal received; shutting down");
+            actix_rt::System::current().stop();
+        });
+        Ok(())
+    });
+    started?;
+    let code = system.run_with_code()?;
+    if code != 0 {
+        anyhow::bail!("node stopped with code {code}");
+    }
+    Ok(())
+}
+
+/// A supervisor and `workers` workers running on a background thread.
+pub struct EmbeddedCluster {
+    pub rpc_addr: SocketAddr,
+    system: actix_rt::System,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl EmbeddedCluster {
+    pub fn start(config: &Config, workers: usize, slots: usize) -> anyhow::Result<Self> {
+        let mut config = config.clone();
+        config.cluster.listen = "127.0.0.1:0".into();
+        config.worker.data_listen = "127.0.0.1:0".into();
+        config.worker.slots = slots;
+        let (tx, rx) = std::sync::mpsc::channel();
+        let thread = std::thread::Builder::new()
+            .name("ares-embedded".into())
+            .spawn(move || {
+                let system = actix_rt::System::new();
+                let started = system.block_on(async {
+                    let sup = supervisor::start(&config).await?;
+                    for _ in 0..workers {
+                        worker::start(&config, &sup.rpc_addr.to_string(), Duration::from_secs(10))
+                            .await?;
+                    }
+                    Ok::<_, std::io::Error>(sup.rpc_addr)
+                });
+                let _ = tx.send(started.map(|a| (a, actix_rt::System::current())));
+                let _ = system.run();
+            })?;
+        let (rpc_addr, system) = rx.recv()??;
+        Ok(Self {
+            rpc_addr,
+            system,
+            thread: Some(thread),
+        })
+    }
+}
+
+impl Drop for EmbeddedCluster {
+    fn drop(&mut self) {
+        self.system.stop();
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}

@@ -1,0 +1,66 @@
+//! One outbound queue per connection, drained into one frame per write.
+//!
+//! `push` appends and, if no flush is pending, asks the actor to flush; everything queued
+//! before the flush runs goes into the same frame. Under load many messages share a frame;
+//! when idle a message leaves right away.
+
+use super::codec::{self, CodecError};
+use super::Message;
+use actix::io::{FramedWrite, WriteHandler};
+use actix::prelude::*;
+use bytes::Bytes;
+use tokio::net::tcp::OwnedWriteHalf;
+use tokio_util::codec::LengthDelimitedCodec;
+
+/// Asks the owning actor to write its queue out.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct Flush;
+
+pub struct Outbound {
+    writer: FramedWrite<Bytes, OwnedWriteHalf, LengthDelimitedCodec>,
+    queue: Vec<Message>,
+    scheduled: bool,
+    pub frames: u64,
+    pub messages: u64,
+}
+
+impl Outbound {
+    pub fn new<A>(write: OwnedWriteHalf, max_frame: usize, ctx: &mut Context<A>) -> Self
+    where
+        A: Actor<Context = Context<A>> + WriteHandler<std::io::Error>,
+    {
+        Self {
+            writer: FramedWrite::new(write, codec::framing(max_frame), ctx),
+            queue: Vec::new(),
+            scheduled: false,
+            frames: 0,
+            messages: 0,
+        }
+    }
+
+    pub fn push<A>(&mut self, message: Message, ctx: &mut Context<A>)
+    where
+        A: Actor<Context = Context<A>> + Handler<Flush>,
+    {
+        self.queue.push(message);
+        if !self.scheduled {
+            self.scheduled = true;
+            ctx.notify(Flush);
+        }
+    }
+
+    /// Writes everything queued as one frame.
+    pub fn flush(&mut self) -> Result<(), CodecError> {
+        self.scheduled = false;
+        if self.queue.is_empty() {
+            return Ok(());
+        }
+        let frame = codec::encode_frame(&self.queue)?;
+        self.frames += 1;
+        self.messages += self.queue.len() as u64;
+        self.queue.clear();
+        self.writer.write(Bytes::from(frame));
+        Ok(())
+    }
+}

@@ -1,0 +1,327 @@
+//! The worker node: registers with the supervisor, heartbeats, runs subtasks on a compute
+//! pool (never on the actor thread), keeps their outputs, serves chunks to peers, and reports
+//! results in batches.
+
+pub mod storage;
+pub mod transfer;
+
+use crate::config::Config;
+use crate::executor::run_subtask;
+use crate::graph::SubtaskGraph;
+use crate::ids::{ChunkIdx, SubtaskIdx, TaskId, WorkerId};
+use crate::protocol::outbound::{Flush, Outbound};
+use crate::protocol::{codec, Message, RunSubtask, SubtaskReport, PROTOCOL_VERSION};
+use crate::supervisor::task_processor::state::FETCH_ERROR_PREFIX;
+use actix::prelude::*;
+use bytes::BytesMut;
+use dashmap::{DashMap, DashSet};
+use rustc_hash::FxHashMap;
+use std::collections::{BTreeMap, HashMap};
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+use storage::Storage;
+use tokio::net::TcpStream;
+use tokio_util::codec::FramedRead;
+
+/// Shared with compute threads.
+struct Shared {
+    storage: Arc<Storage>,
+    peers: DashMap<WorkerId, String>,
+    cancelled: DashSet<(TaskId, SubtaskIdx)>,
+    max_frame: usize,
+}
+
+pub struct Worker {
+    out: Outbound,
+    me: Option<WorkerId>,
+    slots: usize,
+    memory_limit: u64,
+    data_addr: SocketAddr,
+    heartbeat: Duration,
+    graphs: HashMap<TaskId, Arc<SubtaskGraph>>,
+    shared: Arc<Shared>,
+    pool: Arc<rayon::ThreadPool>,
+    reports: BTreeMap<TaskId, Vec<SubtaskReport>>,
+    lost_supervisor: bool,
+}
+
+#[derive(Message)]
+#[rtype(result = "()")]
+struct Done(TaskId, Option<SubtaskReport>);
+
+/// Reports what a worker holds, for tests and status.
+#[derive(Message)]
+#[rtype(result = "StorageReport")]
+pub struct StorageStats;
+
+#[derive(Clone, Copy, Debug, MessageResponse)]
+pub struct StorageReport {
+    pub worker: Option<WorkerId>,
+    pub chunks: usize,
+    pub bytes: usize,
+}
+
+impl Actor for Worker {
+    type Context = Context<Self>;
+
+    fn started(&mut self, ctx: &mut Context<Self>) {
+        let hello = Message::HelloWorker {
+            version: PROTOCOL_VERSION,
+            slots: self.slots as u32,
+            memory_limit: self.memory_limit,
+            data_addr: self.data_addr.to_string(),
+        };
+        self.out.push(hello, ctx);
+        ctx.run_interval(self.heartbeat, |act, ctx| {
+            act.out.push(Message::Heartbeat, ctx)
+        });
+    }
+
+    fn stopped(&mut self, _: &mut Context<Self>) {
+        if self.lost_supervisor {
+            tracing::warn!(worker = ?self.me, "lost the supervisor; worker stops");
+            System::current().stop_with_code(1);
+        }
+    }
+}
+
+impl actix::io::WriteHandler<std::io::Error> for Worker {}
+
+impl Handler<Flush> for Worker {
+    type Result = ();
+    fn handle(&mut self, _: Flush, ctx: &mut Context<Self>) {
+        for (task, reports) in std::mem::take(&mut self.reports) {
+            self.out
+                .push(Message::SubtasksFinished { task, reports }, ctx);
+        }
+        if let Err(e) = self.out.flush() {
+            tracing::error!("cannot encode a frame: {e}");
+            ctx.stop();
+        }
+    }
+}
+
+impl Handler<Done> for Worker {
+    type Result = ();
+    fn handle(&mut self, Done(task, report): Done, ctx: &mut Context<Self>) {
+        if let Some(report) = report {
+            self.reports.entry(task).or_default().push(report);
+            ctx.notify(Flush);
+        }
+    }
+}
+
+impl Handler<StorageStats> for Worker {
+    type Result = StorageReport;
+    fn handle(&mut self, _: StorageStats, _: &mut Context<Self>) -> StorageReport {
+        StorageReport {
+            worker: self.me,
+            chunks: self.shared.storage.len(),
+            bytes: self.shared.storage.bytes(),
+        }
+    }
+}
+
+impl StreamHandler<Result<BytesMut, std::io::Error>> for Worker {
+    fn handle(&mut self, frame: Result<BytesMut, std::io::Error>, ctx: &mut Context<Self>) {
+        let messages = match frame
+            .map_err(|e| e.to_string())
+            .and_then(|f| codec::decode_frame(&f).map_err(|e| e.to_string()))
+        {
+            Ok(m) => m,
+            Err(e) => {
+                tracing::error!("bad frame from the supervisor: {e}");
+                ctx.stop();
+                return;
+            }
+        };
+        for m in messages {
+            self.on_message(m, ctx);
+        }
+    }
+
+    fn finished(&mut self, ctx: &mut Context<Self>) {
+        self.lost_supervisor = true;
+        ctx.stop();
+    }
+}
+
+impl Worker {
+    fn on_message(&mut self, m: Message, ctx: &mut Context<Self>) {
+        match m {
+            Message::Welcome { worker, .. } => {
+                self.me = worker;
+                tracing::info!(?worker, data = %self.data_addr, "registered");
+            }
+            Message::Refused { reason } => {
+                tracing::error!("supervisor refused this worker: {reason}");
+                self.lost_supervisor = true;
+                ctx.stop();
+            }
+            Message::Peers { peers } => {
+                self.shared.peers.clear();
+                for (id, addr) in peers {
+                    self.shared.peers.insert(id, addr);
+                }
+            }
+            Message::RegisterTask { task, graph } => match codec::decode::<SubtaskGraph>(&graph) {
+                Ok(g) => {
+                    self.graphs.insert(task, Arc::new(g));
+                }
+                Err(e) => tracing::error!(%task, "cannot decode the task's graph: {e}"),
+            },
+            Message::RunSubtasks { task, subtasks } => self.run(task, subtasks, ctx),
+            Message::CancelSubtasks { task, subtasks } => {
+                for s in subtasks {
+                    self.shared.cancelled.insert((task, s));
+                }
+            }
+            Message::ReleaseChunks { task, chunks } => {
+                for c in chunks {
+                    self.shared.storage.remove(task, c);
+                }
+            }
+            Message::ForgetTask { task } => {
+                self.graphs.remove(&task);
+                self.shared.storage.remove_task(task);
+                self.shared.cancelled.retain(|(t, _)| *t != task);
+            }
+            other => tracing::warn!("unexpected message from the supervisor: {other:?}"),
+        }
+    }
+
+    fn run(&mut self, task: TaskId, subtasks: Vec<RunSubtask>, ctx: &mut Context<Self>) {
+        let Some(graph) = self.graphs.get(&task).cloned() else {
+            for r in subtasks {
+                let report = SubtaskReport {
+                    subtask: r.subtask,
+                    outcome: Err(format!(
+                        "{FETCH_ERROR_PREFIX}graph of {task} not registered"
+                    )),
+                };
+                self.reports.entry(task).or_default().push(report);
+            }
+            ctx.notify(Flush);
+            return;
+        };
+        let me = self.me.unwrap_or(WorkerId(u32::MAX));
+        for run in subtasks {
+            let (graph, shared, addr) = (graph.clone(), self.shared.clone(), ctx.address());
+            self.pool.spawn(move || {
+                let report = execute_one(&graph, task, run, me, &shared);
+                addr.do_send(Done(task, report));
+            });
+        }
+    }
+}
+
+/// Fetches inputs (local first, then batched per peer), computes, stores the outputs.
+fn execute_one(
+    graph: &SubtaskGraph,
+    task: TaskId,
+    run: RunSubtask,
+    me: WorkerId,
+    shared: &Shared,
+) -> Option<SubtaskReport> {
+    let s = run.subtask;
+    if shared.cancelled.remove(&(task, s)).is_some() {
+        return None;
+    }
+    let outcome = (|| {
+        let mut fetched: FxHashMap<ChunkIdx, Arc<crate::array::ArrayData>> = FxHashMap::default();
+        let mut remote: BTreeMap<WorkerId, Vec<ChunkIdx>> = BTreeMap::new();
+        for (c, w) in &run.inputs {
+            match shared.storage.get(task, *c) {
+                Some(d) => {
+                    fetched.insert(*c, d);
+                }
+                None if *w == me => {
+                    return Err(format!("{FETCH_ERROR_PREFIX}chunk {c} is no longer here"))
+                }
+                None => remote.entry(*w).or_default().push(*c),
+            }
+        }
+        for (w, chunks) in remote {
+            let addr = shared
+                .peers
+                .get(&w)
+                .map(|a| a.clone())
+                .ok_or_else(|| format!("{FETCH_ERROR_PREFIX}no address for {w}"))?;
+            let data = transfer::fetch(&addr, task, &chunks, shared.max_frame)
+                .map_err(|e| format!("{FETCH_ERROR_PREFIX}{w} at {addr}: {e}"))?;
+            for (c, d) in data {
+                fetched.insert(c, Arc::new(d));
+            }
+        }
+        let outputs = run_subtask(graph, s.index(), &fetched).map_err(|e| e.to_string())?;
+        Ok(outputs
+            .into_iter()
+            .map(|(c, d)| {
+                let size = d.nbytes() as u64;
+                shared.storage.put(task, c, d);
+                (c, size)
+            })
+            .collect())
+    })();
+    if shared.cancelled.remove(&(task, s)).is_some() {
+        return None;
+    }
+    Some(SubtaskReport {
+        subtask: s,
+        outcome,
+    })
+}
+
+/// Connects to the supervisor (retrying for up to `wait`) and starts a worker on the current
+/// actix system. Returns the worker's address and its data-plane address.
+pub async fn start(
+    config: &Config,
+    supervisor: &str,
+    wait: Duration,
+) -> std::io::Result<(Addr<Worker>, SocketAddr)> {
+    let max_frame = config.cluster.max_frame_bytes;
+    let storage = Arc::new(Storage::default());
+    let data_addr = transfer::serve(&config.worker.data_listen, storage.clone(), max_frame).await?;
+    let deadline = tokio::time::Instant::now() + wait;
+    let stream = loop {
+        match TcpStream::connect(supervisor).await {
+            Ok(s) => break s,
+            Err(e) if tokio::time::Instant::now() >= deadline => return Err(e),
+            Err(_) => tokio::time::sleep(Duration::from_millis(100)).await,
+        }
+    };
+    stream.set_nodelay(true)?;
+    let slots = config.worker.effective_slots();
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(slots)
+        .thread_name(|i| format!("ares-compute-{i}"))
+        .build()
+        .map_err(|e| std::io::Error::other(e.to_string()))?;
+    let shared = Arc::new(Shared {
+        storage,
+        peers: DashMap::new(),
+        cancelled: DashSet::new(),
+        max_frame,
+    });
+    let heartbeat = Duration::from_millis(config.cluster.heartbeat_interval_ms);
+    let memory_limit = config.worker.memory_limit;
+    let addr = Worker::create(move |ctx| {
+        let (read, write) = stream.into_split();
+        ctx.add_stream(FramedRead::new(read, codec::framing(max_frame)));
+        Worker {
+            out: Outbound::new(write, max_frame, ctx),
+            me: None,
+            slots,
+            memory_limit,
+            data_addr,
+            heartbeat,
+            graphs: HashMap::new(),
+            shared,
+            pool: Arc::new(pool),
+            reports: BTreeMap::new(),
+            lost_supervisor: false,
+        }
+    });
+    Ok((addr, data_addr))
+}

@@ -1,0 +1,109 @@
+//! The data plane: workers serve chunks to peers (and the supervisor's result fetch) over
+//! their own port, so chunk bytes never pass through the supervisor.
+//!
+//! A request is one frame `bincode((TaskId, Vec<ChunkIdx>))`; the answer is one frame: a
+//! status byte (0 = ok) then the codec's raw chunk encoding, or the error text.
+
+use super::storage::Storage;
+use crate::array::ArrayData;
+use crate::ids::{ChunkIdx, TaskId};
+use crate::protocol::codec::{self, CodecError};
+use futures_util::{SinkExt, StreamExt};
+use std::net::{SocketAddr, TcpStream};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::net::TcpListener;
+use tokio_util::codec::Framed;
+
+fn answer(storage: &Storage, request: &[u8]) -> Vec<u8> {
+    let result = codec::decode::<(TaskId, Vec<ChunkIdx>)>(request)
+        .map_err(|e| e.to_string())
+        .and_then(|(task, chunks)| {
+            let data: Vec<(ChunkIdx, Arc<ArrayData>)> = chunks
+                .iter()
+                .map(|c| {
+                    storage
+                        .get(task, *c)
+                        .map(|d| (*c, d))
+                        .ok_or_else(|| format!("chunk {c} of {task} is not here"))
+                })
+                .collect::<Result<_, _>>()?;
+            let refs: Vec<(ChunkIdx, &ArrayData)> =
+                data.iter().map(|(c, d)| (*c, d.as_ref())).collect();
+            codec::encode_chunks(&refs).map_err(|e| e.to_string())
+        });
+    match result {
+        Ok(mut bytes) => {
+            bytes.insert(0, 0);
+            bytes
+        }
+        Err(msg) => {
+            let mut out = vec![1];
+            out.extend_from_slice(msg.as_bytes());
+            out
+        }
+    }
+}
+
+/// Serves chunks until the runtime stops; returns the bound address.
+pub async fn serve(
+    listen: &str,
+    storage: Arc<Storage>,
+    max_frame: usize,
+) -> std::io::Result<SocketAddr> {
+    let listener = TcpListener::bind(listen).await?;
+    let addr = listener.local_addr()?;
+    actix_rt::spawn(async move {
+        loop {
+            let Ok((stream, peer)) = listener.accept().await else {
+                continue;
+            };
+            let storage = storage.clone();
+            actix_rt::spawn(async move {
+                let mut framed = Framed::new(stream, codec::framing(max_frame));
+                while let Some(frame) = framed.next().await {
+                    match frame {
+                        Ok(request) => {
+                            let storage = storage.clone();
+                            let reply =
+                                tokio::task::spawn_blocking(move || answer(&storage, &request))
+                                    .await
+                                    .unwrap_or_default();
+                            if framed.send(bytes::Bytes::from(reply)).await.is_err() {
+                                break;
+                            }
+                        }
+                        Err(e) => {
+                            tracing::warn!(%peer, "data connection closed: {e}");
+                            break;
+                        }
+                    }
+                }
+            });
+        }
+    });
+    Ok(addr)
+}
+
+/// Fetches chunks of `task` from the worker serving at `addr` (blocking; for compute threads).
+pub fn fetch(
+    addr: &str,
+    task: TaskId,
+    chunks: &[ChunkIdx],
+    max_frame: usize,
+) -> Result<Vec<(ChunkIdx, ArrayData)>, CodecError> {
+    let sock: SocketAddr = addr
+        .parse()
+        .map_err(|e| CodecError::Corrupt(format!("bad peer address {addr}: {e}")))?;
+    let mut stream = TcpStream::connect_timeout(&sock, Duration::from_secs(5))?;
+    stream.set_nodelay(true)?;
+    codec::write_frame(&mut stream, &codec::encode(&(task, chunks.to_vec()))?)?;
+    let reply = codec::read_frame(&mut stream, max_frame)?;
+    match reply.split_first() {
+        Some((0, body)) => codec::decode_chunks(body),
+        Some((_, msg)) => Err(CodecError::Corrupt(
+            String::from_utf8_lossy(msg).into_owned(),
+        )),
+        None => Err(CodecError::Corrupt("empty answer".into())),
+    }
+}
