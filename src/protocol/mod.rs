@@ -59,6 +59,8 @@ pub struct TaskInfo {
     pub progress: f64,
     pub subtasks: usize,
     pub error: Option<String>,
+    /// Subtask runs repeated after lost workers or inputs.
+    pub retries: u32,
     /// Seconds from submission to the end (or to now).
     pub elapsed: f64,
 }

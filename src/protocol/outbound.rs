@@ -50,6 +50,14 @@ impl Outbound {
         }
     }
 
+    /// Writes what is queued, then closes the connection; the owning actor stops once the
+    /// bytes are out.
+    pub fn close(&mut self) -> Result<(), CodecError> {
+        self.flush()?;
+        self.writer.close();
+        Ok(())
+    }
+
     /// Writes everything queued as one frame.
     pub fn flush(&mut self) -> Result<(), CodecError> {
         self.scheduled = false;

@@ -17,6 +17,8 @@ use tokio_util::codec::FramedRead;
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Role {
     Unknown,
+    /// Refused: the reason is being written, then the connection closes.
+    Closing,
     Worker(WorkerId),
     Client,
 }
@@ -59,8 +61,10 @@ impl Link {
     fn refuse(&mut self, reason: String, ctx: &mut Context<Self>) {
         tracing::warn!(peer = %self.peer, "refusing connection: {reason}");
         self.out.push(Message::Refused { reason }, ctx);
-        let _ = self.out.flush();
-        ctx.stop();
+        self.role = Role::Closing;
+        if self.out.close().is_err() {
+            ctx.stop();
+        }
     }
 
     fn on_message(&mut self, m: Message, ctx: &mut Context<Self>) {

@@ -68,6 +68,7 @@ impl TaskProcessor {
             progress: self.state.as_ref().map_or(0.0, |s| s.progress()),
             subtasks: self.state.as_ref().map_or(0, |s| s.graph.len()),
             error: self.error.clone(),
+            retries: self.state.as_ref().map_or(0, |s| s.retries()),
             elapsed: self
                 .ended
                 .unwrap_or_else(Instant::now)

@@ -83,6 +83,11 @@ impl TaskState {
         }
     }
 
+    /// Runs repeated after lost workers or inputs, over all subtasks.
+    pub fn retries(&self) -> u32 {
+        self.attempts.iter().sum()
+    }
+
     pub fn is_ended(&self) -> bool {
         self.ended
     }

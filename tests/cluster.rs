@@ -1,0 +1,299 @@
+//! Real clusters: a supervisor and workers as separate `ares node` processes on loopback
+//! (port 0, addresses read back from ready files), driven through the native client.
+
+mod common;
+
+use ares::api::{NativeClient, TaskApi};
+use ares::protocol::{codec, Message, TaskStatus};
+use ares::tensor::{self, Tensor};
+use common::{assert_close, reference};
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+struct Cluster {
+    nodes: Vec<Child>,
+    addr: String,
+    _dir: tempfile::TempDir,
+}
+
+impl Drop for Cluster {
+    fn drop(&mut self) {
+        for n in &mut self.nodes {
+            let _ = n.kill();
+            let _ = n.wait();
+        }
+    }
+}
+
+fn wait_ready(path: &Path) -> String {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while Instant::now() < deadline {
+        if let Ok(text) = std::fs::read_to_string(path) {
+            let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+            return v["rpc"].as_str().unwrap().to_string();
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    panic!("{} never appeared", path.display());
+}
+
+fn node(args: &[&str], ready: &Path) -> Child {
+    Command::new(env!("CARGO_BIN_EXE_ares"))
+        .args(args)
+        .arg("--ready-file")
+        .arg(ready)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
+impl Cluster {
+    fn start(workers: usize, slots: usize) -> Cluster {
+        let dir = tempfile::tempdir().unwrap();
+        let config = dir.path().join("test.yml");
+        std::fs::write(
+            &config,
+            format!("cluster:\n  listen: 127.0.0.1:0\n  heartbeat_interval_ms: 100\n  node_timeout_ms: 2000\n  max_frame_bytes: 67108864\nworker:\n  slots: {slots}\n"),
+        )
+        .unwrap();
+        let cfg = config.to_str().unwrap().to_string();
+        let ready: PathBuf = dir.path().join("supervisor.json");
+        let mut nodes = vec![node(
+            &["node", "--role", "supervisor", "--config", &cfg],
+            &ready,
+        )];
+        let addr = wait_ready(&ready);
+        for i in 0..workers {
+            let ready = dir.path().join(format!("w{i}.json"));
+            nodes.push(node(
+                &[
+                    "node",
+                    "--role",
+                    "worker",
+                    "--config",
+                    &cfg,
+                    "--supervisor",
+                    &addr,
+                ],
+                &ready,
+            ));
+            wait_ready(&ready);
+        }
+        let cluster = Cluster {
+            nodes,
+            addr,
+            _dir: dir,
+        };
+        // Every worker registered: a task with as many initial subtasks as workers runs on all.
+        let mut c = cluster.client();
+        let warm = tensor::rand(&[8 * workers], 1, Some(0))
+            .unwrap()
+            .sum(None, false)
+            .unwrap();
+        let t = c
+            .submit_tileable_graph(&Tensor::graph(&[&warm]), None)
+            .unwrap();
+        assert_eq!(
+            c.wait_task(t, Duration::from_secs(30)).unwrap().status,
+            TaskStatus::Succeeded
+        );
+        std::thread::sleep(Duration::from_millis(200));
+        cluster
+    }
+
+    fn client(&self) -> NativeClient {
+        NativeClient::connect(&self.addr, Duration::from_secs(10)).unwrap()
+    }
+}
+
+fn run(c: &mut NativeClient, t: &Tensor) -> Result<ares::array::ArrayData, String> {
+    let task = c
+        .submit_tileable_graph(&Tensor::graph(&[t]), None)
+        .map_err(|e| e.to_string())?;
+    let info = c.wait_task(task, Duration::from_secs(120)).unwrap();
+    match info.status {
+        TaskStatus::Succeeded => {
+            let r = c.fetch(task).unwrap().remove(0);
+            c.cancel_task(task).unwrap();
+            Ok(r)
+        }
+        _ => Err(info.error.unwrap_or_else(|| format!("{:?}", info.status))),
+    }
+}
+
+#[test]
+fn expressions_match_the_reference_on_three_workers() {
+    let cluster = Cluster::start(3, 2);
+    let mut c = cluster.client();
+    let programs = [
+        "a = rand(100000, chunk=7000, seed=1); b = rand(100000, chunk=9000, seed=2); sum(a + b)",
+        "m = ones((300, 200), chunk=(64, 50)); sum(matmul(m, transpose(m))[::2, 10:])",
+        "x = randn(60, 40, chunk=(16, 9), seed=3); (x - x.mean(axis=0)) / x.std(axis=0)",
+        "x = arange(50000, chunk=999); concatenate((x[::-3], x[10:20]))",
+        "x = rand(30, 50, chunk=7, seed=4); y = rand(50, 20, chunk=6, seed=5); (x @ y).max(axis=1, keepdims=True)",
+    ];
+    for p in programs {
+        let t = ares::expr::evaluate(p).unwrap();
+        let want = reference::evaluate(&Tensor::graph(&[&t])).remove(0);
+        let got = run(&mut c, &t).unwrap();
+        assert_eq!(got.dtype(), t.dtype(), "{p}");
+        assert_close(&got, &want, p);
+    }
+}
+
+#[test]
+fn a_worker_killed_mid_task_does_not_change_the_result() {
+    let mut cluster = Cluster::start(3, 1);
+    let mut c = cluster.client();
+    // ~600 subtasks of real work, so the kill lands mid-task even in a debug build.
+    let t = ares::expr::evaluate(
+        "x = rand(6000000, chunk=20000, seed=9); sum(exp(sin(x) * 2) - x, axis=0)",
+    )
+    .unwrap();
+    let (mut want, _) = {
+        let p = ares::prepare::prepare(
+            &Tensor::graph(&[&t]),
+            &Default::default(),
+            &ares::prepare::uniform_cluster(1, 2),
+            ares::ids::TaskId(1),
+        )
+        .unwrap();
+        ares::executor::execute(&p.subtasks, 2).unwrap()
+    };
+    let task = c
+        .submit_tileable_graph(&Tensor::graph(&[&t]), None)
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let info = c.get_task_result(task).unwrap();
+        assert!(
+            !info.status.is_terminal(),
+            "the task ended before the kill: make it bigger"
+        );
+        if info.progress >= 0.2 {
+            break;
+        }
+        assert!(Instant::now() < deadline);
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    // SIGKILL: no goodbye, its chunks are gone.
+    cluster.nodes[1].kill().unwrap();
+    let info = c.wait_task(task, Duration::from_secs(120)).unwrap();
+    assert_eq!(info.status, TaskStatus::Succeeded, "{:?}", info.error);
+    assert!(info.retries > 0, "the killed worker's subtasks were re-run");
+    let got = c.fetch(task).unwrap().remove(0);
+    let want = want.remove(0).to_f64();
+    assert_close(&got, &want, "after losing a worker");
+    // The cluster keeps serving with the survivors.
+    let small = tensor::arange(
+        ares::array::Scalar::I64(0),
+        ares::array::Scalar::I64(1000),
+        ares::array::Scalar::I64(1),
+        10,
+    )
+    .unwrap()
+    .sum(None, false)
+    .unwrap();
+    assert_eq!(
+        run(&mut c, &small).unwrap().get_flat(0).unwrap().as_i64(),
+        499500
+    );
+}
+
+#[test]
+fn cancel_and_concurrent_tasks() {
+    let cluster = Cluster::start(2, 1);
+    let mut c = cluster.client();
+    let slow =
+        ares::expr::evaluate("x = rand(20000000, chunk=20000, seed=1); sum(exp(x))").unwrap();
+    let task = c
+        .submit_tileable_graph(&Tensor::graph(&[&slow]), None)
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(200));
+    let info = c.cancel_task(task).unwrap();
+    assert_eq!(info.status, TaskStatus::Cancelled);
+    assert_eq!(
+        c.wait_task(task, Duration::from_secs(1)).unwrap().status,
+        TaskStatus::Cancelled
+    );
+    assert!(c.fetch(task).is_err());
+
+    // Two tasks in flight at once, on one connection.
+    let a = ares::expr::evaluate("x = rand(50000, chunk=1000, seed=2); sum(x * 2)").unwrap();
+    let b = ares::expr::evaluate("y = arange(40000, chunk=777); y[::-1]").unwrap();
+    let ta = c
+        .submit_tileable_graph(&Tensor::graph(&[&a]), None)
+        .unwrap();
+    let tb = c
+        .submit_tileable_graph(&Tensor::graph(&[&b]), None)
+        .unwrap();
+    for (task, t) in [(tb, &b), (ta, &a)] {
+        assert_eq!(
+            c.wait_task(task, Duration::from_secs(60)).unwrap().status,
+            TaskStatus::Succeeded
+        );
+        let want = reference::evaluate(&Tensor::graph(&[t])).remove(0);
+        assert_close(&c.fetch(task).unwrap()[0], &want, "concurrent task");
+    }
+}
+
+#[test]
+fn kernel_errors_fail_the_task_not_the_node() {
+    let cluster = Cluster::start(2, 1);
+    let mut c = cluster.client();
+    let bad = ares::expr::evaluate("arange(100, chunk=7) ** -1").unwrap();
+    let err = run(&mut c, &bad).unwrap_err();
+    assert!(err.contains("negative integer powers"), "{err}");
+    let good = ares::expr::evaluate("sum(ones(100, chunk=7))").unwrap();
+    assert_eq!(
+        run(&mut c, &good).unwrap().get_flat(0).unwrap().as_f64(),
+        100.0
+    );
+    // An invalid graph is refused at submission.
+    let mut g = Tensor::graph(&[&good]);
+    g.outputs = vec![ares::ids::TileableIdx(99)];
+    let e = c.submit_tileable_graph(&g, None).unwrap_err().to_string();
+    assert!(e.contains("malformed graph"), "{e}");
+}
+
+#[test]
+fn corrupt_oversized_and_foreign_connections_are_closed_alone() {
+    let cluster = Cluster::start(1, 1);
+    let closed = |mut s: std::net::TcpStream| {
+        s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        let mut buf = [0u8; 64];
+        loop {
+            match s.read(&mut buf) {
+                Ok(0) | Err(_) => return,
+                Ok(_) => continue, // a Refused frame may come first
+            }
+        }
+    };
+    // Garbage in a well-formed frame.
+    let mut s = std::net::TcpStream::connect(&cluster.addr).unwrap();
+    codec::write_frame(&mut s, &[0xde, 0xad, 0xbe, 0xef, 0xff, 0xff]).unwrap();
+    closed(s);
+    // A length far over the limit.
+    let mut s = std::net::TcpStream::connect(&cluster.addr).unwrap();
+    s.write_all(&(1u32 << 31).to_be_bytes()).unwrap();
+    closed(s);
+    // Another protocol version.
+    let mut s = std::net::TcpStream::connect(&cluster.addr).unwrap();
+    codec::write_frame(
+        &mut s,
+        &codec::encode_frame(&[Message::HelloClient { version: 999 }]).unwrap(),
+    )
+    .unwrap();
+    let reply = codec::decode_frame(&codec::read_frame(&mut s, 1 << 20).unwrap()).unwrap();
+    assert!(
+        matches!(&reply[0], Message::Refused { reason } if reason.contains("999")),
+        "{reply:?}"
+    );
+    // The supervisor still serves.
+    let mut c = cluster.client();
+    let t = ares::expr::evaluate("sum(ones(10, chunk=3))").unwrap();
+    assert_eq!(run(&mut c, &t).unwrap().get_flat(0).unwrap().as_f64(), 10.0);
+}
