@@ -188,6 +188,7 @@ mod tests {
             progress: 0.5,
             subtasks: 3,
             error: None,
+            retries: 2,
             elapsed: 1.0,
         };
         vec![
