@@ -1,7 +1,7 @@
 //! `ares bench tps`: the MEP-0002 throughput workload, end to end, with a supervisor and
 //! workers as separate processes on loopback: N independent trivial subtasks, or an N-leaf
-//! tree reduction of fan-in 4. Measures submission to the last result, the supervisor's CPU
-//! time per subtask, and each node's peak RSS.
+//! tree reduction of fan-in 4. Measures submission to the last result (median of `repeat`
+//! runs on one cluster), every node's CPU time, and each node's peak RSS.
 
 use crate::api::{NativeClient, TaskApi};
 use crate::protocol::TaskStatus;
@@ -73,13 +73,20 @@ fn proc_usage(pid: u32) -> (f64, u64) {
     (cpu, hwm)
 }
 
-pub fn bench_tps(shape: Shape, n: usize, workers: usize, slots: usize) -> Result<Value> {
+pub fn bench_tps(
+    shape: Shape,
+    n: usize,
+    workers: usize,
+    slots: usize,
+    prefetch: usize,
+    repeat: usize,
+) -> Result<Value> {
     let dir = std::env::temp_dir().join(format!("ares-tps-{}", std::process::id()));
     std::fs::create_dir_all(&dir)?;
     let config = dir.join("bench.yml");
     std::fs::write(
         &config,
-        format!("cluster:\n  listen: 127.0.0.1:0\nworker:\n  slots: {slots}\ntask:\n  default_config:\n    initial_same_color_num: 1\n"),
+        format!("cluster:\n  listen: 127.0.0.1:0\nworker:\n  slots: {slots}\nscheduling:\n  worker_prefetch: {prefetch}\ntask:\n  default_config:\n    initial_same_color_num: 1\n"),
     )?;
     let exe = std::env::current_exe()?;
     let spawn = |args: &[&str], ready: &PathBuf| -> Result<Child> {
@@ -137,38 +144,55 @@ pub fn bench_tps(shape: Shape, n: usize, workers: usize, slots: usize) -> Result
             None,
         ),
     };
-    let sup_pid = nodes.0[0].id();
-    let (cpu0, _) = proc_usage(sup_pid);
-    let start = Instant::now();
-    let task = client.submit_tileable_graph(&graph, fuse)?;
-    let info = loop {
-        let info = client.wait_task(task, Duration::from_secs(1))?;
-        if info.status.is_terminal() {
-            break info;
+    let mut runs = Vec::with_capacity(repeat.max(1));
+    let mut subtasks = 0;
+    for _ in 0..repeat.max(1) {
+        let cpu_before: Vec<f64> = nodes.0.iter().map(|c| proc_usage(c.id()).0).collect();
+        let start = Instant::now();
+        let task = client.submit_tileable_graph(&graph, fuse)?;
+        let info = loop {
+            let info = client.wait_task(task, Duration::from_secs(1))?;
+            if info.status.is_terminal() {
+                break info;
+            }
+        };
+        let seconds = start.elapsed().as_secs_f64();
+        let cpu: Vec<f64> = nodes
+            .0
+            .iter()
+            .zip(&cpu_before)
+            .map(|(c, before)| proc_usage(c.id()).0 - before)
+            .collect();
+        if info.status != TaskStatus::Succeeded {
+            bail!(
+                "benchmark task ended {:?}: {}",
+                info.status,
+                info.error.unwrap_or_default()
+            );
         }
-    };
-    let seconds = start.elapsed().as_secs_f64();
-    let (cpu1, _) = proc_usage(sup_pid);
-    if info.status != TaskStatus::Succeeded {
-        bail!(
-            "benchmark task ended {:?}: {}",
-            info.status,
-            info.error.unwrap_or_default()
-        );
+        client.cancel_task(task)?;
+        subtasks = info.subtasks;
+        runs.push((seconds, cpu));
     }
+    runs.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let all: Vec<f64> = runs.iter().map(|r| subtasks as f64 / r.0).collect();
+    let (seconds, cpu) = runs[runs.len() / 2].clone();
     let rss: Vec<u64> = nodes.0.iter().map(|c| proc_usage(c.id()).1).collect();
-    client.cancel_task(task)?;
     let _ = std::fs::remove_dir_all(&dir);
     Ok(json!({
         "bench": "tps",
         "shape": format!("{shape:?}").to_lowercase(),
-        "subtasks": info.subtasks,
+        "subtasks": subtasks,
         "seconds": seconds,
-        "subtasks_per_s": info.subtasks as f64 / seconds,
+        "subtasks_per_s": subtasks as f64 / seconds,
+        "runs": all.len(),
+        "subtasks_per_s_range": [all.last(), all.first()],
         "workers": workers,
         "slots_per_worker": slots,
-        "supervisor_cpu_s": cpu1 - cpu0,
-        "supervisor_cpu_us_per_subtask": (cpu1 - cpu0) * 1e6 / info.subtasks as f64,
+        "worker_prefetch": prefetch,
+        "supervisor_cpu_s": cpu[0],
+        "supervisor_cpu_us_per_subtask": cpu[0] * 1e6 / subtasks as f64,
+        "worker_cpu_s": &cpu[1..],
         "peak_rss_kb": {"supervisor": rss[0], "workers": &rss[1..]},
     }))
 }

@@ -105,6 +105,12 @@ pub enum Bench {
         /// Slots per worker.
         #[arg(long, default_value_t = 1)]
         slots: usize,
+        /// `scheduling.worker_prefetch` for the run.
+        #[arg(long, default_value_t = crate::config::SchedulingConfig::default().worker_prefetch)]
+        prefetch: usize,
+        /// Measured runs on the same cluster; the median is reported.
+        #[arg(long, default_value_t = 3)]
+        repeat: usize,
     },
     /// Kernel throughput of `(rand(n) + rand(n)).sum()` with the local executor.
     Kernel {

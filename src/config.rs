@@ -115,12 +115,16 @@ pub struct SchedulingConfig {
     pub subtask_max_retries: u32,
     /// Most subtasks one RunSubtasks message carries.
     pub max_batch: usize,
+    /// Subtasks in flight per worker slot: the worker queues them (deepest first) and runs at
+    /// most `slots` at once. Higher hides the round trip for short subtasks; 1 = no queueing.
+    pub worker_prefetch: usize,
 }
 
 impl Default for SchedulingConfig {
     fn default() -> Self {
         Self {
             subtask_max_retries: 3,
+            worker_prefetch: 64,
             max_batch: 4096,
         }
     }
@@ -207,6 +211,11 @@ impl Config {
                     return Err(AresError::Config(format!("{key}: {a:?} is not HOST:PORT")));
                 }
             }
+        }
+        if self.scheduling.worker_prefetch == 0 {
+            return Err(AresError::Config(
+                "scheduling.worker_prefetch must be at least 1".into(),
+            ));
         }
         if self.scheduling.max_batch == 0 {
             return Err(AresError::Config(

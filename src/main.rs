@@ -159,7 +159,9 @@ fn main() -> Result<()> {
                     subtasks,
                     workers,
                     slots,
-                } => ares::bench_tps::bench_tps(shape, subtasks, workers, slots)?,
+                    prefetch,
+                    repeat,
+                } => ares::bench_tps::bench_tps(shape, subtasks, workers, slots, prefetch, repeat)?,
             };
             println!("{out}");
         }

@@ -29,8 +29,15 @@ fn config() -> impl bincode::config::Config {
     bincode::config::standard()
 }
 
+/// Encodes into a buffer of exactly the right size (measured first: no regrowing copies).
 pub fn encode<T: Serialize>(value: &T) -> Result<Vec<u8>, CodecError> {
-    bincode::serde::encode_to_vec(value, config()).map_err(|e| CodecError::Corrupt(e.to_string()))
+    let corrupt = |e: bincode::error::EncodeError| CodecError::Corrupt(e.to_string());
+    let mut sizer = bincode::enc::write::SizeWriter::default();
+    bincode::serde::encode_into_writer(value, &mut sizer, config()).map_err(corrupt)?;
+    let mut buf = vec![0u8; sizer.bytes_written];
+    let written = bincode::serde::encode_into_slice(value, &mut buf, config()).map_err(corrupt)?;
+    buf.truncate(written);
+    Ok(buf)
 }
 
 pub fn decode<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, CodecError> {
@@ -213,12 +220,13 @@ mod tests {
             },
             Message::RegisterTask {
                 task: TaskId(1),
-                graph: vec![1, 2, 3],
+                graph: vec![1, 2, 3].into(),
             },
             Message::RunSubtasks {
                 task: TaskId(1),
                 subtasks: vec![RunSubtask {
                     subtask: SubtaskIdx(4),
+                    depth: 1,
                     inputs: vec![(ChunkIdx(2), WorkerId(1))],
                 }],
             },

@@ -11,6 +11,7 @@ pub mod outbound;
 
 use crate::graph::TileableGraph;
 use crate::ids::{ChunkIdx, SubtaskIdx, TaskId, WorkerId};
+use bytes::Bytes;
 use serde::{Deserialize, Serialize};
 
 /// Bumped whenever a message changes shape.
@@ -20,6 +21,8 @@ pub const PROTOCOL_VERSION: u32 = 1;
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RunSubtask {
     pub subtask: SubtaskIdx,
+    /// Priority on the worker: deeper first.
+    pub depth: u32,
     /// For every external input chunk, the worker holding it.
     pub inputs: Vec<(ChunkIdx, WorkerId)>,
 }
@@ -91,10 +94,10 @@ pub enum Message {
     Peers {
         peers: Vec<(WorkerId, String)>,
     },
-    /// A task's subtask graph (codec-encoded once, sent once per worker).
+    /// A task's subtask graph (codec-encoded once, sent once per worker; raw bytes).
     RegisterTask {
         task: TaskId,
-        graph: Vec<u8>,
+        graph: Bytes,
     },
     RunSubtasks {
         task: TaskId,
@@ -150,9 +153,9 @@ pub enum Message {
         request: u64,
         task: TaskId,
     },
-    /// Result tensors in the codec's chunk encoding.
+    /// Result tensors in the codec's chunk encoding (raw bytes).
     ResultData {
         request: u64,
-        data: Result<Vec<u8>, String>,
+        data: Result<Bytes, String>,
     },
 }

@@ -27,6 +27,7 @@ pub async fn start(config: &Config) -> std::io::Result<SupervisorHandle> {
     let c = &config.cluster;
     let scheduler = Scheduler::new(
         config.scheduling.max_batch,
+        config.scheduling.worker_prefetch,
         c.node_timeout_ms,
         c.heartbeat_interval_ms,
     )

@@ -1,7 +1,8 @@
 //! The worker node: registers with the supervisor, heartbeats, runs subtasks on a compute
-//! pool (never on the actor thread), keeps their outputs, serves chunks to peers, and reports
+//! pool ([`pool`], never on the actor thread), keeps their outputs, serves chunks to peers, and reports
 //! results in batches.
 
+pub mod pool;
 pub mod storage;
 pub mod transfer;
 
@@ -18,7 +19,8 @@ use dashmap::{DashMap, DashSet};
 use rustc_hash::FxHashMap;
 use std::collections::{BTreeMap, HashMap};
 use std::net::SocketAddr;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use storage::Storage;
 use tokio::net::TcpStream;
@@ -26,8 +28,13 @@ use tokio_util::codec::FramedRead;
 
 /// Shared with compute threads.
 struct Shared {
+    /// Reports of finished subtasks, drained by the actor in batches.
+    finished: Mutex<Vec<(TaskId, SubtaskReport)>>,
+    /// True while a drain is already on its way to the actor: no need to wake it again.
+    drain_pending: AtomicBool,
     storage: Arc<Storage>,
     peers: DashMap<WorkerId, String>,
+    connections: transfer::Connections,
     cancelled: DashSet<(TaskId, SubtaskIdx)>,
     max_frame: usize,
 }
@@ -41,14 +48,15 @@ pub struct Worker {
     heartbeat: Duration,
     graphs: HashMap<TaskId, Arc<SubtaskGraph>>,
     shared: Arc<Shared>,
-    pool: Arc<rayon::ThreadPool>,
+    pool: pool::ComputePool,
     reports: BTreeMap<TaskId, Vec<SubtaskReport>>,
     lost_supervisor: bool,
 }
 
+/// Collects what the compute threads finished since the last drain.
 #[derive(Message)]
 #[rtype(result = "()")]
-struct Done(TaskId, Option<SubtaskReport>);
+struct Drain;
 
 /// Reports what a worker holds, for tests and status.
 #[derive(Message)]
@@ -102,12 +110,25 @@ impl Handler<Flush> for Worker {
     }
 }
 
-impl Handler<Done> for Worker {
+impl Handler<Drain> for Worker {
     type Result = ();
-    fn handle(&mut self, Done(task, report): Done, ctx: &mut Context<Self>) {
-        if let Some(report) = report {
-            self.reports.entry(task).or_default().push(report);
+    fn handle(&mut self, _: Drain, ctx: &mut Context<Self>) {
+        self.shared.drain_pending.store(false, Ordering::Release);
+        let finished = std::mem::take(
+            &mut *self
+                .shared
+                .finished
+                .lock()
+                .unwrap_or_else(|p| p.into_inner()),
+        );
+        if finished.is_empty() {
+            return;
+        }
+        if self.reports.is_empty() {
             ctx.notify(Flush);
+        }
+        for (task, report) in finished {
+            self.reports.entry(task).or_default().push(report);
         }
     }
 }
@@ -206,13 +227,25 @@ impl Worker {
             return;
         };
         let me = self.me.unwrap_or(WorkerId(u32::MAX));
-        for run in subtasks {
-            let (graph, shared, addr) = (graph.clone(), self.shared.clone(), ctx.address());
-            self.pool.spawn(move || {
-                let report = execute_one(&graph, task, run, me, &shared);
-                addr.do_send(Done(task, report));
+        let addr = ctx.address();
+        let jobs = subtasks.into_iter().map(|run| {
+            let (graph, shared, addr) = (graph.clone(), self.shared.clone(), addr.clone());
+            let depth = run.depth;
+            let work: pool::Work = Box::new(move || {
+                if let Some(report) = execute_one(&graph, task, run, me, &shared) {
+                    shared
+                        .finished
+                        .lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .push((task, report));
+                    if !shared.drain_pending.swap(true, Ordering::AcqRel) {
+                        addr.do_send(Drain);
+                    }
+                }
             });
-        }
+            (depth, work)
+        });
+        self.pool.submit_all(jobs);
     }
 }
 
@@ -248,7 +281,9 @@ fn execute_one(
                 .get(&w)
                 .map(|a| a.clone())
                 .ok_or_else(|| format!("{FETCH_ERROR_PREFIX}no address for {w}"))?;
-            let data = transfer::fetch(&addr, task, &chunks, shared.max_frame)
+            let data = shared
+                .connections
+                .fetch(&addr, task, &chunks, shared.max_frame)
                 .map_err(|e| format!("{FETCH_ERROR_PREFIX}{w} at {addr}: {e}"))?;
             for (c, d) in data {
                 fetched.insert(c, Arc::new(d));
@@ -293,14 +328,13 @@ pub async fn start(
     };
     stream.set_nodelay(true)?;
     let slots = config.worker.effective_slots();
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(slots)
-        .thread_name(|i| format!("ares-compute-{i}"))
-        .build()
-        .map_err(|e| std::io::Error::other(e.to_string()))?;
+    let pool = pool::ComputePool::new(slots)?;
     let shared = Arc::new(Shared {
+        finished: Mutex::new(Vec::new()),
+        drain_pending: AtomicBool::new(false),
         storage,
         peers: DashMap::new(),
+        connections: transfer::Connections::default(),
         cancelled: DashSet::new(),
         max_frame,
     });
@@ -318,7 +352,7 @@ pub async fn start(
             heartbeat,
             graphs: HashMap::new(),
             shared,
-            pool: Arc::new(pool),
+            pool,
             reports: BTreeMap::new(),
             lost_supervisor: false,
         }

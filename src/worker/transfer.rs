@@ -9,8 +9,10 @@ use crate::array::ArrayData;
 use crate::ids::{ChunkIdx, TaskId};
 use crate::protocol::codec::{self, CodecError};
 use futures_util::{SinkExt, StreamExt};
+use std::collections::HashMap;
 use std::net::{SocketAddr, TcpStream};
 use std::sync::Arc;
+use std::sync::Mutex;
 use std::time::Duration;
 use tokio::net::TcpListener;
 use tokio_util::codec::Framed;
@@ -85,25 +87,70 @@ pub async fn serve(
     Ok(addr)
 }
 
-/// Fetches chunks of `task` from the worker serving at `addr` (blocking; for compute threads).
+/// Idle data connections per peer address, reused across fetches (a connect per fetch costs
+/// more than moving a small chunk).
+#[derive(Default)]
+pub struct Connections {
+    idle: Mutex<HashMap<String, Vec<TcpStream>>>,
+}
+
+impl Connections {
+    fn take(&self, addr: &str) -> Result<TcpStream, CodecError> {
+        if let Some(s) = self
+            .idle
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get_mut(addr)
+            .and_then(Vec::pop)
+        {
+            return Ok(s);
+        }
+        let sock: SocketAddr = addr
+            .parse()
+            .map_err(|e| CodecError::Corrupt(format!("bad peer address {addr}: {e}")))?;
+        let stream = TcpStream::connect_timeout(&sock, Duration::from_secs(5))?;
+        stream.set_nodelay(true)?;
+        Ok(stream)
+    }
+
+    fn give_back(&self, addr: &str, stream: TcpStream) {
+        self.idle
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .entry(addr.to_string())
+            .or_default()
+            .push(stream);
+    }
+
+    /// Fetches chunks of `task` from the worker serving at `addr` (blocking; for compute
+    /// threads). A connection that failed is dropped, never reused.
+    pub fn fetch(
+        &self,
+        addr: &str,
+        task: TaskId,
+        chunks: &[ChunkIdx],
+        max_frame: usize,
+    ) -> Result<Vec<(ChunkIdx, ArrayData)>, CodecError> {
+        let mut stream = self.take(addr)?;
+        codec::write_frame(&mut stream, &codec::encode(&(task, chunks.to_vec()))?)?;
+        let reply = codec::read_frame(&mut stream, max_frame)?;
+        self.give_back(addr, stream);
+        match reply.split_first() {
+            Some((0, body)) => codec::decode_chunks(body),
+            Some((_, msg)) => Err(CodecError::Corrupt(
+                String::from_utf8_lossy(msg).into_owned(),
+            )),
+            None => Err(CodecError::Corrupt("empty answer".into())),
+        }
+    }
+}
+
+/// One fetch on a fresh connection.
 pub fn fetch(
     addr: &str,
     task: TaskId,
     chunks: &[ChunkIdx],
     max_frame: usize,
 ) -> Result<Vec<(ChunkIdx, ArrayData)>, CodecError> {
-    let sock: SocketAddr = addr
-        .parse()
-        .map_err(|e| CodecError::Corrupt(format!("bad peer address {addr}: {e}")))?;
-    let mut stream = TcpStream::connect_timeout(&sock, Duration::from_secs(5))?;
-    stream.set_nodelay(true)?;
-    codec::write_frame(&mut stream, &codec::encode(&(task, chunks.to_vec()))?)?;
-    let reply = codec::read_frame(&mut stream, max_frame)?;
-    match reply.split_first() {
-        Some((0, body)) => codec::decode_chunks(body),
-        Some((_, msg)) => Err(CodecError::Corrupt(
-            String::from_utf8_lossy(msg).into_owned(),
-        )),
-        None => Err(CodecError::Corrupt("empty answer".into())),
-    }
+    Connections::default().fetch(addr, task, chunks, max_frame)
 }

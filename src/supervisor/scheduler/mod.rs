@@ -12,9 +12,9 @@ use crate::ids::{ChunkIdx, TaskId, WorkerId};
 use crate::prepare::WorkerSlots;
 use crate::protocol::{Message, SubtaskReport};
 use actix::prelude::*;
+use bytes::Bytes;
 use state::{ReadySubtask, SchedOut, SchedulerState};
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 struct WorkerEntry {
@@ -26,16 +26,16 @@ struct WorkerEntry {
 pub struct Scheduler {
     state: SchedulerState,
     workers: BTreeMap<WorkerId, WorkerEntry>,
-    processors: HashMap<TaskId, (Addr<TaskProcessor>, Arc<Vec<u8>>)>,
+    processors: HashMap<TaskId, (Addr<TaskProcessor>, Bytes)>,
     epoch: Instant,
     node_timeout_ms: u64,
     check_every: Duration,
 }
 
 impl Scheduler {
-    pub fn new(max_batch: usize, node_timeout_ms: u64, heartbeat_ms: u64) -> Self {
+    pub fn new(max_batch: usize, prefetch: usize, node_timeout_ms: u64, heartbeat_ms: u64) -> Self {
         Self {
-            state: SchedulerState::new(max_batch),
+            state: SchedulerState::new(max_batch, prefetch),
             workers: BTreeMap::new(),
             processors: HashMap::new(),
             epoch: Instant::now(),
@@ -87,7 +87,7 @@ impl Scheduler {
                         if let Some((_, graph)) = self.processors.get(&task) {
                             entry.link.do_send(Send(Message::RegisterTask {
                                 task,
-                                graph: graph.as_ref().clone(),
+                                graph: graph.clone(),
                             }));
                         }
                     }
@@ -212,7 +212,7 @@ impl Handler<Finished> for Scheduler {
 pub struct SubmitReady {
     pub task: TaskId,
     pub processor: Addr<TaskProcessor>,
-    pub graph: Arc<Vec<u8>>,
+    pub graph: Bytes,
     pub items: Vec<ReadySubtask>,
 }
 

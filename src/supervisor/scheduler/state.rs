@@ -4,7 +4,9 @@
 //! finishing them frees intermediate data early, and among equals the earlier enqueued.
 //! A subtask goes to the worker preparation assigned it to if that worker is alive. Otherwise
 //! it goes to the worker holding most of its input bytes, unless that worker is saturated
-//! while another one idles. No worker ever runs more subtasks than it has slots. Decisions
+//! while another one idles. A worker gets at most `slots × prefetch` subtasks in flight: it
+//! queues them deepest-first and runs at most `slots` at once, so trivial subtasks do not each
+//! wait for a round trip (Mars issue #2631: queueing on workers). Decisions
 //! are written to `outbox`; one `dispatch` after a batch of events coalesces them into one
 //! RunSubtasks per worker and task.
 
@@ -48,6 +50,8 @@ impl PartialOrd for Queued {
 #[derive(Debug)]
 struct WorkerState {
     slots: usize,
+    /// Subtasks that may be in flight on the worker: slots × prefetch.
+    capacity: usize,
     running: FxHashSet<(TaskId, SubtaskIdx)>,
     queue: BinaryHeap<Queued>,
     last_seen_ms: u64,
@@ -61,7 +65,7 @@ impl WorkerState {
         self.running.len() < self.slots && self.queue.is_empty()
     }
     fn saturated(&self) -> bool {
-        self.running.len() >= self.slots
+        self.running.len() >= self.capacity
     }
 }
 
@@ -88,13 +92,16 @@ pub struct SchedulerState {
     seq: u64,
     next_worker: u32,
     max_batch: usize,
+    prefetch: usize,
     pub outbox: Vec<SchedOut>,
 }
 
 impl SchedulerState {
-    pub fn new(max_batch: usize) -> Self {
+    /// `prefetch`: subtasks in flight per slot (1 = only what can run right away).
+    pub fn new(max_batch: usize, prefetch: usize) -> Self {
         Self {
             max_batch: max_batch.max(1),
+            prefetch: prefetch.max(1),
             ..Self::default()
         }
     }
@@ -106,6 +113,7 @@ impl SchedulerState {
             id,
             WorkerState {
                 slots: slots.max(1),
+                capacity: slots.max(1) * self.prefetch,
                 running: FxHashSet::default(),
                 queue: BinaryHeap::new(),
                 last_seen_ms: now_ms,
@@ -184,6 +192,7 @@ impl SchedulerState {
             self.seq += 1;
             let run = RunSubtask {
                 subtask: item.subtask,
+                depth: item.depth,
                 inputs: item.inputs.iter().map(|(c, w, _)| (*c, *w)).collect(),
             };
             let queued = Queued {
@@ -204,7 +213,7 @@ impl SchedulerState {
     pub fn dispatch(&mut self) {
         for (id, w) in self.workers.iter_mut() {
             let mut batches: BTreeMap<TaskId, Vec<RunSubtask>> = BTreeMap::new();
-            while w.running.len() < w.slots {
+            while w.running.len() < w.capacity {
                 let Some(q) = w.queue.pop() else { break };
                 w.running.insert((q.task, q.run.subtask));
                 batches.entry(q.task).or_default().push(q.run);
@@ -320,7 +329,7 @@ mod tests {
 
     #[test]
     fn never_more_running_than_slots_and_deepest_first() {
-        let mut s = SchedulerState::new(100);
+        let mut s = SchedulerState::new(100, 1);
         s.add_worker(2, 0);
         s.enqueue(vec![
             ready(0, 0, None, &[]),
@@ -344,7 +353,7 @@ mod tests {
 
     #[test]
     fn placement_prefers_assignment_then_input_bytes_then_idle() {
-        let mut s = SchedulerState::new(100);
+        let mut s = SchedulerState::new(100, 1);
         s.add_worker(1, 0);
         s.add_worker(1, 0);
         s.enqueue(vec![ready(0, 0, Some(1), &[])]);
@@ -362,7 +371,7 @@ mod tests {
 
     #[test]
     fn dead_worker_returns_running_and_queued_work() {
-        let mut s = SchedulerState::new(100);
+        let mut s = SchedulerState::new(100, 1);
         let w = s.add_worker(1, 0);
         s.enqueue(vec![ready(0, 0, None, &[]), ready(1, 0, None, &[])]);
         s.dispatch();
@@ -383,7 +392,7 @@ mod tests {
 
     #[test]
     fn cancel_drops_queued_and_cancels_running() {
-        let mut s = SchedulerState::new(1);
+        let mut s = SchedulerState::new(1, 1);
         s.add_worker(1, 0);
         s.enqueue(vec![ready(0, 0, None, &[]), ready(1, 0, None, &[])]);
         s.dispatch();
@@ -401,8 +410,18 @@ mod tests {
     }
 
     #[test]
+    fn prefetch_keeps_more_in_flight_per_slot() {
+        let mut s = SchedulerState::new(100, 3);
+        s.add_worker(2, 0);
+        s.enqueue((0..10).map(|i| ready(i, 0, None, &[])).collect());
+        s.dispatch();
+        assert_eq!(runs(&s.outbox)[0].1.len(), 6, "2 slots x 3");
+        assert_eq!(s.load(), vec![(WorkerId(0), 6, 4)]);
+    }
+
+    #[test]
     fn batches_are_split_at_max_batch() {
-        let mut s = SchedulerState::new(2);
+        let mut s = SchedulerState::new(2, 1);
         s.add_worker(5, 0);
         s.enqueue((0..5).map(|i| ready(i, 0, None, &[])).collect());
         s.dispatch();

@@ -27,12 +27,14 @@ pub struct TaskProcessor {
     max_frame: usize,
     scheduler: Addr<Scheduler>,
     state: Option<TaskState>,
-    graph_bytes: Arc<Vec<u8>>,
+    graph_bytes: bytes::Bytes,
     status: TaskStatus,
     error: Option<String>,
     started: Instant,
     ended: Option<Instant>,
     waiters: Vec<oneshot::Sender<()>>,
+    /// Summary kept once the state is dropped (after the client released the task).
+    released: Option<(usize, f64, u32)>,
 }
 
 impl TaskProcessor {
@@ -52,12 +54,13 @@ impl TaskProcessor {
             max_frame,
             scheduler,
             state: None,
-            graph_bytes: Arc::new(Vec::new()),
+            graph_bytes: bytes::Bytes::new(),
             status: TaskStatus::Pending,
             error: None,
             started: Instant::now(),
             ended: None,
             waiters: Vec::new(),
+            released: None,
         }
     }
 
@@ -65,10 +68,19 @@ impl TaskProcessor {
         TaskInfo {
             task: self.task,
             status: self.status,
-            progress: self.state.as_ref().map_or(0.0, |s| s.progress()),
-            subtasks: self.state.as_ref().map_or(0, |s| s.graph.len()),
+            progress: self
+                .state
+                .as_ref()
+                .map_or(self.released.map_or(0.0, |r| r.1), |s| s.progress()),
+            subtasks: self
+                .state
+                .as_ref()
+                .map_or(self.released.map_or(0, |r| r.0), |s| s.graph.len()),
             error: self.error.clone(),
-            retries: self.state.as_ref().map_or(0, |s| s.retries()),
+            retries: self
+                .state
+                .as_ref()
+                .map_or(self.released.map_or(0, |r| r.2), |s| s.retries()),
             elapsed: self
                 .ended
                 .unwrap_or_else(Instant::now)
@@ -155,7 +167,7 @@ impl Actor for TaskProcessor {
                 .into_actor(self)
                 .map(|result, act, ctx| match result {
                     Ok((graph, bytes)) => {
-                        act.graph_bytes = Arc::new(bytes);
+                        act.graph_bytes = bytes.into();
                         let mut state = TaskState::new(Arc::new(graph), act.max_retries);
                         state.start();
                         act.state = Some(state);
@@ -256,17 +268,22 @@ impl Handler<Cancel> for TaskProcessor {
             task: self.task,
             forget: true,
         });
+        // Nothing more will run or be fetched: keep the summary, drop the graphs.
+        if let Some(s) = self.state.take() {
+            self.released = Some((s.graph.len(), s.progress(), s.retries()));
+        }
+        self.graph_bytes = bytes::Bytes::new();
         MessageResult(self.info())
     }
 }
 
 /// The result tensors, in the codec's chunk encoding (chunk index = output position).
 #[derive(Message)]
-#[rtype(result = "Result<Vec<u8>, String>")]
+#[rtype(result = "Result<bytes::Bytes, String>")]
 pub struct FetchResult;
 
 impl Handler<FetchResult> for TaskProcessor {
-    type Result = ResponseActFuture<Self, Result<Vec<u8>, String>>;
+    type Result = ResponseActFuture<Self, Result<bytes::Bytes, String>>;
     fn handle(&mut self, _: FetchResult, _: &mut Context<Self>) -> Self::Result {
         let ready = match (&self.status, &self.state) {
             (TaskStatus::Succeeded, Some(s)) => Ok((s.graph.clone(), s.result_locations())),
@@ -316,7 +333,9 @@ impl Handler<FetchResult> for TaskProcessor {
                         .enumerate()
                         .map(|(i, t)| (ChunkIdx(i as u32), t))
                         .collect();
-                    codec::encode_chunks(&refs).map_err(|e| e.to_string())
+                    codec::encode_chunks(&refs)
+                        .map(bytes::Bytes::from)
+                        .map_err(|e| e.to_string())
                 })
                 .await
                 .map_err(|e| e.to_string())?
