@@ -179,3 +179,107 @@ fn bench_prepare_prints_one_json_line() {
     assert!(v["chunks"].as_u64().unwrap() > 1500);
     assert!(v["passes"]["tile"]["seconds"].is_number());
 }
+
+fn ready_addr(path: &std::path::Path) -> String {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        if let Ok(text) = std::fs::read_to_string(path) {
+            let v: Value = serde_json::from_str(&text).unwrap();
+            assert!(v["web"].is_null());
+            return v["rpc"].as_str().unwrap().to_string();
+        }
+        assert!(std::time::Instant::now() < deadline, "no ready file");
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+}
+
+#[test]
+fn run_uses_an_embedded_cluster_by_default() {
+    let out = stdout_of(&[
+        "run",
+        "--json",
+        "--workers",
+        "2",
+        "--slots",
+        "1",
+        "--expr",
+        "x = arange(1000, chunk=64); sum(x)",
+    ]);
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["result"], 499500);
+    assert_eq!(v["cluster"], "embedded");
+    assert!(v["timings"]["cluster_start"].is_number());
+}
+
+#[test]
+fn nodes_serve_run_supervisor_and_stop_on_sigterm() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("c.yml");
+    std::fs::write(
+        &config,
+        "cluster:\n  listen: 127.0.0.1:0\nworker:\n  slots: 1\n",
+    )
+    .unwrap();
+    let bin = assert_cmd::cargo::cargo_bin("ares");
+    let sup_ready = dir.path().join("s.json");
+    let mut sup = std::process::Command::new(&bin)
+        .args([
+            "node",
+            "--role",
+            "supervisor",
+            "--config",
+            config.to_str().unwrap(),
+            "--ready-file",
+            sup_ready.to_str().unwrap(),
+        ])
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let addr = ready_addr(&sup_ready);
+    let w_ready = dir.path().join("w.json");
+    let mut worker = std::process::Command::new(&bin)
+        .args([
+            "node",
+            "--role",
+            "worker",
+            "--config",
+            config.to_str().unwrap(),
+            "--supervisor",
+            &addr,
+            "--ready-file",
+            w_ready.to_str().unwrap(),
+        ])
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    ready_addr(&w_ready);
+    let out = stdout_of(&[
+        "run",
+        "--supervisor",
+        &addr,
+        "--json",
+        "--expr",
+        "m = ones((40, 30), chunk=7); sum(m @ m.T)",
+    ]);
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["result"], 48000.0);
+    assert_eq!(v["cluster"], "remote");
+    // SIGTERM: the supervisor shuts down cleanly; its worker notices and exits.
+    std::process::Command::new("kill")
+        .args(["-TERM", &sup.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(sup.wait().unwrap().success());
+    let status = worker.wait().unwrap();
+    assert!(
+        !status.success(),
+        "a worker that lost its supervisor exits non-zero"
+    );
+}
+
+#[test]
+fn a_worker_without_a_supervisor_is_a_clear_error() {
+    let out = ares().args(["node", "--role", "worker"]).output().unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--supervisor"));
+}
