@@ -8,12 +8,18 @@
 //!        │  SubtaskGraph (groups of chunks, initial ones placed on workers)
 //!        ▼
 //!  executor (local: slot threads in process)  ── kernels compute chunks with ndarray
+//!        or, distributed:
+//!  supervisor: TaskManager → TaskProcessor per task → Scheduler → Link per connection
+//!        │  batched frames of mixed messages (protocol)
+//!  workers: compute pool, chunk storage, peer-to-peer data plane
 //! ```
 //!
-//! Modules: [`ids`] (newtype ids, MEP-0002 subtask ids), [`array`] (dtypes and chunk data),
+//! Modules: [`ids`] (newtype ids, MEP-0002 subtask ids), [`array`](mod@array) (dtypes and chunk data),
 //! [`ops`] (the op registry), [`graph`] (tileable, chunk, subtask arenas), [`tensor`] (the
 //! numpy-like API), [`prepare`] (the pure preparation passes), [`kernels`], [`executor`],
-//! [`expr`] (the expression language of the CLI), [`explain`], [`config`].
+//! [`expr`] (the expression language of the CLI), [`explain`], [`config`], [`protocol`] (messages
+//! and the codec), [`supervisor`], [`worker`], [`api`] (the `TaskApi` client), [`node`] (node
+//! startup and the embedded cluster).
 
 pub mod api;
 pub mod array;
