@@ -47,6 +47,16 @@ fn answer(storage: &Storage, request: &[u8]) -> Vec<u8> {
     }
 }
 
+/// Answers above this many bytes are encoded on a blocking thread.
+const INLINE_ANSWER_BYTES: usize = 1 << 20;
+
+fn request_is_large(storage: &Storage, request: &[u8]) -> bool {
+    match codec::decode::<(TaskId, Vec<ChunkIdx>)>(request) {
+        Ok((task, chunks)) => chunks.iter().filter_map(|c| storage.get(task, *c)).map(|d| d.nbytes()).sum::<usize>() > INLINE_ANSWER_BYTES,
+        Err(_) => false,
+    }
+}
+
 /// Serves chunks until the runtime stops; returns the bound address.
 pub async fn serve(
     listen: &str,
@@ -66,11 +76,14 @@ pub async fn serve(
                 while let Some(frame) = framed.next().await {
                     match frame {
                         Ok(request) => {
-                            let storage = storage.clone();
-                            let reply =
-                                tokio::task::spawn_blocking(move || answer(&storage, &request))
-                                    .await
-                                    .unwrap_or_default();
+                            // Small answers are cheaper inline than a hop to a blocking thread.
+                            let large = request_is_large(&storage, &request);
+                            let reply = if large {
+                                let storage = storage.clone();
+                                tokio::task::spawn_blocking(move || answer(&storage, &request)).await.unwrap_or_default()
+                            } else {
+                                answer(&storage, &request)
+                            };
                             if framed.send(bytes::Bytes::from(reply)).await.is_err() {
                                 break;
                             }
