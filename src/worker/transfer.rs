@@ -52,7 +52,14 @@ const INLINE_ANSWER_BYTES: usize = 1 << 20;
 
 fn request_is_large(storage: &Storage, request: &[u8]) -> bool {
     match codec::decode::<(TaskId, Vec<ChunkIdx>)>(request) {
-        Ok((task, chunks)) => chunks.iter().filter_map(|c| storage.get(task, *c)).map(|d| d.nbytes()).sum::<usize>() > INLINE_ANSWER_BYTES,
+        Ok((task, chunks)) => {
+            chunks
+                .iter()
+                .filter_map(|c| storage.get(task, *c))
+                .map(|d| d.nbytes())
+                .sum::<usize>()
+                > INLINE_ANSWER_BYTES
+        }
         Err(_) => false,
     }
 }
@@ -80,7 +87,9 @@ pub async fn serve(
                             let large = request_is_large(&storage, &request);
                             let reply = if large {
                                 let storage = storage.clone();
-                                tokio::task::spawn_blocking(move || answer(&storage, &request)).await.unwrap_or_default()
+                                tokio::task::spawn_blocking(move || answer(&storage, &request))
+                                    .await
+                                    .unwrap_or_default()
                             } else {
                                 answer(&storage, &request)
                             };
