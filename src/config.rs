@@ -162,6 +162,29 @@ impl WorkerConfig {
     }
 }
 
+/// `web`: the HTTP API and dashboard served by the supervisor.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct WebConfig {
+    /// `HOST:PORT` to serve on; `null` = no web server.
+    pub listen: Option<String>,
+    /// When set, every route but `/api/health` needs `Authorization: Bearer <token>` (or
+    /// `?token=` for the dashboard in a browser).
+    pub token: Option<String>,
+    /// Largest request body accepted; larger ones get 413.
+    pub max_body_bytes: usize,
+}
+
+impl Default for WebConfig {
+    fn default() -> Self {
+        Self {
+            listen: None,
+            token: None,
+            max_body_bytes: 16 << 20,
+        }
+    }
+}
+
 /// The whole configuration file.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -170,6 +193,7 @@ pub struct Config {
     pub cluster: ClusterConfig,
     pub scheduling: SchedulingConfig,
     pub worker: WorkerConfig,
+    pub web: WebConfig,
 }
 
 impl Config {
@@ -198,7 +222,13 @@ impl Config {
                 c.max_frame_bytes
             )));
         }
+        if self.web.token.as_deref() == Some("") {
+            return Err(AresError::Config(
+                "web.token must not be empty (omit it to disable auth)".into(),
+            ));
+        }
         for (key, addr) in [
+            ("web.listen", self.web.listen.as_ref()),
             ("cluster.listen", Some(&c.listen)),
             ("cluster.supervisor", c.supervisor.as_ref()),
             ("worker.data_listen", Some(&self.worker.data_listen)),

@@ -16,6 +16,8 @@ pub enum Format {
     Text,
     Json,
     Dot,
+    /// The tileable graph alone, as the JSON `POST /api/session/{sid}/task` accepts.
+    Graph,
 }
 
 /// Counts of every level, shared by all formats.

@@ -43,6 +43,7 @@ pub mod summary;
 pub mod supervisor;
 pub mod telemetry;
 pub mod tensor;
+pub mod web;
 pub mod worker;
 
 pub use error::{AresError, Result};

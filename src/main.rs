@@ -88,6 +88,14 @@ fn main() -> Result<()> {
                     serde_json::to_string_pretty(&explain::to_json(&p, limit))?
                 ),
                 Format::Dot => print!("{}", explain::dot(&p, limit)),
+                Format::Graph => {
+                    let t = ares::expr::evaluate(&opts.expr)
+                        .map_err(|e| anyhow::anyhow!("--expr: {e}"))?;
+                    println!(
+                        "{}",
+                        serde_json::to_string_pretty(&ares::tensor::Tensor::graph(&[&t]))?
+                    );
+                }
             }
         }
         Command::Run {

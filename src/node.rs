@@ -14,9 +14,14 @@ pub enum Role {
     Worker,
 }
 
-/// Writes `{"rpc": ..., "web": null, "role": ...}` atomically (write, then rename).
-pub fn write_ready_file(path: &Path, rpc: SocketAddr, role: Role) -> std::io::Result<()> {
-    let body = serde_json::json!({"rpc": rpc.to_string(), "web": null, "role": format!("{role:?}").to_lowercase()});
+/// Writes `{"rpc": ..., "web": ...|null, "role": ...}` atomically (write, then rename).
+pub fn write_ready_file(
+    path: &Path,
+    rpc: SocketAddr,
+    web: Option<SocketAddr>,
+    role: Role,
+) -> std::io::Result<()> {
+    let body = serde_json::json!({"rpc": rpc.to_string(), "web": web.map(|w| w.to_string()), "role": format!("{role:?}").to_lowercase()});
     let tmp = path.with_extension("tmp");
     std::fs::write(&tmp, body.to_string())?;
     std::fs::rename(tmp, path)
@@ -41,19 +46,25 @@ pub fn run_node(
     let system = actix_rt::System::new();
     let ready = ready_file.map(Path::to_path_buf);
     let started: anyhow::Result<()> = system.block_on(async move {
-        let addr = match role {
-            Role::Supervisor => supervisor::start(&config).await?.rpc_addr,
+        let (addr, web) = match role {
+            Role::Supervisor => {
+                let s = supervisor::start(&config).await?;
+                (s.rpc_addr, s.web_addr)
+            }
             Role::Worker => {
                 let sup = supervisor_addr
                     .or(config.cluster.supervisor.clone())
                     .ok_or_else(|| anyhow::anyhow!("a worker needs --supervisor HOST:PORT or cluster.supervisor in its config"))?;
-                worker::start(&config, &sup, Duration::from_secs(30)).await?.1
+                (worker::start(&config, &sup, Duration::from_secs(30)).await?.1, None)
             }
         };
         if let Some(path) = &ready {
-            write_ready_file(path, addr, role)?;
+            write_ready_file(path, addr, web, role)?;
         }
-        eprintln!("ares {role:?} ready on {addr}");
+        match web {
+            Some(w) => eprintln!("ares {role:?} ready on {addr}, web on http://{w}"),
+            None => eprintln!("ares {role:?} ready on {addr}"),
+        }
         actix_rt::spawn(async {
             shutdown_signal().await;
             tracing::info!("signal received; shutting down");

@@ -1,7 +1,6 @@
 //! `ares run` on a cluster: submit over the native protocol, show progress, fetch the result,
 //! free it. Without `--supervisor`, an embedded cluster is started for the run.
 
-use crate::api::{NativeClient, TaskApi};
 use crate::array::ArrayData;
 use crate::cli::PrepareOpts;
 use crate::config::Config;
@@ -38,7 +37,7 @@ pub fn run_on_cluster(
     let addr = supervisor
         .map(str::to_string)
         .unwrap_or_else(|| embedded.as_ref().expect("embedded").rpc_addr.to_string());
-    let mut client = NativeClient::connect(&addr, Duration::from_secs(10))?;
+    let mut client = crate::api::connect(&addr, Duration::from_secs(10))?;
     let graph = Tensor::graph(&[&tensor]);
     let start = Instant::now();
     let task = client.submit_tileable_graph(&graph, opts.no_fuse.then_some(false))?;
@@ -70,6 +69,6 @@ pub fn run_on_cluster(
     let mut results = client.fetch(task)?;
     timings.insert("fetch".into(), json!(start.elapsed().as_secs_f64()));
     client.cancel_task(task)?;
-    let summary = json!({"task": task.to_string(), "subtasks": info.subtasks, "cluster": if embedded.is_some() { "embedded" } else { "remote" }});
+    let summary = json!({"task": task.to_string(), "subtasks": info.subtasks, "cluster": if embedded.is_some() { "embedded" } else if addr.starts_with("http") { "remote-http" } else { "remote" }});
     Ok((results.remove(0), summary))
 }

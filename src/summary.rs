@@ -59,15 +59,17 @@ pub fn text(a: &ArrayData) -> String {
 
 /// JSON `result`: a number, a nested list up to [`JSON_FULL_LIMIT`] elements, else the summary.
 pub fn json_result(a: &ArrayData) -> Value {
-    if a.shape().is_empty() {
-        return a.get_flat(0).map(json_scalar).unwrap_or(Value::Null);
-    }
-    if a.len() > JSON_FULL_LIMIT {
+    if !a.shape().is_empty() && a.len() > JSON_FULL_LIMIT {
         return json!(summary(a));
     }
+    json_nested(a)
+}
+
+/// The whole array as nested JSON lists (a scalar as a number).
+pub fn json_nested(a: &ArrayData) -> Value {
     fn nest(flat: &[Scalar], shape: &[usize]) -> Value {
         match shape {
-            [] => json_scalar(flat[0]),
+            [] => flat.first().map_or(Value::Null, |s| json_scalar(*s)),
             [n] => Value::Array(flat[..*n].iter().map(|s| json_scalar(*s)).collect()),
             [n, rest @ ..] => {
                 let step: usize = rest.iter().product();

@@ -6,108 +6,10 @@ mod common;
 use ares::api::{NativeClient, TaskApi};
 use ares::protocol::{codec, Message, TaskStatus};
 use ares::tensor::{self, Tensor};
+use common::cluster::Cluster;
 use common::{assert_close, reference};
 use std::io::{Read, Write};
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
-
-struct Cluster {
-    nodes: Vec<Child>,
-    addr: String,
-    _dir: tempfile::TempDir,
-}
-
-impl Drop for Cluster {
-    fn drop(&mut self) {
-        for n in &mut self.nodes {
-            let _ = n.kill();
-            let _ = n.wait();
-        }
-    }
-}
-
-fn wait_ready(path: &Path) -> String {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while Instant::now() < deadline {
-        if let Ok(text) = std::fs::read_to_string(path) {
-            let v: serde_json::Value = serde_json::from_str(&text).unwrap();
-            return v["rpc"].as_str().unwrap().to_string();
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    panic!("{} never appeared", path.display());
-}
-
-fn node(args: &[&str], ready: &Path) -> Child {
-    Command::new(env!("CARGO_BIN_EXE_ares"))
-        .args(args)
-        .arg("--ready-file")
-        .arg(ready)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap()
-}
-
-impl Cluster {
-    fn start(workers: usize, slots: usize) -> Cluster {
-        let dir = tempfile::tempdir().unwrap();
-        let config = dir.path().join("test.yml");
-        std::fs::write(
-            &config,
-            format!("cluster:\n  listen: 127.0.0.1:0\n  heartbeat_interval_ms: 100\n  node_timeout_ms: 2000\n  max_frame_bytes: 67108864\nworker:\n  slots: {slots}\n"),
-        )
-        .unwrap();
-        let cfg = config.to_str().unwrap().to_string();
-        let ready: PathBuf = dir.path().join("supervisor.json");
-        let mut nodes = vec![node(
-            &["node", "--role", "supervisor", "--config", &cfg],
-            &ready,
-        )];
-        let addr = wait_ready(&ready);
-        for i in 0..workers {
-            let ready = dir.path().join(format!("w{i}.json"));
-            nodes.push(node(
-                &[
-                    "node",
-                    "--role",
-                    "worker",
-                    "--config",
-                    &cfg,
-                    "--supervisor",
-                    &addr,
-                ],
-                &ready,
-            ));
-            wait_ready(&ready);
-        }
-        let cluster = Cluster {
-            nodes,
-            addr,
-            _dir: dir,
-        };
-        // Every worker registered: a task with as many initial subtasks as workers runs on all.
-        let mut c = cluster.client();
-        let warm = tensor::rand(&[8 * workers], 1, Some(0))
-            .unwrap()
-            .sum(None, false)
-            .unwrap();
-        let t = c
-            .submit_tileable_graph(&Tensor::graph(&[&warm]), None)
-            .unwrap();
-        assert_eq!(
-            c.wait_task(t, Duration::from_secs(30)).unwrap().status,
-            TaskStatus::Succeeded
-        );
-        std::thread::sleep(Duration::from_millis(200));
-        cluster
-    }
-
-    fn client(&self) -> NativeClient {
-        NativeClient::connect(&self.addr, Duration::from_secs(10)).unwrap()
-    }
-}
 
 fn run(c: &mut NativeClient, t: &Tensor) -> Result<ares::array::ArrayData, String> {
     let task = c

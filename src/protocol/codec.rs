@@ -239,7 +239,10 @@ mod tests {
                 chunks: vec![ChunkIdx(9)],
             },
             Message::ForgetTask { task: TaskId(1) },
-            Message::Heartbeat,
+            Message::Heartbeat {
+                stored_chunks: 3,
+                stored_bytes: 24,
+            },
             Message::SubtasksFinished {
                 task: TaskId(1),
                 reports: vec![
@@ -316,7 +319,11 @@ mod tests {
 
     #[test]
     fn blocking_frames_split_and_oversized() {
-        let payload = encode_frame(&[Message::Heartbeat]).unwrap();
+        let payload = encode_frame(&[Message::Heartbeat {
+            stored_chunks: 0,
+            stored_bytes: 0,
+        }])
+        .unwrap();
         let mut wire = Vec::new();
         write_frame(&mut wire, &payload).unwrap();
         write_frame(&mut wire, &payload).unwrap();

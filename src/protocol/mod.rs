@@ -116,7 +116,11 @@ pub enum Message {
     },
 
     // Worker → supervisor.
-    Heartbeat,
+    /// Liveness, with what the worker holds.
+    Heartbeat {
+        stored_chunks: u64,
+        stored_bytes: u64,
+    },
     SubtasksFinished {
         task: TaskId,
         reports: Vec<SubtaskReport>,

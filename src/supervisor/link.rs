@@ -114,7 +114,17 @@ impl Link {
                 );
             }
             (Role::Unknown, other) => self.refuse(format!("expected a hello, got {other:?}"), ctx),
-            (Role::Worker(w), Message::Heartbeat) => self.scheduler.do_send(Heartbeat(w)),
+            (
+                Role::Worker(w),
+                Message::Heartbeat {
+                    stored_chunks,
+                    stored_bytes,
+                },
+            ) => self.scheduler.do_send(Heartbeat {
+                worker: w,
+                stored_chunks,
+                stored_bytes,
+            }),
             (Role::Worker(w), Message::SubtasksFinished { task, reports }) => {
                 self.scheduler.do_send(Finished {
                     worker: w,

@@ -16,6 +16,8 @@ use tokio::net::TcpListener;
 /// A running supervisor.
 pub struct SupervisorHandle {
     pub rpc_addr: SocketAddr,
+    /// The HTTP API, when `web.listen` is set.
+    pub web_addr: Option<SocketAddr>,
     pub scheduler: Addr<Scheduler>,
     pub manager: Addr<TaskManager>,
 }
@@ -45,8 +47,18 @@ pub async fn start(config: &Config) -> std::io::Result<SupervisorHandle> {
         }
     });
     tracing::info!(%rpc_addr, "supervisor listening");
+    let web_addr = match &config.web.listen {
+        Some(listen) => Some(crate::web::start(
+            &config.web,
+            listen,
+            manager.clone(),
+            scheduler.clone(),
+        )?),
+        None => None,
+    };
     Ok(SupervisorHandle {
         rpc_addr,
+        web_addr,
         scheduler,
         manager,
     })

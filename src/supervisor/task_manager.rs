@@ -1,30 +1,83 @@
-//! The TaskManager actor: accepts tasks, starts one TaskProcessor per task, and routes
-//! clients' questions to it. Bad graphs are refused here, before anything is scheduled.
+//! The TaskManager actor: sessions and their tasks. It starts one TaskProcessor per task and
+//! routes questions to it. Bad graphs are refused here, before anything is scheduled. Tasks
+//! submitted over the native protocol belong to the session `default`.
 
 use super::scheduler::Scheduler;
 use super::task_processor::{Cancel, FetchResult, GetInfo, TaskProcessor, WaitDone};
-use crate::config::Config;
+use crate::config::{Config, TaskConfig};
+use crate::graph::TileableGraph;
 use crate::ids::TaskId;
-use crate::protocol::Message;
+use crate::protocol::{Message, TaskInfo};
 use actix::prelude::*;
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::time::Duration;
+
+/// The session of tasks submitted over the native protocol.
+pub const DEFAULT_SESSION: &str = "default";
+
+/// Session ids are 1-64 characters of `[A-Za-z0-9_.-]`.
+pub fn valid_session_id(id: &str) -> bool {
+    !id.is_empty()
+        && id.len() <= 64
+        && id
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "_.-".contains(c))
+}
 
 pub struct TaskManager {
     config: Config,
     scheduler: Addr<Scheduler>,
-    tasks: HashMap<TaskId, Addr<TaskProcessor>>,
+    tasks: HashMap<TaskId, (String, Addr<TaskProcessor>)>,
+    sessions: BTreeMap<String, Vec<TaskId>>,
     next: u32,
 }
 
 impl TaskManager {
     pub fn new(config: Config, scheduler: Addr<Scheduler>) -> Self {
+        let sessions = BTreeMap::from([(DEFAULT_SESSION.to_string(), Vec::new())]);
         Self {
             config,
             scheduler,
             tasks: HashMap::new(),
+            sessions,
             next: 1,
         }
+    }
+
+    fn submit(
+        &mut self,
+        session: &str,
+        graph: TileableGraph,
+        config: Option<TaskConfig>,
+        fuse_enabled: Option<bool>,
+    ) -> Result<TaskId, String> {
+        let Some(list) = self.sessions.get_mut(session) else {
+            return Err(format!("unknown session {session:?}"));
+        };
+        let mut config = config.unwrap_or_else(|| self.config.task.default_config.clone());
+        if let Some(f) = fuse_enabled {
+            config.fuse_enabled = f;
+        }
+        graph
+            .validate()
+            .and_then(|_| config.validate())
+            .map_err(|e| e.to_string())?;
+        let task = TaskId(self.next);
+        self.next += 1;
+        let c = &self.config;
+        let processor = TaskProcessor::new(
+            task,
+            graph,
+            config,
+            c.scheduling.subtask_max_retries,
+            c.cluster.max_frame_bytes,
+            self.scheduler.clone(),
+        )
+        .start();
+        list.push(task);
+        self.tasks.insert(task, (session.to_string(), processor));
+        tracing::info!(%task, session, "task submitted");
+        Ok(task)
     }
 }
 
@@ -32,12 +85,113 @@ impl Actor for TaskManager {
     type Context = Context<Self>;
 }
 
-/// A client message; the answer is the reply message.
+/// Submits a tileable graph to a session.
+#[derive(Message)]
+#[rtype(result = "Result<TaskId, String>")]
+pub struct SubmitTask {
+    pub session: String,
+    pub graph: TileableGraph,
+    /// Replaces `task.default_config` for this task.
+    pub config: Option<TaskConfig>,
+    pub fuse_enabled: Option<bool>,
+}
+
+impl Handler<SubmitTask> for TaskManager {
+    type Result = Result<TaskId, String>;
+    fn handle(&mut self, m: SubmitTask, _: &mut Context<Self>) -> Self::Result {
+        self.submit(&m.session, m.graph, m.config, m.fuse_enabled)
+    }
+}
+
+/// The processor of a task in a session (`None` when either is unknown).
+#[derive(Message)]
+#[rtype(result = "Option<Addr<TaskProcessor>>")]
+pub struct FindTask {
+    pub session: String,
+    pub task: TaskId,
+}
+
+impl Handler<FindTask> for TaskManager {
+    type Result = Option<Addr<TaskProcessor>>;
+    fn handle(&mut self, m: FindTask, _: &mut Context<Self>) -> Self::Result {
+        self.tasks
+            .get(&m.task)
+            .filter(|(s, _)| *s == m.session)
+            .map(|(_, p)| p.clone())
+    }
+}
+
+/// Creates a session (idempotent); `false` when the id is not valid.
+#[derive(Message)]
+#[rtype(result = "bool")]
+pub struct CreateSession(pub String);
+
+impl Handler<CreateSession> for TaskManager {
+    type Result = bool;
+    fn handle(&mut self, CreateSession(id): CreateSession, _: &mut Context<Self>) -> bool {
+        if !valid_session_id(&id) {
+            return false;
+        }
+        self.sessions.entry(id).or_default();
+        true
+    }
+}
+
+/// Deletes a session: its tasks are cancelled and their data freed. `false` if unknown.
+#[derive(Message)]
+#[rtype(result = "bool")]
+pub struct DeleteSession(pub String);
+
+impl Handler<DeleteSession> for TaskManager {
+    type Result = bool;
+    fn handle(&mut self, DeleteSession(id): DeleteSession, _: &mut Context<Self>) -> bool {
+        let Some(tasks) = self.sessions.remove(&id) else {
+            return false;
+        };
+        for t in tasks {
+            if let Some((_, p)) = self.tasks.remove(&t) {
+                p.do_send(Cancel);
+            }
+        }
+        if id == DEFAULT_SESSION {
+            self.sessions.insert(id, Vec::new());
+        }
+        true
+    }
+}
+
+/// Sessions with their tasks' processors (one session, or all).
+#[derive(Message)]
+#[rtype(result = "Vec<(String, Vec<Addr<TaskProcessor>>)>")]
+pub struct ListSessions(pub Option<String>);
+
+impl Handler<ListSessions> for TaskManager {
+    type Result = MessageResult<ListSessions>;
+    fn handle(&mut self, m: ListSessions, _: &mut Context<Self>) -> Self::Result {
+        let list = self
+            .sessions
+            .iter()
+            .filter(|(id, _)| m.0.as_ref().is_none_or(|want| want == *id))
+            .map(|(id, tasks)| {
+                (
+                    id.clone(),
+                    tasks
+                        .iter()
+                        .filter_map(|t| self.tasks.get(t).map(|(_, p)| p.clone()))
+                        .collect(),
+                )
+            })
+            .collect();
+        MessageResult(list)
+    }
+}
+
+/// A native-protocol client message; the answer is the reply message.
 #[derive(Message)]
 #[rtype(result = "Message")]
 pub struct ClientRequest(pub Message);
 
-fn info_reply(request: u64, info: Result<crate::protocol::TaskInfo, String>) -> Message {
+fn info_reply(request: u64, info: Result<TaskInfo, String>) -> Message {
     Message::Info { request, info }
 }
 
@@ -45,54 +199,28 @@ impl Handler<ClientRequest> for TaskManager {
     type Result = ResponseFuture<Message>;
 
     fn handle(&mut self, ClientRequest(m): ClientRequest, _: &mut Context<Self>) -> Self::Result {
-        let unknown = |task: TaskId| format!("unknown task {task}");
+        let find = |task: TaskId| {
+            self.tasks
+                .get(&task)
+                .map(|(_, p)| p.clone())
+                .ok_or_else(|| format!("unknown task {task}"))
+        };
         match m {
             Message::Submit {
                 request,
                 graph,
                 fuse_enabled,
             } => {
-                let mut config = self.config.task.default_config.clone();
-                if let Some(f) = fuse_enabled {
-                    config.fuse_enabled = f;
-                }
-                let reply = match graph.validate().and_then(|_| config.validate()) {
-                    Err(e) => Err(e.to_string()),
-                    Ok(()) => {
-                        let task = TaskId(self.next);
-                        self.next += 1;
-                        let processor = TaskProcessor::new(
-                            task,
-                            graph,
-                            config,
-                            self.config.scheduling.subtask_max_retries,
-                            self.config.cluster.max_frame_bytes,
-                            self.scheduler.clone(),
-                        )
-                        .start();
-                        self.tasks.insert(task, processor);
-                        tracing::info!(%task, "task submitted");
-                        Ok(task)
-                    }
-                };
-                Box::pin(async move {
-                    Message::Submitted {
-                        request,
-                        task: reply,
-                    }
-                })
-            }
-            Message::GetInfo { request, task }
-            | Message::Wait { request, task, .. }
-            | Message::Cancel { request, task }
-                if !self.tasks.contains_key(&task) =>
-            {
-                Box::pin(async move { info_reply(request, Err(unknown(task))) })
+                let task = self.submit(DEFAULT_SESSION, graph, None, fuse_enabled);
+                Box::pin(async move { Message::Submitted { request, task } })
             }
             Message::GetInfo { request, task } => {
-                let p = self.tasks[&task].clone();
+                let p = find(task);
                 Box::pin(async move {
-                    info_reply(request, p.send(GetInfo).await.map_err(|e| e.to_string()))
+                    info_reply(
+                        request,
+                        async { p?.send(GetInfo).await.map_err(|e| e.to_string()) }.await,
+                    )
                 })
             }
             Message::Wait {
@@ -100,32 +228,28 @@ impl Handler<ClientRequest> for TaskManager {
                 task,
                 timeout_ms,
             } => {
-                let p = self.tasks[&task].clone();
-                let wait = Duration::from_millis(timeout_ms.min(3_600_000));
+                let (p, wait) = (find(task), Duration::from_millis(timeout_ms.min(3_600_000)));
                 Box::pin(async move {
                     info_reply(
                         request,
-                        p.send(WaitDone(wait)).await.map_err(|e| e.to_string()),
+                        async { p?.send(WaitDone(wait)).await.map_err(|e| e.to_string()) }.await,
                     )
                 })
             }
             Message::Cancel { request, task } => {
-                let p = self.tasks[&task].clone();
+                let p = find(task);
                 Box::pin(async move {
-                    info_reply(request, p.send(Cancel).await.map_err(|e| e.to_string()))
+                    info_reply(
+                        request,
+                        async { p?.send(Cancel).await.map_err(|e| e.to_string()) }.await,
+                    )
                 })
             }
             Message::FetchResult { request, task } => {
-                let p = self.tasks.get(&task).cloned();
+                let p = find(task);
                 Box::pin(async move {
-                    let data = match p {
-                        None => Err(unknown(task)),
-                        Some(p) => p
-                            .send(FetchResult)
-                            .await
-                            .map_err(|e| e.to_string())
-                            .and_then(|r| r),
-                    };
+                    let data =
+                        async { p?.send(FetchResult).await.map_err(|e| e.to_string())? }.await;
                     Message::ResultData { request, data }
                 })
             }

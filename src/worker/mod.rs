@@ -82,7 +82,12 @@ impl Actor for Worker {
         };
         self.out.push(hello, ctx);
         ctx.run_interval(self.heartbeat, |act, ctx| {
-            act.out.push(Message::Heartbeat, ctx)
+            let storage = &act.shared.storage;
+            let beat = Message::Heartbeat {
+                stored_chunks: storage.len() as u64,
+                stored_bytes: storage.bytes() as u64,
+            };
+            act.out.push(beat, ctx)
         });
     }
 

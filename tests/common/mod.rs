@@ -2,6 +2,7 @@
 //! executes through the full pipeline.
 #![allow(dead_code)]
 
+pub mod cluster;
 pub mod reference;
 
 use ares::array::ArrayData;

@@ -21,6 +21,8 @@ struct WorkerEntry {
     link: Addr<Link>,
     data_addr: String,
     tasks: HashSet<TaskId>,
+    /// (chunks, bytes) held, from the last heartbeat.
+    stored: (u64, u64),
 }
 
 pub struct Scheduler {
@@ -150,6 +152,7 @@ impl Handler<RegisterWorker> for Scheduler {
                 link: m.link,
                 data_addr: m.data_addr,
                 tasks: HashSet::new(),
+                stored: (0, 0),
             },
         );
         self.broadcast_peers();
@@ -171,13 +174,63 @@ impl Handler<WorkerGone> for Scheduler {
 
 #[derive(Message)]
 #[rtype(result = "()")]
-pub struct Heartbeat(pub WorkerId);
+pub struct Heartbeat {
+    pub worker: WorkerId,
+    pub stored_chunks: u64,
+    pub stored_bytes: u64,
+}
 
 impl Handler<Heartbeat> for Scheduler {
     type Result = ();
-    fn handle(&mut self, Heartbeat(w): Heartbeat, _: &mut Context<Self>) {
+    fn handle(&mut self, m: Heartbeat, _: &mut Context<Self>) {
         let now = self.now_ms();
-        self.state.heartbeat(w, now);
+        self.state.heartbeat(m.worker, now);
+        if let Some(w) = self.workers.get_mut(&m.worker) {
+            w.stored = (m.stored_chunks, m.stored_bytes);
+        }
+    }
+}
+
+/// One worker as status pages show it.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct NodeStatus {
+    pub worker: String,
+    pub slots: usize,
+    pub running: usize,
+    pub queued: usize,
+    pub data_addr: String,
+    pub stored_chunks: u64,
+    pub stored_bytes: u64,
+    pub alive: bool,
+}
+
+#[derive(Message)]
+#[rtype(result = "Vec<NodeStatus>")]
+pub struct GetClusterStatus;
+
+impl Handler<GetClusterStatus> for Scheduler {
+    type Result = MessageResult<GetClusterStatus>;
+    fn handle(&mut self, _: GetClusterStatus, _: &mut Context<Self>) -> Self::Result {
+        let slots: BTreeMap<WorkerId, usize> = self.state.workers().collect();
+        let nodes = self
+            .state
+            .load()
+            .into_iter()
+            .filter_map(|(id, running, queued)| {
+                let w = self.workers.get(&id)?;
+                Some(NodeStatus {
+                    worker: id.to_string(),
+                    slots: slots.get(&id).copied().unwrap_or(0),
+                    running,
+                    queued,
+                    data_addr: w.data_addr.clone(),
+                    stored_chunks: w.stored.0,
+                    stored_bytes: w.stored.1,
+                    alive: true,
+                })
+            })
+            .collect();
+        MessageResult(nodes)
     }
 }
 

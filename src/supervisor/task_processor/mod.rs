@@ -139,7 +139,7 @@ impl Actor for TaskProcessor {
     type Context = Context<Self>;
 
     fn started(&mut self, ctx: &mut Context<Self>) {
-        let graph = self.graph.take().expect("graph present until started");
+        let graph = self.graph.clone().expect("graph present until started");
         let (config, task, scheduler) = (self.config.clone(), self.task, self.scheduler.clone());
         let prepared = async move {
             let workers: Vec<_> = scheduler
@@ -342,5 +342,74 @@ impl Handler<FetchResult> for TaskProcessor {
             }
             .into_actor(self),
         )
+    }
+}
+
+/// One subtask as status pages show it.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct SubtaskView {
+    pub id: String,
+    pub depth: u32,
+    pub state: &'static str,
+    pub chunks: usize,
+    pub worker: Option<String>,
+    pub preds: Vec<u32>,
+}
+
+/// A task's graphs with per-node status: counts per depth always, subtasks up to a limit.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct GraphView {
+    pub info: TaskInfo,
+    pub tileable: Option<TileableGraph>,
+    pub subtasks_total: usize,
+    /// `[depth, waiting, submitted, done]` for every depth level.
+    pub by_depth: Vec<[usize; 4]>,
+    pub subtasks: Vec<SubtaskView>,
+}
+
+#[derive(Message)]
+#[rtype(result = "GraphView")]
+pub struct GetGraph {
+    pub limit: usize,
+}
+
+impl Handler<GetGraph> for TaskProcessor {
+    type Result = MessageResult<GetGraph>;
+    fn handle(&mut self, m: GetGraph, _: &mut Context<Self>) -> Self::Result {
+        let mut view = GraphView {
+            info: self.info(),
+            tileable: self.graph.clone(),
+            subtasks_total: 0,
+            by_depth: Vec::new(),
+            subtasks: Vec::new(),
+        };
+        if let Some(st) = &self.state {
+            let g = &st.graph;
+            view.subtasks_total = g.len();
+            for (s, state) in st.states().iter().enumerate() {
+                let depth = g.subtasks[s].depth as usize;
+                if view.by_depth.len() <= depth {
+                    view.by_depth.resize_with(depth + 1, || [0; 4]);
+                }
+                let row = &mut view.by_depth[depth];
+                row[0] = depth;
+                row[1 + *state as usize] += 1;
+                if s < m.limit {
+                    view.subtasks.push(SubtaskView {
+                        id: g.subtasks[s].id.to_string(),
+                        depth: depth as u32,
+                        state: match state {
+                            state::SubState::Waiting => "waiting",
+                            state::SubState::Submitted => "submitted",
+                            state::SubState::Done => "done",
+                        },
+                        chunks: g.members.row(s).len(),
+                        worker: g.subtasks[s].worker.map(|w| w.to_string()),
+                        preds: g.preds.row(s).to_vec(),
+                    });
+                }
+            }
+        }
+        MessageResult(view)
     }
 }

@@ -310,6 +310,10 @@ impl TaskState {
         }
     }
 
+    pub fn states(&self) -> &[SubState] {
+        &self.state
+    }
+
     pub fn state_of(&self, s: SubtaskIdx) -> SubState {
         self.state[s.index()]
     }

@@ -1,51 +1,14 @@
-//! The client side of the TaskAPI: one trait, implemented over the native protocol by
-//! [`NativeClient`] (blocking; one connection, request ids pair answers with questions).
+//! [`TaskApi`] over the native protocol (blocking; one connection, request ids pair answers
+//! with questions).
 
+use super::{ApiError, ApiResult, TaskApi};
 use crate::array::ArrayData;
 use crate::graph::TileableGraph;
 use crate::ids::TaskId;
-use crate::protocol::codec::{self, CodecError};
+use crate::protocol::codec;
 use crate::protocol::{Message, TaskInfo, PROTOCOL_VERSION};
 use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
 use std::time::{Duration, Instant};
-use thiserror::Error;
-
-#[derive(Debug, Error)]
-pub enum ApiError {
-    #[error("cannot reach the supervisor at {addr}: {source}")]
-    Connect {
-        addr: String,
-        source: std::io::Error,
-    },
-    #[error(transparent)]
-    Codec(#[from] CodecError),
-    #[error("refused: {0}")]
-    Refused(String),
-    #[error("{0}")]
-    Task(String),
-    #[error("unexpected answer: {0}")]
-    Unexpected(String),
-}
-
-pub type ApiResult<T> = Result<T, ApiError>;
-
-/// What a client can ask of the task service.
-pub trait TaskApi {
-    fn submit_tileable_graph(
-        &mut self,
-        graph: &TileableGraph,
-        fuse_enabled: Option<bool>,
-    ) -> ApiResult<TaskId>;
-    /// Waits up to `timeout` for the task to end; returns its state either way.
-    fn wait_task(&mut self, task: TaskId, timeout: Duration) -> ApiResult<TaskInfo>;
-    fn get_task_result(&mut self, task: TaskId) -> ApiResult<TaskInfo>;
-    fn get_task_progress(&mut self, task: TaskId) -> ApiResult<f64> {
-        Ok(self.get_task_result(task)?.progress)
-    }
-    /// Cancels a running task; on an ended task, frees its results on the workers.
-    fn cancel_task(&mut self, task: TaskId) -> ApiResult<TaskInfo>;
-    fn fetch(&mut self, task: TaskId) -> ApiResult<Vec<ArrayData>>;
-}
 
 pub struct NativeClient {
     stream: TcpStream,

@@ -1,0 +1,75 @@
+//! The client side of the TaskAPI: one trait, [`TaskApi`], implemented over the native
+//! protocol by [`NativeClient`] and over HTTP by [`WebTaskApi`].
+
+mod native;
+mod web;
+
+pub use native::NativeClient;
+pub use web::WebTaskApi;
+
+use crate::array::ArrayData;
+use crate::graph::TileableGraph;
+use crate::ids::TaskId;
+use crate::protocol::codec::CodecError;
+use crate::protocol::TaskInfo;
+use std::time::Duration;
+use thiserror::Error;
+
+#[derive(Debug, Error)]
+pub enum ApiError {
+    #[error("cannot reach the supervisor at {addr}: {source}")]
+    Connect {
+        addr: String,
+        source: std::io::Error,
+    },
+    #[error(transparent)]
+    Codec(#[from] CodecError),
+    #[error("refused: {0}")]
+    Refused(String),
+    #[error("{0}")]
+    Task(String),
+    #[error("unexpected answer: {0}")]
+    Unexpected(String),
+    #[error("HTTP {status}: {error}: {detail}")]
+    Http {
+        status: u16,
+        error: String,
+        detail: String,
+    },
+}
+
+pub type ApiResult<T> = Result<T, ApiError>;
+
+/// What a client can ask of the task service.
+pub trait TaskApi {
+    fn submit_tileable_graph(
+        &mut self,
+        graph: &TileableGraph,
+        fuse_enabled: Option<bool>,
+    ) -> ApiResult<TaskId>;
+    /// Waits up to `timeout` for the task to end; returns its state either way.
+    fn wait_task(&mut self, task: TaskId, timeout: Duration) -> ApiResult<TaskInfo>;
+    fn get_task_result(&mut self, task: TaskId) -> ApiResult<TaskInfo>;
+    fn get_task_progress(&mut self, task: TaskId) -> ApiResult<f64> {
+        Ok(self.get_task_result(task)?.progress)
+    }
+    /// Cancels a running task; on an ended task, frees its results on the workers.
+    fn cancel_task(&mut self, task: TaskId) -> ApiResult<TaskInfo>;
+    fn fetch(&mut self, task: TaskId) -> ApiResult<Vec<ArrayData>>;
+}
+
+/// Connects with the client the address asks for: `http://HOST:PORT` → HTTP (bearer token
+/// from `ARES_TOKEN` if set), else the native protocol.
+pub fn connect(addr: &str, wait: Duration) -> ApiResult<Box<dyn TaskApi>> {
+    if addr.starts_with("http://") || addr.starts_with("https://") {
+        let token = std::env::var("ARES_TOKEN").ok().filter(|t| !t.is_empty());
+        Ok(Box::new(WebTaskApi::connect(
+            addr,
+            web::DEFAULT_SESSION_FOR_RUN,
+            token,
+            wait,
+        )?))
+    } else {
+        Ok(Box::new(NativeClient::connect(addr, wait)?))
+    }
+}

@@ -1,0 +1,161 @@
+//! [`TaskApi`] over the WebTaskAPI (HTTP/JSON), with ureq.
+
+use super::{ApiError, ApiResult, TaskApi};
+use crate::array::ArrayData;
+use crate::graph::TileableGraph;
+use crate::ids::TaskId;
+use crate::protocol::{codec, TaskInfo};
+use serde_json::{json, Value};
+use std::time::{Duration, Instant};
+
+/// The session `ares run --supervisor http://...` submits to.
+pub const DEFAULT_SESSION_FOR_RUN: &str = "default";
+
+pub struct WebTaskApi {
+    base: String,
+    session: String,
+    token: Option<String>,
+    agent: ureq::Agent,
+}
+
+impl WebTaskApi {
+    /// Connects to `http://HOST:PORT`, creating `session` if needed; retries until `wait`.
+    pub fn connect(
+        base: &str,
+        session: &str,
+        token: Option<String>,
+        wait: Duration,
+    ) -> ApiResult<Self> {
+        let agent = ureq::AgentBuilder::new()
+            .timeout_connect(Duration::from_secs(5))
+            .build();
+        let api = Self {
+            base: base.trim_end_matches('/').to_string(),
+            session: session.to_string(),
+            token,
+            agent,
+        };
+        let deadline = Instant::now() + wait;
+        loop {
+            match api.call("PUT", &format!("/api/session/{session}"), None) {
+                Ok(_) => return Ok(api),
+                Err(ApiError::Connect { .. }) if Instant::now() < deadline => {
+                    std::thread::sleep(Duration::from_millis(50))
+                }
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    fn request(&self, method: &str, path: &str) -> ureq::Request {
+        let req = self.agent.request(method, &format!("{}{path}", self.base));
+        match &self.token {
+            Some(t) => req.set("Authorization", &format!("Bearer {t}")),
+            None => req,
+        }
+    }
+
+    fn fail(&self, e: ureq::Error) -> ApiError {
+        match e {
+            ureq::Error::Status(status, resp) => {
+                let body: Value = resp.into_json().unwrap_or(Value::Null);
+                ApiError::Http {
+                    status,
+                    error: body["error"].as_str().unwrap_or("").to_string(),
+                    detail: body["detail"].as_str().unwrap_or("").to_string(),
+                }
+            }
+            ureq::Error::Transport(t) => ApiError::Connect {
+                addr: self.base.clone(),
+                source: std::io::Error::other(t.to_string()),
+            },
+        }
+    }
+
+    fn call(&self, method: &str, path: &str, body: Option<Value>) -> ApiResult<Value> {
+        let req = self.request(method, path);
+        let resp = match body {
+            Some(b) => req.send_json(b),
+            None => req.call(),
+        }
+        .map_err(|e| self.fail(e))?;
+        resp.into_json()
+            .map_err(|e| ApiError::Unexpected(e.to_string()))
+    }
+
+    fn task_path(&self, task: TaskId) -> String {
+        format!("/api/session/{}/task/{}", self.session, task.0)
+    }
+
+    fn info(v: Value) -> ApiResult<TaskInfo> {
+        serde_json::from_value(v).map_err(|e| ApiError::Unexpected(e.to_string()))
+    }
+
+    /// Submits a program in the expression language.
+    pub fn submit_expr(&mut self, expr: &str, fuse_enabled: Option<bool>) -> ApiResult<TaskId> {
+        let v = self.call(
+            "POST",
+            &format!("/api/session/{}/task", self.session),
+            Some(json!({"expr": expr, "fuse_enabled": fuse_enabled})),
+        )?;
+        v["task_id"]
+            .as_u64()
+            .map(|t| TaskId(t as u32))
+            .ok_or_else(|| ApiError::Unexpected(v.to_string()))
+    }
+}
+
+impl TaskApi for WebTaskApi {
+    fn submit_tileable_graph(
+        &mut self,
+        graph: &TileableGraph,
+        fuse_enabled: Option<bool>,
+    ) -> ApiResult<TaskId> {
+        let v = self.call(
+            "POST",
+            &format!("/api/session/{}/task", self.session),
+            Some(json!({"graph": graph, "fuse_enabled": fuse_enabled})),
+        )?;
+        v["task_id"]
+            .as_u64()
+            .map(|t| TaskId(t as u32))
+            .ok_or_else(|| ApiError::Unexpected(v.to_string()))
+    }
+
+    fn wait_task(&mut self, task: TaskId, timeout: Duration) -> ApiResult<TaskInfo> {
+        Self::info(self.call(
+            "GET",
+            &format!(
+                "{}?action=wait&timeout={}",
+                self.task_path(task),
+                timeout.as_secs_f64()
+            ),
+            None,
+        )?)
+    }
+
+    fn get_task_result(&mut self, task: TaskId) -> ApiResult<TaskInfo> {
+        Self::info(self.call("GET", &self.task_path(task), None)?)
+    }
+
+    fn cancel_task(&mut self, task: TaskId) -> ApiResult<TaskInfo> {
+        Self::info(self.call("DELETE", &self.task_path(task), None)?)
+    }
+
+    fn fetch(&mut self, task: TaskId) -> ApiResult<Vec<ArrayData>> {
+        let resp = self
+            .request(
+                "GET",
+                &format!("{}/result?format=raw", self.task_path(task)),
+            )
+            .call()
+            .map_err(|e| self.fail(e))?;
+        let mut bytes = Vec::new();
+        std::io::Read::read_to_end(&mut resp.into_reader(), &mut bytes)
+            .map_err(|e| ApiError::Unexpected(e.to_string()))?;
+        Ok(codec::decode_chunks(&bytes)?
+            .into_iter()
+            .map(|(_, d)| d)
+            .collect())
+    }
+}

@@ -1,0 +1,171 @@
+//! The dashboard: server-rendered HTML that refreshes itself (no JavaScript build, no npm).
+//!
+//! `/` shows the cluster (workers, slots in use, memory) and every session's tasks with
+//! progress. `/dashboard/{sid}/{tid}` shows a task's subtask graph coloured by status: always
+//! as one bar per depth level (usable on 10^5 subtasks), plus the first subtasks one by one.
+
+use super::routes::{find, task_infos};
+use super::{ApiError, WebState};
+use crate::supervisor::scheduler::GetClusterStatus;
+use crate::supervisor::task_manager::ListSessions;
+use crate::supervisor::task_processor::GetGraph;
+use actix_web::{web, HttpResponse};
+use std::collections::HashMap;
+use std::fmt::Write;
+
+/// Subtasks drawn one by one on a task page.
+const DRAWN_SUBTASKS: usize = 400;
+
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    cfg.route("/", web::get().to(index))
+        .route("/dashboard/{sid}/{tid}", web::get().to(task_page));
+}
+
+fn escape(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+fn page(title: &str, body: &str) -> HttpResponse {
+    let html = format!(
+        r#"<!doctype html><html><head><meta charset="utf-8"><meta http-equiv="refresh" content="2">
+<title>{title}</title><style>
+body{{font-family:system-ui,sans-serif;margin:1.5em;color:#222}} table{{border-collapse:collapse;margin-bottom:1.5em}}
+td,th{{border:1px solid #ccc;padding:.25em .6em;text-align:right}} th{{background:#f3f3f3}} td.l,th.l{{text-align:left}}
+.bar{{display:inline-block;height:.9em;vertical-align:middle}} .waiting{{background:#bbb}} .submitted{{background:#f0a020}} .done{{background:#3a3}}
+.sq{{display:inline-block;width:10px;height:10px;margin:1px}} .succeeded{{color:#3a3}} .failed{{color:#c22}} .running{{color:#f0a020}}
+</style></head><body><h1>{title}</h1>{body}</body></html>"#
+    );
+    HttpResponse::Ok()
+        .content_type("text/html; charset=utf-8")
+        .body(html)
+}
+
+fn token_suffix(q: &HashMap<String, String>) -> String {
+    q.get("token")
+        .map_or(String::new(), |t| format!("?token={}", escape(t)))
+}
+
+async fn index(
+    state: web::Data<WebState>,
+    q: web::Query<HashMap<String, String>>,
+) -> Result<HttpResponse, ApiError> {
+    let nodes = state
+        .scheduler
+        .send(GetClusterStatus)
+        .await
+        .map_err(|e| ApiError::internal(e.to_string()))?;
+    let sessions = state
+        .manager
+        .send(ListSessions(None))
+        .await
+        .map_err(|e| ApiError::internal(e.to_string()))?;
+    let mut body = String::from("<h2>Cluster</h2><table><tr><th class=l>worker</th><th>slots</th><th>running</th><th>queued</th><th>chunks held</th><th>memory</th><th class=l>data address</th></tr>");
+    for n in &nodes {
+        let _ = write!(
+            body,
+            "<tr><td class=l>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.1} MB</td><td class=l>{}</td></tr>",
+            n.worker,
+            n.slots,
+            n.running.min(n.slots),
+            n.queued + n.running.saturating_sub(n.slots),
+            n.stored_chunks,
+            n.stored_bytes as f64 / 1e6,
+            escape(&n.data_addr)
+        );
+    }
+    let _ = write!(
+        body,
+        "</table><p>{} workers, {} slots</p><h2>Tasks</h2>",
+        nodes.len(),
+        nodes.iter().map(|n| n.slots).sum::<usize>()
+    );
+    body.push_str("<table><tr><th class=l>session</th><th class=l>task</th><th class=l>status</th><th class=l>progress</th><th>subtasks</th><th>retries</th><th>seconds</th><th class=l>error</th></tr>");
+    let suffix = token_suffix(&q);
+    for (sid, processors) in sessions {
+        for info in task_infos(processors).await.into_iter().rev() {
+            let status = format!("{:?}", info.status).to_lowercase();
+            let pct = (info.progress * 100.0).round();
+            let _ = write!(
+                body,
+                "<tr><td class=l>{sid}</td><td class=l><a href=\"/dashboard/{sid}/{tid}{suffix}\">{task}</a></td><td class=\"l {status}\">{status}</td>\
+                 <td class=l><span class=\"bar done\" style=\"width:{pct}px\"></span><span class=\"bar waiting\" style=\"width:{rest}px\"></span> {pct}%</td>\
+                 <td>{}</td><td>{}</td><td>{:.2}</td><td class=l>{}</td></tr>",
+                info.subtasks,
+                info.retries,
+                info.elapsed,
+                escape(info.error.as_deref().unwrap_or("")),
+                sid = escape(&sid),
+                tid = info.task.0,
+                task = info.task,
+                rest = 100.0 - pct,
+            );
+        }
+    }
+    body.push_str("</table>");
+    Ok(page("ares", &body))
+}
+
+async fn task_page(
+    state: web::Data<WebState>,
+    path: web::Path<(String, u32)>,
+    q: web::Query<HashMap<String, String>>,
+) -> Result<HttpResponse, ApiError> {
+    let p = find(&state, &path.0, path.1).await?;
+    let view = p
+        .send(GetGraph {
+            limit: DRAWN_SUBTASKS,
+        })
+        .await
+        .map_err(|e| ApiError::internal(e.to_string()))?;
+    let info = &view.info;
+    let mut body = format!(
+        "<p><a href=\"/{}\">← cluster</a></p><p>status <b>{:?}</b>, progress {:.1}%, {} subtasks, {} retries, {:.2} s{}</p>",
+        token_suffix(&q),
+        info.status,
+        info.progress * 100.0,
+        view.subtasks_total,
+        info.retries,
+        info.elapsed,
+        info.error.as_deref().map_or(String::new(), |e| format!(", error: {}", escape(e)))
+    );
+    if let Some(t) = &view.tileable {
+        body.push_str("<h2>Operations</h2><p>");
+        let ops: Vec<String> = t
+            .nodes
+            .iter()
+            .enumerate()
+            .map(|(i, n)| format!("t{i} {} {}", n.op, crate::array::fmt_shape(&n.shape)))
+            .collect();
+        body.push_str(&escape(&ops.join(" · ")));
+        body.push_str("</p>");
+    }
+    body.push_str("<h2>Subtasks by depth</h2><p><span class=\"sq waiting\"></span> waiting <span class=\"sq submitted\"></span> submitted <span class=\"sq done\"></span> done</p><table><tr><th>depth</th><th>subtasks</th><th class=l>status</th></tr>");
+    for [depth, waiting, submitted, done] in &view.by_depth {
+        let total = (waiting + submitted + done).max(1);
+        let w = |n: &usize| (n * 400 / total).max(usize::from(*n > 0));
+        let _ = write!(
+            body,
+            "<tr><td>{depth}</td><td>{total}</td><td class=l><span class=\"bar done\" style=\"width:{}px\"></span><span class=\"bar submitted\" style=\"width:{}px\"></span><span class=\"bar waiting\" style=\"width:{}px\"></span> {done} done, {submitted} submitted, {waiting} waiting</td></tr>",
+            w(done),
+            w(submitted),
+            w(waiting)
+        );
+    }
+    let _ = write!(
+        body,
+        "</table><h2>First {} subtasks</h2><p>",
+        view.subtasks.len()
+    );
+    for s in &view.subtasks {
+        let _ = write!(
+            body,
+            "<span class=\"sq {}\" title=\"{} depth {} chunks {} {}\"></span>",
+            s.state, s.id, s.depth, s.chunks, s.state
+        );
+    }
+    body.push_str("</p>");
+    Ok(page(&format!("task {}", info.task), &body))
+}

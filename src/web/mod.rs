@@ -1,0 +1,153 @@
+//! The WebTaskAPI and dashboard: HTTP/JSON routes in Mars' shape, served by the supervisor
+//! with actix-web.
+//!
+//! Handlers only translate between HTTP and the TaskManager's and Scheduler's messages.
+//! Errors are JSON `{error, detail}` with a fitting status. A malformed graph, an unknown
+//! session or task, or an oversized body is answered here and never reaches the scheduler.
+//! With `web.token` set, every route but `/api/health` needs the bearer token.
+
+mod dashboard;
+pub mod routes;
+
+use crate::config::WebConfig;
+use crate::supervisor::scheduler::Scheduler;
+use crate::supervisor::task_manager::TaskManager;
+use actix::Addr;
+use actix_web::body::MessageBody;
+use actix_web::dev::{ServiceRequest, ServiceResponse};
+use actix_web::middleware::{from_fn, Next};
+use actix_web::{http::StatusCode, web, App, HttpResponse, HttpServer, ResponseError};
+use serde_json::json;
+use std::net::SocketAddr;
+
+/// What every handler can reach.
+pub struct WebState {
+    pub manager: Addr<TaskManager>,
+    pub scheduler: Addr<Scheduler>,
+    pub token: Option<String>,
+    pub started: std::time::Instant,
+}
+
+/// An error answered as JSON `{error, detail}`.
+#[derive(Debug, thiserror::Error)]
+#[error("{kind}: {detail}")]
+pub struct ApiError {
+    pub status: StatusCode,
+    pub kind: &'static str,
+    pub detail: String,
+}
+
+impl ApiError {
+    pub fn new(status: StatusCode, kind: &'static str, detail: impl Into<String>) -> Self {
+        Self {
+            status,
+            kind,
+            detail: detail.into(),
+        }
+    }
+    pub fn bad_request(detail: impl Into<String>) -> Self {
+        Self::new(StatusCode::BAD_REQUEST, "bad_request", detail)
+    }
+    pub fn not_found(detail: impl Into<String>) -> Self {
+        Self::new(StatusCode::NOT_FOUND, "not_found", detail)
+    }
+    pub fn internal(detail: impl Into<String>) -> Self {
+        Self::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", detail)
+    }
+}
+
+impl ResponseError for ApiError {
+    fn status_code(&self) -> StatusCode {
+        self.status
+    }
+    fn error_response(&self) -> HttpResponse {
+        HttpResponse::build(self.status).json(json!({"error": self.kind, "detail": self.detail}))
+    }
+}
+
+/// Paths reachable without the token.
+const OPEN_PATHS: [&str; 2] = ["/api/health", "/api/openapi.json"];
+
+async fn authorize(
+    req: ServiceRequest,
+    next: Next<impl MessageBody>,
+) -> Result<ServiceResponse<impl MessageBody>, actix_web::Error> {
+    let token = req
+        .app_data::<web::Data<WebState>>()
+        .and_then(|s| s.token.clone());
+    if let Some(token) = token {
+        let bearer = req
+            .headers()
+            .get("authorization")
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.strip_prefix("Bearer "));
+        let query =
+            web::Query::<std::collections::HashMap<String, String>>::from_query(req.query_string())
+                .ok();
+        let in_query = query
+            .as_ref()
+            .and_then(|q| q.get("token"))
+            .map(String::as_str);
+        let ok = bearer == Some(token.as_str()) || in_query == Some(token.as_str());
+        if !ok && !OPEN_PATHS.contains(&req.path()) {
+            return Err(ApiError::new(
+                StatusCode::UNAUTHORIZED,
+                "unauthorized",
+                "missing or wrong bearer token",
+            )
+            .into());
+        }
+    }
+    next.call(req).await
+}
+
+/// Starts the HTTP server on the current actix system; returns the bound address.
+pub fn start(
+    config: &WebConfig,
+    listen: &str,
+    manager: Addr<TaskManager>,
+    scheduler: Addr<Scheduler>,
+) -> std::io::Result<SocketAddr> {
+    let state = web::Data::new(WebState {
+        manager,
+        scheduler,
+        token: config.token.clone(),
+        started: std::time::Instant::now(),
+    });
+    let limit = config.max_body_bytes;
+    let server = HttpServer::new(move || {
+        let json = web::JsonConfig::default()
+            .limit(limit)
+            .error_handler(|e, _| {
+                let err = match &e {
+                    actix_web::error::JsonPayloadError::Overflow { .. }
+                    | actix_web::error::JsonPayloadError::OverflowKnownLength { .. } => {
+                        ApiError::new(
+                            StatusCode::PAYLOAD_TOO_LARGE,
+                            "payload_too_large",
+                            e.to_string(),
+                        )
+                    }
+                    _ => ApiError::bad_request(format!("invalid JSON body: {e}")),
+                };
+                err.into()
+            });
+        App::new()
+            .app_data(state.clone())
+            .app_data(json)
+            .wrap(from_fn(authorize))
+            .configure(routes::configure)
+            .configure(dashboard::configure)
+    })
+    .workers(1)
+    .disable_signals()
+    .bind(listen)?;
+    let addr = server
+        .addrs()
+        .first()
+        .copied()
+        .ok_or_else(|| std::io::Error::other("web server bound no address"))?;
+    actix_rt::spawn(server.run());
+    tracing::info!(%addr, "web API listening");
+    Ok(addr)
+}

@@ -1,0 +1,341 @@
+//! The JSON routes. `ROUTES` lists them for the OpenAPI sync test.
+
+use super::{ApiError, WebState};
+use crate::array::ArrayData;
+use crate::config::TaskConfig;
+use crate::graph::TileableGraph;
+use crate::ids::TaskId;
+use crate::protocol::{codec, TaskInfo};
+use crate::supervisor::scheduler::GetClusterStatus;
+use crate::supervisor::task_manager::{
+    CreateSession, DeleteSession, FindTask, ListSessions, SubmitTask,
+};
+use crate::supervisor::task_processor::{
+    Cancel, FetchResult, GetGraph, GetInfo, TaskProcessor, WaitDone,
+};
+use actix::Addr;
+use actix_web::{http::StatusCode, web, HttpResponse};
+use serde::Deserialize;
+use serde_json::json;
+use std::collections::HashMap;
+use std::time::Duration;
+
+/// Every route (method, path) this server answers.
+pub const ROUTES: &[(&str, &str)] = &[
+    ("get", "/api/health"),
+    ("get", "/api/openapi.json"),
+    ("get", "/api/cluster/nodes"),
+    ("get", "/api/session"),
+    ("put", "/api/session/{sid}"),
+    ("delete", "/api/session/{sid}"),
+    ("post", "/api/session/{sid}/task"),
+    ("get", "/api/session/{sid}/task"),
+    ("get", "/api/session/{sid}/task/{tid}"),
+    ("delete", "/api/session/{sid}/task/{tid}"),
+    ("get", "/api/session/{sid}/task/{tid}/result"),
+    ("get", "/api/session/{sid}/task/{tid}/graph"),
+];
+
+/// Largest array returned as JSON by default; bigger ones come as raw bytes.
+pub const JSON_RESULT_LIMIT: usize = 100_000;
+
+pub const OPENAPI: &str = include_str!("openapi.json");
+
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    cfg.route("/api/health", web::get().to(health))
+        .route(
+            "/api/openapi.json",
+            web::get().to(|| async {
+                HttpResponse::Ok()
+                    .content_type("application/json")
+                    .body(OPENAPI)
+            }),
+        )
+        .route("/api/cluster/nodes", web::get().to(nodes))
+        .route("/api/session", web::get().to(list_sessions))
+        .route("/api/session/{sid}", web::put().to(create_session))
+        .route("/api/session/{sid}", web::delete().to(delete_session))
+        .route("/api/session/{sid}/task", web::post().to(submit))
+        .route("/api/session/{sid}/task", web::get().to(list_tasks))
+        .route("/api/session/{sid}/task/{tid}", web::get().to(get_task))
+        .route(
+            "/api/session/{sid}/task/{tid}",
+            web::delete().to(cancel_task),
+        )
+        .route(
+            "/api/session/{sid}/task/{tid}/result",
+            web::get().to(result),
+        )
+        .route("/api/session/{sid}/task/{tid}/graph", web::get().to(graph))
+        .default_service(web::to(|| async {
+            Err::<HttpResponse, _>(ApiError::not_found("no such route"))
+        }));
+}
+
+fn mailbox(e: actix::MailboxError) -> ApiError {
+    ApiError::internal(format!("supervisor actor unavailable: {e}"))
+}
+
+async fn health(state: web::Data<WebState>) -> HttpResponse {
+    HttpResponse::Ok()
+        .json(json!({"status": "ok", "uptime_s": state.started.elapsed().as_secs_f64()}))
+}
+
+async fn nodes(state: web::Data<WebState>) -> Result<HttpResponse, ApiError> {
+    let nodes = state
+        .scheduler
+        .send(GetClusterStatus)
+        .await
+        .map_err(mailbox)?;
+    Ok(HttpResponse::Ok().json(json!({ "nodes": nodes })))
+}
+
+pub async fn task_infos(processors: Vec<Addr<TaskProcessor>>) -> Vec<TaskInfo> {
+    let mut infos = Vec::with_capacity(processors.len());
+    for p in processors {
+        if let Ok(info) = p.send(GetInfo).await {
+            infos.push(info);
+        }
+    }
+    infos
+}
+
+async fn list_sessions(state: web::Data<WebState>) -> Result<HttpResponse, ApiError> {
+    let sessions = state
+        .manager
+        .send(ListSessions(None))
+        .await
+        .map_err(mailbox)?;
+    let list: Vec<_> = sessions
+        .iter()
+        .map(|(id, tasks)| json!({"session": id, "tasks": tasks.len()}))
+        .collect();
+    Ok(HttpResponse::Ok().json(json!({ "sessions": list })))
+}
+
+async fn create_session(
+    state: web::Data<WebState>,
+    sid: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    if state
+        .manager
+        .send(CreateSession(sid.clone()))
+        .await
+        .map_err(mailbox)?
+    {
+        Ok(HttpResponse::Ok().json(json!({ "session": sid.into_inner() })))
+    } else {
+        Err(ApiError::bad_request(format!(
+            "invalid session id {sid:?}: use 1-64 characters of [A-Za-z0-9_.-]"
+        )))
+    }
+}
+
+async fn delete_session(
+    state: web::Data<WebState>,
+    sid: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    if state
+        .manager
+        .send(DeleteSession(sid.clone()))
+        .await
+        .map_err(mailbox)?
+    {
+        Ok(HttpResponse::Ok().json(json!({ "deleted": sid.into_inner() })))
+    } else {
+        Err(ApiError::not_found(format!("unknown session {sid:?}")))
+    }
+}
+
+/// `POST /api/session/{sid}/task`: exactly one of `graph` and `expr`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SubmitBody {
+    pub graph: Option<TileableGraph>,
+    pub expr: Option<String>,
+    pub fuse_enabled: Option<bool>,
+    /// Keys of `task.default_config` overriding the supervisor's for this task.
+    pub extra_config: Option<serde_json::Map<String, serde_json::Value>>,
+}
+
+async fn submit(
+    state: web::Data<WebState>,
+    sid: web::Path<String>,
+    body: web::Json<SubmitBody>,
+) -> Result<HttpResponse, ApiError> {
+    let body = body.into_inner();
+    let graph = match (body.graph, body.expr) {
+        (Some(g), None) => g,
+        (None, Some(expr)) => {
+            let t = crate::expr::evaluate(&expr)
+                .map_err(|e| ApiError::bad_request(format!("expr: {e}")))?;
+            crate::tensor::Tensor::graph(&[&t])
+        }
+        _ => {
+            return Err(ApiError::bad_request(
+                "give exactly one of \"graph\" and \"expr\"",
+            ))
+        }
+    };
+    let config = match body.extra_config {
+        None => None,
+        Some(extra) => {
+            let mut merged = serde_json::to_value(TaskConfig::default())
+                .map_err(|e| ApiError::internal(e.to_string()))?;
+            if let Some(obj) = merged.as_object_mut() {
+                obj.extend(extra);
+            }
+            Some(
+                serde_json::from_value::<TaskConfig>(merged)
+                    .map_err(|e| ApiError::bad_request(format!("extra_config: {e}")))?,
+            )
+        }
+    };
+    let submit = SubmitTask {
+        session: sid.clone(),
+        graph,
+        config,
+        fuse_enabled: body.fuse_enabled,
+    };
+    match state.manager.send(submit).await.map_err(mailbox)? {
+        Ok(task) => Ok(HttpResponse::Created().json(json!({ "task_id": task.0 }))),
+        Err(e) if e.starts_with("unknown session") => Err(ApiError::not_found(e)),
+        Err(e) => Err(ApiError::bad_request(e)),
+    }
+}
+
+async fn list_tasks(
+    state: web::Data<WebState>,
+    sid: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    let sessions = state
+        .manager
+        .send(ListSessions(Some(sid.clone())))
+        .await
+        .map_err(mailbox)?;
+    let Some((_, processors)) = sessions.into_iter().next() else {
+        return Err(ApiError::not_found(format!("unknown session {sid:?}")));
+    };
+    Ok(HttpResponse::Ok().json(json!({ "tasks": task_infos(processors).await })))
+}
+
+pub async fn find(state: &WebState, sid: &str, tid: u32) -> Result<Addr<TaskProcessor>, ApiError> {
+    state
+        .manager
+        .send(FindTask {
+            session: sid.to_string(),
+            task: TaskId(tid),
+        })
+        .await
+        .map_err(mailbox)?
+        .ok_or_else(|| ApiError::not_found(format!("no task {tid} in session {sid:?}")))
+}
+
+async fn get_task(
+    state: web::Data<WebState>,
+    path: web::Path<(String, u32)>,
+    q: web::Query<HashMap<String, String>>,
+) -> Result<HttpResponse, ApiError> {
+    let p = find(&state, &path.0, path.1).await?;
+    match q.get("action").map(String::as_str) {
+        None => Ok(HttpResponse::Ok().json(p.send(GetInfo).await.map_err(mailbox)?)),
+        Some("progress") => Ok(HttpResponse::Ok()
+            .json(json!({"progress": p.send(GetInfo).await.map_err(mailbox)?.progress}))),
+        Some("wait") => {
+            let timeout: f64 = q
+                .get("timeout")
+                .map_or(Ok(30.0), |t| t.parse())
+                .map_err(|_| ApiError::bad_request("timeout must be a number of seconds"))?;
+            if !(0.0..=3600.0).contains(&timeout) {
+                return Err(ApiError::bad_request(
+                    "timeout must be between 0 and 3600 seconds",
+                ));
+            }
+            Ok(HttpResponse::Ok().json(
+                p.send(WaitDone(Duration::from_secs_f64(timeout)))
+                    .await
+                    .map_err(mailbox)?,
+            ))
+        }
+        Some(other) => Err(ApiError::bad_request(format!(
+            "unknown action {other:?} (progress, wait)"
+        ))),
+    }
+}
+
+async fn cancel_task(
+    state: web::Data<WebState>,
+    path: web::Path<(String, u32)>,
+) -> Result<HttpResponse, ApiError> {
+    let p = find(&state, &path.0, path.1).await?;
+    Ok(HttpResponse::Ok().json(p.send(Cancel).await.map_err(mailbox)?))
+}
+
+fn dims(shape: &[usize]) -> String {
+    shape
+        .iter()
+        .map(|d| d.to_string())
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+async fn result(
+    state: web::Data<WebState>,
+    path: web::Path<(String, u32)>,
+    q: web::Query<HashMap<String, String>>,
+) -> Result<HttpResponse, ApiError> {
+    let p = find(&state, &path.0, path.1).await?;
+    let bytes = p
+        .send(FetchResult)
+        .await
+        .map_err(mailbox)?
+        .map_err(|e| ApiError::new(StatusCode::CONFLICT, "no_result", e))?;
+    let mut tensors =
+        codec::decode_chunks(&bytes).map_err(|e| ApiError::internal(e.to_string()))?;
+    let index: usize = q
+        .get("index")
+        .map_or(Ok(0), |i| i.parse())
+        .map_err(|_| ApiError::bad_request("index must be an integer"))?;
+    if index >= tensors.len() {
+        return Err(ApiError::bad_request(format!(
+            "index {index} but the task has {} result(s)",
+            tensors.len()
+        )));
+    }
+    let data: ArrayData = tensors.swap_remove(index).1;
+    let raw = match q.get("format").map(String::as_str) {
+        None => data.len() > JSON_RESULT_LIMIT,
+        Some("raw") => true,
+        Some("json") => false,
+        Some(other) => {
+            return Err(ApiError::bad_request(format!(
+                "unknown format {other:?} (json, raw)"
+            )))
+        }
+    };
+    if raw {
+        let body = codec::encode_chunks(&[(crate::ids::ChunkIdx(0), &data)])
+            .map_err(|e| ApiError::internal(e.to_string()))?;
+        // Raw little-endian elements after the codec header; shape and dtype also in headers.
+        Ok(HttpResponse::Ok()
+            .content_type("application/octet-stream")
+            .insert_header(("X-Ares-Shape", dims(data.shape())))
+            .insert_header(("X-Ares-Dtype", data.dtype().name()))
+            .body(body))
+    } else {
+        Ok(HttpResponse::Ok().json(json!({"shape": data.shape(), "dtype": data.dtype(), "data": crate::summary::json_nested(&data)})))
+    }
+}
+
+async fn graph(
+    state: web::Data<WebState>,
+    path: web::Path<(String, u32)>,
+    q: web::Query<HashMap<String, String>>,
+) -> Result<HttpResponse, ApiError> {
+    let p = find(&state, &path.0, path.1).await?;
+    let limit: usize = q
+        .get("limit")
+        .map_or(Ok(1000), |l| l.parse())
+        .map_err(|_| ApiError::bad_request("limit must be an integer"))?;
+    Ok(HttpResponse::Ok().json(p.send(GetGraph { limit }).await.map_err(mailbox)?))
+}

@@ -1,0 +1,117 @@
+//! Clusters of real `ares node` processes on loopback (port 0, addresses from ready files).
+
+use ares::api::{NativeClient, TaskApi};
+use ares::protocol::TaskStatus;
+use ares::tensor::{self, Tensor};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+pub struct Cluster {
+    pub nodes: Vec<Child>,
+    pub addr: String,
+    /// The web API address, when the config enables it.
+    pub web: Option<String>,
+    _dir: tempfile::TempDir,
+}
+
+impl Drop for Cluster {
+    fn drop(&mut self) {
+        for n in &mut self.nodes {
+            let _ = n.kill();
+            let _ = n.wait();
+        }
+    }
+}
+
+/// Waits for a ready file; returns (rpc, web).
+pub fn wait_ready(path: &Path) -> (String, Option<String>) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while Instant::now() < deadline {
+        if let Ok(text) = std::fs::read_to_string(path) {
+            let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+            return (
+                v["rpc"].as_str().unwrap().to_string(),
+                v["web"].as_str().map(str::to_string),
+            );
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    panic!("{} never appeared", path.display());
+}
+
+pub fn node(args: &[&str], ready: &Path) -> Child {
+    Command::new(env!("CARGO_BIN_EXE_ares"))
+        .args(args)
+        .arg("--ready-file")
+        .arg(ready)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
+impl Cluster {
+    pub fn start(workers: usize, slots: usize) -> Cluster {
+        Self::start_with(workers, slots, "")
+    }
+
+    /// Starts with extra YAML appended to the test config (e.g. a `web:` section).
+    pub fn start_with(workers: usize, slots: usize, extra_yaml: &str) -> Cluster {
+        let dir = tempfile::tempdir().unwrap();
+        let config = dir.path().join("test.yml");
+        std::fs::write(
+            &config,
+            format!("cluster:\n  listen: 127.0.0.1:0\n  heartbeat_interval_ms: 100\n  node_timeout_ms: 2000\n  max_frame_bytes: 67108864\nworker:\n  slots: {slots}\n{extra_yaml}"),
+        )
+        .unwrap();
+        let cfg = config.to_str().unwrap().to_string();
+        let ready: PathBuf = dir.path().join("supervisor.json");
+        let mut nodes = vec![node(
+            &["node", "--role", "supervisor", "--config", &cfg],
+            &ready,
+        )];
+        let (addr, web) = wait_ready(&ready);
+        for i in 0..workers {
+            let ready = dir.path().join(format!("w{i}.json"));
+            nodes.push(node(
+                &[
+                    "node",
+                    "--role",
+                    "worker",
+                    "--config",
+                    &cfg,
+                    "--supervisor",
+                    &addr,
+                ],
+                &ready,
+            ));
+            wait_ready(&ready);
+        }
+        let cluster = Cluster {
+            nodes,
+            addr,
+            web,
+            _dir: dir,
+        };
+        // Every worker registered: a task with as many initial subtasks as workers runs on all.
+        let mut c = cluster.client();
+        let warm = tensor::rand(&[8 * workers], 1, Some(0))
+            .unwrap()
+            .sum(None, false)
+            .unwrap();
+        let t = c
+            .submit_tileable_graph(&Tensor::graph(&[&warm]), None)
+            .unwrap();
+        assert_eq!(
+            c.wait_task(t, Duration::from_secs(30)).unwrap().status,
+            TaskStatus::Succeeded
+        );
+        std::thread::sleep(Duration::from_millis(200));
+        cluster
+    }
+
+    pub fn client(&self) -> NativeClient {
+        NativeClient::connect(&self.addr, Duration::from_secs(10)).unwrap()
+    }
+}
