@@ -332,6 +332,13 @@ pub async fn start(
         }
     };
     stream.set_nodelay(true)?;
+    // Bound to all interfaces: advertise the address this host reaches the supervisor from,
+    // which its peers can reach too (containers, multi-homed hosts).
+    let data_addr = if data_addr.ip().is_unspecified() {
+        SocketAddr::new(stream.local_addr()?.ip(), data_addr.port())
+    } else {
+        data_addr
+    };
     let slots = config.worker.effective_slots();
     let pool = pool::ComputePool::new(slots)?;
     let shared = Arc::new(Shared {

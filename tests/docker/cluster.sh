@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# A real multi-container cluster: builds the static binary and the FROM-scratch image, starts
+# docker-compose.yml (1 supervisor + 3 workers on a private network), runs a job through the
+# HTTP API, SIGKILLs one worker container mid-job, checks the result against a local
+# evaluation, and tears everything down (logs kept in target/docker-cluster.log).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+
+PROJECT="ares-test-$$"
+ARES_WEB_PORT="$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+export ARES_WEB_PORT
+BIN=target/x86_64-unknown-linux-gnu/release/ares
+WEB="http://127.0.0.1:${ARES_WEB_PORT}"
+
+compose() { docker-compose -p "$PROJECT" -f docker-compose.yml "$@"; }
+cleanup() {
+  compose logs --no-color > target/docker-cluster.log 2>&1 || true
+  compose down -v --remove-orphans > /dev/null 2>&1 || true
+}
+trap cleanup EXIT
+json() { python3 -c "import json, sys; d = json.load(sys.stdin); print($1)"; }
+
+echo "== static binary"
+RUSTFLAGS="-C target-feature=+crt-static" cargo build --release --target x86_64-unknown-linux-gnu
+file "$BIN" 2> /dev/null | grep -Eq "static(-pie)? linked|statically linked" || { echo "the binary is not static"; exit 1; }
+
+echo "== image"
+docker build -q -t ares:latest . > /dev/null
+
+echo "== cluster (web on ${WEB})"
+compose up -d
+workers=0
+for _ in $(seq 1 150); do
+  workers="$(curl -sf "${WEB}/api/cluster/nodes" | json 'len(d["nodes"])' 2> /dev/null || echo 0)"
+  [ "$workers" = 3 ] && break
+  sleep 0.2
+done
+[ "$workers" = 3 ] || { echo "cluster did not come up: ${workers} workers"; exit 1; }
+
+EXPR='x = rand(300000000, chunk=250000, seed=5); sum(exp(sin(x)) * 2 - x)'
+expected="$("$BIN" run --local --json --expr "$EXPR" 2> /dev/null | json 'repr(d["result"])')"
+
+curl -sf -X PUT "${WEB}/api/session/docker" > /dev/null
+tid="$(curl -sf -X POST -H 'content-type: application/json' -d "{\"expr\": \"${EXPR}\"}" "${WEB}/api/session/docker/task" | json 'd["task_id"]')"
+echo "== task ${tid} submitted; waiting for 20% progress"
+for _ in $(seq 1 600); do
+  info="$(curl -sf "${WEB}/api/session/docker/task/${tid}")"
+  status="$(echo "$info" | json 'd["status"]')"
+  progress="$(echo "$info" | json 'd["progress"]')"
+  [ "$status" = running ] || { echo "task is ${status} before the kill: make it bigger"; exit 1; }
+  python3 -c "import sys; sys.exit(0 if ${progress} >= 0.2 else 1)" && break
+  sleep 0.05
+done
+
+victim="$(compose ps -q worker2)"
+echo "== killing worker2 (${victim:0:12}) at progress ${progress}"
+docker kill "$victim" > /dev/null
+
+info="$(curl -sf "${WEB}/api/session/docker/task/${tid}?action=wait&timeout=600")"
+status="$(echo "$info" | json 'd["status"]')"
+retries="$(echo "$info" | json 'd["retries"]')"
+[ "$status" = succeeded ] || { echo "task ended ${status}: ${info}"; exit 1; }
+[ "$retries" -gt 0 ] || { echo "the kill did not hit any work (no re-runs): ${info}"; exit 1; }
+got="$(curl -sf "${WEB}/api/session/docker/task/${tid}/result" | json 'repr(d["data"])')"
+python3 - "$got" "$expected" << 'PY'
+import sys
+got, want = float(sys.argv[1]), float(sys.argv[2])
+assert abs(got - want) <= 1e-9 * max(1.0, abs(want)), f"result {got} != expected {want}"
+PY
+nodes="$(curl -sf "${WEB}/api/cluster/nodes" | json 'len(d["nodes"])')"
+echo "docker cluster: ok (result ${got} = local ${expected}; ${retries} re-runs after the kill; ${nodes} workers left)"
