@@ -50,6 +50,20 @@ pub fn run_subtask(
     let mut local: FxHashMap<ChunkIdx, Arc<ArrayData>> = FxHashMap::default();
     for &c in graph.members.row(s) {
         let idx = ChunkIdx(c);
+        if chunks.node(idx).op == crate::ops::Op::Fetch {
+            // Another task's result: the worker put it in `fetched` before running.
+            let data = fetched.get(&idx).cloned().ok_or_else(|| {
+                AresError::prepare(
+                    "execute",
+                    format!(
+                        "fetch chunk {} was not resolved (fetching results needs a cluster)",
+                        chunks.node(idx).key
+                    ),
+                )
+            })?;
+            local.insert(idx, data);
+            continue;
+        }
         let inputs: Vec<&ArrayData> = chunks
             .inputs(idx)
             .iter()

@@ -60,6 +60,12 @@ pub fn describe_args(args: &OpArgs) -> String {
         OpArgs::Rechunk(spec) => format!("chunk={spec}"),
         OpArgs::Reshape(shape) => format!("shape={}", fmt_shape(shape)),
         OpArgs::Assemble { grid } => format!("grid={}", fmt_shape(grid)),
+        OpArgs::FetchResult { task, output, .. } => format!("{task} output {output}"),
+        OpArgs::FetchChunk {
+            task,
+            chunk,
+            worker,
+        } => format!("{task} c{chunk} on w{worker}"),
         OpArgs::Fuse(steps) => steps
             .iter()
             .map(|s| s.op.name())

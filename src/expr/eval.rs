@@ -24,8 +24,11 @@ pub(super) struct Ctx {
     pub(super) next_seed: u64,
 }
 
-pub fn run(program: &[Stmt]) -> Result<Tensor, ExprError> {
+pub fn run(program: &[Stmt], bindings: &[(String, Tensor)]) -> Result<Tensor, ExprError> {
     let mut ctx = Ctx::default();
+    for (name, t) in bindings {
+        ctx.vars.insert(name.clone(), Value::Tensor(t.clone()));
+    }
     let mut last = (Value::None, Pos::default());
     for stmt in program {
         let v = ctx.eval(&stmt.expr)?;

@@ -50,9 +50,14 @@ pub(crate) fn err<T>(pos: Pos, message: impl Into<String>) -> Result<T, ExprErro
 
 /// Parses and evaluates a program; returns the tensor of its last expression.
 pub fn evaluate(source: &str) -> Result<Tensor, ExprError> {
+    evaluate_with(source, &[])
+}
+
+/// Evaluates with predefined names (a session's named results).
+pub fn evaluate_with(source: &str, bindings: &[(String, Tensor)]) -> Result<Tensor, ExprError> {
     let tokens = lexer::tokenize(source)?;
     let program = parser::parse(&tokens)?;
-    eval::run(&program)
+    eval::run(&program, bindings)
 }
 
 #[cfg(test)]

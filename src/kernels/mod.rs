@@ -77,6 +77,7 @@ pub fn apply(op: Op, args: &OpArgs, table: &[OpArgs], inputs: &[&ArrayData]) -> 
         (_, OpArgs::Reshape(shape)) => indexing::reshape(one(inputs)?, shape),
         (_, OpArgs::Assemble { grid }) => indexing::assemble(inputs, grid),
         (Family::Fuse, OpArgs::Fuse(steps)) => fused::run_fused(steps, table, inputs),
+        (Family::Fetch, _) => kerr("fetch chunks are read by the worker, not computed"),
         _ => kerr(format!("no kernel for {op} with arguments {args:?}")),
     }
 }

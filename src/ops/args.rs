@@ -125,4 +125,20 @@ pub enum OpArgs {
     },
     /// The ops of a FUSE node, head first.
     Fuse(SmallVec<[FuseStep; 4]>),
+    /// Tileable level: output `output` of `task`, with its chunk layout and where each chunk is
+    /// (source chunk index, worker id), resolved when the task is submitted.
+    FetchResult {
+        task: crate::ids::TaskId,
+        output: u32,
+        shape: Shape,
+        dtype: crate::array::DType,
+        splits: Vec<Vec<usize>>,
+        chunks: Vec<(u32, u32)>,
+    },
+    /// Chunk level: one chunk of another task's result and the worker holding it.
+    FetchChunk {
+        task: crate::ids::TaskId,
+        chunk: u32,
+        worker: u32,
+    },
 }

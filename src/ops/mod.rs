@@ -43,6 +43,8 @@ pub enum Family {
     Indexing,
     /// A chain of ops fused into one chunk node.
     Fuse,
+    /// Reads a result another task of the session left on the workers.
+    Fetch,
 }
 
 macro_rules! ops {
@@ -114,6 +116,7 @@ ops! {
     Reshape => Indexing, "reshape", "ares.tensor.reshape.reshape";
     Assemble => Indexing, "assemble", "ares.tensor.merge.assemble";
     Fuse => Fuse, "fuse", "ares.tensor.fuse.fuse";
+    Fetch => Fetch, "fetch", "ares.tensor.fetch.fetch";
 }
 
 /// murmur3_32 of a name with seed 0.
@@ -161,10 +164,10 @@ impl Op {
         Op::ALL.iter().copied().find(|op| op.name() == name)
     }
 
-    /// Ops that may join a FUSE chain. Everything computes a chunk from its inputs, so all
-    /// ops qualify except FUSE itself.
+    /// Ops that may join a FUSE chain: everything that computes a chunk from its inputs.
+    /// FUSE itself and fetches (resolved by the worker, not computed) do not.
     pub fn is_fusable(self) -> bool {
-        self != Op::Fuse
+        !matches!(self, Op::Fuse | Op::Fetch)
     }
 
     /// Elementwise ops: the fused kernel evaluates runs of these block by block.

@@ -23,9 +23,10 @@ pub fn fuse(mut graph: ChunkGraph) -> ChunkGraph {
             continue;
         }
         let mut cur = v;
-        while succ.row(cur).len() == 1 && !is_result[cur] {
+        while succ.row(cur).len() == 1 && !is_result[cur] && graph.nodes[cur].op.is_fusable() {
             let next = succ.row(cur)[0] as usize;
-            if graph.inputs(ChunkIdx(next as u32)).len() != 1 || graph.nodes[next].op == Op::Fuse {
+            if graph.inputs(ChunkIdx(next as u32)).len() != 1 || !graph.nodes[next].op.is_fusable()
+            {
                 break;
             }
             chain_next[cur] = next as u32;

@@ -1,6 +1,10 @@
 //! The TaskManager actor: sessions and their tasks. It starts one TaskProcessor per task and
 //! routes questions to it. Bad graphs are refused here, before anything is scheduled. Tasks
 //! submitted over the native protocol belong to the session `default`.
+//!
+//! A task may be given a name in its session; once it succeeds, later tasks of the session
+//! read its result by that name (from the workers holding it) until it is released or the
+//! session is deleted.
 
 use super::scheduler::Scheduler;
 use super::task_processor::{Cancel, FetchResult, GetInfo, TaskProcessor, WaitDone};
@@ -15,6 +19,23 @@ use std::time::Duration;
 /// The session of tasks submitted over the native protocol.
 pub const DEFAULT_SESSION: &str = "default";
 
+#[derive(Default)]
+struct Session {
+    tasks: Vec<TaskId>,
+    /// Result names bound to tasks.
+    names: BTreeMap<String, TaskId>,
+}
+
+/// Result names are identifiers of the expression language.
+pub fn valid_result_name(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+        && name.len() <= 64
+}
+
 /// Session ids are 1-64 characters of `[A-Za-z0-9_.-]`.
 pub fn valid_session_id(id: &str) -> bool {
     !id.is_empty()
@@ -28,13 +49,13 @@ pub struct TaskManager {
     config: Config,
     scheduler: Addr<Scheduler>,
     tasks: HashMap<TaskId, (String, Addr<TaskProcessor>)>,
-    sessions: BTreeMap<String, Vec<TaskId>>,
+    sessions: BTreeMap<String, Session>,
     next: u32,
 }
 
 impl TaskManager {
     pub fn new(config: Config, scheduler: Addr<Scheduler>) -> Self {
-        let sessions = BTreeMap::from([(DEFAULT_SESSION.to_string(), Vec::new())]);
+        let sessions = BTreeMap::from([(DEFAULT_SESSION.to_string(), Session::default())]);
         Self {
             config,
             scheduler,
@@ -50,10 +71,18 @@ impl TaskManager {
         graph: TileableGraph,
         config: Option<TaskConfig>,
         fuse_enabled: Option<bool>,
+        name: Option<String>,
     ) -> Result<TaskId, String> {
-        let Some(list) = self.sessions.get_mut(session) else {
+        let Some(entry) = self.sessions.get_mut(session) else {
             return Err(format!("unknown session {session:?}"));
         };
+        if let Some(n) = &name {
+            if !valid_result_name(n) {
+                return Err(format!(
+                    "invalid result name {n:?}: use an identifier of up to 64 characters"
+                ));
+            }
+        }
         let mut config = config.unwrap_or_else(|| self.config.task.default_config.clone());
         if let Some(f) = fuse_enabled {
             config.fuse_enabled = f;
@@ -74,7 +103,10 @@ impl TaskManager {
             self.scheduler.clone(),
         )
         .start();
-        list.push(task);
+        entry.tasks.push(task);
+        if let Some(n) = name {
+            entry.names.insert(n, task);
+        }
         self.tasks.insert(task, (session.to_string(), processor));
         tracing::info!(%task, session, "task submitted");
         Ok(task)
@@ -94,12 +126,51 @@ pub struct SubmitTask {
     /// Replaces `task.default_config` for this task.
     pub config: Option<TaskConfig>,
     pub fuse_enabled: Option<bool>,
+    /// Binds the task's result to this name in the session.
+    pub name: Option<String>,
 }
 
 impl Handler<SubmitTask> for TaskManager {
     type Result = Result<TaskId, String>;
     fn handle(&mut self, m: SubmitTask, _: &mut Context<Self>) -> Self::Result {
-        self.submit(&m.session, m.graph, m.config, m.fuse_enabled)
+        self.submit(&m.session, m.graph, m.config, m.fuse_enabled, m.name)
+    }
+}
+
+/// The named results of a session: (name, task, processor).
+#[derive(Message)]
+#[rtype(result = "Vec<(String, TaskId, Addr<TaskProcessor>)>")]
+pub struct Names(pub String);
+
+impl Handler<Names> for TaskManager {
+    type Result = MessageResult<Names>;
+    fn handle(&mut self, Names(session): Names, _: &mut Context<Self>) -> Self::Result {
+        let names = self.sessions.get(&session).map(|s| &s.names);
+        let list = names
+            .into_iter()
+            .flatten()
+            .filter_map(|(n, t)| self.tasks.get(t).map(|(_, p)| (n.clone(), *t, p.clone())))
+            .collect();
+        MessageResult(list)
+    }
+}
+
+/// Cancels a running task or releases an ended one's results; its name is unbound.
+#[derive(Message)]
+#[rtype(result = "Option<Addr<TaskProcessor>>")]
+pub struct ReleaseTask {
+    pub session: String,
+    pub task: TaskId,
+}
+
+impl Handler<ReleaseTask> for TaskManager {
+    type Result = Option<Addr<TaskProcessor>>;
+    fn handle(&mut self, m: ReleaseTask, _: &mut Context<Self>) -> Self::Result {
+        let (session, p) = self.tasks.get(&m.task).filter(|(s, _)| *s == m.session)?;
+        if let Some(s) = self.sessions.get_mut(session) {
+            s.names.retain(|_, t| *t != m.task);
+        }
+        Some(p.clone())
     }
 }
 
@@ -145,16 +216,16 @@ pub struct DeleteSession(pub String);
 impl Handler<DeleteSession> for TaskManager {
     type Result = bool;
     fn handle(&mut self, DeleteSession(id): DeleteSession, _: &mut Context<Self>) -> bool {
-        let Some(tasks) = self.sessions.remove(&id) else {
+        let Some(session) = self.sessions.remove(&id) else {
             return false;
         };
-        for t in tasks {
+        for t in session.tasks {
             if let Some((_, p)) = self.tasks.remove(&t) {
                 p.do_send(Cancel);
             }
         }
         if id == DEFAULT_SESSION {
-            self.sessions.insert(id, Vec::new());
+            self.sessions.insert(id, Session::default());
         }
         true
     }
@@ -172,10 +243,10 @@ impl Handler<ListSessions> for TaskManager {
             .sessions
             .iter()
             .filter(|(id, _)| m.0.as_ref().is_none_or(|want| want == *id))
-            .map(|(id, tasks)| {
+            .map(|(id, s)| {
                 (
                     id.clone(),
-                    tasks
+                    s.tasks
                         .iter()
                         .filter_map(|t| self.tasks.get(t).map(|(_, p)| p.clone()))
                         .collect(),
@@ -211,7 +282,7 @@ impl Handler<ClientRequest> for TaskManager {
                 graph,
                 fuse_enabled,
             } => {
-                let task = self.submit(DEFAULT_SESSION, graph, None, fuse_enabled);
+                let task = self.submit(DEFAULT_SESSION, graph, None, fuse_enabled, None);
                 Box::pin(async move { Message::Submitted { request, task } })
             }
             Message::GetInfo { request, task } => {

@@ -200,6 +200,31 @@ pub fn infer(op: Op, args: &OpArgs, inputs: &[(&Shape, DType)]) -> Result<(Shape
             let dtype = inputs[0].1.promote(inputs[1].1).max(DType::I64);
             (smallvec![a[0], b[1]], dtype)
         }
+        (
+            Family::Fetch,
+            OpArgs::FetchResult {
+                shape,
+                dtype,
+                splits,
+                chunks,
+                ..
+            },
+        ) => {
+            arity(op, inputs.len(), 0)?;
+            let grid: usize = splits.iter().map(|s| s.len()).product();
+            let consistent = splits.len() == shape.len()
+                && splits
+                    .iter()
+                    .zip(shape)
+                    .all(|(s, n)| s.iter().sum::<usize>() == *n || (*n == 0 && s == &[0]));
+            if !consistent || grid != chunks.len() {
+                return Err(AresError::arg(
+                    name,
+                    "chunk layout does not match the shape",
+                ));
+            }
+            (shape.clone(), *dtype)
+        }
         (_, OpArgs::Slice(dims)) if op == Op::Slice => {
             arity(op, inputs.len(), 1)?;
             (slice_shape(inputs[0].0, dims)?, inputs[0].1)

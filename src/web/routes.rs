@@ -8,10 +8,10 @@ use crate::ids::TaskId;
 use crate::protocol::{codec, TaskInfo};
 use crate::supervisor::scheduler::GetClusterStatus;
 use crate::supervisor::task_manager::{
-    CreateSession, DeleteSession, FindTask, ListSessions, SubmitTask,
+    CreateSession, DeleteSession, FindTask, ListSessions, Names, ReleaseTask, SubmitTask,
 };
 use crate::supervisor::task_processor::{
-    Cancel, FetchResult, GetGraph, GetInfo, TaskProcessor, WaitDone,
+    Cancel, FetchResult, GetFetchArgs, GetGraph, GetInfo, TaskProcessor, WaitDone,
 };
 use actix::Addr;
 use actix_web::{http::StatusCode, web, HttpResponse};
@@ -147,6 +147,28 @@ async fn delete_session(
     }
 }
 
+/// The session's named results that can be read (their tasks succeeded and are held), as
+/// tensors an expression can use.
+async fn session_bindings(
+    state: &WebState,
+    sid: &str,
+) -> Result<Vec<(String, crate::tensor::Tensor)>, ApiError> {
+    let mut out = Vec::new();
+    for (name, _, p) in state
+        .manager
+        .send(Names(sid.to_string()))
+        .await
+        .map_err(mailbox)?
+    {
+        if let Some(args) = p.send(GetFetchArgs).await.map_err(mailbox)? {
+            let t = crate::tensor::Tensor::new(crate::ops::Op::Fetch, args, vec![])
+                .map_err(|e| ApiError::internal(e.to_string()))?;
+            out.push((name, t));
+        }
+    }
+    Ok(out)
+}
+
 /// `POST /api/session/{sid}/task`: exactly one of `graph` and `expr`.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -156,6 +178,8 @@ pub struct SubmitBody {
     pub fuse_enabled: Option<bool>,
     /// Keys of `task.default_config` overriding the supervisor's for this task.
     pub extra_config: Option<serde_json::Map<String, serde_json::Value>>,
+    /// Name the result: later `expr`s of the session can use it as a variable.
+    pub name: Option<String>,
 }
 
 async fn submit(
@@ -167,7 +191,8 @@ async fn submit(
     let graph = match (body.graph, body.expr) {
         (Some(g), None) => g,
         (None, Some(expr)) => {
-            let t = crate::expr::evaluate(&expr)
+            let bindings = session_bindings(&state, &sid).await?;
+            let t = crate::expr::evaluate_with(&expr, &bindings)
                 .map_err(|e| ApiError::bad_request(format!("expr: {e}")))?;
             crate::tensor::Tensor::graph(&[&t])
         }
@@ -196,6 +221,7 @@ async fn submit(
         graph,
         config,
         fuse_enabled: body.fuse_enabled,
+        name: body.name,
     };
     match state.manager.send(submit).await.map_err(mailbox)? {
         Ok(task) => Ok(HttpResponse::Created().json(json!({ "task_id": task.0 }))),
@@ -267,7 +293,18 @@ async fn cancel_task(
     state: web::Data<WebState>,
     path: web::Path<(String, u32)>,
 ) -> Result<HttpResponse, ApiError> {
-    let p = find(&state, &path.0, path.1).await?;
+    let release = ReleaseTask {
+        session: path.0.clone(),
+        task: TaskId(path.1),
+    };
+    let p = state
+        .manager
+        .send(release)
+        .await
+        .map_err(mailbox)?
+        .ok_or_else(|| {
+            ApiError::not_found(format!("no task {} in session {:?}", path.1, path.0))
+        })?;
     Ok(HttpResponse::Ok().json(p.send(Cancel).await.map_err(mailbox)?))
 }
 

@@ -280,6 +280,49 @@ fn execute_one(
                 None => remote.entry(*w).or_default().push(*c),
             }
         }
+        // Members reading another task's result: from this worker or the one holding it.
+        let mut remote_fetch: BTreeMap<(WorkerId, TaskId), Vec<(ChunkIdx, ChunkIdx)>> =
+            BTreeMap::new();
+        for &m in graph.members.row(s.index()) {
+            let idx = ChunkIdx(m);
+            if let crate::ops::OpArgs::FetchChunk {
+                task: src,
+                chunk,
+                worker,
+            } = graph.chunks.args_of(idx)
+            {
+                match shared.storage.get(*src, ChunkIdx(*chunk)) {
+                    Some(d) => {
+                        fetched.insert(idx, d);
+                    }
+                    None => remote_fetch
+                        .entry((WorkerId(*worker), *src))
+                        .or_default()
+                        .push((ChunkIdx(*chunk), idx)),
+                }
+            }
+        }
+        for ((w, src), pairs) in remote_fetch {
+            let addr = shared
+                .peers
+                .get(&w)
+                .map(|a| a.clone())
+                .ok_or_else(|| format!("result of {src} was on {w}, which is gone"))?;
+            let wanted: Vec<ChunkIdx> = pairs.iter().map(|p| p.0).collect();
+            let data = shared
+                .connections
+                .fetch(&addr, src, &wanted, shared.max_frame)
+                .map_err(|e| format!("cannot read the result of {src} from {w}: {e}"))?;
+            let by_source: FxHashMap<ChunkIdx, crate::array::ArrayData> =
+                data.into_iter().collect();
+            for (source, member) in pairs {
+                let d = by_source
+                    .get(&source)
+                    .cloned()
+                    .ok_or_else(|| format!("{w} did not send chunk {source} of {src}"))?;
+                fetched.insert(member, Arc::new(d));
+            }
+        }
         for (w, chunks) in remote {
             let addr = shared
                 .peers

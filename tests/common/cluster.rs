@@ -107,6 +107,7 @@ impl Cluster {
             c.wait_task(t, Duration::from_secs(30)).unwrap().status,
             TaskStatus::Succeeded
         );
+        c.cancel_task(t).unwrap(); // frees the warm-up result
         std::thread::sleep(Duration::from_millis(200));
         cluster
     }

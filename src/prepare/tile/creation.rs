@@ -16,6 +16,35 @@ pub fn chunk_seed(user_seed: u64, chunk: u64) -> u64 {
 }
 
 impl Tiler {
+    /// Another task's result: one fetch chunk per source chunk, same layout.
+    pub(super) fn tile_fetch(
+        &mut self,
+        task: crate::ids::TaskId,
+        splits: &[Vec<usize>],
+        chunks: &[(u32, u32)],
+        dtype: DType,
+    ) -> Tiled {
+        let grid: Shape = splits.iter().map(|s| s.len()).collect();
+        let key = self.key();
+        let mut out = Vec::with_capacity(chunks.len());
+        let mut i = 0;
+        Odometer::for_each(&grid, |idx| {
+            let shape: Shape = idx.iter().enumerate().map(|(d, k)| splits[d][*k]).collect();
+            let (chunk, worker) = chunks[i];
+            let args = self.graph.push_args(OpArgs::FetchChunk {
+                task,
+                chunk,
+                worker,
+            });
+            out.push(self.push(key, Op::Fetch, args, shape, dtype, &[]));
+            i += 1;
+        });
+        Tiled {
+            splits: splits.to_vec(),
+            chunks: out,
+        }
+    }
+
     pub(super) fn tile_creation(
         &mut self,
         op: Op,

@@ -189,6 +189,15 @@ impl Tiler {
                 Ok(self.tile_reduction(op, axes, *keepdims, dtype, inputs[0]))
             }
             (Family::Linalg, _) => Ok(self.tile_matmul(dtype, inputs[0], inputs[1])),
+            (
+                Family::Fetch,
+                OpArgs::FetchResult {
+                    task,
+                    splits,
+                    chunks,
+                    ..
+                },
+            ) => Ok(self.tile_fetch(*task, splits, chunks, dtype)),
             (_, OpArgs::Slice(dims)) => Ok(self.tile_slice(dims, dtype, inputs[0])),
             (_, OpArgs::Transpose(perm)) => Ok(self.tile_transpose(perm, dtype, inputs[0])),
             (_, OpArgs::Concat { axis }) => Ok(self.tile_concat(*axis, dtype, inputs, in_shapes)),

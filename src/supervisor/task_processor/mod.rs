@@ -413,3 +413,27 @@ impl Handler<GetGraph> for TaskProcessor {
         MessageResult(view)
     }
 }
+
+/// Arguments of an `Op::Fetch` reading output `0` of this task, if it succeeded and its
+/// results are still held.
+#[derive(Message)]
+#[rtype(result = "Option<crate::ops::OpArgs>")]
+pub struct GetFetchArgs;
+
+impl Handler<GetFetchArgs> for TaskProcessor {
+    type Result = Option<crate::ops::OpArgs>;
+    fn handle(&mut self, _: GetFetchArgs, _: &mut Context<Self>) -> Self::Result {
+        if self.status != TaskStatus::Succeeded {
+            return None;
+        }
+        let (result, chunks) = self.state.as_ref()?.result_layout(0)?;
+        Some(crate::ops::OpArgs::FetchResult {
+            task: self.task,
+            output: 0,
+            shape: result.shape,
+            dtype: result.dtype,
+            splits: result.splits,
+            chunks,
+        })
+    }
+}

@@ -127,13 +127,37 @@ impl TaskState {
             task: self.graph.task,
             subtask: SubtaskIdx(s as u32),
             depth: self.graph.subtasks[s].depth,
-            preferred: if self.attempts[s] == 0 {
+            preferred: self.fetch_source(s).or(if self.attempts[s] == 0 {
                 self.graph.subtasks[s].worker
             } else {
                 None
-            },
+            }),
             inputs,
         }
+    }
+
+    /// The worker holding another task's result this subtask reads, if any.
+    fn fetch_source(&self, s: usize) -> Option<WorkerId> {
+        self.graph.members.row(s).iter().find_map(|c| {
+            match self.graph.chunks.args_of(ChunkIdx(*c)) {
+                crate::ops::OpArgs::FetchChunk { worker, .. } => Some(WorkerId(*worker)),
+                _ => None,
+            }
+        })
+    }
+
+    /// Layout and locations of result `output`, for later tasks that read it.
+    pub fn result_layout(
+        &self,
+        output: usize,
+    ) -> Option<(crate::graph::ResultTensor, Vec<(u32, u32)>)> {
+        let r = self.graph.chunks.results.get(output)?;
+        let chunks = r
+            .chunks
+            .iter()
+            .map(|c| self.location[c.index()].map(|(w, _)| (c.0, w.0)))
+            .collect::<Option<Vec<_>>>()?;
+        Some((r.clone(), chunks))
     }
 
     fn inputs_available(&self, s: usize) -> bool {
