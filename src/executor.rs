@@ -101,17 +101,7 @@ pub fn run_subtask(
 /// Runs every subtask on `slots` threads and returns the result tensors.
 pub fn execute(graph: &SubtaskGraph, slots: usize) -> Result<(Vec<ArrayData>, ExecStats)> {
     let n_chunks = graph.chunks.len();
-    let mut refs = vec![0u32; n_chunks];
-    for s in 0..graph.len() {
-        for c in graph.inputs.row(s) {
-            refs[*c as usize] += 1;
-        }
-    }
-    for r in &graph.chunks.results {
-        for c in &r.chunks {
-            refs[c.index()] += 1;
-        }
-    }
+    let refs = graph.chunk_references();
     let waiting_on: Vec<u32> = (0..graph.len())
         .map(|s| graph.preds.row(s).len() as u32)
         .collect();

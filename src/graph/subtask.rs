@@ -189,6 +189,19 @@ impl SubtaskGraph {
         self.subtasks.len()
     }
 
+    /// Initial reference count of every chunk: one per subtask reading it, one per result
+    /// slot holding it. A chunk can be deleted when its count reaches zero.
+    pub fn chunk_references(&self) -> Vec<u32> {
+        let mut refs = vec![0u32; self.chunks.len()];
+        for c in (0..self.len()).flat_map(|s| self.inputs.row(s)) {
+            refs[*c as usize] += 1;
+        }
+        for c in self.chunks.results.iter().flat_map(|r| &r.chunks) {
+            refs[c.index()] += 1;
+        }
+        refs
+    }
+
     pub fn is_empty(&self) -> bool {
         self.subtasks.is_empty()
     }

@@ -1,0 +1,160 @@
+//! State-machine tests of one task: recorded outboxes, no actors or sockets.
+use super::*;
+use crate::config::TaskConfig;
+use crate::ids::TaskId;
+use crate::prepare::{prepare, uniform_cluster};
+use crate::tensor::{self, Tensor};
+
+/// `sum(rand(4, chunk=1))` without fusion:
+///   s0..s3 rand ─► s4..s7 sum ─► s8 combine        (9 subtasks, one chunk each)
+fn state(retries: u32) -> TaskState {
+    let t = tensor::rand(&[4], 1, Some(1))
+        .unwrap()
+        .sum(None, false)
+        .unwrap();
+    let config = TaskConfig {
+        fuse_enabled: false,
+        ..TaskConfig::default()
+    };
+    let p = prepare(
+        &Tensor::graph(&[&t]),
+        &config,
+        &uniform_cluster(2, 1),
+        TaskId(7),
+    )
+    .unwrap();
+    TaskState::new(Arc::new(p.subtasks), retries)
+}
+
+fn submitted(out: &mut Vec<TaskOut>) -> Vec<u32> {
+    let mut ids: Vec<u32> = out
+        .iter()
+        .flat_map(|o| {
+            if let TaskOut::Submit(v) = o {
+                v.iter().map(|r| r.subtask.0).collect()
+            } else {
+                vec![]
+            }
+        })
+        .collect();
+    ids.sort_unstable();
+    out.retain(|o| !matches!(o, TaskOut::Submit(_)));
+    ids
+}
+
+fn ok(st: &TaskState, s: u32) -> SubtaskReport {
+    let outputs = st
+        .graph
+        .outputs
+        .row(s as usize)
+        .iter()
+        .map(|c| (ChunkIdx(*c), 8))
+        .collect();
+    SubtaskReport {
+        subtask: SubtaskIdx(s),
+        outcome: Ok(outputs),
+    }
+}
+
+#[test]
+fn runs_in_dependency_order_and_releases_consumed_chunks() {
+    let mut st = state(3);
+    st.start();
+    assert_eq!(submitted(&mut st.outbox), vec![0, 1, 2, 3]);
+    let reports = (0..4).map(|s| ok(&st, s)).collect();
+    st.on_reports(WorkerId(0), reports);
+    assert_eq!(submitted(&mut st.outbox), vec![4, 5, 6, 7]);
+    let reports = (4..8).map(|s| ok(&st, s)).collect();
+    st.on_reports(WorkerId(1), reports);
+    assert_eq!(submitted(&mut st.outbox), vec![8]);
+    // The four `rand` chunks were consumed: released on w0, in one message.
+    assert_eq!(st.outbox.len(), 1);
+    assert!(matches!(&st.outbox[0], TaskOut::Release(r) if r[&WorkerId(0)].len() == 4));
+    st.outbox.clear();
+    st.on_reports(WorkerId(1), vec![ok(&st, 8)]);
+    assert!(st.outbox.contains(&TaskOut::Finished(Ok(()))));
+    assert_eq!(st.progress(), 1.0);
+    assert_eq!(st.result_locations().len(), 1);
+}
+
+#[test]
+fn lost_worker_reruns_producers_of_lost_chunks() {
+    let mut st = state(3);
+    st.start();
+    st.outbox.clear();
+    // s0, s1 finished on w0; s2, s3 on w1; then s4 (reading s0's chunk) is running on w1.
+    st.on_reports(WorkerId(0), vec![ok(&st, 0), ok(&st, 1)]);
+    st.on_reports(WorkerId(1), vec![ok(&st, 2), ok(&st, 3)]);
+    assert_eq!(submitted(&mut st.outbox), vec![4, 5, 6, 7]);
+    // w0 dies while running s4 and s5: its chunks (outputs of s0, s1) are lost.
+    st.on_worker_lost(WorkerId(0), &[SubtaskIdx(4), SubtaskIdx(5)]);
+    assert_eq!(
+        submitted(&mut st.outbox),
+        vec![0, 1],
+        "producers of lost inputs run again"
+    );
+    assert_eq!(st.state_of(SubtaskIdx(4)), SubState::Waiting);
+    st.on_reports(WorkerId(1), vec![ok(&st, 0), ok(&st, 1)]);
+    assert_eq!(submitted(&mut st.outbox), vec![4, 5]);
+    // A late report from the dead worker for s6 (still submitted elsewhere) is applied once.
+    let reports = (4..8).map(|s| ok(&st, s)).collect();
+    st.on_reports(WorkerId(1), reports);
+    st.on_reports(WorkerId(1), vec![ok(&st, 8)]);
+    assert!(st.outbox.contains(&TaskOut::Finished(Ok(()))));
+}
+
+#[test]
+fn kernel_error_fails_the_task_with_its_message() {
+    let mut st = state(3);
+    st.start();
+    st.on_reports(
+        WorkerId(0),
+        vec![SubtaskReport {
+            subtask: SubtaskIdx(2),
+            outcome: Err("kernel rand failed: disk on fire".into()),
+        }],
+    );
+    let Some(TaskOut::Finished(Err(msg))) = st.outbox.last() else {
+        panic!("{:?}", st.outbox)
+    };
+    assert!(
+        msg.contains("disk on fire") && msg.contains("0700000000000200"),
+        "{msg}"
+    );
+    st.outbox.clear();
+    st.on_reports(WorkerId(0), vec![ok(&st, 0)]);
+    assert!(
+        st.outbox.iter().all(|o| !matches!(o, TaskOut::Submit(_))),
+        "an ended task submits nothing"
+    );
+}
+
+#[test]
+fn retries_are_bounded() {
+    let mut st = state(1);
+    st.start();
+    st.outbox.clear();
+    st.on_worker_lost(WorkerId(0), &[SubtaskIdx(0)]);
+    assert_eq!(submitted(&mut st.outbox), vec![0]);
+    st.on_worker_lost(WorkerId(1), &[SubtaskIdx(0)]);
+    let Some(TaskOut::Finished(Err(msg))) = st.outbox.last() else {
+        panic!("{:?}", st.outbox)
+    };
+    assert!(msg.contains("subtask_max_retries"), "{msg}");
+}
+
+#[test]
+fn fetch_failures_requeue_instead_of_failing() {
+    let mut st = state(3);
+    st.start();
+    st.outbox.clear();
+    st.on_reports(
+        WorkerId(0),
+        vec![SubtaskReport {
+            subtask: SubtaskIdx(1),
+            outcome: Err(format!("{FETCH_ERROR_PREFIX}peer gone")),
+        }],
+    );
+    assert_eq!(submitted(&mut st.outbox), vec![1]);
+    assert!(!st.is_ended());
+}
