@@ -124,7 +124,7 @@ impl Default for SchedulingConfig {
     fn default() -> Self {
         Self {
             subtask_max_retries: 3,
-            worker_prefetch: 64,
+            worker_prefetch: 128,
             max_batch: 4096,
         }
     }

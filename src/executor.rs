@@ -42,13 +42,13 @@ struct State {
 
 /// Computes the chunks of one subtask from its fetched inputs; returns its kept outputs.
 pub fn run_subtask(
-    graph: &SubtaskGraph,
-    s: usize,
+    chunks: &ChunkGraph,
+    members: &[u32],
+    outputs: &[u32],
     fetched: &FxHashMap<ChunkIdx, Arc<ArrayData>>,
 ) -> Result<Vec<(ChunkIdx, Arc<ArrayData>)>> {
-    let chunks = &graph.chunks;
     let mut local: FxHashMap<ChunkIdx, Arc<ArrayData>> = FxHashMap::default();
-    for &c in graph.members.row(s) {
+    for &c in members {
         let idx = ChunkIdx(c);
         if chunks.node(idx).op == crate::ops::Op::Fetch {
             // Another task's result: the worker put it in `fetched` before running.
@@ -72,7 +72,7 @@ pub fn run_subtask(
             .ok_or_else(|| {
                 AresError::prepare(
                     "execute",
-                    format!("subtask {s} misses an input of {}", chunks.node(idx).key),
+                    format!("an input of {} is missing", chunks.node(idx).key),
                 )
             })?;
         let out = catch_unwind(AssertUnwindSafe(|| compute_chunk(chunks, idx, &inputs)))
@@ -90,9 +90,7 @@ pub fn run_subtask(
             })?;
         local.insert(idx, Arc::new(out));
     }
-    Ok(graph
-        .outputs
-        .row(s)
+    Ok(outputs
         .iter()
         .map(|c| (ChunkIdx(*c), local[&ChunkIdx(*c)].clone()))
         .collect())
@@ -163,7 +161,12 @@ fn slot_loop(graph: &SubtaskGraph, state: &Mutex<State>, wake: &Condvar) {
                 st = wake.wait(st).unwrap_or_else(|p| p.into_inner());
             }
         };
-        let outcome = run_subtask(graph, s, &fetched);
+        let outcome = run_subtask(
+            &graph.chunks,
+            graph.members.row(s),
+            graph.outputs.row(s),
+            &fetched,
+        );
         drop(fetched);
         let mut st = state.lock().unwrap_or_else(|p| p.into_inner());
         match outcome {

@@ -12,5 +12,5 @@ pub mod tileable;
 
 pub use chunk::{ChunkGraph, ChunkNode, ResultTensor};
 pub use csr::Csr;
-pub use subtask::{Subtask, SubtaskGraph};
+pub use subtask::{Subtask, SubtaskGraph, WorkerGraph, WorkerView};
 pub use tileable::{TileableGraph, TileableNode};

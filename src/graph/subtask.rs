@@ -19,6 +19,24 @@ pub struct Subtask {
     pub worker: Option<WorkerId>,
 }
 
+/// What a worker needs of a task: the chunks, and each subtask's members and kept outputs.
+/// Sent once per task and worker, so it leaves out what only the supervisor uses
+/// (dependencies, ids, placement).
+#[derive(Debug, Serialize)]
+pub struct WorkerView<'a> {
+    pub chunks: &'a ChunkGraph,
+    pub members: &'a Csr,
+    pub outputs: &'a Csr,
+}
+
+/// The decoded form of a [`WorkerView`].
+#[derive(Debug, Deserialize)]
+pub struct WorkerGraph {
+    pub chunks: ChunkGraph,
+    pub members: Csr,
+    pub outputs: Csr,
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SubtaskGraph {
     pub task: TaskId,
@@ -187,6 +205,14 @@ impl SubtaskGraph {
 
     pub fn len(&self) -> usize {
         self.subtasks.len()
+    }
+
+    pub fn worker_view(&self) -> WorkerView<'_> {
+        WorkerView {
+            chunks: &self.chunks,
+            members: &self.members,
+            outputs: &self.outputs,
+        }
     }
 
     /// Initial reference count of every chunk: one per subtask reading it, one per result

@@ -8,7 +8,7 @@ pub mod transfer;
 
 use crate::config::Config;
 use crate::executor::run_subtask;
-use crate::graph::SubtaskGraph;
+use crate::graph::WorkerGraph;
 use crate::ids::{ChunkIdx, SubtaskIdx, TaskId, WorkerId};
 use crate::protocol::outbound::{Flush, Outbound};
 use crate::protocol::{codec, Message, RunSubtask, SubtaskReport, PROTOCOL_VERSION};
@@ -46,7 +46,7 @@ pub struct Worker {
     memory_limit: u64,
     data_addr: SocketAddr,
     heartbeat: Duration,
-    graphs: HashMap<TaskId, Arc<SubtaskGraph>>,
+    graphs: HashMap<TaskId, Arc<WorkerGraph>>,
     shared: Arc<Shared>,
     pool: pool::ComputePool,
     reports: BTreeMap<TaskId, Vec<SubtaskReport>>,
@@ -191,7 +191,7 @@ impl Worker {
                     self.shared.peers.insert(id, addr);
                 }
             }
-            Message::RegisterTask { task, graph } => match codec::decode::<SubtaskGraph>(&graph) {
+            Message::RegisterTask { task, graph } => match codec::decode::<WorkerGraph>(&graph) {
                 Ok(g) => {
                     self.graphs.insert(task, Arc::new(g));
                 }
@@ -256,7 +256,7 @@ impl Worker {
 
 /// Fetches inputs (local first, then batched per peer), computes, stores the outputs.
 fn execute_one(
-    graph: &SubtaskGraph,
+    graph: &WorkerGraph,
     task: TaskId,
     run: RunSubtask,
     me: WorkerId,
@@ -337,7 +337,9 @@ fn execute_one(
                 fetched.insert(c, Arc::new(d));
             }
         }
-        let outputs = run_subtask(graph, s.index(), &fetched).map_err(|e| e.to_string())?;
+        let (members, outputs) = (graph.members.row(s.index()), graph.outputs.row(s.index()));
+        let outputs =
+            run_subtask(&graph.chunks, members, outputs, &fetched).map_err(|e| e.to_string())?;
         Ok(outputs
             .into_iter()
             .map(|(c, d)| {

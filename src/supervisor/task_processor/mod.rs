@@ -156,7 +156,7 @@ impl Actor for TaskProcessor {
             };
             tokio::task::spawn_blocking(move || -> Result<_, String> {
                 let p = prepare(&graph, &config, &workers, task).map_err(|e| e.to_string())?;
-                let bytes = codec::encode(&p.subtasks).map_err(|e| e.to_string())?;
+                let bytes = codec::encode(&p.subtasks.worker_view()).map_err(|e| e.to_string())?;
                 Ok((p.subtasks, bytes))
             })
             .await
