@@ -199,3 +199,39 @@ fn corrupt_oversized_and_foreign_connections_are_closed_alone() {
     let t = ares::expr::evaluate("sum(ones(10, chunk=3))").unwrap();
     assert_eq!(run(&mut c, &t).unwrap().get_flat(0).unwrap().as_f64(), 10.0);
 }
+
+#[test]
+fn session_execute_and_per_task_config() {
+    let cluster = Cluster::start(2, 1);
+    let mut session = ares::api::Session::connect(&cluster.addr).unwrap();
+    let t = ares::expr::evaluate("m = rand(40, 30, chunk=(9, 7), seed=4); (m @ m.T).sum(axis=1)")
+        .unwrap();
+    let got = session.execute_f64(&t).unwrap();
+    let want = reference::evaluate(&Tensor::graph(&[&t])).remove(0);
+    assert_close(&ares::array::ArrayData::F64(got), &want, "Session::execute");
+
+    // extra config at submission changes the plan: fan-in 8 instead of 4.
+    let mut c = cluster.client();
+    let sum = ares::expr::evaluate("sum(rand(64, chunk=1, seed=1))").unwrap();
+    let graph = Tensor::graph(&[&sum]);
+    let run = |c: &mut NativeClient, config: Option<ares::config::TaskConfig>| {
+        let task = c.submit_with_config(&graph, Some(false), config).unwrap();
+        let info = c.wait_task(task, Duration::from_secs(30)).unwrap();
+        assert_eq!(info.status, TaskStatus::Succeeded);
+        assert!(info.prepare_seconds.is_some());
+        c.cancel_task(task).unwrap();
+        info.subtasks
+    };
+    let default = run(&mut c, None);
+    let wide = run(
+        &mut c,
+        Some(ares::config::TaskConfig {
+            combine_size: 8,
+            ..Default::default()
+        }),
+    );
+    assert!(
+        wide < default,
+        "fan-in 8 gives fewer combine subtasks: {wide} vs {default}"
+    );
+}

@@ -2,12 +2,15 @@
 //! protocol by [`NativeClient`] and over HTTP by [`WebTaskApi`].
 
 mod native;
+mod session;
 mod web;
 
 pub use native::NativeClient;
+pub use session::Session;
 pub use web::WebTaskApi;
 
 use crate::array::ArrayData;
+use crate::config::TaskConfig;
 use crate::graph::TileableGraph;
 use crate::ids::TaskId;
 use crate::protocol::codec::CodecError;
@@ -42,11 +45,21 @@ pub type ApiResult<T> = Result<T, ApiError>;
 
 /// What a client can ask of the task service.
 pub trait TaskApi {
+    /// Submits a graph; `extra_config` replaces the supervisor's `task.default_config` for
+    /// this task, `fuse_enabled` overrides its fusion switch.
+    fn submit_with_config(
+        &mut self,
+        graph: &TileableGraph,
+        fuse_enabled: Option<bool>,
+        extra_config: Option<TaskConfig>,
+    ) -> ApiResult<TaskId>;
     fn submit_tileable_graph(
         &mut self,
         graph: &TileableGraph,
         fuse_enabled: Option<bool>,
-    ) -> ApiResult<TaskId>;
+    ) -> ApiResult<TaskId> {
+        self.submit_with_config(graph, fuse_enabled, None)
+    }
     /// Waits up to `timeout` for the task to end; returns its state either way.
     fn wait_task(&mut self, task: TaskId, timeout: Duration) -> ApiResult<TaskInfo>;
     fn get_task_result(&mut self, task: TaskId) -> ApiResult<TaskInfo>;

@@ -102,15 +102,17 @@ impl NativeClient {
 }
 
 impl TaskApi for NativeClient {
-    fn submit_tileable_graph(
+    fn submit_with_config(
         &mut self,
         graph: &TileableGraph,
         fuse_enabled: Option<bool>,
+        config: Option<crate::config::TaskConfig>,
     ) -> ApiResult<TaskId> {
         match self.call(|request| Message::Submit {
             request,
             graph: graph.clone(),
             fuse_enabled,
+            config: config.clone(),
         })? {
             Message::Submitted { task, .. } => task.map_err(ApiError::Task),
             other => Err(ApiError::Unexpected(format!("{other:?}"))),

@@ -106,15 +106,21 @@ impl WebTaskApi {
 }
 
 impl TaskApi for WebTaskApi {
-    fn submit_tileable_graph(
+    fn submit_with_config(
         &mut self,
         graph: &TileableGraph,
         fuse_enabled: Option<bool>,
+        extra_config: Option<crate::config::TaskConfig>,
     ) -> ApiResult<TaskId> {
+        let mut body = json!({"graph": graph, "fuse_enabled": fuse_enabled});
+        if let Some(c) = extra_config {
+            body["extra_config"] =
+                serde_json::to_value(c).map_err(|e| ApiError::Unexpected(e.to_string()))?;
+        }
         let v = self.call(
             "POST",
             &format!("/api/session/{}/task", self.session),
-            Some(json!({"graph": graph, "fuse_enabled": fuse_enabled})),
+            Some(body),
         )?;
         v["task_id"]
             .as_u64()

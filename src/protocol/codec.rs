@@ -196,6 +196,7 @@ mod tests {
             subtasks: 3,
             error: None,
             retries: 2,
+            prepare_seconds: Some(0.25),
             elapsed: 1.0,
         };
         vec![
@@ -260,6 +261,10 @@ mod tests {
                 request: 1,
                 graph,
                 fuse_enabled: Some(false),
+                config: Some(crate::config::TaskConfig {
+                    combine_size: 8,
+                    ..Default::default()
+                }),
             },
             Message::Submitted {
                 request: 1,

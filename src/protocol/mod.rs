@@ -64,6 +64,8 @@ pub struct TaskInfo {
     pub error: Option<String>,
     /// Subtask runs repeated after lost workers or inputs.
     pub retries: u32,
+    /// Seconds spent preparing the graph (tile, fuse, color, assign), once done.
+    pub prepare_seconds: Option<f64>,
     /// Seconds from submission to the end (or to now).
     pub elapsed: f64,
 }
@@ -131,6 +133,8 @@ pub enum Message {
         request: u64,
         graph: TileableGraph,
         fuse_enabled: Option<bool>,
+        /// Replaces `task.default_config` for this task.
+        config: Option<crate::config::TaskConfig>,
     },
     Submitted {
         request: u64,

@@ -281,8 +281,9 @@ impl Handler<ClientRequest> for TaskManager {
                 request,
                 graph,
                 fuse_enabled,
+                config,
             } => {
-                let task = self.submit(DEFAULT_SESSION, graph, None, fuse_enabled, None);
+                let task = self.submit(DEFAULT_SESSION, graph, config, fuse_enabled, None);
                 Box::pin(async move { Message::Submitted { request, task } })
             }
             Message::GetInfo { request, task } => {

@@ -33,6 +33,7 @@ pub struct TaskProcessor {
     started: Instant,
     ended: Option<Instant>,
     waiters: Vec<oneshot::Sender<()>>,
+    prepare_seconds: Option<f64>,
     /// Summary kept once the state is dropped (after the client released the task).
     released: Option<(usize, f64, u32)>,
 }
@@ -61,6 +62,7 @@ impl TaskProcessor {
             ended: None,
             waiters: Vec::new(),
             released: None,
+            prepare_seconds: None,
         }
     }
 
@@ -77,6 +79,7 @@ impl TaskProcessor {
                 .as_ref()
                 .map_or(self.released.map_or(0, |r| r.0), |s| s.graph.len()),
             error: self.error.clone(),
+            prepare_seconds: self.prepare_seconds,
             retries: self
                 .state
                 .as_ref()
@@ -155,9 +158,10 @@ impl Actor for TaskProcessor {
                 workers
             };
             tokio::task::spawn_blocking(move || -> Result<_, String> {
+                let start = std::time::Instant::now();
                 let p = prepare(&graph, &config, &workers, task).map_err(|e| e.to_string())?;
                 let bytes = codec::encode(&p.subtasks.worker_view()).map_err(|e| e.to_string())?;
-                Ok((p.subtasks, bytes))
+                Ok((p.subtasks, bytes, start.elapsed().as_secs_f64()))
             })
             .await
             .map_err(|e| format!("preparation panicked: {e}"))?
@@ -166,7 +170,8 @@ impl Actor for TaskProcessor {
             prepared
                 .into_actor(self)
                 .map(|result, act, ctx| match result {
-                    Ok((graph, bytes)) => {
+                    Ok((graph, bytes, seconds)) => {
+                        act.prepare_seconds = Some(seconds);
                         act.graph_bytes = bytes.into();
                         let mut state = TaskState::new(Arc::new(graph), act.max_retries);
                         state.start();

@@ -1,0 +1,59 @@
+//! `Session::execute(&tensor)`: the one-call way to compute a tensor on a cluster.
+
+use super::{ApiError, ApiResult, TaskApi};
+use crate::array::ArrayData;
+use crate::protocol::TaskStatus;
+use crate::tensor::Tensor;
+use ndarray::ArrayD;
+use std::time::Duration;
+
+/// A client session on a cluster, over any [`TaskApi`].
+pub struct Session {
+    api: Box<dyn TaskApi>,
+    /// How long one wait call may block before it is repeated.
+    pub poll: Duration,
+}
+
+impl Session {
+    pub fn new(api: Box<dyn TaskApi>) -> Self {
+        Self {
+            api,
+            poll: Duration::from_secs(10),
+        }
+    }
+
+    /// Connects to `HOST:PORT` (native protocol) or `http://HOST:PORT` (web API).
+    pub fn connect(addr: &str) -> ApiResult<Self> {
+        Ok(Self::new(super::connect(addr, Duration::from_secs(10))?))
+    }
+
+    /// Computes `tensor` and returns it; its data on the workers is freed afterwards.
+    pub fn execute(&mut self, tensor: &Tensor) -> ApiResult<ArrayData> {
+        let task = self
+            .api
+            .submit_tileable_graph(&Tensor::graph(&[tensor]), None)?;
+        let info = loop {
+            let info = self.api.wait_task(task, self.poll)?;
+            if info.status.is_terminal() {
+                break info;
+            }
+        };
+        if info.status != TaskStatus::Succeeded {
+            return Err(ApiError::Task(format!(
+                "{task} {:?}: {}",
+                info.status,
+                info.error.unwrap_or_default()
+            )));
+        }
+        let mut results = self.api.fetch(task)?;
+        self.api.cancel_task(task)?;
+        results
+            .pop()
+            .ok_or_else(|| ApiError::Unexpected(format!("{task} returned no result")))
+    }
+
+    /// [`Session::execute`] as float64.
+    pub fn execute_f64(&mut self, tensor: &Tensor) -> ApiResult<ArrayD<f64>> {
+        Ok(self.execute(tensor)?.to_f64())
+    }
+}
