@@ -267,28 +267,29 @@ fn every_route_with_auth() {
         404,
         "not_found",
     );
-    assert_error(api.get("/api/session/s1/task/999"), 404, "not_found");
-    assert_error(
-        api.get(&format!("/api/session/other/task/{t1}")),
-        404,
-        "not_found",
-    );
-    assert_error(
-        api.get(&format!("/api/session/s1/task/{t1}?action=dance")),
-        400,
-        "bad_request",
-    );
-    assert_error(
-        api.get(&format!("/api/session/s1/task/{t1}?action=wait&timeout=-1")),
-        400,
-        "bad_request",
-    );
-    assert_error(
-        api.get(&format!("/api/session/s1/task/{t1}/result?format=xml")),
-        400,
-        "bad_request",
-    );
-    assert_error(api.get("/api/nothing/here"), 404, "not_found");
+    let bad_gets = [
+        ("/api/session/s1/task/999".to_string(), 404, "not_found"),
+        (format!("/api/session/other/task/{t1}"), 404, "not_found"),
+        (
+            format!("/api/session/s1/task/{t1}?action=dance"),
+            400,
+            "bad_request",
+        ),
+        (
+            format!("/api/session/s1/task/{t1}?action=wait&timeout=-1"),
+            400,
+            "bad_request",
+        ),
+        (
+            format!("/api/session/s1/task/{t1}/result?format=xml"),
+            400,
+            "bad_request",
+        ),
+        ("/api/nothing/here".to_string(), 404, "not_found"),
+    ];
+    for (path, status, kind) in bad_gets {
+        assert_error(api.get(&path), status, kind);
+    }
     let huge = "1 + ".repeat(300_000) + "1";
     assert_error(
         api.send("POST", "/api/session/s1/task", Some(json!({"expr": huge}))),
