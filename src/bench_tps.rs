@@ -6,7 +6,7 @@
 use crate::api::{NativeClient, TaskApi};
 use crate::protocol::TaskStatus;
 use crate::tensor::{self, Tensor};
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, Result};
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -33,20 +33,7 @@ impl Drop for Nodes {
 }
 
 fn wait_ready(path: &Path) -> Result<String> {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        if let Ok(text) = std::fs::read_to_string(path) {
-            let v: Value = serde_json::from_str(&text)?;
-            return Ok(v["rpc"]
-                .as_str()
-                .context("ready file without rpc")?
-                .to_string());
-        }
-        if Instant::now() > deadline {
-            bail!("{} did not appear", path.display());
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    Ok(crate::node::wait_ready_file(path, Duration::from_secs(30))?.rpc)
 }
 
 /// (user + system CPU seconds, peak RSS in KiB) of a process, from /proc.

@@ -27,6 +27,27 @@ pub fn write_ready_file(
     std::fs::rename(tmp, path)
 }
 
+/// The addresses a node wrote to its ready file.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Deserialize)]
+pub struct Ready {
+    pub rpc: String,
+    pub web: Option<String>,
+}
+
+/// Waits up to `timeout` for a node's ready file and reads it.
+pub fn wait_ready_file(path: &Path, timeout: Duration) -> anyhow::Result<Ready> {
+    let deadline = std::time::Instant::now() + timeout;
+    loop {
+        if let Ok(text) = std::fs::read_to_string(path) {
+            return Ok(serde_json::from_str(&text)?);
+        }
+        if std::time::Instant::now() > deadline {
+            anyhow::bail!("{} did not appear within {timeout:?}", path.display());
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
 async fn shutdown_signal() {
     let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
         .expect("SIGTERM handler");

@@ -181,16 +181,9 @@ fn bench_prepare_prints_one_json_line() {
 }
 
 fn ready_addr(path: &std::path::Path) -> String {
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-    loop {
-        if let Ok(text) = std::fs::read_to_string(path) {
-            let v: Value = serde_json::from_str(&text).unwrap();
-            assert!(v["web"].is_null());
-            return v["rpc"].as_str().unwrap().to_string();
-        }
-        assert!(std::time::Instant::now() < deadline, "no ready file");
-        std::thread::sleep(std::time::Duration::from_millis(10));
-    }
+    let ready = ares::node::wait_ready_file(path, std::time::Duration::from_secs(30)).unwrap();
+    assert!(ready.web.is_none());
+    ready.rpc
 }
 
 #[test]

@@ -5,7 +5,7 @@ use ares::protocol::TaskStatus;
 use ares::tensor::{self, Tensor};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 pub struct Cluster {
     pub nodes: Vec<Child>,
@@ -26,18 +26,8 @@ impl Drop for Cluster {
 
 /// Waits for a ready file; returns (rpc, web).
 pub fn wait_ready(path: &Path) -> (String, Option<String>) {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while Instant::now() < deadline {
-        if let Ok(text) = std::fs::read_to_string(path) {
-            let v: serde_json::Value = serde_json::from_str(&text).unwrap();
-            return (
-                v["rpc"].as_str().unwrap().to_string(),
-                v["web"].as_str().map(str::to_string),
-            );
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    panic!("{} never appeared", path.display());
+    let ready = ares::node::wait_ready_file(path, Duration::from_secs(30)).unwrap();
+    (ready.rpc, ready.web)
 }
 
 pub fn node(args: &[&str], ready: &Path) -> Child {
