@@ -21,6 +21,16 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .route("/dashboard/{sid}/{tid}", web::get().to(task_page));
 }
 
+/// `512 B`, `3.1 KB`, `42.0 MB`, `1.2 GB`.
+fn human_bytes(n: u64) -> String {
+    match n {
+        0..=1023 => format!("{n} B"),
+        1024..=1_048_575 => format!("{:.1} KB", n as f64 / 1024.0),
+        1_048_576..=1_073_741_823 => format!("{:.1} MB", n as f64 / 1_048_576.0),
+        _ => format!("{:.1} GB", n as f64 / 1_073_741_824.0),
+    }
+}
+
 fn escape(s: &str) -> String {
     s.replace('&', "&amp;")
         .replace('<', "&lt;")
@@ -33,7 +43,7 @@ fn page(title: &str, body: &str) -> HttpResponse {
         r#"<!doctype html><html><head><meta charset="utf-8"><meta http-equiv="refresh" content="2">
 <title>{title}</title><style>
 body{{font-family:system-ui,sans-serif;margin:1.5em;color:#222}} table{{border-collapse:collapse;margin-bottom:1.5em}}
-td,th{{border:1px solid #ccc;padding:.25em .6em;text-align:right}} th{{background:#f3f3f3}} td.l,th.l{{text-align:left}}
+td,th{{border:1px solid #ccc;padding:.25em .6em;text-align:right;white-space:nowrap}} th{{background:#f3f3f3}} td.l,th.l{{text-align:left}} td.err{{white-space:normal;max-width:36em}}
 .bar{{display:inline-block;height:.9em;vertical-align:middle}} .waiting{{background:#bbb}} .submitted{{background:#f0a020}} .done{{background:#3a3}}
 .sq{{display:inline-block;width:10px;height:10px;margin:1px}} .succeeded{{color:#3a3}} .failed{{color:#c22}} .running{{color:#f0a020}}
 </style></head><body><h1>{title}</h1>{body}</body></html>"#
@@ -66,13 +76,13 @@ async fn index(
     for n in &nodes {
         let _ = write!(
             body,
-            "<tr><td class=l>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.1} MB</td><td class=l>{}</td></tr>",
+            "<tr><td class=l>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=l>{}</td></tr>",
             n.worker,
             n.slots,
             n.running.min(n.slots),
             n.queued + n.running.saturating_sub(n.slots),
             n.stored_chunks,
-            n.stored_bytes as f64 / 1e6,
+            human_bytes(n.stored_bytes),
             escape(&n.data_addr)
         );
     }
@@ -92,7 +102,7 @@ async fn index(
                 body,
                 "<tr><td class=l>{sid}</td><td class=l><a href=\"/dashboard/{sid}/{tid}{suffix}\">{task}</a></td><td class=\"l {status}\">{status}</td>\
                  <td class=l><span class=\"bar done\" style=\"width:{pct}px\"></span><span class=\"bar waiting\" style=\"width:{rest}px\"></span> {pct}%</td>\
-                 <td>{}</td><td>{}</td><td>{:.2}</td><td class=l>{}</td></tr>",
+                 <td>{}</td><td>{}</td><td>{:.2}</td><td class=\"l err\">{}</td></tr>",
                 info.subtasks,
                 info.retries,
                 info.elapsed,
