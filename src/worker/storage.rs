@@ -7,9 +7,12 @@ use dashmap::DashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
+/// Keys are small integers hashed on every subtask: Fx instead of SipHash.
+type Chunks = DashMap<(TaskId, ChunkIdx), Arc<ArrayData>, rustc_hash::FxBuildHasher>;
+
 #[derive(Default)]
 pub struct Storage {
-    chunks: DashMap<(TaskId, ChunkIdx), Arc<ArrayData>>,
+    chunks: Chunks,
     bytes: AtomicUsize,
 }
 
