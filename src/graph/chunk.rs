@@ -147,6 +147,73 @@ impl ChunkGraph {
         counts
     }
 
+    /// Rewrites the graph in place, in one pass in node order, without a second arena:
+    /// `replace[i]` is `None` to drop node `i`, `Some(None)` to keep it, or
+    /// `Some(Some((node, alias)))` to put `node` in its place with `i`'s inputs, `alias` being
+    /// another old node that now also maps to it. Kept nodes and edges only move toward the
+    /// front, and an alias must come after `i`. Returns old index → new index (`u32::MAX` for
+    /// dropped nodes).
+    pub fn compact_in_place(
+        &mut self,
+        mut replace: impl FnMut(usize, &ChunkNode) -> Option<Option<(ChunkNode, usize)>>,
+    ) -> Vec<u32> {
+        let n = self.nodes.len();
+        let mut map = vec![u32::MAX; n];
+        let (mut w, mut e) = (0usize, 0usize);
+        for v in 0..n {
+            let Some(replacement) = replace(v, &self.nodes[v]) else {
+                continue;
+            };
+            let (start, len) = (
+                self.nodes[v].inputs_start as usize,
+                self.nodes[v].inputs_len as usize,
+            );
+            debug_assert!(
+                e <= start && w <= v,
+                "compaction only moves toward the front"
+            );
+            for k in 0..len {
+                self.edges[e + k] = ChunkIdx(map[self.edges[start + k].index()]);
+            }
+            let mut node = match replacement {
+                None => self.nodes[v].clone(),
+                Some((node, alias)) => {
+                    map[alias] = w as u32;
+                    node
+                }
+            };
+            node.inputs_start = e as u32;
+            node.inputs_len = len as u32;
+            self.nodes[w] = node;
+            map[v] = w as u32;
+            w += 1;
+            e += len;
+        }
+        self.nodes.truncate(w);
+        self.edges.truncate(e);
+        self.results = Self::remap_results(&self.results, |c| ChunkIdx(map[c.index()]));
+        map
+    }
+
+    /// A node with no inputs yet (for [`ChunkGraph::compact_in_place`] replacements).
+    pub fn detached_node(
+        key: ChunkKey,
+        op: Op,
+        args: ArgsIdx,
+        shape: Shape,
+        dtype: DType,
+    ) -> ChunkNode {
+        ChunkNode {
+            key,
+            op,
+            args,
+            shape,
+            dtype,
+            inputs_start: 0,
+            inputs_len: 0,
+        }
+    }
+
     /// Copies node `idx` of `from` into `self` with its inputs remapped.
     pub fn push_copy(&mut self, from: &ChunkGraph, idx: ChunkIdx, inputs: &[ChunkIdx]) -> ChunkIdx {
         let n = from.node(idx);

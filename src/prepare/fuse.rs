@@ -4,10 +4,12 @@
 //! with exactly one successor and grows while the next chunk has exactly one predecessor; a
 //! result chunk can only end a chain. For `(rand(a) + rand(b)).sum()` the `add` has two
 //! predecessors, so the RANDs stay outside and `add` and `sum` become `FUSE[add, sum]`.
-//! A FUSE node takes the tail's key, shape and dtype and the head's inputs.
+//! A FUSE node takes the tail's key, shape and dtype and the head's inputs. The graph is
+//! rewritten in place: no second million-node arena.
 
+use crate::array::Shape;
 use crate::graph::ChunkGraph;
-use crate::ids::ChunkIdx;
+use crate::ids::{ArgsIdx, ChunkIdx};
 use crate::ops::{FuseStep, Op, OpArgs};
 use smallvec::SmallVec;
 
@@ -35,18 +37,10 @@ pub fn fuse(mut graph: ChunkGraph) -> ChunkGraph {
         }
     }
 
-    let mut out = graph.take_tables();
-    let mut map = vec![ChunkIdx(u32::MAX); n];
-    let mut inputs: SmallVec<[ChunkIdx; 4]> = SmallVec::new();
+    // FUSE arguments per chain head, interned before the arena is rewritten.
+    let mut fuse_args: Vec<(u32, ArgsIdx, usize)> = Vec::new();
     for v in 0..n {
-        if absorbed[v] {
-            continue;
-        }
-        let idx = ChunkIdx(v as u32);
-        inputs.clear();
-        inputs.extend(graph.inputs(idx).iter().map(|c| map[c.index()]));
-        if chain_next[v] == u32::MAX {
-            map[v] = out.push_copy(&graph, idx, &inputs);
+        if absorbed[v] || chain_next[v] == u32::MAX {
             continue;
         }
         let mut steps: SmallVec<[FuseStep; 4]> = SmallVec::new();
@@ -62,20 +56,38 @@ pub fn fuse(mut graph: ChunkGraph) -> ChunkGraph {
             }
             cur = chain_next[cur] as usize;
         }
-        let tail = &graph.nodes[cur];
-        let args = out.intern_args(OpArgs::Fuse(steps));
-        let fused = out.push(
-            tail.key,
-            Op::Fuse,
-            args,
-            tail.shape.clone(),
-            tail.dtype,
-            &inputs,
-        );
-        map[cur] = fused;
+        let args = graph.intern_args(OpArgs::Fuse(steps));
+        fuse_args.push((v as u32, args, cur));
     }
-    out.results = ChunkGraph::remap_results(&graph.results, |c| map[c.index()]);
-    out
+    let mut next_fuse = fuse_args.iter().peekable();
+    let tails: Vec<(crate::ids::ChunkKey, Shape, crate::array::DType)> = fuse_args
+        .iter()
+        .map(|(_, _, tail)| {
+            (
+                graph.nodes[*tail].key,
+                graph.nodes[*tail].shape.clone(),
+                graph.nodes[*tail].dtype,
+            )
+        })
+        .collect();
+    let mut fused = 0;
+    graph.compact_in_place(|v, _| {
+        if absorbed[v] {
+            return None;
+        }
+        match next_fuse.peek() {
+            Some((head, args, tail)) if *head as usize == v => {
+                let (key, shape, dtype) = tails[fused].clone();
+                let node = ChunkGraph::detached_node(key, Op::Fuse, *args, shape, dtype);
+                let alias = *tail;
+                next_fuse.next();
+                fused += 1;
+                Some(Some((node, alias)))
+            }
+            _ => Some(None),
+        }
+    });
+    graph
 }
 
 #[cfg(test)]
