@@ -197,38 +197,42 @@ fn every_route_with_auth() {
     );
 
     // Error paths, none of which reach the scheduler.
-    assert_error(
-        api.send(
-            "POST",
-            "/api/session/s1/task",
-            Some(json!({"expr": "sum(ones(3, chunk=1) +"})),
+    let bad_posts = [
+        (
+            "s1",
+            json!({"expr": "sum(ones(3, chunk=1) +"}),
+            400,
+            "bad_request",
         ),
-        400,
-        "bad_request",
-    );
-    assert_error(
-        api.send(
-            "POST",
-            "/api/session/s1/task",
-            Some(json!({"expr": "ones(3, chunk=1) + ones(4, chunk=1)"})),
+        (
+            "s1",
+            json!({"expr": "ones(3, chunk=1) + ones(4, chunk=1)"}),
+            400,
+            "bad_request",
         ),
-        400,
-        "bad_request",
-    );
-    assert_error(
-        api.send("POST", "/api/session/s1/task", Some(json!({}))),
-        400,
-        "bad_request",
-    );
-    assert_error(
-        api.send(
-            "POST",
-            "/api/session/s1/task",
-            Some(json!({"graph": {"nodes": [{"op": "frobnicate"}], "outputs": [0]}})),
+        ("s1", json!({}), 400, "bad_request"),
+        (
+            "s1",
+            json!({"graph": {"nodes": [{"op": "frobnicate"}], "outputs": [0]}}),
+            400,
+            "bad_request",
         ),
-        400,
-        "bad_request",
-    );
+        (
+            "s1",
+            json!({"expr": "1", "extra_config": {"combine_size": 1}}),
+            400,
+            "bad_request",
+        ),
+        ("s1", json!({"expr": "1", "colour": 3}), 400, "bad_request"),
+        ("nope", json!({"expr": "1"}), 404, "not_found"),
+    ];
+    for (sid, body, status, kind) in bad_posts {
+        assert_error(
+            api.send("POST", &format!("/api/session/{sid}/task"), Some(body)),
+            status,
+            kind,
+        );
+    }
     let mut broken = graph.clone();
     broken.nodes[1].shape = smallvec::smallvec![9, 9];
     let bad = api.send(
@@ -243,29 +247,6 @@ fn every_route_with_auth() {
             .unwrap()
             .contains("malformed graph"),
         "{bad:?}"
-    );
-    assert_error(
-        api.send(
-            "POST",
-            "/api/session/s1/task",
-            Some(json!({"expr": "1", "extra_config": {"combine_size": 1}})),
-        ),
-        400,
-        "bad_request",
-    );
-    assert_error(
-        api.send(
-            "POST",
-            "/api/session/s1/task",
-            Some(json!({"expr": "1", "colour": 3})),
-        ),
-        400,
-        "bad_request",
-    );
-    assert_error(
-        api.send("POST", "/api/session/nope/task", Some(json!({"expr": "1"}))),
-        404,
-        "not_found",
     );
     let bad_gets = [
         ("/api/session/s1/task/999".to_string(), 404, "not_found"),
