@@ -1,9 +1,9 @@
 //! Bytes on the wire: the only module that knows bincode.
 //!
-//! Control frames are `u32 BE length | bincode(Vec<Message>)`, read and written with
-//! tokio-util's length-delimited codec (async) or the blocking helpers here (clients and the
-//! data plane). A frame longer than the configured limit is refused before it is read; a frame
-//! that does not decode is an error for that connection only. Chunk data travels as a small
+//! Control frames are `u32 BE length | bincode(Vec<Message>)`, read and written by
+//! [`super::framing`] (async or blocking). A frame longer than the connection's limit is
+//! refused on its header; a frame that does not decode is an error for that connection only.
+//! Decoding never allocates more than a small multiple of the bytes present ([`decode`]). Chunk data travels as a small
 //! bincode header followed by the raw little-endian element bytes: no per-element encoding.
 
 use super::Message;
@@ -11,9 +11,9 @@ use crate::array::{ArrayData, DType};
 use crate::ids::ChunkIdx;
 use ndarray::{ArrayD, IxDyn};
 use serde::{de::DeserializeOwned, Deserialize, Serialize};
-use std::io::{Read, Write};
 use thiserror::Error;
-use tokio_util::codec::LengthDelimitedCodec;
+
+pub use super::framing::{read_frame, write_frame, FrameLimit, Framing};
 
 #[derive(Debug, Error)]
 pub enum CodecError {
@@ -25,7 +25,7 @@ pub enum CodecError {
     Io(#[from] std::io::Error),
 }
 
-fn config() -> impl bincode::config::Config {
+fn config() -> bincode::config::Configuration {
     bincode::config::standard()
 }
 
@@ -40,9 +40,33 @@ pub fn encode<T: Serialize>(value: &T) -> Result<Vec<u8>, CodecError> {
     Ok(buf)
 }
 
+fn decode_limited<T: DeserializeOwned, const LIMIT: usize>(
+    bytes: &[u8],
+) -> Result<(T, usize), bincode::error::DecodeError> {
+    bincode::serde::decode_from_slice(bytes, config().with_limit::<LIMIT>())
+}
+
+/// Decodes one value that must fill `bytes` exactly.
+///
+/// bincode allocates a string or byte buffer as long as its length prefix says before reading
+/// it (a 15-byte frame claiming 2^56 bytes aborted the process). Its limit counts every byte
+/// those prefixes claim, and a valid value claims at most its own encoded size, so the limit
+/// here is the input's length rounded up to a power of four (at least 64 KiB): no claim can
+/// allocate more than four times the bytes actually present.
 pub fn decode<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, CodecError> {
-    let (value, used) = bincode::serde::decode_from_slice(bytes, config())
-        .map_err(|e| CodecError::Corrupt(e.to_string()))?;
+    let size = bytes.len().max(1).next_power_of_two().trailing_zeros();
+    let decoded = match size {
+        0..=16 => decode_limited::<T, { 1 << 16 }>(bytes),
+        17..=18 => decode_limited::<T, { 1 << 18 }>(bytes),
+        19..=20 => decode_limited::<T, { 1 << 20 }>(bytes),
+        21..=22 => decode_limited::<T, { 1 << 22 }>(bytes),
+        23..=24 => decode_limited::<T, { 1 << 24 }>(bytes),
+        25..=26 => decode_limited::<T, { 1 << 26 }>(bytes),
+        27..=28 => decode_limited::<T, { 1 << 28 }>(bytes),
+        29..=30 => decode_limited::<T, { 1 << 30 }>(bytes),
+        _ => decode_limited::<T, { u32::MAX as usize }>(bytes),
+    };
+    let (value, used) = decoded.map_err(|e| CodecError::Corrupt(e.to_string()))?;
     if used != bytes.len() {
         return Err(CodecError::Corrupt(format!(
             "{} trailing bytes",
@@ -60,36 +84,9 @@ pub fn decode_frame(bytes: &[u8]) -> Result<Vec<Message>, CodecError> {
     decode(bytes)
 }
 
-/// The async framing codec with a frame size limit.
-pub fn framing(max_frame: usize) -> LengthDelimitedCodec {
-    LengthDelimitedCodec::builder()
-        .max_frame_length(max_frame)
-        .new_codec()
-}
-
-/// Writes one length-delimited frame (blocking).
-pub fn write_frame(w: &mut impl Write, payload: &[u8]) -> Result<(), CodecError> {
-    let len = u32::try_from(payload.len()).map_err(|_| CodecError::TooLarge {
-        size: payload.len(),
-        limit: u32::MAX as usize,
-    })?;
-    w.write_all(&len.to_be_bytes())?;
-    w.write_all(payload)?;
-    w.flush()?;
-    Ok(())
-}
-
-/// Reads one length-delimited frame (blocking), refusing frames over `limit`.
-pub fn read_frame(r: &mut impl Read, limit: usize) -> Result<Vec<u8>, CodecError> {
-    let mut len = [0u8; 4];
-    r.read_exact(&mut len)?;
-    let size = u32::from_be_bytes(len) as usize;
-    if size > limit {
-        return Err(CodecError::TooLarge { size, limit });
-    }
-    let mut buf = vec![0u8; size];
-    r.read_exact(&mut buf)?;
-    Ok(buf)
+/// The async frame codec with a fixed limit (see [`super::framing`]).
+pub fn framing(max_frame: usize) -> Framing {
+    Framing::new(FrameLimit::new(max_frame))
 }
 
 #[derive(Serialize, Deserialize)]
@@ -154,8 +151,10 @@ pub fn decode_chunks(bytes: &[u8]) -> Result<Vec<(ChunkIdx, ArrayData)>, CodecEr
         let raw = &bytes[pos..end];
         pos = end;
         let shape: Vec<usize> = h.shape.iter().map(|d| *d as usize).collect();
-        let n: usize = shape.iter().product();
-        if raw.len() != n * h.dtype.itemsize() {
+        let n = shape
+            .iter()
+            .try_fold(h.dtype.itemsize(), |n, d| n.checked_mul(*d));
+        if n != Some(raw.len()) {
             return Err(corrupt("size does not match shape"));
         }
         let shaped = |e: ndarray::ShapeError| CodecError::Corrupt(e.to_string());
@@ -323,28 +322,27 @@ mod tests {
     }
 
     #[test]
-    fn blocking_frames_split_and_oversized() {
-        let payload = encode_frame(&[Message::Heartbeat {
-            stored_chunks: 0,
-            stored_bytes: 0,
+    fn length_claims_past_the_bytes_present_are_refused_without_allocating() {
+        // Row 1 of issue 8: a Vec<Message> of one Refused whose reason claims 2^56 bytes.
+        let mut frame = vec![0x01, 0x03, 0xfd];
+        frame.extend_from_slice(&(1u64 << 56).to_le_bytes());
+        assert!(decode_frame(&frame).is_err());
+        for claim in [1u64 << 29, 1 << 31, u32::MAX as u64] {
+            let mut frame = vec![0x01, 0x03, 0xfd];
+            frame.extend_from_slice(&claim.to_le_bytes());
+            assert!(decode_frame(&frame).is_err());
+        }
+        // Chunk shapes whose product overflows are corrupt, not a panic.
+        let head = encode(&vec![ChunkHeader {
+            chunk: ChunkIdx(0),
+            dtype: DType::F64,
+            shape: vec![u64::MAX, u64::MAX],
+            bytes: 0,
         }])
         .unwrap();
-        let mut wire = Vec::new();
-        write_frame(&mut wire, &payload).unwrap();
-        write_frame(&mut wire, &payload).unwrap();
-        let mut reader = std::io::Cursor::new(wire.clone());
-        assert_eq!(read_frame(&mut reader, 1024).unwrap(), payload);
-        assert_eq!(read_frame(&mut reader, 1024).unwrap(), payload);
-        // A frame cut in the middle is an error, not a hang or a panic.
-        let mut cut = std::io::Cursor::new(wire[..wire.len() - 1].to_vec());
-        read_frame(&mut cut, 1024).unwrap();
-        assert!(read_frame(&mut cut, 1024).is_err());
-        // A length over the limit is refused before reading the body.
-        let mut big = std::io::Cursor::new((1u32 << 30).to_be_bytes().to_vec());
-        assert!(matches!(
-            read_frame(&mut big, 1024),
-            Err(CodecError::TooLarge { .. })
-        ));
+        let mut bytes = (head.len() as u64).to_le_bytes().to_vec();
+        bytes.extend_from_slice(&head);
+        assert!(decode_chunks(&bytes).is_err());
     }
 
     #[test]

@@ -7,6 +7,7 @@
 //! bytes.
 
 pub mod codec;
+pub mod framing;
 pub mod outbound;
 
 use crate::graph::TileableGraph;

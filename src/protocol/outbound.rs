@@ -10,7 +10,6 @@ use actix::io::{FramedWrite, WriteHandler};
 use actix::prelude::*;
 use bytes::Bytes;
 use tokio::net::tcp::OwnedWriteHalf;
-use tokio_util::codec::LengthDelimitedCodec;
 
 /// Asks the owning actor to write its queue out.
 #[derive(Message)]
@@ -18,7 +17,7 @@ use tokio_util::codec::LengthDelimitedCodec;
 pub struct Flush;
 
 pub struct Outbound {
-    writer: FramedWrite<Bytes, OwnedWriteHalf, LengthDelimitedCodec>,
+    writer: FramedWrite<Bytes, OwnedWriteHalf, codec::Framing>,
     queue: Vec<Message>,
     scheduled: bool,
     pub frames: u64,
@@ -26,12 +25,12 @@ pub struct Outbound {
 }
 
 impl Outbound {
-    pub fn new<A>(write: OwnedWriteHalf, max_frame: usize, ctx: &mut Context<A>) -> Self
+    pub fn new<A>(write: OwnedWriteHalf, limit: codec::FrameLimit, ctx: &mut Context<A>) -> Self
     where
         A: Actor<Context = Context<A>> + WriteHandler<std::io::Error>,
     {
         Self {
-            writer: FramedWrite::new(write, codec::framing(max_frame), ctx),
+            writer: FramedWrite::new(write, codec::Framing::new(limit), ctx),
             queue: Vec::new(),
             scheduled: false,
             frames: 0,

@@ -47,9 +47,10 @@ impl Link {
         let _ = stream.set_nodelay(true);
         Link::create(move |ctx| {
             let (read, write) = stream.into_split();
-            ctx.add_stream(FramedRead::new(read, codec::framing(max_frame)));
+            let limit = codec::FrameLimit::new(max_frame);
+            ctx.add_stream(FramedRead::new(read, codec::Framing::new(limit.clone())));
             Link {
-                out: Outbound::new(write, max_frame, ctx),
+                out: Outbound::new(write, limit, ctx),
                 role: Role::Unknown,
                 peer,
                 scheduler,
@@ -188,7 +189,7 @@ impl StreamHandler<Result<BytesMut, std::io::Error>> for Link {
                 }
             }
             Err(e) => {
-                tracing::warn!(peer = %self.peer, role = ?self.role, "closing connection: {e}");
+                crate::telemetry::peer_rejected(self.peer, "closing connection", e);
                 ctx.stop();
             }
         }

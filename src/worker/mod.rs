@@ -399,9 +399,10 @@ pub async fn start(
     let memory_limit = config.worker.memory_limit;
     let addr = Worker::create(move |ctx| {
         let (read, write) = stream.into_split();
-        ctx.add_stream(FramedRead::new(read, codec::framing(max_frame)));
+        let limit = codec::FrameLimit::new(max_frame);
+        ctx.add_stream(FramedRead::new(read, codec::Framing::new(limit.clone())));
         Worker {
-            out: Outbound::new(write, max_frame, ctx),
+            out: Outbound::new(write, limit, ctx),
             me: None,
             slots,
             memory_limit,
