@@ -93,6 +93,17 @@ pub struct ClusterConfig {
     pub node_timeout_ms: u64,
     /// Largest frame a connection accepts; a larger one closes that connection.
     pub max_frame_bytes: usize,
+    /// File holding the cluster secret (surrounding whitespace trimmed); else
+    /// `ARES_CLUSTER_SECRET`. Workers, the data plane and (without a client secret) clients
+    /// prove it in the handshake.
+    pub secret_file: Option<std::path::PathBuf>,
+    /// File holding the secret clients prove instead (else `ARES_CLIENT_SECRET`); a client
+    /// credential can never register a worker.
+    pub client_secret_file: Option<std::path::PathBuf>,
+    /// Lets a node listen beyond loopback without a secret (anyone may then connect).
+    pub allow_unauthenticated: bool,
+    /// A connection that has not finished the handshake by then is closed.
+    pub handshake_timeout_ms: u64,
 }
 
 impl Default for ClusterConfig {
@@ -103,6 +114,10 @@ impl Default for ClusterConfig {
             heartbeat_interval_ms: 1000,
             node_timeout_ms: 10_000,
             max_frame_bytes: 1 << 30,
+            secret_file: None,
+            client_secret_file: None,
+            allow_unauthenticated: false,
+            handshake_timeout_ms: 5000,
         }
     }
 }
@@ -185,6 +200,34 @@ impl Default for WebConfig {
     }
 }
 
+/// `limits`: what one peer may ask for; a refusal is an error reply, the node goes on.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct LimitsConfig {
+    /// Nodes of one submitted tileable graph.
+    pub max_graph_nodes: usize,
+    /// Chunks one task may create, reduction trees included, projected at submission.
+    pub max_chunks_per_task: u64,
+    /// Tasks pending or running in one session.
+    pub max_tasks_in_flight_per_session: usize,
+    /// Tasks pending or running on the supervisor.
+    pub max_tasks_in_flight: usize,
+    /// Open connections per listening port (RPC, each data plane); more are refused.
+    pub max_connections: usize,
+}
+
+impl Default for LimitsConfig {
+    fn default() -> Self {
+        Self {
+            max_graph_nodes: 100_000,
+            max_chunks_per_task: 20_000_000,
+            max_tasks_in_flight_per_session: 64,
+            max_tasks_in_flight: 256,
+            max_connections: 1024,
+        }
+    }
+}
+
 /// The whole configuration file.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -194,6 +237,7 @@ pub struct Config {
     pub scheduling: SchedulingConfig,
     pub worker: WorkerConfig,
     pub web: WebConfig,
+    pub limits: LimitsConfig,
 }
 
 impl Config {
@@ -241,6 +285,22 @@ impl Config {
                     return Err(AresError::Config(format!("{key}: {a:?} is not HOST:PORT")));
                 }
             }
+        }
+        let l = &self.limits;
+        if l.max_graph_nodes == 0
+            || l.max_chunks_per_task == 0
+            || l.max_tasks_in_flight == 0
+            || l.max_tasks_in_flight_per_session == 0
+            || l.max_connections == 0
+        {
+            return Err(AresError::Config(
+                "every limits.* key must be at least 1".into(),
+            ));
+        }
+        if c.handshake_timeout_ms == 0 {
+            return Err(AresError::Config(
+                "cluster.handshake_timeout_ms must be at least 1".into(),
+            ));
         }
         if self.scheduling.worker_prefetch == 0 {
             return Err(AresError::Config(

@@ -4,6 +4,12 @@
 
 mod common;
 
+use ares::api::TaskApi;
+use ares::ids::TaskId;
+use ares::protocol::codec;
+use ares::protocol::handshake::{HandshakeError, Role};
+use ares::protocol::secret::Secret;
+use ares::protocol::Message;
 use common::cluster::Cluster;
 use common::hostile::*;
 use std::io::Write;
@@ -66,4 +72,183 @@ fn truncated_and_random_bytes_close_one_connection() {
     s.shutdown(std::net::Shutdown::Write).unwrap();
     assert_closed(s);
     still_serves(&cluster);
+}
+
+/// Row 5: without the secret nothing but the handshake is read, on either port. Valid frames
+/// of every client kind sent first are never answered, and a real task is left alone.
+#[test]
+fn without_the_secret_nothing_reaches_a_handler() {
+    let cluster = Cluster::start(1, 1);
+    let task = submit_and_keep(&cluster, "ones(10, chunk=5) * 3");
+    for messages in [
+        vec![Message::HelloClient {
+            version: ares::protocol::PROTOCOL_VERSION,
+        }],
+        vec![Message::FetchResult { request: 1, task }],
+        vec![Message::Cancel { request: 1, task }],
+        every_message(task),
+    ] {
+        let mut s = raw(&cluster.addr);
+        let frame = codec::encode_frame(&messages).unwrap();
+        let _ = codec::write_frame(&mut s, &frame);
+        // Shorter than a hello: the listener waits for the rest until the write side ends.
+        let _ = s.shutdown(std::net::Shutdown::Write);
+        assert_closed(s);
+    }
+    // The wrong secret, for every role, on the RPC port and the data plane.
+    let wrong = Secret::from_text("not the secret").unwrap();
+    for (addr, role) in [
+        (&cluster.addr, Role::Client),
+        (&cluster.addr, Role::Worker),
+        (&cluster.workers[0], Role::Peer),
+    ] {
+        let err = authed(addr, role, &wrong).unwrap_err();
+        assert!(matches!(err, HandshakeError::ListenerProof), "{err}");
+    }
+    // A raw data-plane request for the result: closed without an answer.
+    let mut s = raw(&cluster.workers[0]);
+    let req = ares::protocol::data::encode_request(task, &[ares::ids::ChunkIdx(0)]).unwrap();
+    let _ = codec::write_frame(&mut s, &req);
+    let _ = s.shutdown(std::net::Shutdown::Write);
+    assert_closed(s);
+    // The RPC port serves no Peer role, the data plane no Client role.
+    let err = authed(&cluster.workers[0], Role::Client, &cluster.client_secret).unwrap_err();
+    assert!(matches!(err, HandshakeError::RoleNotServed(_)), "{err}");
+    // The owner still has the task and its result.
+    let mut c = cluster.client();
+    let got = c.fetch(task).unwrap().remove(0);
+    assert_eq!(got.get_flat(9).unwrap().as_f64(), 3.0);
+    still_serves(&cluster);
+}
+
+/// Row 5: a client credential never registers a worker (a fake HelloWorker with 64 slots
+/// once swallowed all work), and no side may send the other side's messages.
+#[test]
+fn messages_from_the_wrong_side_are_refused() {
+    let cluster = Cluster::start(1, 1);
+    let client = cluster.client_secret.clone();
+    // The client secret does not open the worker role.
+    assert!(authed(&cluster.addr, Role::Worker, &client).is_err());
+    // A client connection saying HelloWorker is refused and closed.
+    let mut s = authed(&cluster.addr, Role::Client, &client).unwrap();
+    send(
+        &mut s,
+        &[Message::HelloWorker {
+            version: ares::protocol::PROTOCOL_VERSION,
+            slots: 64,
+            memory_limit: 0,
+            data_addr: "127.0.0.1:1".into(),
+        }],
+    );
+    assert!(
+        matches!(&receive(&mut s)[0], Message::Refused { reason } if reason.contains("worker"))
+    );
+    assert_closed(s);
+    // A welcomed client sending worker or supervisor messages is refused and closed.
+    for m in every_message(TaskId(1))
+        .into_iter()
+        .filter(|m| !m.is_client_request() && !matches!(m, Message::HelloClient { .. }))
+    {
+        let mut s = authed(&cluster.addr, Role::Client, &client).unwrap();
+        let kind = m.kind();
+        send(
+            &mut s,
+            &[
+                Message::HelloClient {
+                    version: ares::protocol::PROTOCOL_VERSION,
+                },
+                m,
+            ],
+        );
+        let replies: Vec<Message> = receive(&mut s);
+        let refused = replies
+            .iter()
+            .chain(receive_all(&mut s).iter())
+            .any(|r| matches!(r, Message::Refused { reason } if reason.contains(kind)));
+        assert!(refused, "{kind}: {replies:?}");
+    }
+    // The worker role on the cluster secret cannot act as a client.
+    let mut s = authed(&cluster.addr, Role::Worker, &cluster.secret).unwrap();
+    send(
+        &mut s,
+        &[Message::HelloClient {
+            version: ares::protocol::PROTOCOL_VERSION,
+        }],
+    );
+    assert!(matches!(&receive(&mut s)[0], Message::Refused { .. }));
+    assert_closed(s);
+    let mut c =
+        ares::api::NativeClient::connect_with(&cluster.addr, Duration::from_secs(5), &client)
+            .unwrap();
+    let t = ares::expr::evaluate("sum(ones(6, chunk=2))").unwrap();
+    let task = c
+        .submit_tileable_graph(&ares::tensor::Tensor::graph(&[&t]), None)
+        .unwrap();
+    let info = c.wait_task(task, Duration::from_secs(30)).unwrap();
+    assert_eq!(info.status, ares::protocol::TaskStatus::Succeeded);
+    still_serves(&cluster);
+}
+
+/// Row 5: the data plane sends each distinct chunk once per request, however often listed.
+#[test]
+fn the_data_plane_answers_each_chunk_once() {
+    let cluster = Cluster::start(1, 1);
+    let task = submit_and_keep(&cluster, "ones(100000, chunk=100000) + 1");
+    let mut found = 0;
+    for c in 0..8 {
+        let mut s = authed(&cluster.workers[0], Role::Peer, &cluster.secret).unwrap();
+        let req = ares::protocol::data::encode_request(task, &vec![ares::ids::ChunkIdx(c); 20_000])
+            .unwrap();
+        codec::write_frame(&mut s, &req).unwrap();
+        let answer = codec::read_frame(&mut s, 1 << 26).unwrap_or_else(|e| {
+            panic!(
+                "{e}: {}",
+                std::fs::read_to_string(cluster.dir.path().join("w0.log")).unwrap()
+            )
+        });
+        assert!(
+            answer.len() < 1 << 20,
+            "{} bytes for one chunk",
+            answer.len()
+        );
+        if let Ok(chunks) = ares::protocol::data::decode_answer(&answer) {
+            assert_eq!(chunks.len(), 1);
+            found += 1;
+        }
+    }
+    assert_eq!(found, 1, "the result chunk is on the worker");
+    still_serves(&cluster);
+}
+
+/// Slowloris: connections that trickle their hello are dropped at the handshake timeout,
+/// and others are served meanwhile.
+#[test]
+fn slow_handshakes_are_dropped_at_the_timeout() {
+    let cluster = Cluster::start_full(1, 1, "  handshake_timeout_ms: 500\n", "");
+    let slow: Vec<_> = (0..30)
+        .map(|_| {
+            let mut s = raw(&cluster.addr);
+            s.write_all(b"AR").unwrap();
+            s
+        })
+        .collect();
+    still_serves(&cluster);
+    let start = std::time::Instant::now();
+    for s in slow {
+        assert_closed(s);
+    }
+    assert!(
+        start.elapsed() < Duration::from_secs(3),
+        "{:?}",
+        start.elapsed()
+    );
+    // The wrong protocol version is told so.
+    let (_, mut hello) = ares::protocol::handshake::Connector::hello(Role::Client);
+    hello[4..8].copy_from_slice(&999u32.to_be_bytes());
+    let mut s = raw(&cluster.addr);
+    s.write_all(&hello).unwrap();
+    let mut status = [0u8; 1];
+    std::io::Read::read_exact(&mut s, &mut status).unwrap();
+    assert_eq!(status[0], 2, "version refusal");
+    assert_closed(s);
 }

@@ -5,10 +5,15 @@ use super::{ApiError, ApiResult, TaskApi};
 use crate::array::ArrayData;
 use crate::graph::TileableGraph;
 use crate::ids::TaskId;
+use crate::protocol::auth;
 use crate::protocol::codec;
+use crate::protocol::handshake::Role;
+use crate::protocol::secret::{Credentials, Secret};
 use crate::protocol::{Message, TaskInfo, PROTOCOL_VERSION};
 use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
 use std::time::{Duration, Instant};
+
+const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 
 pub struct NativeClient {
     stream: TcpStream,
@@ -17,8 +22,17 @@ pub struct NativeClient {
 }
 
 impl NativeClient {
-    /// Connects, retrying until `wait` has passed (a supervisor may still be starting).
+    /// Connects with the client secret from the environment (`ARES_CLIENT_SECRET`, else
+    /// `ARES_CLUSTER_SECRET`; none = the empty key of an unauthenticated cluster), retrying
+    /// until `wait` has passed (a supervisor may still be starting).
     pub fn connect(addr: &str, wait: Duration) -> ApiResult<Self> {
+        let creds =
+            Credentials::load(&Default::default()).map_err(|e| ApiError::Refused(e.to_string()))?;
+        Self::connect_with(addr, wait, &creds.client_secret())
+    }
+
+    /// Connects proving `secret` (see [`Credentials::client_secret`]).
+    pub fn connect_with(addr: &str, wait: Duration, secret: &Secret) -> ApiResult<Self> {
         let deadline = Instant::now() + wait;
         let resolved: Vec<SocketAddr> = addr
             .to_socket_addrs()
@@ -46,6 +60,9 @@ impl NativeClient {
             }
         };
         stream.set_nodelay(true).ok();
+        let mut stream = stream;
+        auth::connect_blocking(&mut stream, Role::Client, secret, HANDSHAKE_TIMEOUT)
+            .map_err(|e| ApiError::Refused(e.to_string()))?;
         let mut client = Self {
             stream,
             next_request: 1,

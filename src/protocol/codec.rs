@@ -49,12 +49,18 @@ fn decode_limited<T: DeserializeOwned, const LIMIT: usize>(
 /// Decodes one value that must fill `bytes` exactly.
 ///
 /// bincode allocates a string or byte buffer as long as its length prefix says before reading
-/// it (a 15-byte frame claiming 2^56 bytes aborted the process). Its limit counts every byte
-/// those prefixes claim, and a valid value claims at most its own encoded size, so the limit
-/// here is the input's length rounded up to a power of four (at least 64 KiB): no claim can
-/// allocate more than four times the bytes actually present.
+/// it (a 15-byte frame claiming 2^56 bytes aborted the process). Its limit counts the bytes
+/// every primitive and length prefix claims in memory; a valid value claims at most 16 per
+/// byte on the wire (a one-byte varint may be a u128), so the limit here is 16 times the
+/// input's length rounded up to a power of four (at least 64 KiB): no claim can allocate
+/// more than a small multiple of the bytes actually present.
 pub fn decode<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, CodecError> {
-    let size = bytes.len().max(1).next_power_of_two().trailing_zeros();
+    let size = bytes
+        .len()
+        .saturating_mul(16)
+        .max(1)
+        .checked_next_power_of_two()
+        .map_or(usize::BITS, usize::trailing_zeros);
     let decoded = match size {
         0..=16 => decode_limited::<T, { 1 << 16 }>(bytes),
         17..=18 => decode_limited::<T, { 1 << 18 }>(bytes),
@@ -64,7 +70,9 @@ pub fn decode<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, CodecError> {
         25..=26 => decode_limited::<T, { 1 << 26 }>(bytes),
         27..=28 => decode_limited::<T, { 1 << 28 }>(bytes),
         29..=30 => decode_limited::<T, { 1 << 30 }>(bytes),
-        _ => decode_limited::<T, { u32::MAX as usize }>(bytes),
+        31..=32 => decode_limited::<T, { 1 << 32 }>(bytes),
+        33..=34 => decode_limited::<T, { 1 << 34 }>(bytes),
+        _ => decode_limited::<T, { 1 << 36 }>(bytes),
     };
     let (value, used) = decoded.map_err(|e| CodecError::Corrupt(e.to_string()))?;
     if used != bytes.len() {

@@ -6,9 +6,13 @@
 //! [`PROTOCOL_VERSION`]; a peer speaking another version is refused. Only [`codec`] knows
 //! bytes.
 
+pub mod auth;
 pub mod codec;
+pub mod data;
 pub mod framing;
+pub mod handshake;
 pub mod outbound;
+pub mod secret;
 
 use crate::graph::TileableGraph;
 use crate::ids::{ChunkIdx, SubtaskIdx, TaskId, WorkerId};
@@ -167,4 +171,44 @@ pub enum Message {
         request: u64,
         data: Result<Bytes, String>,
     },
+}
+
+impl Message {
+    /// The variant's name, for errors and logs (never the contents: they may be huge).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Message::HelloWorker { .. } => "HelloWorker",
+            Message::HelloClient { .. } => "HelloClient",
+            Message::Welcome { .. } => "Welcome",
+            Message::Refused { .. } => "Refused",
+            Message::Peers { .. } => "Peers",
+            Message::RegisterTask { .. } => "RegisterTask",
+            Message::RunSubtasks { .. } => "RunSubtasks",
+            Message::CancelSubtasks { .. } => "CancelSubtasks",
+            Message::ReleaseChunks { .. } => "ReleaseChunks",
+            Message::ForgetTask { .. } => "ForgetTask",
+            Message::Heartbeat { .. } => "Heartbeat",
+            Message::SubtasksFinished { .. } => "SubtasksFinished",
+            Message::Submit { .. } => "Submit",
+            Message::Submitted { .. } => "Submitted",
+            Message::Wait { .. } => "Wait",
+            Message::GetInfo { .. } => "GetInfo",
+            Message::Info { .. } => "Info",
+            Message::Cancel { .. } => "Cancel",
+            Message::FetchResult { .. } => "FetchResult",
+            Message::ResultData { .. } => "ResultData",
+        }
+    }
+
+    /// Whether a client may send this once welcomed.
+    pub fn is_client_request(&self) -> bool {
+        matches!(
+            self,
+            Message::Submit { .. }
+                | Message::Wait { .. }
+                | Message::GetInfo { .. }
+                | Message::Cancel { .. }
+                | Message::FetchResult { .. }
+        )
+    }
 }

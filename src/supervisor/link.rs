@@ -1,17 +1,19 @@
-//! One actor per connection to the supervisor. The first frame says who is calling: a
-//! worker (registered with the scheduler) or a client (whose requests go to the task
-//! manager). A bad or oversized frame closes that connection only, with the reason logged;
-//! a worker's connection closing tells the scheduler the worker is gone.
+//! One actor per connection to the supervisor, created once the peer passed the handshake
+//! ([`crate::net`]) as a worker or a client. Its first frame must be the hello of that role:
+//! a worker's registers it with the scheduler, a client's opens the way to the task manager;
+//! a client credential can never register a worker. A bad or oversized frame closes that
+//! connection only, with one rate-limited log line; a worker's connection closing tells the
+//! scheduler the worker is gone.
 
 use super::scheduler::{Finished, Heartbeat, RegisterWorker, Scheduler, WorkerGone};
 use super::task_manager::{ClientRequest, TaskManager};
 use crate::ids::WorkerId;
+use crate::net::Admitted;
 use crate::protocol::outbound::{Flush, Outbound};
-use crate::protocol::{codec, Message, PROTOCOL_VERSION};
+use crate::protocol::{codec, handshake, Message, PROTOCOL_VERSION};
 use actix::prelude::*;
 use bytes::BytesMut;
 use std::net::SocketAddr;
-use tokio::net::TcpStream;
 use tokio_util::codec::FramedRead;
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -26,7 +28,10 @@ enum Role {
 pub struct Link {
     out: Outbound,
     role: Role,
+    /// The role the peer proved in the handshake.
+    proved: handshake::Role,
     peer: SocketAddr,
+    _permit: tokio::sync::OwnedSemaphorePermit,
     scheduler: Addr<Scheduler>,
     manager: Addr<TaskManager>,
 }
@@ -38,13 +43,17 @@ pub struct Send(pub Message);
 
 impl Link {
     pub fn spawn(
-        stream: TcpStream,
-        peer: SocketAddr,
+        admitted: Admitted,
         max_frame: usize,
         scheduler: Addr<Scheduler>,
         manager: Addr<TaskManager>,
     ) -> Addr<Link> {
-        let _ = stream.set_nodelay(true);
+        let Admitted {
+            stream,
+            peer,
+            role,
+            permit,
+        } = admitted;
         Link::create(move |ctx| {
             let (read, write) = stream.into_split();
             let limit = codec::FrameLimit::new(max_frame);
@@ -52,7 +61,9 @@ impl Link {
             Link {
                 out: Outbound::new(write, limit, ctx),
                 role: Role::Unknown,
+                proved: role,
                 peer,
+                _permit: permit,
                 scheduler,
                 manager,
             }
@@ -60,7 +71,7 @@ impl Link {
     }
 
     fn refuse(&mut self, reason: String, ctx: &mut Context<Self>) {
-        tracing::warn!(peer = %self.peer, "refusing connection: {reason}");
+        crate::telemetry::peer_rejected(self.peer, "refusing connection", &reason);
         self.out.push(Message::Refused { reason }, ctx);
         self.role = Role::Closing;
         if self.out.close().is_err() {
@@ -77,6 +88,22 @@ impl Link {
                 format!("protocol version {version}, this supervisor speaks {PROTOCOL_VERSION}"),
                 ctx,
             ),
+            (Role::Unknown, Message::HelloWorker { .. })
+                if self.proved != handshake::Role::Worker =>
+            {
+                self.refuse(
+                    format!("a {:?} credential cannot register a worker", self.proved),
+                    ctx,
+                )
+            }
+            (Role::Unknown, Message::HelloClient { .. })
+                if self.proved != handshake::Role::Client =>
+            {
+                self.refuse(
+                    format!("a {:?} connection cannot act as a client", self.proved),
+                    ctx,
+                )
+            }
             (
                 Role::Unknown,
                 Message::HelloWorker {
@@ -114,7 +141,9 @@ impl Link {
                     ctx,
                 );
             }
-            (Role::Unknown, other) => self.refuse(format!("expected a hello, got {other:?}"), ctx),
+            (Role::Unknown, other) => {
+                self.refuse(format!("expected a hello, got {}", other.kind()), ctx)
+            }
             (
                 Role::Worker(w),
                 Message::Heartbeat {
@@ -133,7 +162,7 @@ impl Link {
                     reports,
                 })
             }
-            (Role::Client, m) => {
+            (Role::Client, m) if m.is_client_request() => {
                 ctx.spawn(self.manager.send(ClientRequest(m)).into_actor(self).map(
                     |reply, act, ctx| match reply {
                         Ok(reply) => act.out.push(reply, ctx),
@@ -141,9 +170,10 @@ impl Link {
                     },
                 ));
             }
-            (role, m) => {
-                tracing::warn!(peer = %self.peer, ?role, "ignoring unexpected message {m:?}")
-            }
+            (role, m) => self.refuse(
+                format!("{role:?} sent a message it may not send: {}", m.kind()),
+                ctx,
+            ),
         }
     }
 }
@@ -185,6 +215,9 @@ impl StreamHandler<Result<BytesMut, std::io::Error>> for Link {
         {
             Ok(messages) => {
                 for m in messages {
+                    if self.role == Role::Closing {
+                        break;
+                    }
                     self.on_message(m, ctx);
                 }
             }

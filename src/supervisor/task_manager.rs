@@ -11,6 +11,7 @@ use super::task_processor::{Cancel, FetchResult, GetInfo, TaskProcessor, WaitDon
 use crate::config::{Config, TaskConfig};
 use crate::graph::TileableGraph;
 use crate::ids::TaskId;
+use crate::protocol::secret::Secret;
 use crate::protocol::{Message, TaskInfo};
 use actix::prelude::*;
 use std::collections::{BTreeMap, HashMap};
@@ -47,6 +48,8 @@ pub fn valid_session_id(id: &str) -> bool {
 
 pub struct TaskManager {
     config: Config,
+    /// Proved to workers' data planes when fetching results.
+    node_secret: Secret,
     scheduler: Addr<Scheduler>,
     tasks: HashMap<TaskId, (String, Addr<TaskProcessor>)>,
     sessions: BTreeMap<String, Session>,
@@ -54,10 +57,11 @@ pub struct TaskManager {
 }
 
 impl TaskManager {
-    pub fn new(config: Config, scheduler: Addr<Scheduler>) -> Self {
+    pub fn new(config: Config, node_secret: Secret, scheduler: Addr<Scheduler>) -> Self {
         let sessions = BTreeMap::from([(DEFAULT_SESSION.to_string(), Session::default())]);
         Self {
             config,
+            node_secret,
             scheduler,
             tasks: HashMap::new(),
             sessions,
@@ -100,6 +104,7 @@ impl TaskManager {
             config,
             c.scheduling.subtask_max_retries,
             c.cluster.max_frame_bytes,
+            self.node_secret.clone(),
             self.scheduler.clone(),
         )
         .start();
@@ -327,7 +332,7 @@ impl Handler<ClientRequest> for TaskManager {
             }
             other => Box::pin(async move {
                 Message::Refused {
-                    reason: format!("not a client request: {other:?}"),
+                    reason: format!("not a client request: {}", other.kind()),
                 }
             }),
         }

@@ -10,8 +10,10 @@ use crate::config::Config;
 use crate::executor::run_subtask;
 use crate::graph::WorkerGraph;
 use crate::ids::{ChunkIdx, SubtaskIdx, TaskId, WorkerId};
+use crate::protocol::handshake::Role;
 use crate::protocol::outbound::{Flush, Outbound};
-use crate::protocol::{codec, Message, RunSubtask, SubtaskReport, PROTOCOL_VERSION};
+use crate::protocol::secret::Credentials;
+use crate::protocol::{auth, codec, Message, RunSubtask, SubtaskReport, PROTOCOL_VERSION};
 use crate::supervisor::task_processor::state::FETCH_ERROR_PREFIX;
 use actix::prelude::*;
 use bytes::BytesMut;
@@ -362,14 +364,17 @@ fn execute_one(
 /// actix system. Returns the worker's address and its data-plane address.
 pub async fn start(
     config: &Config,
+    creds: &Credentials,
     supervisor: &str,
     wait: Duration,
 ) -> std::io::Result<(Addr<Worker>, SocketAddr)> {
     let max_frame = config.cluster.max_frame_bytes;
     let storage = Arc::new(Storage::default());
-    let data_addr = transfer::serve(&config.worker.data_listen, storage.clone(), max_frame).await?;
+    let gate = transfer::gate(creds.keys(), config);
+    let data_addr =
+        transfer::serve(&config.worker.data_listen, storage.clone(), max_frame, gate).await?;
     let deadline = tokio::time::Instant::now() + wait;
-    let stream = loop {
+    let mut stream = loop {
         match TcpStream::connect(supervisor).await {
             Ok(s) => break s,
             Err(e) if tokio::time::Instant::now() >= deadline => return Err(e),
@@ -377,6 +382,15 @@ pub async fn start(
         }
     };
     stream.set_nodelay(true)?;
+    let timeout = Duration::from_millis(config.cluster.handshake_timeout_ms);
+    auth::connect_async(&mut stream, Role::Worker, &creds.node_secret(), timeout)
+        .await
+        .map_err(|e| {
+            std::io::Error::new(
+                std::io::ErrorKind::PermissionDenied,
+                format!("supervisor at {supervisor}: {e}"),
+            )
+        })?;
     // Bound to all interfaces: advertise the address this host reaches the supervisor from,
     // which its peers can reach too (containers, multi-homed hosts).
     let data_addr = if data_addr.ip().is_unspecified() {
@@ -391,7 +405,7 @@ pub async fn start(
         drain_pending: AtomicBool::new(false),
         storage,
         peers: DashMap::new(),
-        connections: transfer::Connections::default(),
+        connections: transfer::Connections::new(creds.node_secret()),
         cancelled: DashSet::new(),
         max_frame,
     });

@@ -3,7 +3,12 @@
 
 use super::cluster::Cluster;
 use ares::api::TaskApi;
-use ares::protocol::TaskStatus;
+use ares::ids::TaskId;
+use ares::protocol::auth;
+use ares::protocol::codec;
+use ares::protocol::handshake::{HandshakeError, Role};
+use ares::protocol::secret::Secret;
+use ares::protocol::{Message, TaskStatus};
 use std::io::Read;
 use std::net::TcpStream;
 use std::time::{Duration, Instant};
@@ -11,11 +16,45 @@ use std::time::{Duration, Instant};
 /// Peak RSS the supervisor may reach through the whole suite.
 pub const MAX_SUPERVISOR_RSS_KB: u64 = 300 << 10;
 
-/// A connection to the supervisor's RPC port, past whatever the cluster asks before frames.
-pub fn session(cluster: &Cluster) -> TcpStream {
-    let s = TcpStream::connect(&cluster.addr).unwrap();
+/// A raw connection, no handshake.
+pub fn raw(addr: &str) -> TcpStream {
+    let s = TcpStream::connect(addr).unwrap();
     s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
     s
+}
+
+/// A connection to `addr` after the handshake as `role` proving `secret`.
+pub fn authed(addr: &str, role: Role, secret: &Secret) -> Result<TcpStream, HandshakeError> {
+    let mut s = raw(addr);
+    auth::connect_blocking(&mut s, role, secret, Duration::from_secs(10))?;
+    Ok(s)
+}
+
+/// An authenticated client connection to the supervisor (frames may follow).
+pub fn session(cluster: &Cluster) -> TcpStream {
+    authed(&cluster.addr, Role::Client, &cluster.client_secret).unwrap()
+}
+
+/// Sends messages as one frame.
+pub fn send(s: &mut TcpStream, messages: &[Message]) {
+    codec::write_frame(s, &codec::encode_frame(messages).unwrap()).unwrap();
+}
+
+/// The next frame's messages.
+pub fn receive(s: &mut TcpStream) -> Vec<Message> {
+    codec::decode_frame(&codec::read_frame(s, 1 << 26).unwrap()).unwrap()
+}
+
+/// Submits `expr` and waits for it to succeed; the task stays (its result is kept).
+pub fn submit_and_keep(cluster: &Cluster, expr: &str) -> TaskId {
+    let mut c = cluster.client();
+    let t = ares::expr::evaluate(expr).unwrap();
+    let task = c
+        .submit_tileable_graph(&ares::tensor::Tensor::graph(&[&t]), None)
+        .unwrap();
+    let info = c.wait_task(task, Duration::from_secs(60)).unwrap();
+    assert_eq!(info.status, TaskStatus::Succeeded, "{info:?}");
+    task
 }
 
 /// Waits until the peer closes `s` (reading and dropping whatever it still sends, such as a
@@ -78,4 +117,97 @@ impl Lcg {
             .wrapping_add(1442695040888963407);
         (self.0 >> 56) as u8
     }
+}
+
+/// Every frame's messages until the peer closes.
+pub fn receive_all(s: &mut TcpStream) -> Vec<Message> {
+    let mut out = Vec::new();
+    while let Ok(frame) = codec::read_frame(s, 1 << 26) {
+        out.extend(codec::decode_frame(&frame).unwrap_or_default());
+    }
+    out
+}
+
+/// One message of every kind (about `task`).
+pub fn every_message(task: TaskId) -> Vec<Message> {
+    use ares::ids::{ChunkIdx, SubtaskIdx, WorkerId};
+    use ares::protocol::{RunSubtask, SubtaskReport, PROTOCOL_VERSION};
+    let graph = ares::tensor::Tensor::graph(&[&ares::tensor::ones(&[4], 2).unwrap()]);
+    vec![
+        Message::HelloWorker {
+            version: PROTOCOL_VERSION,
+            slots: 64,
+            memory_limit: 0,
+            data_addr: "127.0.0.1:1".into(),
+        },
+        Message::HelloClient {
+            version: PROTOCOL_VERSION,
+        },
+        Message::Welcome {
+            version: PROTOCOL_VERSION,
+            worker: Some(WorkerId(0)),
+        },
+        Message::Refused { reason: "x".into() },
+        Message::Peers {
+            peers: vec![(WorkerId(0), "127.0.0.1:1".into())],
+        },
+        Message::RegisterTask {
+            task,
+            graph: vec![1, 2, 3].into(),
+        },
+        Message::RunSubtasks {
+            task,
+            subtasks: vec![RunSubtask {
+                subtask: SubtaskIdx(0),
+                depth: 0,
+                inputs: vec![],
+            }],
+        },
+        Message::CancelSubtasks {
+            task,
+            subtasks: vec![SubtaskIdx(0)],
+        },
+        Message::ReleaseChunks {
+            task,
+            chunks: vec![ChunkIdx(0)],
+        },
+        Message::ForgetTask { task },
+        Message::Heartbeat {
+            stored_chunks: 0,
+            stored_bytes: 0,
+        },
+        Message::SubtasksFinished {
+            task,
+            reports: vec![SubtaskReport {
+                subtask: SubtaskIdx(0),
+                outcome: Ok(vec![(ChunkIdx(0), 8)]),
+            }],
+        },
+        Message::Submit {
+            request: 1,
+            graph,
+            fuse_enabled: None,
+            config: None,
+        },
+        Message::Submitted {
+            request: 1,
+            task: Ok(task),
+        },
+        Message::Wait {
+            request: 2,
+            task,
+            timeout_ms: 1,
+        },
+        Message::GetInfo { request: 3, task },
+        Message::Info {
+            request: 3,
+            info: Err("x".into()),
+        },
+        Message::Cancel { request: 4, task },
+        Message::FetchResult { request: 5, task },
+        Message::ResultData {
+            request: 5,
+            data: Err("x".into()),
+        },
+    ]
 }

@@ -9,6 +9,8 @@ cd "$(dirname "$0")/../.."
 PROJECT="ares-test-$$"
 ARES_WEB_PORT="$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
 export ARES_WEB_PORT
+ARES_CLUSTER_SECRET="$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')"
+export ARES_CLUSTER_SECRET
 BIN=target/x86_64-unknown-linux-gnu/release/ares
 WEB="http://127.0.0.1:${ARES_WEB_PORT}"
 

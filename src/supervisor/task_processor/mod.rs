@@ -13,6 +13,7 @@ use crate::config::TaskConfig;
 use crate::graph::TileableGraph;
 use crate::ids::{ChunkIdx, SubtaskIdx, TaskId, WorkerId};
 use crate::prepare::{prepare, uniform_cluster};
+use crate::protocol::secret::Secret;
 use crate::protocol::{codec, SubtaskReport, TaskInfo, TaskStatus};
 use crate::worker::transfer;
 use actix::prelude::*;
@@ -28,6 +29,7 @@ pub struct TaskProcessor {
     config: TaskConfig,
     max_retries: u32,
     max_frame: usize,
+    node_secret: Secret,
     scheduler: Addr<Scheduler>,
     state: Option<TaskState>,
     graph_bytes: bytes::Bytes,
@@ -48,6 +50,7 @@ impl TaskProcessor {
         config: TaskConfig,
         max_retries: u32,
         max_frame: usize,
+        node_secret: Secret,
         scheduler: Addr<Scheduler>,
     ) -> Self {
         Self {
@@ -56,6 +59,7 @@ impl TaskProcessor {
             config,
             max_retries,
             max_frame,
+            node_secret,
             scheduler,
             state: None,
             graph_bytes: bytes::Bytes::new(),
@@ -298,6 +302,7 @@ impl Handler<FetchResult> for TaskProcessor {
             (status, _) => Err(format!("{} has no result ({status:?})", self.task)),
         };
         let (scheduler, task, max_frame) = (self.scheduler.clone(), self.task, self.max_frame);
+        let secret = self.node_secret.clone();
         Box::pin(
             async move {
                 let (graph, locations) = ready?;
@@ -321,7 +326,7 @@ impl Handler<FetchResult> for TaskProcessor {
                         let addr = addrs
                             .get(&w)
                             .ok_or_else(|| format!("{w} holding results is gone"))?;
-                        for (c, data) in transfer::fetch(addr, task, &chunks, max_frame)
+                        for (c, data) in transfer::fetch(addr, &secret, task, &chunks, max_frame)
                             .map_err(|e| e.to_string())?
                         {
                             store[c.index()] = Some(Arc::new(data));
