@@ -73,10 +73,22 @@ impl TaskConfig {
     }
 }
 
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct TaskSection {
     pub default_config: TaskConfig,
+    /// Ended tasks kept for their info and results; older ones are evicted (their results
+    /// freed) unless a session still names their result.
+    pub keep_finished: usize,
+}
+
+impl Default for TaskSection {
+    fn default() -> Self {
+        Self {
+            default_config: TaskConfig::default(),
+            keep_finished: 1000,
+        }
+    }
 }
 
 /// `cluster`: addresses and liveness.

@@ -252,3 +252,126 @@ fn slow_handshakes_are_dropped_at_the_timeout() {
     assert_eq!(status[0], 2, "version refusal");
     assert_closed(s);
 }
+
+/// Row 4: a task of 2·10^9 chunks is refused at submission with the projected count and the
+/// limit, on the native protocol and over HTTP (4xx JSON), before anything large is built.
+#[test]
+fn oversized_tasks_are_refused_at_submission() {
+    let cluster = Cluster::start_with(1, 1, "web:\n  listen: 127.0.0.1:0\n");
+    let mut c = cluster.client();
+    let t = ares::expr::evaluate("sum(ones(10**9, chunk=1))").unwrap();
+    let err = c
+        .submit_tileable_graph(&ares::tensor::Tensor::graph(&[&t]), None)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("max_chunks_per_task = 20000000"), "{err}");
+    assert!(
+        err.contains("would create up to 3000000001 chunks"),
+        "{err}"
+    );
+    let web = format!("http://{}", cluster.web.as_ref().unwrap());
+    let r = ureq::post(&format!("{web}/api/session/default/task"))
+        .send_json(serde_json::json!({"expr": "sum(ones(10**9, chunk=1))"}));
+    match r {
+        Err(ureq::Error::Status(code, resp)) => {
+            assert!((400..500).contains(&code), "{code}");
+            let body: serde_json::Value = resp.into_json().unwrap();
+            assert!(
+                body["detail"]
+                    .as_str()
+                    .unwrap()
+                    .contains("max_chunks_per_task"),
+                "{body}"
+            );
+        }
+        other => panic!("accepted: {other:?}"),
+    }
+    // A graph of more nodes than limits.max_graph_nodes.
+    let mut big = ares::tensor::Tensor::graph(&[&ares::tensor::ones(&[4], 2).unwrap()]);
+    big.nodes = vec![big.nodes[0].clone(); 100_001];
+    let err = c.submit_tileable_graph(&big, None).unwrap_err().to_string();
+    assert!(err.contains("max_graph_nodes"), "{err}");
+    still_serves(&cluster);
+}
+
+/// Tasks in flight are bounded per session and in total; a refusal leaves others served.
+#[test]
+fn tasks_in_flight_are_bounded() {
+    let cluster = Cluster::start_with(
+        1,
+        1,
+        "limits:\n  max_tasks_in_flight_per_session: 2\n  max_tasks_in_flight: 3\n",
+    );
+    let mut c = cluster.client();
+    // Slow tasks: a long chain on one slot keeps them running while we submit more.
+    let slow = ares::expr::evaluate("sum(exp(sin(rand(3000000, chunk=100000, seed=1))))").unwrap();
+    let graph = ares::tensor::Tensor::graph(&[&slow]);
+    let a = c.submit_tileable_graph(&graph, None).unwrap();
+    let b = c.submit_tileable_graph(&graph, None).unwrap();
+    let err = c
+        .submit_tileable_graph(&graph, None)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("max_tasks_in_flight_per_session"), "{err}");
+    for t in [a, b] {
+        c.cancel_task(t).unwrap();
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    still_serves(&cluster);
+}
+
+/// Row 6: out of file descriptors (`ulimit -n 64`, 100 connections) the accept loop backs off
+/// instead of spinning, logs a few lines, and serves again once connections close.
+#[test]
+fn running_out_of_file_descriptors_does_not_spin() {
+    let cluster = Cluster::start_fd_limited(1, "", 64);
+    let pid = cluster.nodes[0].id();
+    let cpu = |pid: u32| {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+        let f: Vec<&str> = stat.rsplit_once(") ").unwrap().1.split(' ').collect();
+        (f[11].parse::<f64>().unwrap() + f[12].parse::<f64>().unwrap()) / 100.0
+    };
+    let held: Vec<_> = (0..100)
+        .filter_map(|_| std::net::TcpStream::connect(&cluster.addr).ok())
+        .collect();
+    std::thread::sleep(Duration::from_millis(200));
+    let before = cpu(pid);
+    std::thread::sleep(Duration::from_secs(2));
+    let used = cpu(pid) - before;
+    assert!(
+        used < 0.5,
+        "{used} s of CPU in 2 s while out of descriptors"
+    );
+    let log = cluster.dir.path().join("supervisor.log");
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert!(
+        text.contains("accept failed"),
+        "descriptors never ran out: {text}"
+    );
+    assert!(text.len() < 64 << 10, "{} bytes of log", text.len());
+    drop(held);
+    // The handshakes of the held connections end (EOF); then there is room again.
+    std::thread::sleep(Duration::from_millis(1500));
+    still_serves(&cluster);
+}
+
+/// `limits.max_connections`: connections over the limit are closed at once.
+#[test]
+fn connections_over_the_limit_are_closed_at_once() {
+    let cluster = Cluster::start_with(1, 1, "limits:\n  max_connections: 8\n");
+    let held: Vec<_> = (0..12).map(|_| raw(&cluster.addr)).collect();
+    let mut closed = 0;
+    for mut s in held.iter() {
+        s.set_read_timeout(Some(Duration::from_millis(300)))
+            .unwrap();
+        let mut b = [0u8; 1];
+        if matches!(std::io::Read::read(&mut s, &mut b), Ok(0)) {
+            closed += 1;
+        }
+    }
+    // The worker's link holds one place: 7 raw connections fit, 5 do not.
+    assert_eq!(closed, 5);
+    drop(held);
+    std::thread::sleep(Duration::from_millis(300));
+    still_serves(&cluster);
+}

@@ -1,6 +1,7 @@
 //! The supervisor: TaskManager, one TaskProcessor per task, the Scheduler, and one Link per
 //! connection, each a thin actix shell over a pure state machine (`*/state.rs`).
 
+pub mod admission;
 pub mod link;
 pub mod scheduler;
 pub mod task_manager;

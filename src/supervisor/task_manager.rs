@@ -6,6 +6,7 @@
 //! read its result by that name (from the workers holding it) until it is released or the
 //! session is deleted.
 
+use super::admission::Admission;
 use super::scheduler::Scheduler;
 use super::task_processor::{Cancel, FetchResult, GetInfo, TaskProcessor, WaitDone};
 use crate::config::{Config, TaskConfig};
@@ -54,12 +55,44 @@ pub struct TaskManager {
     tasks: HashMap<TaskId, (String, Addr<TaskProcessor>)>,
     sessions: BTreeMap<String, Session>,
     next: u32,
+    admission: Admission,
+}
+
+/// A task ended (sent by its processor once).
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct TaskEnded(pub TaskId);
+
+impl Handler<TaskEnded> for TaskManager {
+    type Result = ();
+    fn handle(&mut self, TaskEnded(task): TaskEnded, _: &mut Context<Self>) {
+        let named = |t: TaskId| {
+            self.tasks.get(&t).is_some_and(|(s, _)| {
+                self.sessions
+                    .get(s)
+                    .is_some_and(|s| s.names.values().any(|n| *n == t))
+            })
+        };
+        let evict = self.admission.ended(task, named);
+        for t in evict {
+            if let Some((session, p)) = self.tasks.remove(&t) {
+                if let Some(s) = self.sessions.get_mut(&session) {
+                    s.tasks.retain(|x| *x != t);
+                }
+                // Frees its results on the workers; the processor stops once unreferenced.
+                p.do_send(Cancel);
+                tracing::info!(task = %t, "evicted (task.keep_finished)");
+            }
+        }
+    }
 }
 
 impl TaskManager {
     pub fn new(config: Config, node_secret: Secret, scheduler: Addr<Scheduler>) -> Self {
         let sessions = BTreeMap::from([(DEFAULT_SESSION.to_string(), Session::default())]);
+        let admission = Admission::new(config.limits.clone(), config.task.keep_finished);
         Self {
+            admission,
             config,
             node_secret,
             scheduler,
@@ -76,10 +109,12 @@ impl TaskManager {
         config: Option<TaskConfig>,
         fuse_enabled: Option<bool>,
         name: Option<String>,
+        ctx: &mut Context<Self>,
     ) -> Result<TaskId, String> {
-        let Some(entry) = self.sessions.get_mut(session) else {
+        if !self.sessions.contains_key(session) {
             return Err(format!("unknown session {session:?}"));
-        };
+        }
+        self.admission.admit(session, &graph)?;
         if let Some(n) = &name {
             if !valid_result_name(n) {
                 return Err(format!(
@@ -95,6 +130,8 @@ impl TaskManager {
             .validate()
             .and_then(|_| config.validate())
             .map_err(|e| e.to_string())?;
+        self.admission.admit_chunks(&graph)?;
+        let entry = self.sessions.get_mut(session).expect("checked above");
         let task = TaskId(self.next);
         self.next += 1;
         let c = &self.config;
@@ -103,11 +140,15 @@ impl TaskManager {
             graph,
             config,
             c.scheduling.subtask_max_retries,
-            c.cluster.max_frame_bytes,
-            self.node_secret.clone(),
+            crate::worker::transfer::DataPlane {
+                secret: self.node_secret.clone(),
+                max_frame: c.cluster.max_frame_bytes,
+            },
             self.scheduler.clone(),
+            ctx.address().recipient(),
         )
         .start();
+        self.admission.started(task, session);
         entry.tasks.push(task);
         if let Some(n) = name {
             entry.names.insert(n, task);
@@ -137,8 +178,8 @@ pub struct SubmitTask {
 
 impl Handler<SubmitTask> for TaskManager {
     type Result = Result<TaskId, String>;
-    fn handle(&mut self, m: SubmitTask, _: &mut Context<Self>) -> Self::Result {
-        self.submit(&m.session, m.graph, m.config, m.fuse_enabled, m.name)
+    fn handle(&mut self, m: SubmitTask, ctx: &mut Context<Self>) -> Self::Result {
+        self.submit(&m.session, m.graph, m.config, m.fuse_enabled, m.name, ctx)
     }
 }
 
@@ -225,6 +266,7 @@ impl Handler<DeleteSession> for TaskManager {
             return false;
         };
         for t in session.tasks {
+            self.admission.forget(t);
             if let Some((_, p)) = self.tasks.remove(&t) {
                 p.do_send(Cancel);
             }
@@ -274,7 +316,7 @@ fn info_reply(request: u64, info: Result<TaskInfo, String>) -> Message {
 impl Handler<ClientRequest> for TaskManager {
     type Result = ResponseFuture<Message>;
 
-    fn handle(&mut self, ClientRequest(m): ClientRequest, _: &mut Context<Self>) -> Self::Result {
+    fn handle(&mut self, ClientRequest(m): ClientRequest, ctx: &mut Context<Self>) -> Self::Result {
         let find = |task: TaskId| {
             self.tasks
                 .get(&task)
@@ -288,7 +330,7 @@ impl Handler<ClientRequest> for TaskManager {
                 fuse_enabled,
                 config,
             } => {
-                let task = self.submit(DEFAULT_SESSION, graph, config, fuse_enabled, None);
+                let task = self.submit(DEFAULT_SESSION, graph, config, fuse_enabled, None, ctx);
                 Box::pin(async move { Message::Submitted { request, task } })
             }
             Message::GetInfo { request, task } => {

@@ -24,6 +24,13 @@ use std::time::Duration;
 use tokio::net::TcpListener;
 use tokio_util::codec::Framed;
 
+/// What a node needs to read from data planes: the secret it proves and the frame limit.
+#[derive(Clone, Debug)]
+pub struct DataPlane {
+    pub secret: Secret,
+    pub max_frame: usize,
+}
+
 /// How long a fetch waits for the connect and the handshake.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 

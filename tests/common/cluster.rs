@@ -67,6 +67,21 @@ impl Cluster {
         cluster_extra: &str,
         extra_yaml: &str,
     ) -> Cluster {
+        Self::start_inner(workers, slots, cluster_extra, extra_yaml, None)
+    }
+
+    /// [`Cluster::start_with`] with the supervisor limited to `fds` open files (`ulimit -n`).
+    pub fn start_fd_limited(workers: usize, extra_yaml: &str, fds: u32) -> Cluster {
+        Self::start_inner(workers, 1, "", extra_yaml, Some(fds))
+    }
+
+    fn start_inner(
+        workers: usize,
+        slots: usize,
+        cluster_extra: &str,
+        extra_yaml: &str,
+        fd_limit: Option<u32>,
+    ) -> Cluster {
         let dir = tempfile::tempdir().unwrap();
         let config = dir.path().join("test.yml");
         let secret = Secret::random();
@@ -83,10 +98,22 @@ impl Cluster {
         .unwrap();
         let cfg = config.to_str().unwrap().to_string();
         let ready: PathBuf = dir.path().join("supervisor.json");
-        let mut nodes = vec![node(
-            &["node", "--role", "supervisor", "--config", &cfg],
-            &ready,
-        )];
+        let sup_args = ["node", "--role", "supervisor", "--config", &cfg];
+        let mut nodes = vec![match fd_limit {
+            None => node(&sup_args, &ready),
+            Some(fds) => {
+                let script = format!("ulimit -n {fds} && exec \"$0\" \"$@\"");
+                let mut args = vec!["-c", &script, env!("CARGO_BIN_EXE_ares")];
+                args.extend(sup_args);
+                args.extend(["--ready-file", ready.to_str().unwrap()]);
+                Command::new("bash")
+                    .args(&args)
+                    .stdout(Stdio::null())
+                    .stderr(std::fs::File::create(ready.with_extension("log")).unwrap())
+                    .spawn()
+                    .unwrap()
+            }
+        }];
         let (addr, web) = wait_ready(&ready);
         let mut data_addrs = Vec::new();
         for i in 0..workers {
