@@ -69,10 +69,11 @@ pub(super) fn to_tensor(v: Value, p: Pos) -> Result<Tensor, ExprError> {
     }
 }
 
+/// An integer argument. As in NumPy, floats (`2.0`) and bools are not integers here.
 pub(super) fn to_int(v: &Value, p: Pos) -> Result<i64, ExprError> {
     match v {
         Value::Num(Scalar::I64(i)) => Ok(*i),
-        Value::Num(Scalar::F64(f)) if f.fract() == 0.0 && f.abs() < 9e15 => Ok(*f as i64),
+        Value::Num(s) => err(p, format!("expected an integer, got the {} {s}", s.dtype())),
         _ => err(p, "expected an integer"),
     }
 }
@@ -233,19 +234,15 @@ impl Ctx {
                     [start, stop, step] => (*start, *stop, *step),
                     _ => return err(p, "arange needs 1 to 3 numbers"),
                 };
-                let n = ((stop.as_f64() - start.as_f64()) / step.as_f64())
-                    .ceil()
-                    .max(0.0) as usize;
-                wrap(tensor::arange(
-                    start,
-                    stop,
-                    step,
-                    to_chunk(
-                        a.get(usize::MAX, "chunk")
-                            .or(a.get(usize::MAX, "chunk_size")),
-                        &[n],
-                    )?,
-                ))
+                let n = tensor::arange_len(start, stop, step)
+                    .or_else(|e| err(p, e.to_string()))?
+                    .3;
+                let chunk = to_chunk(
+                    a.get(usize::MAX, "chunk")
+                        .or(a.get(usize::MAX, "chunk_size")),
+                    &[n],
+                )?;
+                wrap(tensor::arange(start, stop, step, chunk))
             }
             "linspace" => {
                 a.check(3, &["start", "stop", "num", "chunk", "chunk_size"])?;

@@ -65,16 +65,13 @@ pub fn unary(op: Op, args: &OpArgs, a: &ArrayData) -> KResult<ArrayData> {
     })
 }
 
-/// The dtype both operands are converted to before the op runs.
-fn compute_dtype(op: Op, a: DType, b: DType) -> DType {
-    let p = a.promote(b);
-    match op {
-        Op::Div => DType::F64,
-        _ if op.is_comparison() => p,
-        Op::Maximum | Op::Minimum => p,
-        _ if p == DType::Bool => DType::I64,
-        _ => p,
+/// The dtype both operands are converted to before the op runs: the result dtype, except
+/// that comparisons run in the promoted dtype and division in float64.
+fn compute_dtype(op: Op, a: DType, b: DType) -> KResult<DType> {
+    if op.is_comparison() {
+        return Ok(a.promote(b));
     }
+    infer::binary_dtype(op, a, b).map_err(|e| super::KernelError(e.to_string()))
 }
 
 fn zip_map<A: Copy, B: Copy, O>(
@@ -92,6 +89,20 @@ fn zip_map<A: Copy, B: Copy, O>(
         _ => return kerr("operands cannot be broadcast"),
     };
     Ok(Zip::from(&av).and(&bv).map_collect(|x, y| f(*x, *y)))
+}
+
+/// `p ** q` for `q >= 0` modulo 2^64, as NumPy's int64 power (square and multiply over the
+/// whole exponent, so exponents past `u32::MAX` wrap like NumPy's too).
+fn wrapping_pow_i64(p: i64, q: i64) -> i64 {
+    let (mut base, mut exp, mut acc) = (p, q as u64, 1i64);
+    while exp > 0 {
+        if exp & 1 == 1 {
+            acc = acc.wrapping_mul(base);
+        }
+        base = base.wrapping_mul(base);
+        exp >>= 1;
+    }
+    acc
 }
 
 macro_rules! numeric_op {
@@ -115,7 +126,7 @@ macro_rules! numeric_op {
 }
 
 pub fn binary(op: Op, a: &ArrayData, b: &ArrayData) -> KResult<ArrayData> {
-    let dt = compute_dtype(op, a.dtype(), b.dtype());
+    let dt = compute_dtype(op, a.dtype(), b.dtype())?;
     let (a, b) = (cast_cow(a, dt), cast_cow(b, dt));
     Ok(match (a.as_ref(), b.as_ref()) {
         (ArrayData::F64(x), ArrayData::F64(y)) => {
@@ -148,14 +159,14 @@ pub fn binary(op: Op, a: &ArrayData, b: &ArrayData) -> KResult<ArrayData> {
                 i64::wrapping_add,
                 i64::wrapping_sub,
                 i64::wrapping_mul,
-                |p: i64, q: i64| p.wrapping_pow(q.min(u32::MAX as i64) as u32),
+                wrapping_pow_i64,
                 i64::max,
                 i64::min
             )
         }
         (ArrayData::Bool(x), ArrayData::Bool(y)) => match op {
-            Op::Maximum => ArrayData::Bool(zip_map(x, y, |p, q| p | q)?),
-            Op::Minimum => ArrayData::Bool(zip_map(x, y, |p, q| p & q)?),
+            Op::Add | Op::Maximum => ArrayData::Bool(zip_map(x, y, |p, q| p | q)?),
+            Op::Mul | Op::Minimum => ArrayData::Bool(zip_map(x, y, |p, q| p & q)?),
             Op::Eq => ArrayData::Bool(zip_map(x, y, |p, q| p == q)?),
             Op::Ne => ArrayData::Bool(zip_map(x, y, |p, q| p != q)?),
             Op::Lt => ArrayData::Bool(zip_map(x, y, |p, q| !p & q)?),
@@ -175,7 +186,7 @@ pub fn binary_scalar(
     value: Scalar,
     scalar_left: bool,
 ) -> KResult<ArrayData> {
-    let dt = compute_dtype(op, a.dtype(), value.dtype());
+    let dt = compute_dtype(op, a.dtype(), value.dtype())?;
     let s = match dt {
         DType::F64 => ArrayData::F64(ArrayD::from_elem(IxDyn(&[]), value.as_f64())),
         DType::I64 => ArrayData::I64(ArrayD::from_elem(IxDyn(&[]), value.as_i64())),
