@@ -81,8 +81,7 @@ pub(super) fn unary_op(name: &str) -> Option<Op> {
 fn fold(op: Op, operands: &[Scalar], pos: Pos) -> Result<Scalar, ExprError> {
     let arrays: Vec<ArrayData> = operands.iter().map(|s| ArrayData::scalar(*s)).collect();
     let refs: Vec<&ArrayData> = arrays.iter().collect();
-    let out = crate::kernels::apply(op, &OpArgs::None, &[], &refs)
-        .or_else(|e| err(pos, format!("{op}: {}", e.0)))?;
+    let out = crate::kernels::apply(op, &OpArgs::None, &[], &refs).or_else(|e| err(pos, e.0))?;
     Ok(out.get_flat(0).expect("a 0-d result has one element"))
 }
 

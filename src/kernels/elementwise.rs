@@ -198,3 +198,47 @@ pub fn binary_scalar(
         binary(op, a, &s)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bools(v: &[bool]) -> ArrayData {
+        ArrayData::Bool(ArrayD::from_shape_vec(IxDyn(&[v.len()]), v.to_vec()).unwrap())
+    }
+
+    #[test]
+    fn integer_power_wraps_over_the_whole_exponent() {
+        let naive = |p: i64, q: u64| (0..q).fold(1i64, |acc, _| acc.wrapping_mul(p));
+        for p in [-3i64, -1, 0, 1, 2, 3, 7, 1 << 40] {
+            for q in [0u64, 1, 2, 5, 63, 64, 65, 1000] {
+                assert_eq!(wrapping_pow_i64(p, q as i64), naive(p, q), "{p} ** {q}");
+            }
+        }
+        // Past u32::MAX the exponent still counts: 3 ** (2^32 + 1) = 3 * (3 ** 2^32).
+        let big = (1i64 << 32) + 1;
+        assert_eq!(
+            wrapping_pow_i64(3, big),
+            3i64.wrapping_mul(wrapping_pow_i64(wrapping_pow_i64(3, 1 << 16), 1 << 16))
+        );
+    }
+
+    #[test]
+    fn two_bools_follow_numpys_bool_loops() {
+        let (a, b) = (
+            bools(&[false, false, true, true]),
+            bools(&[false, true, false, true]),
+        );
+        let run = |op| binary(op, &a, &b).map_err(|e| e.0);
+        assert_eq!(run(Op::Add), Ok(bools(&[false, true, true, true])));
+        assert_eq!(run(Op::Mul), Ok(bools(&[false, false, false, true])));
+        assert!(run(Op::Sub).unwrap_err().contains("boolean subtract"));
+        assert_eq!(run(Op::Pow).unwrap().dtype(), DType::I64);
+        assert_eq!(run(Op::Div).unwrap().dtype(), DType::F64);
+        // A weak int scalar on bools widens to int64; a weak bool does not.
+        let plus_one = binary_scalar(Op::Add, &a, Scalar::I64(1), false).unwrap();
+        assert_eq!(plus_one.dtype(), DType::I64);
+        let plus_true = binary_scalar(Op::Add, &a, Scalar::Bool(true), false).unwrap();
+        assert_eq!(plus_true, bools(&[true; 4]));
+    }
+}
