@@ -133,6 +133,29 @@ mod tests {
     }
 
     #[test]
+    fn a_long_chain_of_statements_builds_and_drops_on_a_small_stack() {
+        let source = format!(
+            "a = ones(3, chunk=2); {} sum(a)",
+            "a = a + 1; ".repeat(60_000)
+        );
+        let (shape, nodes) = on_small_stack(move || {
+            let t = evaluate(&source).unwrap();
+            let graph = Tensor::graph(&[&t]);
+            let cluster = crate::prepare::uniform_cluster(1, 2);
+            let config = crate::config::TaskConfig::default();
+            let prepared =
+                crate::prepare::prepare(&graph, &config, &cluster, crate::ids::TaskId(1));
+            let (results, _) = crate::executor::execute(&prepared.unwrap().subtasks, 2).unwrap();
+            assert_eq!(
+                results[0].get_flat(0),
+                Some(crate::array::Scalar::F64(180_003.0))
+            );
+            (t.shape().to_vec(), graph.nodes.len())
+        });
+        assert_eq!((shape, nodes), (vec![], 60_002));
+    }
+
+    #[test]
     fn errors_name_line_and_column() {
         let e = evaluate("a = ones(3, chunk=1);\nb = ones(4, chunk=2);\na + b").unwrap_err();
         assert_eq!((e.pos.line, e.pos.col), (3, 3), "{e}");
