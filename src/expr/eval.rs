@@ -132,7 +132,7 @@ impl Ctx {
                 if *name == "matmul" {
                     let (x, y) = (to_tensor(a, *p)?, to_tensor(b, *p)?);
                     return x
-                        .matmul(&y)
+                        .matmul_nd(&y)
                         .map(Value::Tensor)
                         .or_else(|e| err(*p, e.to_string()));
                 }

@@ -143,11 +143,23 @@ pub fn arange_len(
 
 /// `num` evenly spaced samples from `start` to `stop` inclusive.
 pub fn linspace(start: f64, stop: f64, num: usize, chunk: impl Into<ChunkSpec>) -> Result<Tensor> {
+    linspace_endpoint(start, stop, num, true, chunk)
+}
+
+/// `numpy.linspace` with `endpoint`: without it, `stop` itself is left out.
+pub fn linspace_endpoint(
+    start: f64,
+    stop: f64,
+    num: usize,
+    endpoint: bool,
+    chunk: impl Into<ChunkSpec>,
+) -> Result<Tensor> {
     if !start.is_finite() || !stop.is_finite() {
         return Err(AresError::arg("linspace", "start and stop must be finite"));
     }
-    let step = if num > 1 {
-        (stop - start) / (num - 1) as f64
+    let div = if endpoint { num.saturating_sub(1) } else { num };
+    let step = if div > 0 {
+        (stop - start) / div as f64
     } else {
         0.0
     };

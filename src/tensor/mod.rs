@@ -14,10 +14,12 @@
 //! assert_eq!(graph.nodes.len(), 4);
 //! ```
 
+mod compose;
 mod creation;
 pub mod infer;
 mod ops;
 
+pub use compose::stack;
 pub use creation::*;
 pub use ops::{concatenate, SliceArg};
 
