@@ -1,4 +1,4 @@
-//! Reduction, combine and matmul kernels.
+//! Reduction and combine kernels.
 //!
 //! A reduction map keeps or drops the reduced axes as its arguments say; `combine` folds
 //! same-shaped partials elementwise with the same op and then drops the reduced axes if this
@@ -6,9 +6,9 @@
 
 use super::elementwise::{fmax, fmin};
 use super::{kerr, KResult};
-use crate::array::{ArrayData, DType};
+use crate::array::ArrayData;
 use crate::ops::Op;
-use ndarray::{ArrayD, Axis, Ix2, IxDyn, Zip};
+use ndarray::{ArrayD, Axis, IxDyn, Zip};
 
 macro_rules! fold_axes {
     ($a:expr, $axes:expr, $keepdims:expr, $init:expr, $f:expr) => {{
@@ -26,6 +26,10 @@ macro_rules! fold_axes {
 }
 
 fn reduce_f64(op: Op, a: &ArrayD<f64>, axes: &[usize], keepdims: bool) -> KResult<ArrayD<f64>> {
+    if axes.is_empty() && op == Op::Sum {
+        // NumPy starts every sum from the identity +0.0, so -0.0 comes out as +0.0.
+        return Ok(a.mapv(|x| 0.0 + x));
+    }
     if axes.len() == a.ndim() {
         let v = match op {
             Op::Sum => a.sum(),
@@ -148,32 +152,4 @@ pub fn combine(
         .map_err(|e| super::KernelError(format!(
             "cannot drop reduced axes: {e}"
         )))?))
-}
-
-pub fn matmul(a: &ArrayData, b: &ArrayData) -> KResult<ArrayData> {
-    let dt = a.dtype().promote(b.dtype()).max(DType::I64);
-    let two = |x: ArrayData| -> KResult<ArrayData> {
-        Ok(crate::map_array!(x, |m| m
-            .into_dimensionality::<Ix2>()
-            .map_err(|e| super::KernelError(format!("matmul needs 2-D chunks: {e}")))?
-            .into_dyn()))
-    };
-    let (a, b) = (two(a.clone().cast(dt))?, two(b.clone().cast(dt))?);
-    Ok(match (a, b) {
-        (ArrayData::F64(x), ArrayData::F64(y)) => {
-            let (x, y) = (
-                x.into_dimensionality::<Ix2>().expect("2-D"),
-                y.into_dimensionality::<Ix2>().expect("2-D"),
-            );
-            ArrayData::F64(x.dot(&y).into_dyn())
-        }
-        (ArrayData::I64(x), ArrayData::I64(y)) => {
-            let (x, y) = (
-                x.into_dimensionality::<Ix2>().expect("2-D"),
-                y.into_dimensionality::<Ix2>().expect("2-D"),
-            );
-            ArrayData::I64(x.dot(&y).into_dyn())
-        }
-        _ => return kerr("matmul operands were not converted to one dtype"),
-    })
 }
