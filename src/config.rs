@@ -200,6 +200,40 @@ pub struct WebConfig {
     pub token: Option<String>,
     /// Largest request body accepted; larger ones get 413.
     pub max_body_bytes: usize,
+    /// File holding the token (whitespace trimmed), when `token` is not set; else
+    /// `ARES_WEB_TOKEN`.
+    pub token_file: Option<std::path::PathBuf>,
+}
+
+/// Tokens travel in headers and a cookie: printable ASCII, no separators.
+fn valid_token(t: &str) -> bool {
+    !t.is_empty()
+        && t.bytes()
+            .all(|b| b.is_ascii_graphic() && !b";,\"\\".contains(&b))
+}
+
+impl WebConfig {
+    /// The token from `token`, `token_file` or `ARES_WEB_TOKEN`, in that order.
+    pub fn resolved_token(&self) -> Result<Option<String>> {
+        if let Some(t) = &self.token {
+            return Ok(Some(t.clone()));
+        }
+        let text = match &self.token_file {
+            Some(p) => std::fs::read_to_string(p)
+                .map_err(|e| AresError::Config(format!("web.token_file {}: {e}", p.display())))?,
+            None => std::env::var("ARES_WEB_TOKEN").unwrap_or_default(),
+        };
+        let t = text.trim();
+        if t.is_empty() && self.token_file.is_some() {
+            return Err(AresError::Config("web.token_file is empty".into()));
+        }
+        if !t.is_empty() && !valid_token(t) {
+            return Err(AresError::Config(
+                "the web token must be printable ASCII without spaces, ';', ',' or quotes".into(),
+            ));
+        }
+        Ok((!t.is_empty()).then(|| t.to_string()))
+    }
 }
 
 impl Default for WebConfig {
@@ -208,6 +242,7 @@ impl Default for WebConfig {
             listen: None,
             token: None,
             max_body_bytes: 16 << 20,
+            token_file: None,
         }
     }
 }
@@ -282,6 +317,13 @@ impl Config {
             return Err(AresError::Config(
                 "web.token must not be empty (omit it to disable auth)".into(),
             ));
+        }
+        if let Some(t) = &self.web.token {
+            if !valid_token(t) {
+                return Err(AresError::Config(
+                    "web.token must be printable ASCII without spaces, ';', ',' or quotes".into(),
+                ));
+            }
         }
         for (key, addr) in [
             ("web.listen", self.web.listen.as_ref()),

@@ -375,3 +375,147 @@ fn connections_over_the_limit_are_closed_at_once() {
     std::thread::sleep(Duration::from_millis(300));
     still_serves(&cluster);
 }
+
+/// Sends one raw HTTP request (no client-side path normalization); the status and the whole
+/// answer.
+fn raw_http(addr: &str, request: &str) -> (u16, String) {
+    let mut s = std::net::TcpStream::connect(addr).unwrap();
+    s.write_all(request.as_bytes()).unwrap();
+    let mut out = String::new();
+    std::io::Read::read_to_string(&mut s, &mut out).unwrap();
+    let status = out
+        .split(' ')
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0);
+    (status, out)
+}
+
+/// Row 7 and row 3 over HTTP: the token leaves the URL for an HttpOnly cookie, no referrer
+/// leaks, every error is JSON (a non-integer task id, `..` as a session id, an expression
+/// nested 900 deep), and the supervisor keeps serving.
+#[test]
+fn http_tokens_stay_out_of_urls_and_errors_are_json() {
+    const TOKEN: &str = "hostile-t0ken";
+    let cluster = Cluster::start_with(
+        1,
+        1,
+        &format!("web:\n  listen: 127.0.0.1:0\n  token: {TOKEN}\n"),
+    );
+    let web = cluster.web.clone().unwrap();
+    let agent = ureq::AgentBuilder::new().redirects(0).build();
+    let first = agent
+        .get(&format!("http://{web}/?token={TOKEN}&page=0"))
+        .call()
+        .unwrap();
+    assert_eq!(first.status(), 303);
+    assert_eq!(first.header("location"), Some("/?page=0"));
+    let cookie = first.header("set-cookie").unwrap().to_string();
+    assert!(
+        cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict"),
+        "{cookie}"
+    );
+    assert_eq!(first.header("referrer-policy"), Some("no-referrer"));
+    let page = agent
+        .get(&format!("http://{web}/"))
+        .set("Cookie", cookie.split(';').next().unwrap())
+        .call()
+        .unwrap();
+    assert_eq!(page.header("referrer-policy"), Some("no-referrer"));
+    let html = page.into_string().unwrap();
+    assert!(
+        html.contains("page 1 of 1") && !html.contains(TOKEN),
+        "{html}"
+    );
+    // Wrong token: 401 JSON, with the header too.
+    match agent.get(&format!("http://{web}/?token=nope")).call() {
+        Err(ureq::Error::Status(401, r)) => {
+            assert_eq!(r.header("referrer-policy"), Some("no-referrer"));
+            assert!(r.into_string().unwrap().contains("unauthorized"));
+        }
+        other => panic!("{other:?}"),
+    }
+    let auth = format!("Authorization: Bearer {TOKEN}\r\n");
+    for (request, status) in [
+        (format!("GET /api/session/default/task/abc HTTP/1.1\r\nHost: x\r\n{auth}Connection: close\r\n\r\n"), 404),
+        (format!("PUT /api/session/.. HTTP/1.1\r\nHost: x\r\n{auth}Content-Length: 0\r\nConnection: close\r\n\r\n"), 400),
+        (format!("GET /dashboard/default/x1 HTTP/1.1\r\nHost: x\r\n{auth}Connection: close\r\n\r\n"), 404),
+        (format!("GET /api/session/default/task/1?action=wait&timeout=x HTTP/1.1\r\nHost: x\r\n{auth}Connection: close\r\n\r\n"), 400),
+    ] {
+        let (code, answer) = raw_http(&web, &request);
+        assert_eq!(code, status, "{request}: {answer}");
+        assert!(answer.contains("\"error\""), "{request}: {answer}");
+    }
+    // Row 3: an expression nested 900 deep is a 4xx JSON error, not a stack overflow.
+    let expr = format!("{}1{}", "(".repeat(900), ")".repeat(900));
+    match ureq::post(&format!("http://{web}/api/session/default/task"))
+        .set("Authorization", &format!("Bearer {TOKEN}"))
+        .send_json(serde_json::json!({ "expr": expr }))
+    {
+        Err(ureq::Error::Status(code, r)) => {
+            assert!((400..500).contains(&code), "{code}");
+            let body: serde_json::Value = r.into_json().unwrap();
+            assert!(body["detail"].as_str().is_some(), "{body}");
+        }
+        other => panic!("{other:?}"),
+    }
+    still_serves(&cluster);
+}
+
+/// Row 7: ended tasks beyond `task.keep_finished` are evicted; the dashboard pages its list.
+#[test]
+fn finished_tasks_are_evicted() {
+    let cluster = Cluster::start_with(
+        1,
+        1,
+        "task:\n  keep_finished: 2\nweb:\n  listen: 127.0.0.1:0\n",
+    );
+    let tasks: Vec<TaskId> = (0..4)
+        .map(|i| submit_and_keep(&cluster, &format!("ones(4, chunk=2) * {i}")))
+        .collect();
+    std::thread::sleep(Duration::from_millis(300));
+    let mut c = cluster.client();
+    for t in &tasks[..2] {
+        let e = c.get_task_result(*t).unwrap_err().to_string();
+        assert!(e.contains("unknown task"), "{e}");
+    }
+    // The two newest are kept (the warm-up task of the cluster was evicted first).
+    assert_eq!(
+        c.fetch(tasks[3]).unwrap()[0].get_flat(0).unwrap().as_f64(),
+        3.0
+    );
+    let html = ureq::get(&format!("http://{}/", cluster.web.as_ref().unwrap()))
+        .call()
+        .unwrap()
+        .into_string()
+        .unwrap();
+    assert!(html.contains("2 tasks, page 1 of 1"), "{html}");
+    still_serves(&cluster);
+}
+
+/// A node listening beyond loopback without a secret (or a web token) refuses to start.
+#[test]
+fn exposed_nodes_need_a_secret_and_a_token() {
+    let dir = tempfile::tempdir().unwrap();
+    for (yaml, says) in [
+        ("cluster:\n  listen: 0.0.0.0:0\n", "allow_unauthenticated"),
+        (
+            "cluster:\n  listen: 127.0.0.1:0\n  allow_unauthenticated: true\nweb:\n  listen: 0.0.0.0:0\n",
+            "web.token",
+        ),
+    ] {
+        let config = dir.path().join("c.yml");
+        std::fs::write(&config, yaml).unwrap();
+        let out = assert_cmd::Command::cargo_bin("ares")
+            .unwrap()
+            .env_remove("ARES_CLUSTER_SECRET")
+            .env_remove("ARES_WEB_TOKEN")
+            .args(["node", "--role", "supervisor", "--config"])
+            .arg(&config)
+            .timeout(Duration::from_secs(20))
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success() && err.contains(says), "{yaml}: {err}");
+    }
+}

@@ -38,9 +38,10 @@ pub fn valid_result_name(name: &str) -> bool {
         && name.len() <= 64
 }
 
-/// Session ids are 1-64 characters of `[A-Za-z0-9_.-]`.
+/// Session ids are 1-64 characters of `[A-Za-z0-9_.-]` starting with a letter, digit or
+/// `_` (so never `.`, `..` or a hidden name).
 pub fn valid_session_id(id: &str) -> bool {
-    !id.is_empty()
+    id.starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_')
         && id.len() <= 64
         && id
             .chars()
