@@ -519,3 +519,56 @@ fn exposed_nodes_need_a_secret_and_a_token() {
         assert!(!out.status.success() && err.contains(says), "{yaml}: {err}");
     }
 }
+
+/// Live fuzz: mutated frames of every kind over authenticated connections to a real
+/// supervisor (as a client) and a worker's data plane (as a peer): a few hundred connections,
+/// not 10^5 connects. Each connection gets an answer or is closed; the cluster keeps serving.
+#[test]
+fn live_fuzz_over_authenticated_connections() {
+    let cluster = Cluster::start(1, 1);
+    let task = submit_and_keep(&cluster, "ones(100, chunk=10) + 2");
+    let mut rng = Lcg(11);
+    // Every kind but Cancel, which would (legitimately) free the result checked at the end.
+    let seeds: Vec<Vec<u8>> = every_message(task)
+        .iter()
+        .filter(|m| !matches!(m, Message::Cancel { .. }))
+        .map(|m| codec::encode_frame(std::slice::from_ref(m)).unwrap())
+        .chain((0..8u32).map(|c| {
+            ares::protocol::data::encode_request(task, &[ares::ids::ChunkIdx(c); 3]).unwrap()
+        }))
+        .collect();
+    let (mut answered, mut closed) = (0, 0);
+    for i in 0..300 {
+        let (addr, role, secret) = if i % 3 == 0 {
+            (&cluster.workers[0], Role::Peer, &cluster.secret)
+        } else {
+            (&cluster.addr, Role::Client, &cluster.client_secret)
+        };
+        let mut s = authed(addr, role, secret).unwrap();
+        let mut frame = seeds[usize::from(rng.byte()) % seeds.len()].clone();
+        for _ in 0..usize::from(rng.byte() % 4) {
+            let at = usize::from(rng.byte()) % frame.len().max(1);
+            if let Some(b) = frame.get_mut(at) {
+                *b = rng.byte();
+            }
+        }
+        let _ = codec::write_frame(&mut s, &frame);
+        let _ = s.shutdown(std::net::Shutdown::Write);
+        s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        match codec::read_frame(&mut s, 1 << 26) {
+            Ok(_) => answered += 1,
+            Err(_) => closed += 1,
+        }
+    }
+    eprintln!("live fuzz: 300 connections, {answered} answered, {closed} closed");
+    assert!(
+        answered > 0 && closed > 0,
+        "{answered} answered, {closed} closed"
+    );
+    let mut c = cluster.client();
+    assert_eq!(
+        c.fetch(task).unwrap()[0].get_flat(99).unwrap().as_f64(),
+        3.0
+    );
+    still_serves(&cluster);
+}
