@@ -1,12 +1,12 @@
 //! Bytes on the wire: the only module that knows bincode.
 //!
-//! Control frames are `u32 BE length | bincode(Vec<Message>)`, read and written by
+//! Control frames are `u32 BE length | direction tag | bincode(Vec<M>)`, read and written by
 //! [`super::framing`] (async or blocking). A frame longer than the connection's limit is
 //! refused on its header; a frame that does not decode is an error for that connection only.
 //! Decoding never allocates more than a small multiple of the bytes present ([`decode`]). Chunk data travels as a small
 //! bincode header followed by the raw little-endian element bytes: no per-element encoding.
 
-use super::Message;
+use super::Direction;
 use crate::array::{ArrayData, DType};
 use crate::ids::ChunkIdx;
 use ndarray::{ArrayD, IxDyn};
@@ -84,12 +84,25 @@ pub fn decode<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, CodecError> {
     Ok(value)
 }
 
-pub fn encode_frame(messages: &[Message]) -> Result<Vec<u8>, CodecError> {
-    encode(&messages)
+/// `tag | bincode(messages)`: the tag says which way the frame goes.
+pub fn encode_frame<M: Direction>(messages: &[M]) -> Result<Vec<u8>, CodecError> {
+    let body = encode(&messages)?;
+    let mut out = Vec::with_capacity(1 + body.len());
+    out.push(M::TAG);
+    out.extend_from_slice(&body);
+    Ok(out)
 }
 
-pub fn decode_frame(bytes: &[u8]) -> Result<Vec<Message>, CodecError> {
-    decode(bytes)
+/// Decodes a frame of `M`s; a frame of another direction is refused before any decoding.
+pub fn decode_frame<M: Direction>(bytes: &[u8]) -> Result<Vec<M>, CodecError> {
+    match bytes.split_first() {
+        Some((tag, body)) if *tag == M::TAG => decode(body),
+        Some((tag, _)) => Err(CodecError::Corrupt(format!(
+            "frame tag {tag:#04x} where a {} frame was expected",
+            M::NAME
+        ))),
+        None => Err(CodecError::Corrupt("empty frame".into())),
+    }
 }
 
 /// The async frame codec with a fixed limit (see [`super::framing`]).
@@ -189,14 +202,10 @@ pub fn decode_chunks(bytes: &[u8]) -> Result<Vec<(ChunkIdx, ArrayData)>, CodecEr
 mod tests {
     use super::*;
     use crate::ids::{SubtaskIdx, TaskId, WorkerId};
-    use crate::protocol::{RunSubtask, SubtaskReport, TaskInfo, TaskStatus, PROTOCOL_VERSION};
+    use crate::protocol::*;
 
-    fn every_message() -> Vec<Message> {
-        let graph = crate::tensor::Tensor::graph(&[&crate::tensor::ones(&[4], 2)
-            .unwrap()
-            .sum(None, false)
-            .unwrap()]);
-        let info = TaskInfo {
+    fn info() -> TaskInfo {
+        TaskInfo {
             task: TaskId(1),
             status: TaskStatus::Running,
             progress: 0.5,
@@ -205,53 +214,36 @@ mod tests {
             retries: 2,
             prepare_seconds: Some(0.25),
             elapsed: 1.0,
-        };
-        vec![
-            Message::HelloWorker {
+        }
+    }
+
+    fn round_trips<M: Direction + Clone + std::fmt::Debug + PartialEq>(messages: Vec<M>) {
+        let frame = encode_frame(&messages).unwrap();
+        assert_eq!(decode_frame::<M>(&frame).unwrap(), messages);
+        for m in &messages {
+            let one = encode_frame(std::slice::from_ref(m)).unwrap();
+            assert_eq!(decode_frame::<M>(&one).unwrap(), vec![m.clone()]);
+        }
+    }
+
+    #[test]
+    fn every_message_round_trips_in_one_mixed_frame() {
+        let graph = crate::tensor::Tensor::graph(&[&crate::tensor::ones(&[4], 2)
+            .unwrap()
+            .sum(None, false)
+            .unwrap()]);
+        round_trips(vec![
+            FromWorker::Hello {
                 version: PROTOCOL_VERSION,
                 slots: 2,
                 memory_limit: 1 << 30,
                 data_addr: "127.0.0.1:1".into(),
             },
-            Message::HelloClient {
-                version: PROTOCOL_VERSION,
-            },
-            Message::Welcome {
-                version: PROTOCOL_VERSION,
-                worker: Some(WorkerId(3)),
-            },
-            Message::Refused {
-                reason: "version".into(),
-            },
-            Message::Peers {
-                peers: vec![(WorkerId(0), "a:1".into())],
-            },
-            Message::RegisterTask {
-                task: TaskId(1),
-                graph: vec![1, 2, 3].into(),
-            },
-            Message::RunSubtasks {
-                task: TaskId(1),
-                subtasks: vec![RunSubtask {
-                    subtask: SubtaskIdx(4),
-                    depth: 1,
-                    inputs: vec![(ChunkIdx(2), WorkerId(1))],
-                }],
-            },
-            Message::CancelSubtasks {
-                task: TaskId(1),
-                subtasks: vec![SubtaskIdx(1)],
-            },
-            Message::ReleaseChunks {
-                task: TaskId(1),
-                chunks: vec![ChunkIdx(9)],
-            },
-            Message::ForgetTask { task: TaskId(1) },
-            Message::Heartbeat {
+            FromWorker::Heartbeat {
                 stored_chunks: 3,
                 stored_bytes: 24,
             },
-            Message::SubtasksFinished {
+            FromWorker::SubtasksFinished {
                 task: TaskId(1),
                 reports: vec![
                     SubtaskReport {
@@ -264,7 +256,45 @@ mod tests {
                     },
                 ],
             },
-            Message::Submit {
+        ]);
+        round_trips(vec![
+            ToWorker::Welcome {
+                version: PROTOCOL_VERSION,
+                worker: WorkerId(3),
+            },
+            ToWorker::Refused {
+                reason: "version".into(),
+            },
+            ToWorker::Peers {
+                peers: vec![(WorkerId(0), "a:1".into())],
+            },
+            ToWorker::RegisterTask {
+                task: TaskId(1),
+                graph: vec![1, 2, 3].into(),
+            },
+            ToWorker::RunSubtasks {
+                task: TaskId(1),
+                subtasks: vec![RunSubtask {
+                    subtask: SubtaskIdx(4),
+                    depth: 1,
+                    inputs: vec![(ChunkIdx(2), WorkerId(1))],
+                }],
+            },
+            ToWorker::CancelSubtasks {
+                task: TaskId(1),
+                subtasks: vec![SubtaskIdx(1)],
+            },
+            ToWorker::ReleaseChunks {
+                task: TaskId(1),
+                chunks: vec![ChunkIdx(9)],
+            },
+            ToWorker::ForgetTask { task: TaskId(1) },
+        ]);
+        round_trips(vec![
+            ClientRequest::Hello {
+                version: PROTOCOL_VERSION,
+            },
+            ClientRequest::Submit {
                 request: 1,
                 graph,
                 fuse_enabled: Some(false),
@@ -273,72 +303,80 @@ mod tests {
                     ..Default::default()
                 }),
             },
-            Message::Submitted {
-                request: 1,
-                task: Ok(TaskId(1)),
-            },
-            Message::Wait {
+            ClientRequest::Wait {
                 request: 2,
                 task: TaskId(1),
                 timeout_ms: 10,
             },
-            Message::GetInfo {
+            ClientRequest::GetInfo {
                 request: 3,
                 task: TaskId(1),
             },
-            Message::Info {
-                request: 3,
-                info: Ok(info),
-            },
-            Message::Cancel {
+            ClientRequest::Cancel {
                 request: 4,
                 task: TaskId(1),
             },
-            Message::FetchResult {
+            ClientRequest::FetchResult {
                 request: 5,
                 task: TaskId(1),
             },
-            Message::ResultData {
+        ]);
+        round_trips(vec![
+            ClientReply::Welcome {
+                version: PROTOCOL_VERSION,
+            },
+            ClientReply::Refused { reason: "x".into() },
+            ClientReply::Submitted {
+                request: 1,
+                task: Ok(TaskId(1)),
+            },
+            ClientReply::Info {
+                request: 3,
+                info: Ok(info()),
+            },
+            ClientReply::ResultData {
                 request: 5,
                 data: Err("gone".into()),
             },
-        ]
+        ]);
     }
 
     #[test]
-    fn every_message_round_trips_in_one_mixed_frame() {
-        let messages = every_message();
-        let frame = encode_frame(&messages).unwrap();
-        assert_eq!(decode_frame(&frame).unwrap(), messages);
-        for m in &messages {
-            assert_eq!(
-                decode_frame(&encode_frame(std::slice::from_ref(m)).unwrap()).unwrap(),
-                vec![m.clone()]
-            );
-        }
+    fn frames_of_another_direction_do_not_decode() {
+        let frame = encode_frame(&[FromWorker::Heartbeat {
+            stored_chunks: 0,
+            stored_bytes: 0,
+        }])
+        .unwrap();
+        let err = decode_frame::<ClientRequest>(&frame).unwrap_err();
+        assert!(err.to_string().contains("client-request"), "{err}");
+        assert!(decode_frame::<ToWorker>(&frame).is_err());
+        assert_eq!(decode_frame::<FromWorker>(&frame).unwrap().len(), 1);
     }
 
     #[test]
     fn corrupt_and_truncated_frames_are_errors() {
-        let frame = encode_frame(&every_message()).unwrap();
-        assert!(decode_frame(&frame[..frame.len() / 2]).is_err());
+        let frame = encode_frame(&[ClientReply::Info {
+            request: 3,
+            info: Ok(info()),
+        }])
+        .unwrap();
+        assert!(decode_frame::<ClientReply>(&frame[..frame.len() / 2]).is_err());
         let mut garbage = frame.clone();
-        garbage[0] = 0xff;
         garbage[1] = 0xff;
-        assert!(decode_frame(&garbage).is_err());
-        assert!(decode_frame(&[0xde, 0xad, 0xbe, 0xef, 0x01]).is_err());
+        garbage[2] = 0xff;
+        assert!(decode_frame::<ClientReply>(&garbage).is_err());
+        assert!(decode_frame::<ClientReply>(&[0xa4, 0xde, 0xad, 0xbe, 0xef, 0x01]).is_err());
+        assert!(decode_frame::<ClientReply>(&[]).is_err());
     }
 
     #[test]
     fn length_claims_past_the_bytes_present_are_refused_without_allocating() {
-        // Row 1 of issue 8: a Vec<Message> of one Refused whose reason claims 2^56 bytes.
-        let mut frame = vec![0x01, 0x03, 0xfd];
-        frame.extend_from_slice(&(1u64 << 56).to_le_bytes());
-        assert!(decode_frame(&frame).is_err());
-        for claim in [1u64 << 29, 1 << 31, u32::MAX as u64] {
-            let mut frame = vec![0x01, 0x03, 0xfd];
+        // Row 1 of issue 8: a Vec of one Refused whose reason claims 2^56 bytes.
+        for claim in [1u64 << 56, 1 << 29, 1 << 31, u32::MAX as u64] {
+            let mut frame = vec![ToWorker::TAG, 0x01, 0x01, 0xfd];
             frame.extend_from_slice(&claim.to_le_bytes());
-            assert!(decode_frame(&frame).is_err());
+            assert!(decode_frame::<ToWorker>(&frame).is_err());
         }
         // Chunk shapes whose product overflows are corrupt, not a panic.
         let head = encode(&vec![ChunkHeader {

@@ -5,7 +5,7 @@
 //! when idle a message leaves right away.
 
 use super::codec::{self, CodecError};
-use super::Message;
+use super::Direction;
 use actix::io::{FramedWrite, WriteHandler};
 use actix::prelude::*;
 use bytes::Bytes;
@@ -16,15 +16,15 @@ use tokio::net::tcp::OwnedWriteHalf;
 #[rtype(result = "()")]
 pub struct Flush;
 
-pub struct Outbound {
+pub struct Outbound<M: Direction> {
     writer: FramedWrite<Bytes, OwnedWriteHalf, codec::Framing>,
-    queue: Vec<Message>,
+    queue: Vec<M>,
     scheduled: bool,
     pub frames: u64,
     pub messages: u64,
 }
 
-impl Outbound {
+impl<M: Direction> Outbound<M> {
     pub fn new<A>(write: OwnedWriteHalf, limit: codec::FrameLimit, ctx: &mut Context<A>) -> Self
     where
         A: Actor<Context = Context<A>> + WriteHandler<std::io::Error>,
@@ -38,7 +38,7 @@ impl Outbound {
         }
     }
 
-    pub fn push<A>(&mut self, message: Message, ctx: &mut Context<A>)
+    pub fn push<A>(&mut self, message: M, ctx: &mut Context<A>)
     where
         A: Actor<Context = Context<A>> + Handler<Flush>,
     {

@@ -2,6 +2,7 @@
 //! connection, each a thin actix shell over a pure state machine (`*/state.rs`).
 
 pub mod admission;
+pub mod client_link;
 pub mod link;
 pub mod scheduler;
 pub mod task_manager;
@@ -50,8 +51,11 @@ pub async fn start(config: &Config, creds: &Credentials) -> std::io::Result<Supe
         handshake_timeout: Duration::from_millis(c.handshake_timeout_ms),
         max_connections: config.limits.max_connections,
     };
-    accept_loop(listener, gate, move |admitted| {
-        link::Link::spawn(admitted, max_frame, s.clone(), m.clone());
+    accept_loop(listener, gate, move |admitted| match admitted.role {
+        Role::Worker => {
+            link::Link::spawn(admitted, max_frame, s.clone());
+        }
+        _ => client_link::ClientLink::spawn(admitted, max_frame, m.clone()),
     });
     tracing::info!(%rpc_addr, "supervisor listening");
     let web_addr = match &config.web.listen {

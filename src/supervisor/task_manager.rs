@@ -13,7 +13,7 @@ use crate::config::{Config, TaskConfig};
 use crate::graph::TileableGraph;
 use crate::ids::TaskId;
 use crate::protocol::secret::Secret;
-use crate::protocol::{Message, TaskInfo};
+use crate::protocol::{ClientReply, ClientRequest, TaskInfo};
 use actix::prelude::*;
 use std::collections::{BTreeMap, HashMap};
 use std::time::Duration;
@@ -305,19 +305,19 @@ impl Handler<ListSessions> for TaskManager {
     }
 }
 
-/// A native-protocol client message; the answer is the reply message.
+/// A native-protocol client request; the answer is the reply message.
 #[derive(Message)]
-#[rtype(result = "Message")]
-pub struct ClientRequest(pub Message);
+#[rtype(result = "ClientReply")]
+pub struct FromClient(pub ClientRequest);
 
-fn info_reply(request: u64, info: Result<TaskInfo, String>) -> Message {
-    Message::Info { request, info }
+fn info_reply(request: u64, info: Result<TaskInfo, String>) -> ClientReply {
+    ClientReply::Info { request, info }
 }
 
-impl Handler<ClientRequest> for TaskManager {
-    type Result = ResponseFuture<Message>;
+impl Handler<FromClient> for TaskManager {
+    type Result = ResponseFuture<ClientReply>;
 
-    fn handle(&mut self, ClientRequest(m): ClientRequest, ctx: &mut Context<Self>) -> Self::Result {
+    fn handle(&mut self, FromClient(m): FromClient, ctx: &mut Context<Self>) -> Self::Result {
         let find = |task: TaskId| {
             self.tasks
                 .get(&task)
@@ -325,16 +325,16 @@ impl Handler<ClientRequest> for TaskManager {
                 .ok_or_else(|| format!("unknown task {task}"))
         };
         match m {
-            Message::Submit {
+            ClientRequest::Submit {
                 request,
                 graph,
                 fuse_enabled,
                 config,
             } => {
                 let task = self.submit(DEFAULT_SESSION, graph, config, fuse_enabled, None, ctx);
-                Box::pin(async move { Message::Submitted { request, task } })
+                Box::pin(async move { ClientReply::Submitted { request, task } })
             }
-            Message::GetInfo { request, task } => {
+            ClientRequest::GetInfo { request, task } => {
                 let p = find(task);
                 Box::pin(async move {
                     info_reply(
@@ -343,7 +343,7 @@ impl Handler<ClientRequest> for TaskManager {
                     )
                 })
             }
-            Message::Wait {
+            ClientRequest::Wait {
                 request,
                 task,
                 timeout_ms,
@@ -356,7 +356,7 @@ impl Handler<ClientRequest> for TaskManager {
                     )
                 })
             }
-            Message::Cancel { request, task } => {
+            ClientRequest::Cancel { request, task } => {
                 let p = find(task);
                 Box::pin(async move {
                     info_reply(
@@ -365,17 +365,17 @@ impl Handler<ClientRequest> for TaskManager {
                     )
                 })
             }
-            Message::FetchResult { request, task } => {
+            ClientRequest::FetchResult { request, task } => {
                 let p = find(task);
                 Box::pin(async move {
                     let data =
                         async { p?.send(FetchResult).await.map_err(|e| e.to_string())? }.await;
-                    Message::ResultData { request, data }
+                    ClientReply::ResultData { request, data }
                 })
             }
-            other => Box::pin(async move {
-                Message::Refused {
-                    reason: format!("not a client request: {}", other.kind()),
+            ClientRequest::Hello { .. } => Box::pin(async {
+                ClientReply::Refused {
+                    reason: "a second hello".into(),
                 }
             }),
         }

@@ -13,7 +13,9 @@ use crate::ids::{ChunkIdx, SubtaskIdx, TaskId, WorkerId};
 use crate::protocol::handshake::Role;
 use crate::protocol::outbound::{Flush, Outbound};
 use crate::protocol::secret::Credentials;
-use crate::protocol::{auth, codec, Message, RunSubtask, SubtaskReport, PROTOCOL_VERSION};
+use crate::protocol::{
+    auth, codec, FromWorker, RunSubtask, SubtaskReport, ToWorker, PROTOCOL_VERSION,
+};
 use crate::supervisor::task_processor::state::FETCH_ERROR_PREFIX;
 use actix::prelude::*;
 use bytes::BytesMut;
@@ -42,7 +44,7 @@ struct Shared {
 }
 
 pub struct Worker {
-    out: Outbound,
+    out: Outbound<FromWorker>,
     me: Option<WorkerId>,
     slots: usize,
     memory_limit: u64,
@@ -76,7 +78,7 @@ impl Actor for Worker {
     type Context = Context<Self>;
 
     fn started(&mut self, ctx: &mut Context<Self>) {
-        let hello = Message::HelloWorker {
+        let hello = FromWorker::Hello {
             version: PROTOCOL_VERSION,
             slots: self.slots as u32,
             memory_limit: self.memory_limit,
@@ -85,7 +87,7 @@ impl Actor for Worker {
         self.out.push(hello, ctx);
         ctx.run_interval(self.heartbeat, |act, ctx| {
             let storage = &act.shared.storage;
-            let beat = Message::Heartbeat {
+            let beat = FromWorker::Heartbeat {
                 stored_chunks: storage.len() as u64,
                 stored_bytes: storage.bytes() as u64,
             };
@@ -108,7 +110,7 @@ impl Handler<Flush> for Worker {
     fn handle(&mut self, _: Flush, ctx: &mut Context<Self>) {
         for (task, reports) in std::mem::take(&mut self.reports) {
             self.out
-                .push(Message::SubtasksFinished { task, reports }, ctx);
+                .push(FromWorker::SubtasksFinished { task, reports }, ctx);
         }
         if let Err(e) = self.out.flush() {
             tracing::error!("cannot encode a frame: {e}");
@@ -155,7 +157,7 @@ impl StreamHandler<Result<BytesMut, std::io::Error>> for Worker {
     fn handle(&mut self, frame: Result<BytesMut, std::io::Error>, ctx: &mut Context<Self>) {
         let messages = match frame
             .map_err(|e| e.to_string())
-            .and_then(|f| codec::decode_frame(&f).map_err(|e| e.to_string()))
+            .and_then(|f| codec::decode_frame::<ToWorker>(&f).map_err(|e| e.to_string()))
         {
             Ok(m) => m,
             Err(e) => {
@@ -176,46 +178,45 @@ impl StreamHandler<Result<BytesMut, std::io::Error>> for Worker {
 }
 
 impl Worker {
-    fn on_message(&mut self, m: Message, ctx: &mut Context<Self>) {
+    fn on_message(&mut self, m: ToWorker, ctx: &mut Context<Self>) {
         match m {
-            Message::Welcome { worker, .. } => {
-                self.me = worker;
+            ToWorker::Welcome { worker, .. } => {
+                self.me = Some(worker);
                 tracing::info!(?worker, data = %self.data_addr, "registered");
             }
-            Message::Refused { reason } => {
+            ToWorker::Refused { reason } => {
                 tracing::error!("supervisor refused this worker: {reason}");
                 self.lost_supervisor = true;
                 ctx.stop();
             }
-            Message::Peers { peers } => {
+            ToWorker::Peers { peers } => {
                 self.shared.peers.clear();
                 for (id, addr) in peers {
                     self.shared.peers.insert(id, addr);
                 }
             }
-            Message::RegisterTask { task, graph } => match codec::decode::<WorkerGraph>(&graph) {
+            ToWorker::RegisterTask { task, graph } => match codec::decode::<WorkerGraph>(&graph) {
                 Ok(g) => {
                     self.graphs.insert(task, Arc::new(g));
                 }
                 Err(e) => tracing::error!(%task, "cannot decode the task's graph: {e}"),
             },
-            Message::RunSubtasks { task, subtasks } => self.run(task, subtasks, ctx),
-            Message::CancelSubtasks { task, subtasks } => {
+            ToWorker::RunSubtasks { task, subtasks } => self.run(task, subtasks, ctx),
+            ToWorker::CancelSubtasks { task, subtasks } => {
                 for s in subtasks {
                     self.shared.cancelled.insert((task, s));
                 }
             }
-            Message::ReleaseChunks { task, chunks } => {
+            ToWorker::ReleaseChunks { task, chunks } => {
                 for c in chunks {
                     self.shared.storage.remove(task, c);
                 }
             }
-            Message::ForgetTask { task } => {
+            ToWorker::ForgetTask { task } => {
                 self.graphs.remove(&task);
                 self.shared.storage.remove_task(task);
                 self.shared.cancelled.retain(|(t, _)| *t != task);
             }
-            other => tracing::warn!("unexpected message from the supervisor: {other:?}"),
         }
     }
 

@@ -8,7 +8,7 @@ use ares::protocol::auth;
 use ares::protocol::codec;
 use ares::protocol::handshake::{HandshakeError, Role};
 use ares::protocol::secret::Secret;
-use ares::protocol::{Message, TaskStatus};
+use ares::protocol::{ClientReply, ClientRequest, Direction, FromWorker, TaskStatus, ToWorker};
 use std::io::Read;
 use std::net::TcpStream;
 use std::time::{Duration, Instant};
@@ -36,12 +36,12 @@ pub fn session(cluster: &Cluster) -> TcpStream {
 }
 
 /// Sends messages as one frame.
-pub fn send(s: &mut TcpStream, messages: &[Message]) {
+pub fn send<M: Direction>(s: &mut TcpStream, messages: &[M]) {
     codec::write_frame(s, &codec::encode_frame(messages).unwrap()).unwrap();
 }
 
 /// The next frame's messages.
-pub fn receive(s: &mut TcpStream) -> Vec<Message> {
+pub fn receive<M: Direction>(s: &mut TcpStream) -> Vec<M> {
     codec::decode_frame(&codec::read_frame(s, 1 << 26).unwrap()).unwrap()
 }
 
@@ -103,6 +103,7 @@ pub fn still_serves(cluster: &Cluster) {
     assert_eq!(got.get_flat(0).unwrap().as_f64(), 4950.0);
     c.cancel_task(task).unwrap();
     let hwm = vm_kb(cluster.nodes[0].id(), "VmHWM:");
+    eprintln!("supervisor peak RSS: {hwm} kB");
     assert!(hwm < MAX_SUPERVISOR_RSS_KB, "supervisor peak RSS {hwm} kB");
 }
 
@@ -119,95 +120,128 @@ impl Lcg {
     }
 }
 
-/// Every frame's messages until the peer closes.
-pub fn receive_all(s: &mut TcpStream) -> Vec<Message> {
-    let mut out = Vec::new();
-    while let Ok(frame) = codec::read_frame(s, 1 << 26) {
-        out.extend(codec::decode_frame(&frame).unwrap_or_default());
-    }
-    out
+/// One message of every kind (about `task`), by direction.
+pub struct Kinds {
+    pub from_worker: Vec<FromWorker>,
+    pub to_worker: Vec<ToWorker>,
+    pub requests: Vec<ClientRequest>,
+    pub replies: Vec<ClientReply>,
 }
 
-/// One message of every kind (about `task`).
-pub fn every_message(task: TaskId) -> Vec<Message> {
+pub fn every_message(task: TaskId) -> Kinds {
     use ares::ids::{ChunkIdx, SubtaskIdx, WorkerId};
     use ares::protocol::{RunSubtask, SubtaskReport, PROTOCOL_VERSION};
     let graph = ares::tensor::Tensor::graph(&[&ares::tensor::ones(&[4], 2).unwrap()]);
-    vec![
-        Message::HelloWorker {
-            version: PROTOCOL_VERSION,
-            slots: 64,
-            memory_limit: 0,
-            data_addr: "127.0.0.1:1".into(),
-        },
-        Message::HelloClient {
-            version: PROTOCOL_VERSION,
-        },
-        Message::Welcome {
-            version: PROTOCOL_VERSION,
-            worker: Some(WorkerId(0)),
-        },
-        Message::Refused { reason: "x".into() },
-        Message::Peers {
-            peers: vec![(WorkerId(0), "127.0.0.1:1".into())],
-        },
-        Message::RegisterTask {
-            task,
-            graph: vec![1, 2, 3].into(),
-        },
-        Message::RunSubtasks {
-            task,
-            subtasks: vec![RunSubtask {
-                subtask: SubtaskIdx(0),
-                depth: 0,
-                inputs: vec![],
-            }],
-        },
-        Message::CancelSubtasks {
-            task,
-            subtasks: vec![SubtaskIdx(0)],
-        },
-        Message::ReleaseChunks {
-            task,
-            chunks: vec![ChunkIdx(0)],
-        },
-        Message::ForgetTask { task },
-        Message::Heartbeat {
-            stored_chunks: 0,
-            stored_bytes: 0,
-        },
-        Message::SubtasksFinished {
-            task,
-            reports: vec![SubtaskReport {
-                subtask: SubtaskIdx(0),
-                outcome: Ok(vec![(ChunkIdx(0), 8)]),
-            }],
-        },
-        Message::Submit {
-            request: 1,
-            graph,
-            fuse_enabled: None,
-            config: None,
-        },
-        Message::Submitted {
-            request: 1,
-            task: Ok(task),
-        },
-        Message::Wait {
-            request: 2,
-            task,
-            timeout_ms: 1,
-        },
-        Message::GetInfo { request: 3, task },
-        Message::Info {
-            request: 3,
-            info: Err("x".into()),
-        },
-        Message::Cancel { request: 4, task },
-        Message::FetchResult { request: 5, task },
-        Message::ResultData {
-            request: 5,
-            data: Err("x".into()),
-        },
-    ]
+    Kinds {
+        from_worker: vec![
+            FromWorker::Hello {
+                version: PROTOCOL_VERSION,
+                slots: 64,
+                memory_limit: 0,
+                data_addr: "127.0.0.1:1".into(),
+            },
+            FromWorker::Heartbeat {
+                stored_chunks: 0,
+                stored_bytes: 0,
+            },
+            FromWorker::SubtasksFinished {
+                task,
+                reports: vec![SubtaskReport {
+                    subtask: SubtaskIdx(0),
+                    outcome: Ok(vec![(ChunkIdx(0), 8)]),
+                }],
+            },
+        ],
+        to_worker: vec![
+            ToWorker::Welcome {
+                version: PROTOCOL_VERSION,
+                worker: WorkerId(0),
+            },
+            ToWorker::Refused { reason: "x".into() },
+            ToWorker::Peers {
+                peers: vec![(WorkerId(0), "127.0.0.1:1".into())],
+            },
+            ToWorker::RegisterTask {
+                task,
+                graph: vec![1, 2, 3].into(),
+            },
+            ToWorker::RunSubtasks {
+                task,
+                subtasks: vec![RunSubtask {
+                    subtask: SubtaskIdx(0),
+                    depth: 0,
+                    inputs: vec![],
+                }],
+            },
+            ToWorker::CancelSubtasks {
+                task,
+                subtasks: vec![SubtaskIdx(0)],
+            },
+            ToWorker::ReleaseChunks {
+                task,
+                chunks: vec![ChunkIdx(0)],
+            },
+            ToWorker::ForgetTask { task },
+        ],
+        requests: vec![
+            ClientRequest::Hello {
+                version: PROTOCOL_VERSION,
+            },
+            ClientRequest::Submit {
+                request: 1,
+                graph,
+                fuse_enabled: None,
+                config: None,
+            },
+            ClientRequest::Wait {
+                request: 2,
+                task,
+                timeout_ms: 1,
+            },
+            ClientRequest::GetInfo { request: 3, task },
+            ClientRequest::Cancel { request: 4, task },
+            ClientRequest::FetchResult { request: 5, task },
+        ],
+        replies: vec![
+            ClientReply::Welcome {
+                version: PROTOCOL_VERSION,
+            },
+            ClientReply::Refused { reason: "x".into() },
+            ClientReply::Submitted {
+                request: 1,
+                task: Ok(task),
+            },
+            ClientReply::Info {
+                request: 3,
+                info: Err("x".into()),
+            },
+            ClientReply::ResultData {
+                request: 5,
+                data: Err("x".into()),
+            },
+        ],
+    }
+}
+
+fn frames<M: Direction + std::fmt::Debug>(ms: &[M]) -> Vec<(String, Vec<u8>)> {
+    ms.iter()
+        .map(|m| {
+            let name = format!("{m:?}");
+            let name = name.split([' ', '(', '{']).next().unwrap_or("").to_string();
+            (
+                format!("{}::{name}", M::NAME),
+                codec::encode_frame(std::slice::from_ref(m)).unwrap(),
+            )
+        })
+        .collect()
+}
+
+/// Each message of every kind as a frame of its own, with its direction and name.
+pub fn every_frame(task: TaskId) -> Vec<(String, Vec<u8>)> {
+    let k = every_message(task);
+    let mut out = frames(&k.from_worker);
+    out.extend(frames(&k.to_worker));
+    out.extend(frames(&k.requests));
+    out.extend(frames(&k.replies));
+    out
 }
