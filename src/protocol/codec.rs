@@ -31,12 +31,19 @@ fn config() -> bincode::config::Configuration {
 
 /// Encodes into a buffer of exactly the right size (measured first: no regrowing copies).
 pub fn encode<T: Serialize>(value: &T) -> Result<Vec<u8>, CodecError> {
+    encode_after(&[], value)
+}
+
+/// `prefix` then the encoding of `value`, in one buffer of the right size.
+fn encode_after<T: Serialize>(prefix: &[u8], value: &T) -> Result<Vec<u8>, CodecError> {
     let corrupt = |e: bincode::error::EncodeError| CodecError::Corrupt(e.to_string());
     let mut sizer = bincode::enc::write::SizeWriter::default();
     bincode::serde::encode_into_writer(value, &mut sizer, config()).map_err(corrupt)?;
-    let mut buf = vec![0u8; sizer.bytes_written];
-    let written = bincode::serde::encode_into_slice(value, &mut buf, config()).map_err(corrupt)?;
-    buf.truncate(written);
+    let mut buf = vec![0u8; prefix.len() + sizer.bytes_written];
+    buf[..prefix.len()].copy_from_slice(prefix);
+    let written = bincode::serde::encode_into_slice(value, &mut buf[prefix.len()..], config())
+        .map_err(corrupt)?;
+    buf.truncate(prefix.len() + written);
     Ok(buf)
 }
 
@@ -86,11 +93,7 @@ pub fn decode<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, CodecError> {
 
 /// `tag | bincode(messages)`: the tag says which way the frame goes.
 pub fn encode_frame<M: Direction>(messages: &[M]) -> Result<Vec<u8>, CodecError> {
-    let body = encode(&messages)?;
-    let mut out = Vec::with_capacity(1 + body.len());
-    out.push(M::TAG);
-    out.extend_from_slice(&body);
-    Ok(out)
+    encode_after(&[M::TAG], &messages)
 }
 
 /// Decodes a frame of `M`s; a frame of another direction is refused before any decoding.

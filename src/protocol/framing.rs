@@ -3,8 +3,9 @@
 //! A peer's length header is a claim, not a fact: tokio-util's `LengthDelimitedCodec` reserves
 //! the whole claimed body as soon as it sees the header, so 20 connections that each send
 //! `3F FF FF FF` and nothing more made a node reserve 20 GiB. Here a header is only checked
-//! against the limit; the buffer grows with the bytes actually received (at most
-//! [`READ_STEP`] ahead of them), and the blocking reader does the same. The limit is shared
+//! against the limit; the buffer grows with the bytes actually received (by at most what
+//! already arrived, or [`READ_STEP`]: at most twice the bytes present), and the blocking
+//! reader does the same. The limit is shared
 //! ([`FrameLimit`]) so a connection can raise it once its peer is authenticated.
 
 use super::codec::CodecError;
@@ -14,7 +15,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use tokio_util::codec::{Decoder, Encoder};
 
-/// How far ahead of the received bytes a frame buffer may grow.
+/// The smallest step a frame buffer grows by ahead of the received bytes.
 pub const READ_STEP: usize = 64 << 10;
 
 /// The largest frame a connection accepts now; shared by its reader and writer.
@@ -67,7 +68,9 @@ impl Decoder for Framing {
         }
         let missing = (4 + size).saturating_sub(src.len());
         if missing > 0 {
-            src.reserve(missing.min(READ_STEP));
+            // Grow geometrically with what arrived (amortized copies on multi-MB frames),
+            // never by more than READ_STEP beyond the bytes present.
+            src.reserve(missing.min(READ_STEP.max(src.len())));
             return Ok(None);
         }
         src.advance(4);
