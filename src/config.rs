@@ -261,6 +261,8 @@ pub struct LimitsConfig {
     pub max_tasks_in_flight: usize,
     /// Open connections per listening port (RPC, each data plane); more are refused.
     pub max_connections: usize,
+    /// Requests one client connection may have waiting for an answer; one more closes it.
+    pub max_requests_in_flight_per_connection: usize,
 }
 
 impl Default for LimitsConfig {
@@ -271,6 +273,7 @@ impl Default for LimitsConfig {
             max_tasks_in_flight_per_session: 64,
             max_tasks_in_flight: 256,
             max_connections: 1024,
+            max_requests_in_flight_per_connection: 1024,
         }
     }
 }
@@ -346,6 +349,7 @@ impl Config {
             || l.max_tasks_in_flight == 0
             || l.max_tasks_in_flight_per_session == 0
             || l.max_connections == 0
+            || l.max_requests_in_flight_per_connection == 0
         {
             return Err(AresError::Config(
                 "every limits.* key must be at least 1".into(),

@@ -294,8 +294,25 @@ fn tasks_in_flight_are_bounded() {
     let cluster = Cluster::start_with(
         1,
         1,
-        "limits:\n  max_tasks_in_flight_per_session: 2\n  max_tasks_in_flight: 3\n",
+        "limits:\n  max_tasks_in_flight_per_session: 2\n  max_tasks_in_flight: 3\n  max_requests_in_flight_per_connection: 4\n",
     );
+    // Ten requests at once on one connection: the fifth closes it with the limit's name.
+    let mut s = session(&cluster);
+    let mut frame = vec![ClientRequest::Hello {
+        version: ares::protocol::PROTOCOL_VERSION,
+    }];
+    frame.extend((0..10).map(|r| ClientRequest::GetInfo {
+        request: r,
+        task: TaskId(1),
+    }));
+    send(&mut s, &frame);
+    let mut refused = false;
+    while let Ok(f) = codec::read_frame(&mut s, 1 << 20) {
+        refused |= codec::decode_frame::<ClientReply>(&f).unwrap().iter().any(|m| {
+            matches!(m, ClientReply::Refused { reason } if reason.contains("max_requests_in_flight_per_connection"))
+        });
+    }
+    assert!(refused);
     let mut c = cluster.client();
     // Slow tasks: a long chain on one slot keeps them running while we submit more.
     let slow = ares::expr::evaluate("sum(exp(sin(rand(3000000, chunk=100000, seed=1))))").unwrap();

@@ -2,7 +2,9 @@
 //! role in the handshake ([`crate::net`]). It reads only [`ClientRequest`] frames (a client
 //! sending worker messages does not get past decoding) and writes [`ClientReply`]. The first
 //! message must be the client's hello; requests then go to the task manager, each answered
-//! when ready. A bad frame closes that connection only, with one rate-limited log line.
+//! when ready, at most `limits.max_requests_in_flight_per_connection` at once (a waiting
+//! request holds memory in its task's processor). A bad frame closes that connection only,
+//! with one rate-limited log line.
 
 use super::task_manager::{FromClient, TaskManager};
 use crate::net::Admitted;
@@ -24,13 +26,21 @@ enum State {
 pub struct ClientLink {
     out: Outbound<ClientReply>,
     state: State,
+    /// Requests sent to the task manager and not answered yet, and the most allowed.
+    pending: usize,
+    max_pending: usize,
     peer: SocketAddr,
     _permit: tokio::sync::OwnedSemaphorePermit,
     manager: Addr<TaskManager>,
 }
 
 impl ClientLink {
-    pub fn spawn(admitted: Admitted, max_frame: usize, manager: Addr<TaskManager>) {
+    pub fn spawn(
+        admitted: Admitted,
+        max_frame: usize,
+        max_pending: usize,
+        manager: Addr<TaskManager>,
+    ) {
         let Admitted {
             stream,
             peer,
@@ -44,6 +54,8 @@ impl ClientLink {
             ClientLink {
                 out: Outbound::new(write, limit, ctx),
                 state: State::Unknown,
+                pending: 0,
+                max_pending,
                 peer,
                 _permit: permit,
                 manager,
@@ -81,10 +93,21 @@ impl ClientLink {
             (State::Welcomed, ClientRequest::Hello { .. }) => {
                 self.refuse("a second hello".into(), ctx)
             }
+            (State::Welcomed, _) if self.pending >= self.max_pending => self.refuse(
+                format!(
+                    "more than {} requests in flight on one connection (limits.max_requests_in_flight_per_connection)",
+                    self.max_pending
+                ),
+                ctx,
+            ),
             (State::Welcomed, request) => {
+                self.pending += 1;
                 ctx.spawn(self.manager.send(FromClient(request)).into_actor(self).map(
                     |reply, act, ctx| match reply {
-                        Ok(reply) => act.out.push(reply, ctx),
+                        Ok(reply) => {
+                            act.pending -= 1;
+                            act.out.push(reply, ctx)
+                        }
                         Err(e) => act.refuse(format!("task manager unavailable: {e}"), ctx),
                     },
                 ));

@@ -44,6 +44,7 @@ pub async fn start(config: &Config, creds: &Credentials) -> std::io::Result<Supe
     .start();
     let manager = TaskManager::new(config.clone(), creds.node_secret(), scheduler.clone()).start();
     let (s, m, max_frame) = (scheduler.clone(), manager.clone(), c.max_frame_bytes);
+    let max_pending = config.limits.max_requests_in_flight_per_connection;
     let gate = Gate {
         what: "supervisor",
         keys: creds.keys(),
@@ -55,7 +56,7 @@ pub async fn start(config: &Config, creds: &Credentials) -> std::io::Result<Supe
         Role::Worker => {
             link::Link::spawn(admitted, max_frame, s.clone());
         }
-        _ => client_link::ClientLink::spawn(admitted, max_frame, m.clone()),
+        _ => client_link::ClientLink::spawn(admitted, max_frame, max_pending, m.clone()),
     });
     tracing::info!(%rpc_addr, "supervisor listening");
     let web_addr = match &config.web.listen {
