@@ -18,6 +18,7 @@ use super::{KResult, KernelError};
 use crate::array::ArrayData;
 use crate::tensor::infer::reduced_shape;
 use ndarray::{Array2, ArrayD, Axis, IxDyn};
+use std::borrow::Cow;
 
 /// Length of the trailing axis of a partial, and its fields.
 pub const FIELDS: usize = 4;
@@ -33,7 +34,10 @@ fn reshape<T>(a: ArrayD<T>, shape: &[usize]) -> KResult<ArrayD<T>> {
 
 /// `(n, mean, M2)` over `axes` of one chunk.
 pub fn map(x: &ArrayData, axes: &[usize]) -> KResult<ArrayData> {
-    let x = x.clone().to_f64();
+    let x: Cow<'_, ArrayD<f64>> = match x {
+        ArrayData::F64(a) => Cow::Borrowed(a),
+        other => Cow::Owned(other.clone().to_f64()),
+    };
     let ndim = x.ndim();
     let mut shape = reduced_shape(x.shape(), axes, true);
     shape.push(FIELDS);
@@ -41,12 +45,12 @@ pub fn map(x: &ArrayData, axes: &[usize]) -> KResult<ArrayData> {
     let order: Vec<usize> = kept.iter().chain(axes).copied().collect();
     let inner: usize = axes.iter().map(|a| x.shape()[*a]).product();
     let outer: usize = kept.iter().map(|d| x.shape()[*d]).product();
-    // Reduced axes last and contiguous: one row per output position.
-    let rows = x
-        .permuted_axes(IxDyn(&order))
-        .as_standard_layout()
-        .into_owned();
-    let rows = rows
+    // Reduced axes last and contiguous (a copy only when they are not already): one row per
+    // output position.
+    let permuted = x.view().permuted_axes(IxDyn(&order));
+    let standard = permuted.as_standard_layout();
+    let rows = standard
+        .view()
         .into_shape_with_order((outer, inner))
         .map_err(|e| KernelError(format!("moments: {e}")))?;
     let mut out = Array2::<f64>::zeros((outer, FIELDS));

@@ -12,8 +12,13 @@ use ndarray::{ArrayD, Axis, IxDyn, Zip};
 
 macro_rules! fold_axes {
     ($a:expr, $axes:expr, $keepdims:expr, $init:expr, $f:expr) => {{
-        let mut out = $a.clone();
-        for ax in $axes.iter().rev() {
+        let mut axes = $axes.iter().rev();
+        let mut out = match axes.next() {
+            // The first fold reads the chunk in place: a reduction never copies its input.
+            Some(ax) => $a.fold_axis(Axis(*ax), $init, |acc, x| $f(*acc, *x)),
+            None => $a.clone(),
+        };
+        for ax in axes {
             out = out.fold_axis(Axis(*ax), $init, |acc, x| $f(*acc, *x));
         }
         if $keepdims {
