@@ -113,6 +113,55 @@ const CASES: &[(&str, &str, &[usize], &[f64])] = &[
         &[3, 1, 2],
         &[0.0, 3.0, 1.0, 4.0, 2.0, 5.0],
     ),
+    (
+        "isnan(divide(arange(-2, 3, chunk=2), 0) * 0)",
+        "bool",
+        &[5],
+        &[1.0, 1.0, 1.0, 1.0, 1.0],
+    ),
+    (
+        "isinf(divide(arange(-2, 3, chunk=2), 0))",
+        "bool",
+        &[5],
+        &[1.0, 1.0, 0.0, 1.0, 1.0],
+    ),
+    (
+        "isfinite(divide(arange(-2, 3, chunk=2), 0))",
+        "bool",
+        &[5],
+        &[0.0, 0.0, 0.0, 0.0, 0.0],
+    ),
+    ("isnan(arange(3))", "bool", &[3], &[0.0, 0.0, 0.0]),
+    (
+        "sum(isnan(linspace(-1, 1, 9, chunk=2) / 0))",
+        "int64",
+        &[],
+        &[1.0],
+    ),
+    (
+        "where(arange(6, chunk=4) > 2, arange(6, chunk=4), -1)",
+        "int64",
+        &[6],
+        &[-1.0, -1.0, -1.0, 3.0, 4.0, 5.0],
+    ),
+    (
+        "where(arange(6, chunk=4) > 2, 1.5, arange(6, chunk=3))",
+        "float64",
+        &[6],
+        &[0.0, 1.0, 2.0, 1.5, 1.5, 1.5],
+    ),
+    (
+        "where(arange(3)[:, None] > 0, arange(4, chunk=3), arange(3.0)[:, None] * 10)",
+        "float64",
+        &[3, 4],
+        &[0.0, 0.0, 0.0, 0.0, 0.0, 1.0, 2.0, 3.0, 0.0, 1.0, 2.0, 3.0],
+    ),
+    (
+        "where(arange(6) > 3, arange(6) > 1, 7)",
+        "int64",
+        &[6],
+        &[7.0, 7.0, 7.0, 7.0, 1.0, 1.0],
+    ),
 ];
 
 #[test]
@@ -150,6 +199,8 @@ fn composed_functions_refuse_bad_arguments() {
         ("stack((arange(3), arange(4)))", "same shape"),
         ("matmul(3, arange(3))", "at least one dimension"),
         ("clip(arange(3))", "a_min or a_max"),
+        ("where(arange(3) > 1)", "needs a condition, x and y"),
+        ("where(arange(3) > 1, arange(2), 0)", "broadcast"),
     ] {
         let e = evaluate(program)
             .err()

@@ -1,6 +1,6 @@
 //! Expression-language names for the NumPy functions the tensor API composes from primitive
 //! ops (`tensor::compose`): logical functions, `all`/`any`, `clip`, axis insertion and
-//! removal, broadcasting, stacking, splitting and `inner`.
+//! removal, broadcasting, stacking, splitting and `inner`, and `where`.
 
 use super::eval::{apply_binary, Ctx, Value};
 use super::functions::{
@@ -112,6 +112,17 @@ impl Ctx {
                 parts
                     .map(|ts| Value::Tuple(ts.into_iter().map(Value::Tensor).collect()))
                     .or_else(|e| err(p, e.to_string()))
+            }
+            "where" => {
+                a.check(3, &["condition", "x", "y"])?;
+                if a.positional.len() + a.keywords.len() != 3 {
+                    return err(
+                        p,
+                        "where needs a condition, x and y (the one-argument form is not supported)",
+                    );
+                }
+                let c = a.tensor(0, "condition")?;
+                wrap(tensor::select(&c, &a.tensor(1, "x")?, &a.tensor(2, "y")?))
             }
             "inner" => {
                 a.check(2, &["a", "b"])?;

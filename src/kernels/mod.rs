@@ -51,6 +51,10 @@ pub fn apply(op: Op, args: &OpArgs, table: &[OpArgs], inputs: &[&ArrayData]) -> 
     match (op.family(), args) {
         (Family::Creation, OpArgs::Fill { fill, shape }) => creation::fill(fill, shape),
         (Family::Unary, _) => elementwise::unary(op, args, one(inputs)?),
+        (Family::Ternary, _) => match inputs {
+            [c, x, y] => elementwise::select(c, x, y),
+            _ => kerr(format!("expects 3 inputs, got {}", inputs.len())),
+        },
         (Family::Binary, OpArgs::Scalar { value, scalar_left }) => {
             elementwise::binary_scalar(op, one(inputs)?, *value, *scalar_left)
         }

@@ -34,6 +34,8 @@ pub enum Family {
     Unary,
     /// Two inputs (or one input and a scalar), element by element with broadcasting.
     Binary,
+    /// Three inputs element by element with broadcasting (`where`).
+    Ternary,
     /// Reduces along axes.
     Reduction,
     /// Combines partial results of a reduction or a matmul (chunk level only).
@@ -89,6 +91,9 @@ ops! {
     Sin => Unary, "sin", "ares.tensor.arithmetic.sin";
     Cos => Unary, "cos", "ares.tensor.arithmetic.cos";
     AsType => Unary, "astype", "ares.tensor.base.astype";
+    IsNan => Unary, "isnan", "ares.tensor.arithmetic.isnan";
+    IsInf => Unary, "isinf", "ares.tensor.arithmetic.isinf";
+    IsFinite => Unary, "isfinite", "ares.tensor.arithmetic.isfinite";
     Add => Binary, "add", "ares.tensor.arithmetic.add";
     Sub => Binary, "subtract", "ares.tensor.arithmetic.subtract";
     Mul => Binary, "multiply", "ares.tensor.arithmetic.multiply";
@@ -102,6 +107,7 @@ ops! {
     Le => Binary, "less_equal", "ares.tensor.arithmetic.less_equal";
     Gt => Binary, "greater", "ares.tensor.arithmetic.greater";
     Ge => Binary, "greater_equal", "ares.tensor.arithmetic.greater_equal";
+    Where => Ternary, "where", "ares.tensor.base.where";
     Sum => Reduction, "sum", "ares.tensor.reduction.sum";
     Prod => Reduction, "prod", "ares.tensor.reduction.prod";
     Min => Reduction, "min", "ares.tensor.reduction.min";

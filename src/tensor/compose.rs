@@ -214,6 +214,16 @@ impl Tensor {
     }
 }
 
+/// `where(condition, x, y)`: elements of `x` where `condition` is true (nonzero), else of `y`,
+/// all three broadcast together; the result has the promoted dtype of `x` and `y`.
+pub fn select(condition: &Tensor, x: &Tensor, y: &Tensor) -> Result<Tensor> {
+    Tensor::new(
+        Op::Where,
+        crate::ops::OpArgs::None,
+        vec![condition.truthy()?, x.clone(), y.clone()],
+    )
+}
+
 /// Joins tensors of one shape along a new axis.
 pub fn stack(tensors: &[Tensor], axis: i64) -> Result<Tensor> {
     let first = tensors

@@ -104,6 +104,7 @@ pub fn unary_dtype(op: Op, args: &OpArgs, a: DType) -> Result<DType> {
             ))
         }
         (Op::Neg | Op::Abs, _) => a,
+        (Op::IsNan | Op::IsInf | Op::IsFinite, _) => DType::Bool,
         _ => DType::F64,
     })
 }
@@ -167,6 +168,14 @@ pub fn infer(op: Op, args: &OpArgs, inputs: &[(&Shape, DType)]) -> Result<(Shape
             (
                 inputs[0].0.clone(),
                 binary_dtype(op, inputs[0].1, value.dtype())?,
+            )
+        }
+        (Family::Ternary, OpArgs::None) => {
+            arity(op, inputs.len(), 3)?;
+            let shape = broadcast(name, inputs[0].0, inputs[1].0)?;
+            (
+                broadcast(name, &shape, inputs[2].0)?,
+                inputs[1].1.promote(inputs[2].1),
             )
         }
         (Family::Binary, OpArgs::None) => {

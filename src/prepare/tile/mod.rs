@@ -182,7 +182,7 @@ impl Tiler {
             (Family::Creation, OpArgs::Create { fill, shape, chunk }) => {
                 Ok(self.tile_creation(op, fill, shape, chunk, dtype))
             }
-            (Family::Unary | Family::Binary, _) => {
+            (Family::Unary | Family::Binary | Family::Ternary, _) => {
                 Ok(self.tile_elementwise(op, args, shape, dtype, inputs, in_shapes))
             }
             (
