@@ -1,4 +1,4 @@
-//! The NumPy functions composed from primitive ops (`tensor::compose`), against values
+//! NumPy functions added for the Python work (`tensor::compose`, `where`, `isnan`, scans), against values
 //! NumPy 2 printed for the same programs, with fusion on and off.
 
 mod common;
@@ -162,6 +162,63 @@ const CASES: &[(&str, &str, &[usize], &[f64])] = &[
         &[6],
         &[7.0, 7.0, 7.0, 7.0, 1.0, 1.0],
     ),
+    (
+        "cumsum(arange(10, chunk=3))",
+        "int64",
+        &[10],
+        &[0.0, 1.0, 3.0, 6.0, 10.0, 15.0, 21.0, 28.0, 36.0, 45.0],
+    ),
+    (
+        "cumprod(arange(1, 8, chunk=3))",
+        "int64",
+        &[7],
+        &[1.0, 2.0, 6.0, 24.0, 120.0, 720.0, 5040.0],
+    ),
+    (
+        "cumsum(ones((4, 6), chunk=(3, 4)), axis=1)",
+        "float64",
+        &[4, 6],
+        &[
+            1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 1.0, 2.0, 3.0, 4.0, 5.0,
+            6.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0,
+        ],
+    ),
+    (
+        "cumprod(ones((4, 6), chunk=(3, 4)) * 2, axis=-2)",
+        "float64",
+        &[4, 6],
+        &[
+            2.0, 2.0, 2.0, 2.0, 2.0, 2.0, 4.0, 4.0, 4.0, 4.0, 4.0, 4.0, 8.0, 8.0, 8.0, 8.0, 8.0,
+            8.0, 16.0, 16.0, 16.0, 16.0, 16.0, 16.0,
+        ],
+    ),
+    (
+        "cumsum(arange(6, chunk=2) > 2)",
+        "int64",
+        &[6],
+        &[0.0, 0.0, 0.0, 1.0, 2.0, 3.0],
+    ),
+    (
+        "cumsum(full(5, 2**62, chunk=2))",
+        "int64",
+        &[5],
+        &[
+            4611686018427387904.0,
+            -9223372036854775808.0,
+            -4611686018427387904.0,
+            0.0,
+            4611686018427387904.0,
+        ],
+    ),
+    (
+        "cumsum(ones((2, 3, 4), chunk=(1, 2, 3)) * 1.5)",
+        "float64",
+        &[24],
+        &[
+            1.5, 3.0, 4.5, 6.0, 7.5, 9.0, 10.5, 12.0, 13.5, 15.0, 16.5, 18.0, 19.5, 21.0, 22.5,
+            24.0, 25.5, 27.0, 28.5, 30.0, 31.5, 33.0, 34.5, 36.0,
+        ],
+    ),
 ];
 
 #[test]
@@ -200,6 +257,7 @@ fn composed_functions_refuse_bad_arguments() {
         ("matmul(3, arange(3))", "at least one dimension"),
         ("clip(arange(3))", "a_min or a_max"),
         ("where(arange(3) > 1)", "needs a condition, x and y"),
+        ("cumsum(ones(3), axis=1)", "out of bounds"),
         ("where(arange(3) > 1, arange(2), 0)", "broadcast"),
     ] {
         let e = evaluate(program)

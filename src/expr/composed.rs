@@ -1,6 +1,6 @@
 //! Expression-language names for the NumPy functions the tensor API composes from primitive
 //! ops (`tensor::compose`): logical functions, `all`/`any`, `clip`, axis insertion and
-//! removal, broadcasting, stacking, splitting and `inner`, and `where`.
+//! removal, broadcasting, stacking, splitting and `inner`; and `where`, `cumsum`, `cumprod`.
 
 use super::eval::{apply_binary, Ctx, Value};
 use super::functions::{
@@ -112,6 +112,20 @@ impl Ctx {
                 parts
                     .map(|ts| Value::Tuple(ts.into_iter().map(Value::Tensor).collect()))
                     .or_else(|e| err(p, e.to_string()))
+            }
+            "cumsum" | "cumprod" => {
+                a.check(2, &["a", "axis"])?;
+                let x = a.tensor(0, "a")?;
+                let axis = match a.get(1, "axis") {
+                    None | Some((Value::None, _)) => None,
+                    Some((v, vp)) => Some(to_int(&v, vp)?),
+                };
+                let op = if name == "cumsum" {
+                    Op::CumSum
+                } else {
+                    Op::CumProd
+                };
+                wrap(x.scan(op, axis))
             }
             "where" => {
                 a.check(3, &["condition", "x", "y"])?;

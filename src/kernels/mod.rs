@@ -51,6 +51,7 @@ pub fn apply(op: Op, args: &OpArgs, table: &[OpArgs], inputs: &[&ArrayData]) -> 
     match (op.family(), args) {
         (Family::Creation, OpArgs::Fill { fill, shape }) => creation::fill(fill, shape),
         (Family::Unary, _) => elementwise::unary(op, args, one(inputs)?),
+        (Family::Scan, OpArgs::Scan { axis }) => reduction::scan(op, one(inputs)?, *axis),
         (Family::Ternary, _) => match inputs {
             [c, x, y] => elementwise::select(c, x, y),
             _ => kerr(format!("expects 3 inputs, got {}", inputs.len())),

@@ -116,6 +116,10 @@ pub enum OpArgs {
         axes: SmallVec<[usize; 4]>,
         keepdims: bool,
     },
+    /// The axis of a running total (`cumsum`, `cumprod`).
+    Scan {
+        axis: usize,
+    },
     /// Variance over `axes` with `ddof` (tileable `var`, and its chunk-level moments ops).
     Moments {
         axes: SmallVec<[usize; 4]>,

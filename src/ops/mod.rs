@@ -36,6 +36,8 @@ pub enum Family {
     Binary,
     /// Three inputs element by element with broadcasting (`where`).
     Ternary,
+    /// Running totals along an axis (`cumsum`, `cumprod`).
+    Scan,
     /// Reduces along axes.
     Reduction,
     /// Combines partial results of a reduction or a matmul (chunk level only).
@@ -113,6 +115,8 @@ ops! {
     Min => Reduction, "min", "ares.tensor.reduction.min";
     Max => Reduction, "max", "ares.tensor.reduction.max";
     Var => Reduction, "var", "ares.tensor.reduction.var";
+    CumSum => Scan, "cumsum", "ares.tensor.reduction.cumsum";
+    CumProd => Scan, "cumprod", "ares.tensor.reduction.cumprod";
     Moments => Reduction, "moments", "ares.tensor.reduction.moments";
     MomentsCombine => Combine, "moments_combine", "ares.tensor.reduction.moments_combine";
     MomentsVar => Combine, "moments_var", "ares.tensor.reduction.moments_var";

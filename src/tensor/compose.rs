@@ -64,6 +64,27 @@ impl Tensor {
         self.truthy()?.reduce(op, axes, keepdims)
     }
 
+    /// `cumsum` (`op` = `Op::CumSum`) or `cumprod` along `axis`; `None` runs over the
+    /// flattened tensor, as in NumPy.
+    pub fn scan(&self, op: Op, axis: Option<i64>) -> Result<Tensor> {
+        let (x, axis) = match axis {
+            None if self.ndim() > 1 => {
+                // Whole rows per chunk make the flattening reshape chunk-aligned.
+                let row: usize = self.shape()[1..].iter().product();
+                let mut chunk: smallvec::SmallVec<[usize; 4]> = self.shape().into();
+                chunk[0] = ((1usize << 20) / row.max(1)).max(1);
+                (
+                    self.rechunk(crate::ops::ChunkSpec::PerDim(chunk))?
+                        .reshape(&[-1])?,
+                    0,
+                )
+            }
+            None => (self.reshape(&[-1])?, 0),
+            Some(a) => (self.clone(), self.normalize_axes(op.name(), Some(&[a]))?[0]),
+        };
+        Tensor::new(op, crate::ops::OpArgs::Scan { axis }, vec![x])
+    }
+
     /// Inserts axes of length 1 at `axes` (positions in the result; negative from its end).
     pub fn expand_dims(&self, axes: &[i64]) -> Result<Tensor> {
         let ndim = (self.ndim() + axes.len()) as i64;

@@ -170,6 +170,11 @@ pub fn infer(op: Op, args: &OpArgs, inputs: &[(&Shape, DType)]) -> Result<(Shape
                 binary_dtype(op, inputs[0].1, value.dtype())?,
             )
         }
+        (Family::Scan, OpArgs::Scan { axis }) => {
+            arity(op, inputs.len(), 1)?;
+            check_axes(name, &[*axis], inputs[0].0.len())?;
+            (inputs[0].0.clone(), reduction_dtype(Op::Sum, inputs[0].1))
+        }
         (Family::Ternary, OpArgs::None) => {
             arity(op, inputs.len(), 3)?;
             let shape = broadcast(name, inputs[0].0, inputs[1].0)?;

@@ -182,6 +182,9 @@ impl Tiler {
             (Family::Creation, OpArgs::Create { fill, shape, chunk }) => {
                 Ok(self.tile_creation(op, fill, shape, chunk, dtype))
             }
+            (Family::Scan, OpArgs::Scan { axis }) => {
+                Ok(self.tile_scan(op, *axis, dtype, inputs[0]))
+            }
             (Family::Unary | Family::Binary | Family::Ternary, _) => {
                 Ok(self.tile_elementwise(op, args, shape, dtype, inputs, in_shapes))
             }

@@ -10,7 +10,7 @@ use super::grid::{unify, Odometer};
 use super::{Tiled, Tiler};
 use crate::array::{DType, Shape};
 use crate::ids::{ArgsIdx, ChunkIdx, OpKey};
-use crate::ops::{Op, OpArgs};
+use crate::ops::{DimIndex, Op, OpArgs};
 use crate::tensor::infer::reduced_shape;
 use smallvec::SmallVec;
 
@@ -87,6 +87,56 @@ impl Tiler {
             })
             .collect();
         Tiled { splits, chunks }
+    }
+
+    /// A running total along `axis`: each chunk scans locally, then adds (or multiplies by)
+    /// the last slice of the previous output chunk along the axis, a chain of `k` steps for
+    /// `k` chunks on the axis. The carry is a length-1 slice that broadcasts.
+    pub(super) fn tile_scan(&mut self, op: Op, axis: usize, dtype: DType, input: &Tiled) -> Tiled {
+        let grid = input.grid();
+        let scan_args = self.graph.intern_args(OpArgs::Scan { axis });
+        let none = self.graph.intern_args(OpArgs::None);
+        let combine = if op == Op::CumSum { Op::Add } else { Op::Mul };
+        let (scan_key, carry_key, combine_key) = (self.key(), self.key(), self.key());
+        let mut chunks = vec![ChunkIdx(0); grid.iter().product()];
+        let mut lines = grid.clone();
+        lines[axis] = 1;
+        Odometer::for_each(&lines, |o| {
+            let mut prev: Option<ChunkIdx> = None;
+            for j in 0..grid[axis] {
+                let mut idx: Shape = o.into();
+                idx[axis] = j;
+                let src = input.at(&idx);
+                let shape = self.shape_of(src).clone();
+                let local = self.push(scan_key, op, scan_args, shape.clone(), dtype, &[src]);
+                let out = match prev {
+                    None => local,
+                    Some(p) => {
+                        let prev_shape = self.shape_of(p).clone();
+                        let last: SmallVec<[DimIndex; 4]> = prev_shape
+                            .iter()
+                            .enumerate()
+                            .map(|(d, n)| DimIndex::Range {
+                                start: if d == axis { n.saturating_sub(1) } else { 0 },
+                                step: 1,
+                                len: if d == axis { (*n).min(1) } else { *n },
+                            })
+                            .collect();
+                        let mut carry_shape = prev_shape;
+                        carry_shape[axis] = carry_shape[axis].min(1);
+                        let args = self.graph.intern_args(OpArgs::Slice(last));
+                        let carry = self.push(carry_key, Op::Slice, args, carry_shape, dtype, &[p]);
+                        self.push(combine_key, combine, none, shape, dtype, &[local, carry])
+                    }
+                };
+                chunks[super::grid::linear(&grid, &idx)] = out;
+                prev = Some(out);
+            }
+        });
+        Tiled {
+            splits: input.splits.clone(),
+            chunks,
+        }
     }
 
     /// One-pass variance: each input chunk maps to its moments `(n, mean, M2)` per output
