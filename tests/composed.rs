@@ -219,6 +219,32 @@ const CASES: &[(&str, &str, &[usize], &[f64])] = &[
             24.0, 25.5, 27.0, 28.5, 30.0, 31.5, 33.0, 34.5, 36.0,
         ],
     ),
+    (
+        "sum(ones((10, 8), chunk=((2, 3, 5), (4, 4))), axis=0)",
+        "float64",
+        &[8],
+        &[10.0, 10.0, 10.0, 10.0, 10.0, 10.0, 10.0, 10.0],
+    ),
+    (
+        "arange(10, chunk=((1, 2, 3, 4),)) * 2",
+        "int64",
+        &[10],
+        &[0.0, 2.0, 4.0, 6.0, 8.0, 10.0, 12.0, 14.0, 16.0, 18.0],
+    ),
+    (
+        "rechunk(arange(12).reshape(3, 4), ((1, 2), 3)) + 1",
+        "int64",
+        &[3, 4],
+        &[
+            1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0, 11.0, 12.0,
+        ],
+    ),
+    (
+        "rechunk(arange(12, chunk=5), ((6, 6),)).reshape(2, 6)",
+        "int64",
+        &[2, 6],
+        &[0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0, 11.0],
+    ),
 ];
 
 #[test]
@@ -258,6 +284,11 @@ fn composed_functions_refuse_bad_arguments() {
         ("clip(arange(3))", "a_min or a_max"),
         ("where(arange(3) > 1)", "needs a condition, x and y"),
         ("cumsum(ones(3), axis=1)", "out of bounds"),
+        ("ones(4, chunk=((1, 2),))", "add up to its length 4"),
+        (
+            "ones((4, 2), chunk=((4,),))",
+            "1 entries for a tensor of 2 dimensions",
+        ),
         ("where(arange(3) > 1, arange(2), 0)", "broadcast"),
     ] {
         let e = evaluate(program)

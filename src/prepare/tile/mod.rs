@@ -19,7 +19,7 @@ use crate::ids::{ArgsIdx, ChunkIdx, ChunkKey, OpKey};
 use crate::ops::{Family, Op, OpArgs};
 
 pub use creation::chunk_seed;
-pub use grid::{offsets, splits_for, Odometer};
+pub use grid::{offsets, split_dim, splits_for, Odometer};
 
 /// A tiled tensor: chunk lengths per dimension and the chunk grid in C order.
 #[derive(Clone, Debug, PartialEq)]
