@@ -54,6 +54,12 @@ pub fn describe_args(args: &OpArgs) -> String {
         OpArgs::Cast { dtype } => format!("dtype={dtype}"),
         OpArgs::Reduce { axes, keepdims } => format!("axes={axes:?} keepdims={keepdims}"),
         OpArgs::Scan { axis } => format!("axis={axis}"),
+        OpArgs::Arg {
+            op,
+            axis,
+            offset,
+            keepdims,
+        } => format!("{op} axis={axis} offset={offset} keepdims={keepdims}"),
         OpArgs::Moments {
             axes,
             keepdims,

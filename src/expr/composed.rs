@@ -113,6 +113,21 @@ impl Ctx {
                     .map(|ts| Value::Tuple(ts.into_iter().map(Value::Tensor).collect()))
                     .or_else(|e| err(p, e.to_string()))
             }
+            "argmin" | "argmax" => {
+                a.check(2, &["a", "axis", "keepdims"])?;
+                let x = a.tensor(0, "a")?;
+                let axis = match a.get(1, "axis") {
+                    None | Some((Value::None, _)) => None,
+                    Some((v, vp)) => Some(to_int(&v, vp)?),
+                };
+                let keep = to_bool(a.get(usize::MAX, "keepdims"))?;
+                let op = if name == "argmin" {
+                    Op::ArgMin
+                } else {
+                    Op::ArgMax
+                };
+                wrap(x.arg_reduce(op, axis, keep))
+            }
             "cumsum" | "cumprod" => {
                 a.check(2, &["a", "axis"])?;
                 let x = a.tensor(0, "a")?;

@@ -114,6 +114,14 @@ pub enum OpArgs {
         axes: SmallVec<[usize; 4]>,
         keepdims: bool,
     },
+    /// `argmin`/`argmax` (`op`) along `axis`. At chunk level, `offset` is the position of the
+    /// chunk's first element along the axis.
+    Arg {
+        op: Op,
+        axis: usize,
+        offset: u64,
+        keepdims: bool,
+    },
     /// The axis of a running total (`cumsum`, `cumprod`).
     Scan {
         axis: usize,

@@ -115,6 +115,10 @@ ops! {
     Min => Reduction, "min", "ares.tensor.reduction.min";
     Max => Reduction, "max", "ares.tensor.reduction.max";
     Var => Reduction, "var", "ares.tensor.reduction.var";
+    ArgMin => Reduction, "argmin", "ares.tensor.reduction.argmin";
+    ArgMax => Reduction, "argmax", "ares.tensor.reduction.argmax";
+    ArgCombine => Combine, "arg_combine", "ares.tensor.reduction.arg_combine";
+    ArgIndex => Combine, "arg_index", "ares.tensor.reduction.arg_index";
     CumSum => Scan, "cumsum", "ares.tensor.reduction.cumsum";
     CumProd => Scan, "cumprod", "ares.tensor.reduction.cumprod";
     Moments => Reduction, "moments", "ares.tensor.reduction.moments";

@@ -64,22 +64,48 @@ impl Tensor {
         self.truthy()?.reduce(op, axes, keepdims)
     }
 
+    /// `argmin` (`op` = `Op::ArgMin`) or `argmax` along `axis`; `None` gives the index in
+    /// the flattened tensor, as in NumPy.
+    pub fn arg_reduce(&self, op: Op, axis: Option<i64>, keepdims: bool) -> Result<Tensor> {
+        let (x, ax) = match axis {
+            None => (self.flatten()?, 0),
+            Some(a) => (self.clone(), self.normalize_axes(op.name(), Some(&[a]))?[0]),
+        };
+        let out = Tensor::new(
+            op,
+            crate::ops::OpArgs::Arg {
+                op,
+                axis: ax,
+                offset: 0,
+                keepdims: keepdims && axis.is_some(),
+            },
+            vec![x],
+        )?;
+        match (axis, keepdims) {
+            // NumPy keeps every axis, as length 1, for axis=None with keepdims.
+            (None, true) => out.reshape(&vec![1; self.ndim()]),
+            _ => Ok(out),
+        }
+    }
+
+    /// The tensor as 1-D in C order; whole rows per chunk first, so the reshape is
+    /// chunk-aligned whatever the chunking.
+    pub fn flatten(&self) -> Result<Tensor> {
+        if self.ndim() <= 1 {
+            return self.reshape(&[-1]);
+        }
+        let row: usize = self.shape()[1..].iter().product();
+        let mut chunk: smallvec::SmallVec<[usize; 4]> = self.shape().into();
+        chunk[0] = ((1usize << 20) / row.max(1)).max(1);
+        self.rechunk(crate::ops::ChunkSpec::PerDim(chunk))?
+            .reshape(&[-1])
+    }
+
     /// `cumsum` (`op` = `Op::CumSum`) or `cumprod` along `axis`; `None` runs over the
     /// flattened tensor, as in NumPy.
     pub fn scan(&self, op: Op, axis: Option<i64>) -> Result<Tensor> {
         let (x, axis) = match axis {
-            None if self.ndim() > 1 => {
-                // Whole rows per chunk make the flattening reshape chunk-aligned.
-                let row: usize = self.shape()[1..].iter().product();
-                let mut chunk: smallvec::SmallVec<[usize; 4]> = self.shape().into();
-                chunk[0] = ((1usize << 20) / row.max(1)).max(1);
-                (
-                    self.rechunk(crate::ops::ChunkSpec::PerDim(chunk))?
-                        .reshape(&[-1])?,
-                    0,
-                )
-            }
-            None => (self.reshape(&[-1])?, 0),
+            None => (self.flatten()?, 0),
             Some(a) => (self.clone(), self.normalize_axes(op.name(), Some(&[a]))?[0]),
         };
         Tensor::new(op, crate::ops::OpArgs::Scan { axis }, vec![x])

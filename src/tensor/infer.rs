@@ -170,6 +170,19 @@ pub fn infer(op: Op, args: &OpArgs, inputs: &[(&Shape, DType)]) -> Result<(Shape
                 binary_dtype(op, inputs[0].1, value.dtype())?,
             )
         }
+        (Family::Reduction, OpArgs::Arg { axis, keepdims, .. })
+            if matches!(op, Op::ArgMin | Op::ArgMax) =>
+        {
+            arity(op, inputs.len(), 1)?;
+            check_axes(name, &[*axis], inputs[0].0.len())?;
+            if inputs[0].0[*axis] == 0 {
+                return Err(AresError::arg(
+                    name,
+                    format!("attempt to get {name} of an empty sequence"),
+                ));
+            }
+            (reduced_shape(inputs[0].0, &[*axis], *keepdims), DType::I64)
+        }
         (Family::Scan, OpArgs::Scan { axis }) => {
             arity(op, inputs.len(), 1)?;
             check_axes(name, &[*axis], inputs[0].0.len())?;

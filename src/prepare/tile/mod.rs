@@ -182,6 +182,9 @@ impl Tiler {
             (Family::Creation, OpArgs::Create { fill, shape, chunk }) => {
                 Ok(self.tile_creation(op, fill, shape, chunk, dtype))
             }
+            (Family::Reduction, OpArgs::Arg { axis, keepdims, .. }) => {
+                Ok(self.tile_argreduce(op, *axis, *keepdims, inputs[0]))
+            }
             (Family::Scan, OpArgs::Scan { axis }) => {
                 Ok(self.tile_scan(op, *axis, dtype, inputs[0]))
             }
