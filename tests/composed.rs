@@ -1,4 +1,4 @@
-//! The NumPy functions composed from primitive ops (`tensor::compose`), against values
+//! NumPy functions added for the Python work (`tensor::compose`, `where`, `isnan`, scans), against values
 //! NumPy 2 printed for the same programs, with fusion on and off.
 
 mod common;
@@ -113,6 +113,138 @@ const CASES: &[(&str, &str, &[usize], &[f64])] = &[
         &[3, 1, 2],
         &[0.0, 3.0, 1.0, 4.0, 2.0, 5.0],
     ),
+    (
+        "isnan(divide(arange(-2, 3, chunk=2), 0) * 0)",
+        "bool",
+        &[5],
+        &[1.0, 1.0, 1.0, 1.0, 1.0],
+    ),
+    (
+        "isinf(divide(arange(-2, 3, chunk=2), 0))",
+        "bool",
+        &[5],
+        &[1.0, 1.0, 0.0, 1.0, 1.0],
+    ),
+    (
+        "isfinite(divide(arange(-2, 3, chunk=2), 0))",
+        "bool",
+        &[5],
+        &[0.0, 0.0, 0.0, 0.0, 0.0],
+    ),
+    ("isnan(arange(3))", "bool", &[3], &[0.0, 0.0, 0.0]),
+    (
+        "sum(isnan(linspace(-1, 1, 9, chunk=2) / 0))",
+        "int64",
+        &[],
+        &[1.0],
+    ),
+    (
+        "where(arange(6, chunk=4) > 2, arange(6, chunk=4), -1)",
+        "int64",
+        &[6],
+        &[-1.0, -1.0, -1.0, 3.0, 4.0, 5.0],
+    ),
+    (
+        "where(arange(6, chunk=4) > 2, 1.5, arange(6, chunk=3))",
+        "float64",
+        &[6],
+        &[0.0, 1.0, 2.0, 1.5, 1.5, 1.5],
+    ),
+    (
+        "where(arange(3)[:, None] > 0, arange(4, chunk=3), arange(3.0)[:, None] * 10)",
+        "float64",
+        &[3, 4],
+        &[0.0, 0.0, 0.0, 0.0, 0.0, 1.0, 2.0, 3.0, 0.0, 1.0, 2.0, 3.0],
+    ),
+    (
+        "where(arange(6) > 3, arange(6) > 1, 7)",
+        "int64",
+        &[6],
+        &[7.0, 7.0, 7.0, 7.0, 1.0, 1.0],
+    ),
+    (
+        "cumsum(arange(10, chunk=3))",
+        "int64",
+        &[10],
+        &[0.0, 1.0, 3.0, 6.0, 10.0, 15.0, 21.0, 28.0, 36.0, 45.0],
+    ),
+    (
+        "cumprod(arange(1, 8, chunk=3))",
+        "int64",
+        &[7],
+        &[1.0, 2.0, 6.0, 24.0, 120.0, 720.0, 5040.0],
+    ),
+    (
+        "cumsum(ones((4, 6), chunk=(3, 4)), axis=1)",
+        "float64",
+        &[4, 6],
+        &[
+            1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 1.0, 2.0, 3.0, 4.0, 5.0,
+            6.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0,
+        ],
+    ),
+    (
+        "cumprod(ones((4, 6), chunk=(3, 4)) * 2, axis=-2)",
+        "float64",
+        &[4, 6],
+        &[
+            2.0, 2.0, 2.0, 2.0, 2.0, 2.0, 4.0, 4.0, 4.0, 4.0, 4.0, 4.0, 8.0, 8.0, 8.0, 8.0, 8.0,
+            8.0, 16.0, 16.0, 16.0, 16.0, 16.0, 16.0,
+        ],
+    ),
+    (
+        "cumsum(arange(6, chunk=2) > 2)",
+        "int64",
+        &[6],
+        &[0.0, 0.0, 0.0, 1.0, 2.0, 3.0],
+    ),
+    (
+        "cumsum(full(5, 2**62, chunk=2))",
+        "int64",
+        &[5],
+        &[
+            4611686018427387904.0,
+            -9223372036854775808.0,
+            -4611686018427387904.0,
+            0.0,
+            4611686018427387904.0,
+        ],
+    ),
+    (
+        "cumsum(ones((2, 3, 4), chunk=(1, 2, 3)) * 1.5)",
+        "float64",
+        &[24],
+        &[
+            1.5, 3.0, 4.5, 6.0, 7.5, 9.0, 10.5, 12.0, 13.5, 15.0, 16.5, 18.0, 19.5, 21.0, 22.5,
+            24.0, 25.5, 27.0, 28.5, 30.0, 31.5, 33.0, 34.5, 36.0,
+        ],
+    ),
+    (
+        "sum(ones((10, 8), chunk=((2, 3, 5), (4, 4))), axis=0)",
+        "float64",
+        &[8],
+        &[10.0, 10.0, 10.0, 10.0, 10.0, 10.0, 10.0, 10.0],
+    ),
+    (
+        "arange(10, chunk=((1, 2, 3, 4),)) * 2",
+        "int64",
+        &[10],
+        &[0.0, 2.0, 4.0, 6.0, 8.0, 10.0, 12.0, 14.0, 16.0, 18.0],
+    ),
+    (
+        "rechunk(arange(12).reshape(3, 4), ((1, 2), 3)) + 1",
+        "int64",
+        &[3, 4],
+        &[
+            1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0, 11.0, 12.0,
+        ],
+    ),
+    (
+        "rechunk(arange(12, chunk=5), ((6, 6),)).reshape(2, 6)",
+        "int64",
+        &[2, 6],
+        &[0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0, 11.0],
+    ),
 ];
 
 #[test]
@@ -150,6 +282,14 @@ fn composed_functions_refuse_bad_arguments() {
         ("stack((arange(3), arange(4)))", "same shape"),
         ("matmul(3, arange(3))", "at least one dimension"),
         ("clip(arange(3))", "a_min or a_max"),
+        ("where(arange(3) > 1)", "needs a condition, x and y"),
+        ("cumsum(ones(3), axis=1)", "out of bounds"),
+        ("ones(4, chunk=((1, 2),))", "add up to its length 4"),
+        (
+            "ones((4, 2), chunk=((4,),))",
+            "1 entries for a tensor of 2 dimensions",
+        ),
+        ("where(arange(3) > 1, arange(2), 0)", "broadcast"),
     ] {
         let e = evaluate(program)
             .err()

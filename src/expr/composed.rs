@@ -1,9 +1,11 @@
 //! Expression-language names for the NumPy functions the tensor API composes from primitive
 //! ops (`tensor::compose`): logical functions, `all`/`any`, `clip`, axis insertion and
-//! removal, broadcasting, stacking, splitting and `inner`.
+//! removal, broadcasting, stacking, splitting and `inner`; and `where`, `cumsum`, `cumprod`.
 
 use super::eval::{apply_binary, Ctx, Value};
-use super::functions::{to_axes, to_bool, to_int, to_ints, to_shape, to_tensor, Args};
+use super::functions::{
+    to_axes, to_bool, to_int, to_ints, to_shape, to_tensor, ufunc_reduce_axes, Args,
+};
 use super::{err, ExprError};
 use crate::ops::Op;
 use crate::tensor::{self, Tensor};
@@ -30,7 +32,7 @@ impl Ctx {
             "all" | "any" => {
                 a.check(2, &["a", "axis", "keepdims"])?;
                 let x = a.tensor(0, "a")?;
-                let axes = to_axes(a.get(1, "axis"))?;
+                let axes = ufunc_reduce_axes(&x, a.get(1, "axis"))?;
                 let keep = to_bool(a.get(usize::MAX, "keepdims"))?;
                 wrap(match name {
                     "all" => x.all(axes.as_deref(), keep),
@@ -95,12 +97,7 @@ impl Ctx {
                 };
                 let parts = match a.need(1, "indices_or_sections")? {
                     (Value::Tuple(items), ip) => {
-                        let bounds = to_ints(&Value::Tuple(items), ip)?;
-                        if let Some(b) = bounds.iter().find(|b| **b < 0) {
-                            return err(ip, format!("split indices must be non-negative, got {b}"));
-                        }
-                        let bounds: Vec<usize> = bounds.iter().map(|b| *b as usize).collect();
-                        x.split_at(&bounds, axis)
+                        x.split_at(&to_ints(&Value::Tuple(items), ip)?, axis)
                     }
                     (v, vp) => match to_int(&v, vp)? {
                         n if n > 0 => x.split_equal(n as usize, axis),
@@ -115,6 +112,46 @@ impl Ctx {
                 parts
                     .map(|ts| Value::Tuple(ts.into_iter().map(Value::Tensor).collect()))
                     .or_else(|e| err(p, e.to_string()))
+            }
+            "argmin" | "argmax" => {
+                a.check(2, &["a", "axis", "keepdims"])?;
+                let x = a.tensor(0, "a")?;
+                let axis = match a.get(1, "axis") {
+                    None | Some((Value::None, _)) => None,
+                    Some((v, vp)) => Some(to_int(&v, vp)?),
+                };
+                let keep = to_bool(a.get(usize::MAX, "keepdims"))?;
+                let op = if name == "argmin" {
+                    Op::ArgMin
+                } else {
+                    Op::ArgMax
+                };
+                wrap(x.arg_reduce(op, axis, keep))
+            }
+            "cumsum" | "cumprod" => {
+                a.check(2, &["a", "axis"])?;
+                let x = a.tensor(0, "a")?;
+                let axis = match a.get(1, "axis") {
+                    None | Some((Value::None, _)) => None,
+                    Some((v, vp)) => Some(to_int(&v, vp)?),
+                };
+                let op = if name == "cumsum" {
+                    Op::CumSum
+                } else {
+                    Op::CumProd
+                };
+                wrap(x.scan(op, axis))
+            }
+            "where" => {
+                a.check(3, &["condition", "x", "y"])?;
+                if a.positional.len() + a.keywords.len() != 3 {
+                    return err(
+                        p,
+                        "where needs a condition, x and y (the one-argument form is not supported)",
+                    );
+                }
+                let c = a.tensor(0, "condition")?;
+                wrap(tensor::select(&c, &a.tensor(1, "x")?, &a.tensor(2, "y")?))
             }
             "inner" => {
                 a.check(2, &["a", "b"])?;

@@ -97,9 +97,35 @@ pub(super) fn to_shape(v: &Value, p: Pos) -> Result<Vec<usize>, ExprError> {
     }
 }
 
+/// `chunk=`: one length for every dimension, one per dimension, or, as dask's `chunks=`, a
+/// tuple of every chunk length for some dimensions (`((2, 3, 5), 4)`).
 pub(super) fn to_chunk(v: Option<(Value, Pos)>, shape: &[usize]) -> Result<ChunkSpec, ExprError> {
     match v {
         None | Some((Value::None, _)) => Ok(tensor::auto_chunk(shape)),
+        Some((Value::Tuple(items), p)) if items.iter().any(|x| matches!(x, Value::Tuple(_))) => {
+            if items.len() != shape.len() {
+                return err(
+                    p,
+                    format!(
+                        "chunk has {} entries for a tensor of {} dimensions",
+                        items.len(),
+                        shape.len()
+                    ),
+                );
+            }
+            let dims = items
+                .iter()
+                .zip(shape)
+                .map(|(x, n)| match x {
+                    Value::Tuple(lens) => lens.iter().map(|l| to_usize(l, p)).collect(),
+                    one => Ok(crate::prepare::tile::split_dim(
+                        *n,
+                        to_usize(one, p)?.max(1),
+                    )),
+                })
+                .collect::<Result<_, _>>()?;
+            Ok(ChunkSpec::Explicit(dims))
+        }
         Some((Value::Tuple(items), p)) => Ok(ChunkSpec::PerDim(
             items
                 .iter()
@@ -122,6 +148,18 @@ pub(super) fn to_axes(v: Option<(Value, Pos)>) -> Result<Option<Vec<i64>>, ExprE
     match v {
         None | Some((Value::None, _)) => Ok(None),
         Some((v, p)) => to_ints(&v, p).map(Some),
+    }
+}
+
+/// The axes of a ufunc reduction (`sum`, `prod`, `min`, `max`, `all`, `any`). NumPy keeps a
+/// legacy rule for them: on a 0-d tensor, the integer axis `0` or `-1` reduces nothing.
+pub(super) fn ufunc_reduce_axes(
+    x: &Tensor,
+    v: Option<(Value, Pos)>,
+) -> Result<Option<Vec<i64>>, ExprError> {
+    match v {
+        Some((Value::Num(Scalar::I64(0 | -1)), _)) if x.ndim() == 0 => Ok(Some(vec![])),
+        v => to_axes(v),
     }
 }
 
@@ -279,7 +317,10 @@ impl Ctx {
             "sum" | "prod" | "min" | "max" | "amin" | "amax" | "mean" | "var" | "std" => {
                 a.check(2, &["a", "axis", "keepdims", "ddof"])?;
                 let x = a.tensor(0, "a")?;
-                let axes = to_axes(a.get(1, "axis"))?;
+                let axes = match name {
+                    "mean" | "var" | "std" => to_axes(a.get(1, "axis"))?,
+                    _ => ufunc_reduce_axes(&x, a.get(1, "axis"))?,
+                };
                 let keep = to_bool(a.get(usize::MAX, "keepdims"))?;
                 let ddof = match a.get(usize::MAX, "ddof") {
                     Some((v, p)) => to_usize(&v, p)?,

@@ -64,6 +64,53 @@ impl Tensor {
         self.truthy()?.reduce(op, axes, keepdims)
     }
 
+    /// `argmin` (`op` = `Op::ArgMin`) or `argmax` along `axis`; `None` gives the index in
+    /// the flattened tensor, as in NumPy.
+    pub fn arg_reduce(&self, op: Op, axis: Option<i64>, keepdims: bool) -> Result<Tensor> {
+        let (x, ax) = match axis {
+            None => (self.flatten()?, 0),
+            Some(a) => (self.clone(), self.normalize_axes(op.name(), Some(&[a]))?[0]),
+        };
+        let out = Tensor::new(
+            op,
+            crate::ops::OpArgs::Arg {
+                op,
+                axis: ax,
+                offset: 0,
+                keepdims: keepdims && axis.is_some(),
+            },
+            vec![x],
+        )?;
+        match (axis, keepdims) {
+            // NumPy keeps every axis, as length 1, for axis=None with keepdims.
+            (None, true) => out.reshape(&vec![1; self.ndim()]),
+            _ => Ok(out),
+        }
+    }
+
+    /// The tensor as 1-D in C order; whole rows per chunk first, so the reshape is
+    /// chunk-aligned whatever the chunking.
+    pub fn flatten(&self) -> Result<Tensor> {
+        if self.ndim() <= 1 {
+            return self.reshape(&[-1]);
+        }
+        let row: usize = self.shape()[1..].iter().product();
+        let mut chunk: smallvec::SmallVec<[usize; 4]> = self.shape().into();
+        chunk[0] = ((1usize << 20) / row.max(1)).max(1);
+        self.rechunk(crate::ops::ChunkSpec::PerDim(chunk))?
+            .reshape(&[-1])
+    }
+
+    /// `cumsum` (`op` = `Op::CumSum`) or `cumprod` along `axis`; `None` runs over the
+    /// flattened tensor, as in NumPy.
+    pub fn scan(&self, op: Op, axis: Option<i64>) -> Result<Tensor> {
+        let (x, axis) = match axis {
+            None => (self.flatten()?, 0),
+            Some(a) => (self.clone(), self.normalize_axes(op.name(), Some(&[a]))?[0]),
+        };
+        Tensor::new(op, crate::ops::OpArgs::Scan { axis }, vec![x])
+    }
+
     /// Inserts axes of length 1 at `axes` (positions in the result; negative from its end).
     pub fn expand_dims(&self, axes: &[i64]) -> Result<Tensor> {
         let ndim = (self.ndim() + axes.len()) as i64;
@@ -146,25 +193,26 @@ impl Tensor {
                 format!("array split does not result in an equal division ({len} into {sections})"),
             ));
         }
-        let step = len / sections;
-        let bounds: Vec<usize> = (1..sections).map(|i| i * step).collect();
+        let step = (len / sections) as i64;
+        let bounds: Vec<i64> = (1..sections as i64).map(|i| i * step).collect();
         self.split_at(&bounds, axis as i64)
     }
 
-    /// Splits before each index of `bounds` along `axis`, as `numpy.split` with a list.
-    pub fn split_at(&self, bounds: &[usize], axis: i64) -> Result<Vec<Tensor>> {
+    /// Splits at `bounds` along `axis`, as `numpy.split` with a list: piece `i` is the
+    /// Python slice `bounds[i-1]:bounds[i]` (so negative bounds count from the end and a
+    /// decreasing pair gives an empty piece).
+    pub fn split_at(&self, bounds: &[i64], axis: i64) -> Result<Vec<Tensor>> {
         let axis = self.normalize_axes("split", Some(&[axis]))?[0];
-        let len = self.shape()[axis];
-        let mut edges = vec![0];
-        edges.extend(bounds.iter().map(|b| (*b).min(len)));
-        edges.push(len);
+        let mut edges: Vec<Option<i64>> = vec![Some(0)];
+        edges.extend(bounds.iter().map(|b| Some(*b)));
+        edges.push(None);
         edges
             .windows(2)
             .map(|w| {
                 let mut index = vec![SliceArg::FULL; axis + 1];
                 index[axis] = SliceArg::Range {
-                    start: Some(w[0] as i64),
-                    stop: Some(w[1].max(w[0]) as i64),
+                    start: w[0],
+                    stop: w[1],
                     step: None,
                 };
                 self.slice(&index)
@@ -211,6 +259,16 @@ impl Tensor {
             _ => self.matmul_nd(other),
         }
     }
+}
+
+/// `where(condition, x, y)`: elements of `x` where `condition` is true (nonzero), else of `y`,
+/// all three broadcast together; the result has the promoted dtype of `x` and `y`.
+pub fn select(condition: &Tensor, x: &Tensor, y: &Tensor) -> Result<Tensor> {
+    Tensor::new(
+        Op::Where,
+        crate::ops::OpArgs::None,
+        vec![condition.truthy()?, x.clone(), y.clone()],
+    )
 }
 
 /// Joins tensors of one shape along a new axis.

@@ -19,7 +19,7 @@ mod creation;
 pub mod infer;
 mod ops;
 
-pub use compose::stack;
+pub use compose::{select, stack};
 pub use creation::*;
 pub use ops::{concatenate, SliceArg};
 
