@@ -8,7 +8,7 @@
 //! bound; arithmetic saturates, so no input can overflow it. Cost: O(nodes × ndim).
 
 use crate::graph::TileableGraph;
-use crate::ops::{DimIndex, Family, OpArgs};
+use crate::ops::{ChunkSpec, DimIndex, Family, OpArgs};
 use smallvec::SmallVec;
 
 /// How one dimension of a tileable is split.
@@ -47,6 +47,124 @@ impl Dim {
 
 type Grid = SmallVec<[Dim; 4]>;
 
+/// The grid a chunk spec gives a shape.
+fn spec_grid(shape: &[usize], spec: &ChunkSpec) -> Grid {
+    (0..shape.len())
+        .map(|d| match spec {
+            ChunkSpec::Uniform(c) => Dim::Even {
+                len: shape[d] as u64,
+                chunk: *c as u64,
+            },
+            ChunkSpec::PerDim(v) => Dim::Even {
+                len: shape[d] as u64,
+                chunk: v.get(d).copied().unwrap_or(1) as u64,
+            },
+            ChunkSpec::Explicit(dims) => {
+                Dim::AtMost(dims.get(d).map_or(1, |l| l.len().max(1)) as u64)
+            }
+        })
+        .collect()
+}
+
+/// A reduction over `axes` of `input`: the output grid, and the chunks created (a partial per
+/// input chunk, a combine tree of fan-in >= 2 with fewer nodes, a finishing step per output).
+fn reduced(input: &[Dim], axes: &[usize], keepdims: bool) -> (Grid, u64) {
+    let g: Grid = input
+        .iter()
+        .enumerate()
+        .filter(|(d, _)| keepdims || !axes.contains(d))
+        .map(|(d, dim)| {
+            if axes.contains(&d) {
+                Dim::whole(1)
+            } else {
+                *dim
+            }
+        })
+        .collect();
+    let n = total(&g);
+    (
+        g,
+        total(input)
+            .saturating_mul(2)
+            .saturating_add(n.saturating_mul(2)),
+    )
+}
+
+/// Reshape (`prepare::tile` regrids into whole rows, flattens, and regrids into whole output
+/// rows when chunks do not line up): an upper bound of both ways.
+fn reshaped(input: &[Dim], in_shape: &[usize], target: &[usize]) -> (Grid, u64) {
+    let in_total = total(input);
+    let whole: Grid = target.iter().map(|l| Dim::whole(*l)).collect();
+    if in_total <= 1 {
+        return (whole, 1);
+    }
+    let n: u64 = in_shape
+        .iter()
+        .fold(1u64, |a, l| a.saturating_mul(*l as u64));
+    // A lower bound of the largest chunk's elements: fewer elements mean more chunks below.
+    let elems = input
+        .iter()
+        .zip(in_shape)
+        .fold(1u64, |a, (d, l)| {
+            a.saturating_mul((*l as u64).div_ceil(d.count()))
+        })
+        .max(1);
+    let row_of = |shape: &[usize]| -> (usize, u64) {
+        let first = shape.iter().position(|d| *d != 1).unwrap_or(0);
+        let row = shape
+            .iter()
+            .skip(first + 1)
+            .fold(1u64, |a, l| a.saturating_mul(*l as u64));
+        (first, row.max(1))
+    };
+    let (first, row) = row_of(in_shape);
+    let by_rows: Grid = in_shape
+        .iter()
+        .enumerate()
+        .map(|(d, len)| {
+            if d == first {
+                Dim::Even {
+                    len: *len as u64,
+                    chunk: (elems / row).max(1),
+                }
+            } else {
+                Dim::whole(*len)
+            }
+        })
+        .collect();
+    let rows = total(&by_rows);
+    let pieces = input.iter().zip(&by_rows).fold(1u64, |a, (o, r)| {
+        a.saturating_mul(o.count().saturating_add(r.count()))
+    });
+    let (out_first, out_row) = row_of(target);
+    let run = (elems / out_row).max(1).saturating_mul(out_row).max(1);
+    let runs = n.div_ceil(run).max(1);
+    let created = [
+        in_total,
+        pieces,
+        rows,
+        rows,
+        rows.saturating_add(runs),
+        runs,
+        runs,
+    ]
+    .iter()
+    .fold(0u64, |a, b| a.saturating_add(*b));
+    let g: Grid = target
+        .iter()
+        .enumerate()
+        .map(|(d, len)| {
+            let bound = if d == out_first {
+                runs.max(in_total)
+            } else {
+                in_total
+            };
+            Dim::AtMost(bound.min((*len as u64).max(1)))
+        })
+        .collect();
+    (g, created)
+}
+
 fn total(grid: &[Dim]) -> u64 {
     grid.iter().fold(1u64, |n, d| n.saturating_mul(d.count()))
 }
@@ -65,12 +183,7 @@ pub fn projected_chunks(graph: &TileableGraph) -> u64 {
         let shape = &node.shape;
         let (grid, created): (Grid, u64) = match (&node.args, node.op.family()) {
             (OpArgs::Create { shape, chunk, .. }, _) => {
-                let g: Grid = (0..shape.len())
-                    .map(|d| Dim::Even {
-                        len: shape[d] as u64,
-                        chunk: chunk.for_dim(d) as u64,
-                    })
-                    .collect();
+                let g = spec_grid(shape, chunk);
                 let n = total(&g);
                 (g, n)
             }
@@ -78,22 +191,22 @@ pub fn projected_chunks(graph: &TileableGraph) -> u64 {
                 splits.iter().map(|s| Dim::AtMost(s.len() as u64)).collect(),
                 chunks.len() as u64,
             ),
-            (OpArgs::Reduce { axes, keepdims }, _) if !ins.is_empty() => {
-                let g: Grid = ins[0]
-                    .iter()
-                    .enumerate()
-                    .filter(|(d, _)| *keepdims || !axes.contains(d))
-                    .map(|(d, dim)| {
-                        if axes.contains(&d) {
-                            Dim::whole(1)
-                        } else {
-                            *dim
-                        }
-                    })
-                    .collect();
-                // One partial per input chunk; a tree of fan-in >= 2 adds fewer nodes.
+            (OpArgs::Reduce { axes, keepdims } | OpArgs::Moments { axes, keepdims, .. }, _)
+                if !ins.is_empty() =>
+            {
+                reduced(ins[0], axes, *keepdims)
+            }
+            (OpArgs::Arg { axis, keepdims, .. }, _) if !ins.is_empty() => {
+                reduced(ins[0], &[*axis], *keepdims)
+            }
+            (OpArgs::Scan { .. }, _) if !ins.is_empty() => {
+                // Per chunk: its scan, the carry sliced from the previous one, the combine.
+                let g = ins[0].clone();
                 let n = total(&g);
-                (g, total(ins[0]).saturating_mul(2).saturating_add(n))
+                (g, n.saturating_mul(3))
+            }
+            (OpArgs::Reshape(target), _) if !ins.is_empty() => {
+                reshaped(ins[0], in_shapes[0], target)
             }
             (OpArgs::Transpose(perm), _) if !ins.is_empty() => {
                 let g: Grid = perm
@@ -118,12 +231,7 @@ pub fn projected_chunks(graph: &TileableGraph) -> u64 {
                 (g, n)
             }
             (OpArgs::Rechunk(spec), _) if !ins.is_empty() => {
-                let g: Grid = (0..shape.len())
-                    .map(|d| Dim::Even {
-                        len: shape[d] as u64,
-                        chunk: spec.for_dim(d) as u64,
-                    })
-                    .collect();
+                let g = spec_grid(shape, spec);
                 let pieces = ins[0].iter().zip(&g).fold(1u64, |n, (a, b)| {
                     n.saturating_mul(a.count().saturating_add(b.count()))
                 });
@@ -158,7 +266,7 @@ pub fn projected_chunks(graph: &TileableGraph) -> u64 {
                         .saturating_add(mc.saturating_mul(nc)),
                 )
             }
-            (_, Family::Unary | Family::Binary) if !ins.is_empty() => {
+            (_, Family::Unary | Family::Binary | Family::Ternary) if !ins.is_empty() => {
                 // Broadcasting, aligned on the right; a length-1 input dim adds no split.
                 let mut g: Grid = SmallVec::new();
                 for d in 0..shape.len() {
@@ -174,8 +282,8 @@ pub fn projected_chunks(graph: &TileableGraph) -> u64 {
                 (g, n.saturating_mul(1 + rechunked))
             }
             _ => {
-                // Reshape and chunk-level ops: no more chunks than the largest input has
-                // (a reshape maps chunk to chunk or refuses), per dimension at most its length.
+                // Chunk-level ops (not submitted by clients; refused when tiled): no more
+                // chunks than the largest input has, per dimension at most its length.
                 let most = ins.iter().map(|g| total(g)).max().unwrap_or(1);
                 let g: Grid = shape
                     .iter()
@@ -209,6 +317,10 @@ mod tests {
             "x = arange(100, chunk=7); concatenate((x, x[3:50])).sum()",
             "rand(60, 60, chunk=7, seed=1) + rand(60, chunk=11, seed=2)",
             "rechunk(rand(100, 100, chunk=10, seed=4), 33).max(axis=1)",
+            "x = rand(30, 40, chunk=(7, 9), seed=5); reshape(x, (40, 30)).sum()",
+            "x = rand(30, 40, chunk=(30, 1), seed=5); reshape(x, (1200,))",
+            "x = rand(20, 30, chunk=(6, 7), seed=6); cumsum(x, axis=1) + argmax(x, axis=0)",
+            "x = rand(50, chunk=((10, 15, 25),), seed=7); var(x) + where(x > 0.5, x, 0).sum()",
         ] {
             let g = graph(expr);
             let tiled = crate::prepare::tile::tile(&g, &TaskConfig::default())
