@@ -260,7 +260,7 @@ fn oversized_tasks_are_refused_at_submission() {
         .to_string();
     assert!(err.contains("max_chunks_per_task = 20000000"), "{err}");
     assert!(
-        err.contains("would create up to 3000000001 chunks"),
+        err.contains("would create up to 3000000002 chunks"),
         "{err}"
     );
     let web = format!("http://{}", cluster.web.as_ref().unwrap());

@@ -133,7 +133,7 @@ mod tests {
             .admit_chunks(&graph("sum(ones(10**9, chunk=1))"))
             .unwrap_err();
         assert!(e.contains("max_chunks_per_task = 1000"), "{e}");
-        assert!(e.contains("up to 3000000001 chunks"), "{e}");
+        assert!(e.contains("up to 3000000002 chunks"), "{e}");
         let small = graph("sum(ones(10, chunk=5))");
         assert!(a.admit_chunks(&small).is_ok());
         a.started(TaskId(1), "s");
