@@ -343,6 +343,11 @@ impl Ctx {
                 if name == "dot" && (x.ndim() == 0 || y.ndim() == 0) {
                     return wrap(x.elementwise(crate::ops::Op::Mul, &y));
                 }
+                if name == "dot" && (x.ndim() > 2 || y.ndim() > 2) {
+                    // N-D dot sums over the last axis of a and the second-to-last of b.
+                    let b_axis = if y.ndim() >= 2 { -2 } else { -1 };
+                    return wrap(x.tensordot(&y, &[-1], &[b_axis]));
+                }
                 wrap(x.matmul_nd(&y))
             }
             "transpose" => {

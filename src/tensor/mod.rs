@@ -17,6 +17,7 @@
 mod compose;
 mod creation;
 pub mod infer;
+mod linalg;
 mod ops;
 
 pub use compose::{select, stack};
