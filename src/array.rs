@@ -184,6 +184,16 @@ impl ArrayData {
         self.len() == 0
     }
 
+    /// A 0-d array holding `value`.
+    pub fn scalar(value: Scalar) -> ArrayData {
+        let dim = ndarray::IxDyn(&[]);
+        match value {
+            Scalar::Bool(b) => ArrayData::Bool(ArrayD::from_elem(dim, b)),
+            Scalar::I64(i) => ArrayData::I64(ArrayD::from_elem(dim, i)),
+            Scalar::F64(x) => ArrayData::F64(ArrayD::from_elem(dim, x)),
+        }
+    }
+
     /// Bytes of element data.
     pub fn nbytes(&self) -> usize {
         self.len() * self.dtype().itemsize()

@@ -18,8 +18,9 @@ pub struct Cli {
 /// Options shared by commands that prepare a graph.
 #[derive(Args, Debug, Clone)]
 pub struct PrepareOpts {
-    /// The program, in the expression language (see README).
-    #[arg(long)]
+    /// The program, in the expression language (see README). It may start with `-`
+    /// (`--expr '-x'`).
+    #[arg(long, allow_hyphen_values = true)]
     pub expr: String,
     /// YAML config file (`task.default_config`).
     #[arg(long)]

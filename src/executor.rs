@@ -77,11 +77,7 @@ pub fn run_subtask(
             })?;
         let out = catch_unwind(AssertUnwindSafe(|| compute_chunk(chunks, idx, &inputs)))
             .unwrap_or_else(|panic| {
-                let msg = panic
-                    .downcast_ref::<&str>()
-                    .map(|s| s.to_string())
-                    .or_else(|| panic.downcast_ref::<String>().cloned())
-                    .unwrap_or_else(|| "unknown panic".into());
+                let msg = crate::prepare::panic_message(panic.as_ref());
                 Err(AresError::Kernel {
                     op: chunks.node(idx).op.name(),
                     chunk: chunks.node(idx).key.to_string(),

@@ -4,8 +4,8 @@
 use super::functions::{to_int, to_tensor, Args};
 use super::parser::{Expr, IndexItem, Stmt};
 use super::{err, ExprError, Pos};
-use crate::array::Scalar;
-use crate::ops::Op;
+use crate::array::{ArrayData, Scalar};
+use crate::ops::{Op, OpArgs};
 use crate::tensor::{self, SliceArg, Tensor};
 use std::collections::HashMap;
 
@@ -76,41 +76,13 @@ pub(super) fn unary_op(name: &str) -> Option<Op> {
     })
 }
 
-fn fold_scalars(op: Op, a: Scalar, b: Scalar) -> Scalar {
-    let ints = matches!((a, b), (Scalar::I64(_), Scalar::I64(_)));
-    let (x, y) = (a.as_f64(), b.as_f64());
-    let (i, j) = (a.as_i64(), b.as_i64());
-    match op {
-        Op::Add if ints => Scalar::I64(i.wrapping_add(j)),
-        Op::Sub if ints => Scalar::I64(i.wrapping_sub(j)),
-        Op::Mul if ints => Scalar::I64(i.wrapping_mul(j)),
-        Op::Pow if ints && j >= 0 => Scalar::I64(i.wrapping_pow(j.min(u32::MAX as i64) as u32)),
-        Op::Add => Scalar::F64(x + y),
-        Op::Sub => Scalar::F64(x - y),
-        Op::Mul => Scalar::F64(x * y),
-        Op::Div => Scalar::F64(x / y),
-        Op::Pow => Scalar::F64(x.powf(y)),
-        Op::Maximum => {
-            if x >= y {
-                a
-            } else {
-                b
-            }
-        }
-        Op::Minimum => {
-            if x <= y {
-                a
-            } else {
-                b
-            }
-        }
-        Op::Eq => Scalar::Bool(x == y),
-        Op::Ne => Scalar::Bool(x != y),
-        Op::Lt => Scalar::Bool(x < y),
-        Op::Le => Scalar::Bool(x <= y),
-        Op::Gt => Scalar::Bool(x > y),
-        _ => Scalar::Bool(x >= y),
-    }
+/// Folds an operation on numbers with the same kernel a tensor would use, on 0-d arrays, so
+/// `maximum(3, 2.5)`, `True + 1` and `2**53 + 1 == 2**53` mean what they mean on tensors.
+fn fold(op: Op, operands: &[Scalar], pos: Pos) -> Result<Scalar, ExprError> {
+    let arrays: Vec<ArrayData> = operands.iter().map(|s| ArrayData::scalar(*s)).collect();
+    let refs: Vec<&ArrayData> = arrays.iter().collect();
+    let out = crate::kernels::apply(op, &OpArgs::None, &[], &refs).or_else(|e| err(pos, e.0))?;
+    Ok(out.get_flat(0).expect("a 0-d result has one element"))
 }
 
 pub(super) fn apply_binary(op: Op, a: Value, b: Value, pos: Pos) -> Result<Value, ExprError> {
@@ -118,7 +90,7 @@ pub(super) fn apply_binary(op: Op, a: Value, b: Value, pos: Pos) -> Result<Value
         (Value::Tensor(x), Value::Tensor(y)) => x.elementwise(op, &y),
         (Value::Tensor(x), Value::Num(s)) => x.binary_scalar(op, s, false),
         (Value::Num(s), Value::Tensor(x)) => x.binary_scalar(op, s, true),
-        (Value::Num(s), Value::Num(t)) => return Ok(Value::Num(fold_scalars(op, s, t))),
+        (Value::Num(s), Value::Num(t)) => return fold(op, &[s, t], pos).map(Value::Num),
         _ => return err(pos, format!("{op} needs tensors or numbers")),
     };
     r.map(Value::Tensor).or_else(|e| err(pos, e.to_string()))
@@ -126,6 +98,10 @@ pub(super) fn apply_binary(op: Op, a: Value, b: Value, pos: Pos) -> Result<Value
 
 impl Ctx {
     fn eval(&mut self, e: &Expr) -> Result<Value, ExprError> {
+        stacker::maybe_grow(64 << 10, 1 << 20, || self.eval_node(e))
+    }
+
+    fn eval_node(&mut self, e: &Expr) -> Result<Value, ExprError> {
         Ok(match e {
             Expr::Int(i, _) => Value::Num(Scalar::I64(*i)),
             Expr::Float(f, _) => Value::Num(Scalar::F64(*f)),
@@ -147,8 +123,7 @@ impl Ctx {
                     .collect::<Result<_, _>>()?,
             ),
             Expr::Neg(x, p) => match self.eval(x)? {
-                Value::Num(Scalar::I64(i)) => Value::Num(Scalar::I64(i.wrapping_neg())),
-                Value::Num(s) => Value::Num(Scalar::F64(-s.as_f64())),
+                Value::Num(s) => Value::Num(fold(Op::Neg, &[s], *p)?),
                 Value::Tensor(t) => Value::Tensor((-&t).or_else(|e| err(*p, e.to_string()))?),
                 _ => return err(*p, "cannot negate this value"),
             },
@@ -157,7 +132,7 @@ impl Ctx {
                 if *name == "matmul" {
                     let (x, y) = (to_tensor(a, *p)?, to_tensor(b, *p)?);
                     return x
-                        .matmul(&y)
+                        .matmul_nd(&y)
                         .map(Value::Tensor)
                         .or_else(|e| err(*p, e.to_string()));
                 }
@@ -252,7 +227,10 @@ impl Ctx {
             }
         };
         Ok(match item {
-            IndexItem::At(e) => SliceArg::Index(bound(&Some(e.clone()))?.unwrap_or(0)),
+            IndexItem::At(e) => match self.eval(e)? {
+                Value::None => SliceArg::NewAxis,
+                v => SliceArg::Index(to_int(&v, e.pos())?),
+            },
             IndexItem::Slice(a, b, c) => SliceArg::Range {
                 start: bound(a)?,
                 stop: bound(b)?,

@@ -18,7 +18,7 @@ pub(super) struct Args {
 }
 
 impl Args {
-    fn check(&self, max_positional: usize, keywords: &[&str]) -> Result<(), ExprError> {
+    pub(super) fn check(&self, max_positional: usize, keywords: &[&str]) -> Result<(), ExprError> {
         if let Some((_, p)) = self.positional.get(max_positional) {
             return err(
                 *p,
@@ -40,7 +40,7 @@ impl Args {
     }
 
     /// Argument `i`, or keyword `name`.
-    fn get(&self, i: usize, name: &str) -> Option<(Value, Pos)> {
+    pub(super) fn get(&self, i: usize, name: &str) -> Option<(Value, Pos)> {
         self.keywords
             .iter()
             .find(|(k, _, _)| k == name)
@@ -48,14 +48,14 @@ impl Args {
             .or_else(|| self.positional.get(i).cloned())
     }
 
-    fn need(&self, i: usize, name: &str) -> Result<(Value, Pos), ExprError> {
+    pub(super) fn need(&self, i: usize, name: &str) -> Result<(Value, Pos), ExprError> {
         self.get(i, name).map_or_else(
             || err(self.pos, format!("{} needs argument '{name}'", self.func)),
             Ok,
         )
     }
 
-    fn tensor(&self, i: usize, name: &str) -> Result<Tensor, ExprError> {
+    pub(super) fn tensor(&self, i: usize, name: &str) -> Result<Tensor, ExprError> {
         let (v, p) = self.need(i, name)?;
         to_tensor(v, p)
     }
@@ -69,34 +69,35 @@ pub(super) fn to_tensor(v: Value, p: Pos) -> Result<Tensor, ExprError> {
     }
 }
 
+/// An integer argument. As in NumPy, floats (`2.0`) and bools are not integers here.
 pub(super) fn to_int(v: &Value, p: Pos) -> Result<i64, ExprError> {
     match v {
         Value::Num(Scalar::I64(i)) => Ok(*i),
-        Value::Num(Scalar::F64(f)) if f.fract() == 0.0 && f.abs() < 9e15 => Ok(*f as i64),
+        Value::Num(s) => err(p, format!("expected an integer, got the {} {s}", s.dtype())),
         _ => err(p, "expected an integer"),
     }
 }
 
-fn to_usize(v: &Value, p: Pos) -> Result<usize, ExprError> {
+pub(super) fn to_usize(v: &Value, p: Pos) -> Result<usize, ExprError> {
     let i = to_int(v, p)?;
     usize::try_from(i).or_else(|_| err(p, format!("expected a non-negative integer, got {i}")))
 }
 
-fn to_ints(v: &Value, p: Pos) -> Result<Vec<i64>, ExprError> {
+pub(super) fn to_ints(v: &Value, p: Pos) -> Result<Vec<i64>, ExprError> {
     match v {
         Value::Tuple(items) => items.iter().map(|x| to_int(x, p)).collect(),
         other => Ok(vec![to_int(other, p)?]),
     }
 }
 
-fn to_shape(v: &Value, p: Pos) -> Result<Vec<usize>, ExprError> {
+pub(super) fn to_shape(v: &Value, p: Pos) -> Result<Vec<usize>, ExprError> {
     match v {
         Value::Tuple(items) => items.iter().map(|x| to_usize(x, p)).collect(),
         other => Ok(vec![to_usize(other, p)?]),
     }
 }
 
-fn to_chunk(v: Option<(Value, Pos)>, shape: &[usize]) -> Result<ChunkSpec, ExprError> {
+pub(super) fn to_chunk(v: Option<(Value, Pos)>, shape: &[usize]) -> Result<ChunkSpec, ExprError> {
     match v {
         None | Some((Value::None, _)) => Ok(tensor::auto_chunk(shape)),
         Some((Value::Tuple(items), p)) => Ok(ChunkSpec::PerDim(
@@ -109,7 +110,7 @@ fn to_chunk(v: Option<(Value, Pos)>, shape: &[usize]) -> Result<ChunkSpec, ExprE
     }
 }
 
-fn to_bool(v: Option<(Value, Pos)>) -> Result<bool, ExprError> {
+pub(super) fn to_bool(v: Option<(Value, Pos)>) -> Result<bool, ExprError> {
     match v {
         None => Ok(false),
         Some((Value::Num(s), _)) => Ok(s.as_bool()),
@@ -117,14 +118,14 @@ fn to_bool(v: Option<(Value, Pos)>) -> Result<bool, ExprError> {
     }
 }
 
-fn to_axes(v: Option<(Value, Pos)>) -> Result<Option<Vec<i64>>, ExprError> {
+pub(super) fn to_axes(v: Option<(Value, Pos)>) -> Result<Option<Vec<i64>>, ExprError> {
     match v {
         None | Some((Value::None, _)) => Ok(None),
         Some((v, p)) => to_ints(&v, p).map(Some),
     }
 }
 
-fn to_dtype(v: Option<(Value, Pos)>) -> Result<Option<DType>, ExprError> {
+pub(super) fn to_dtype(v: Option<(Value, Pos)>) -> Result<Option<DType>, ExprError> {
     match v {
         None | Some((Value::None, _)) => Ok(None),
         Some((Value::Str(s), p)) => DType::parse(&s).map(Some).map_or_else(
@@ -233,22 +234,21 @@ impl Ctx {
                     [start, stop, step] => (*start, *stop, *step),
                     _ => return err(p, "arange needs 1 to 3 numbers"),
                 };
-                let n = ((stop.as_f64() - start.as_f64()) / step.as_f64())
-                    .ceil()
-                    .max(0.0) as usize;
-                wrap(tensor::arange(
-                    start,
-                    stop,
-                    step,
-                    to_chunk(
-                        a.get(usize::MAX, "chunk")
-                            .or(a.get(usize::MAX, "chunk_size")),
-                        &[n],
-                    )?,
-                ))
+                let n = tensor::arange_len(start, stop, step)
+                    .or_else(|e| err(p, e.to_string()))?
+                    .3;
+                let chunk = to_chunk(
+                    a.get(usize::MAX, "chunk")
+                        .or(a.get(usize::MAX, "chunk_size")),
+                    &[n],
+                )?;
+                wrap(tensor::arange(start, stop, step, chunk))
             }
             "linspace" => {
-                a.check(3, &["start", "stop", "num", "chunk", "chunk_size"])?;
+                a.check(
+                    3,
+                    &["start", "stop", "num", "endpoint", "chunk", "chunk_size"],
+                )?;
                 let num_of = |i, k| -> Result<f64, ExprError> {
                     match a.need(i, k)? {
                         (Value::Num(s), _) => Ok(s.as_f64()),
@@ -259,10 +259,16 @@ impl Ctx {
                     Some((v, p)) => to_usize(&v, p)?,
                     None => 50,
                 };
-                wrap(tensor::linspace(
+                let endpoint = match a.get(usize::MAX, "endpoint") {
+                    None => true,
+                    Some((Value::Num(Scalar::Bool(b)), _)) => b,
+                    Some((_, p)) => return err(p, "endpoint must be True or False"),
+                };
+                wrap(tensor::linspace_endpoint(
                     num_of(0, "start")?,
                     num_of(1, "stop")?,
                     num,
+                    endpoint,
                     to_chunk(
                         a.get(usize::MAX, "chunk")
                             .or(a.get(usize::MAX, "chunk_size")),
@@ -292,24 +298,35 @@ impl Ctx {
             }
             "matmul" | "dot" => {
                 a.check(2, &[])?;
-                wrap(a.tensor(0, "a")?.matmul(&a.tensor(1, "b")?))
+                let (x, y) = (a.tensor(0, "a")?, a.tensor(1, "b")?);
+                if name == "dot" && (x.ndim() == 0 || y.ndim() == 0) {
+                    return wrap(x.elementwise(crate::ops::Op::Mul, &y));
+                }
+                wrap(x.matmul_nd(&y))
             }
             "transpose" => {
                 a.check(usize::MAX, &["axes"])?;
                 let x = a.tensor(0, "a")?;
-                let axes: Option<Vec<usize>> = match a.positional.len() {
+                let axes: Option<Vec<i64>> = match a.positional.len() {
                     0 | 1 => match a.get(usize::MAX, "axes") {
                         None | Some((Value::None, _)) => None,
-                        Some((v, p)) => Some(to_shape(&v, p)?),
+                        Some((v, p)) => Some(to_ints(&v, p)?),
                     },
-                    2 => Some(to_shape(&a.positional[1].0, a.positional[1].1)?),
+                    2 => Some(to_ints(&a.positional[1].0, a.positional[1].1)?),
                     _ => Some(
                         a.positional[1..]
                             .iter()
-                            .map(|(v, p)| to_usize(v, *p))
+                            .map(|(v, p)| to_int(v, *p))
                             .collect::<Result<_, _>>()?,
                     ),
                 };
+                // Negative axes count from the end, as in NumPy.
+                let n = x.ndim() as i64;
+                let axes: Option<Vec<usize>> = axes.map(|v| {
+                    v.iter()
+                        .map(|d| (if *d < 0 { d + n } else { *d }).max(0) as usize)
+                        .collect()
+                });
                 wrap(x.transpose(axes.as_deref()))
             }
             "concatenate" => {
@@ -357,7 +374,7 @@ impl Ctx {
                     .map_or_else(|| err(p, "astype needs a dtype"), Ok)?;
                 wrap(x.astype(dtype))
             }
-            _ => err(p, format!("unknown function {name}")),
+            _ => self.call_composed(name, a),
         }
     }
 }

@@ -7,6 +7,7 @@
 //! sizes, and numpy basic slicing (`x[10:90000:7, ::-1]`, `x[-1]`). Every error names the
 //! line and column where it happened.
 
+mod composed;
 mod eval;
 mod functions;
 mod lexer;
@@ -53,8 +54,21 @@ pub fn evaluate(source: &str) -> Result<Tensor, ExprError> {
     evaluate_with(source, &[])
 }
 
+/// Longest program accepted, in bytes.
+pub const MAX_PROGRAM_BYTES: usize = 1 << 20;
+pub use parser::MAX_DEPTH;
+
 /// Evaluates with predefined names (a session's named results).
 pub fn evaluate_with(source: &str, bindings: &[(String, Tensor)]) -> Result<Tensor, ExprError> {
+    if source.len() > MAX_PROGRAM_BYTES {
+        return err(
+            Pos { line: 1, col: 1 },
+            format!(
+                "the program has {} bytes, more than the limit of {MAX_PROGRAM_BYTES}",
+                source.len()
+            ),
+        );
+    }
     let tokens = lexer::tokenize(source)?;
     let program = parser::parse(&tokens)?;
     eval::run(&program, bindings)
@@ -78,6 +92,68 @@ mod tests {
         let t =
             evaluate("x = rand(10, 20, chunk=5); y = x.T @ x; y[::-1, 3] ** 2 / 2 - -1").unwrap();
         assert_eq!(t.shape(), &[20]);
+    }
+
+    /// Runs `f` on a thread with a 2 MiB stack, the size of the web and runtime threads.
+    fn on_small_stack<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
+        std::thread::Builder::new()
+            .stack_size(2 << 20)
+            .spawn(f)
+            .unwrap()
+            .join()
+            .expect("no stack overflow")
+    }
+
+    #[test]
+    fn nesting_is_bounded_and_never_overflows_the_stack() {
+        let deep =
+            |open: &str, close: &str, n: usize| format!("{}1{}", open.repeat(n), close.repeat(n));
+        let cases = [
+            (deep("(", ")", 200), true),
+            (deep("(", ")", 900), false),
+            (deep("(", ")", 100_000), false),
+            (format!("1{}", "+1".repeat(200)), true),
+            (format!("1{}", "+1".repeat(2_200)), false),
+            (format!("{}1", "-".repeat(5_000)), false),
+            (format!("{}1", "2**".repeat(5_000)), false),
+            (deep("sum(", ")", 300), false),
+            (format!("ones(3){}", ".T".repeat(5_000)), false),
+            (format!("ones(3){}", "[::1]".repeat(5_000)), false),
+        ];
+        for (source, ok) in cases {
+            let what = source[..20.min(source.len())].to_string();
+            let result = on_small_stack(move || evaluate(&source).map(|_| ()));
+            match (ok, result) {
+                (true, Ok(())) => {}
+                (false, Err(e)) => assert!(e.message.contains("nested deeper than 256"), "{e}"),
+                (ok, r) => panic!("{what}...: expected ok={ok}, got {r:?}"),
+            }
+        }
+        let huge = "1".repeat(MAX_PROGRAM_BYTES + 1);
+        assert!(evaluate(&huge).unwrap_err().message.contains("limit"));
+    }
+
+    #[test]
+    fn a_long_chain_of_statements_builds_and_drops_on_a_small_stack() {
+        let source = format!(
+            "a = ones(3, chunk=2); {} sum(a)",
+            "a = a + 1; ".repeat(60_000)
+        );
+        let (shape, nodes) = on_small_stack(move || {
+            let t = evaluate(&source).unwrap();
+            let graph = Tensor::graph(&[&t]);
+            let cluster = crate::prepare::uniform_cluster(1, 2);
+            let config = crate::config::TaskConfig::default();
+            let prepared =
+                crate::prepare::prepare(&graph, &config, &cluster, crate::ids::TaskId(1));
+            let (results, _) = crate::executor::execute(&prepared.unwrap().subtasks, 2).unwrap();
+            assert_eq!(
+                results[0].get_flat(0),
+                Some(crate::array::Scalar::F64(180_003.0))
+            );
+            (t.shape().to_vec(), graph.nodes.len())
+        });
+        assert_eq!((shape, nodes), (vec![], 60_002));
     }
 
     #[test]

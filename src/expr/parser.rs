@@ -54,13 +54,24 @@ pub struct Stmt {
     pub expr: Expr,
 }
 
+/// Deepest nesting a program may have: parentheses, calls, operator chains, unary signs and
+/// postfix chains all count. Parsing and evaluation recurse along the nesting, so this bound
+/// is what keeps any input from overflowing a thread's stack.
+pub const MAX_DEPTH: usize = 256;
+
 struct Parser<'a> {
     toks: &'a [(Tok, Pos)],
     i: usize,
+    /// Nesting of the expression being parsed, checked against [`MAX_DEPTH`].
+    depth: usize,
 }
 
 pub fn parse(toks: &[(Tok, Pos)]) -> Result<Vec<Stmt>, ExprError> {
-    let mut p = Parser { toks, i: 0 };
+    let mut p = Parser {
+        toks,
+        i: 0,
+        depth: 0,
+    };
     let mut stmts = Vec::new();
     loop {
         while p.eat(";") {}
@@ -129,7 +140,32 @@ impl Parser<'_> {
         }
     }
 
+    /// Goes `levels` deeper; fails past [`MAX_DEPTH`]. Callers give the levels back with
+    /// [`Parser::leave`].
+    fn enter(&mut self, levels: usize) -> Result<(), ExprError> {
+        self.depth += levels;
+        if self.depth > MAX_DEPTH {
+            return err(
+                self.pos(),
+                format!("expression nested deeper than {MAX_DEPTH} levels"),
+            );
+        }
+        Ok(())
+    }
+
+    fn leave(&mut self, levels: usize) {
+        self.depth -= levels;
+    }
+
     fn expr(&mut self) -> Result<Expr, ExprError> {
+        self.enter(1)?;
+        // A level takes about a dozen frames: grow the stack rather than assume its size.
+        let e = stacker::maybe_grow(64 << 10, 1 << 20, || self.comparison());
+        self.leave(1);
+        e
+    }
+
+    fn comparison(&mut self) -> Result<Expr, ExprError> {
         let lhs = self.additive()?;
         for op in ["==", "!=", "<=", ">=", "<", ">"] {
             let pos = self.pos();
@@ -146,18 +182,26 @@ impl Parser<'_> {
         ops: &[&'static str],
         next: fn(&mut Self) -> Result<Expr, ExprError>,
     ) -> Result<Expr, ExprError> {
-        let mut lhs = next(self)?;
-        'outer: loop {
-            for op in ops {
-                let pos = self.pos();
-                if self.eat(op) {
-                    let rhs = next(self)?;
-                    lhs = Expr::Binary(op_name(op), Box::new(lhs), Box::new(rhs), pos);
-                    continue 'outer;
+        // Each operator of a chain nests the tree one level deeper (`1+1+1` is `(1+1)+1`).
+        let mut chain = 0;
+        let result = (|| {
+            let mut lhs = next(self)?;
+            'outer: loop {
+                for op in ops {
+                    let pos = self.pos();
+                    if self.eat(op) {
+                        chain += 1;
+                        self.enter(1)?;
+                        let rhs = next(self)?;
+                        lhs = Expr::Binary(op_name(op), Box::new(lhs), Box::new(rhs), pos);
+                        continue 'outer;
+                    }
                 }
+                return Ok(lhs);
             }
-            return Ok(lhs);
-        }
+        })();
+        self.leave(chain);
+        result
     }
 
     fn additive(&mut self) -> Result<Expr, ExprError> {
@@ -169,64 +213,94 @@ impl Parser<'_> {
 
     fn unary(&mut self) -> Result<Expr, ExprError> {
         let pos = self.pos();
-        if self.eat("-") {
-            return Ok(Expr::Neg(Box::new(self.unary()?), pos));
-        }
-        if self.eat("+") {
-            return self.unary();
-        }
-        self.power()
+        let sign = if self.eat("-") {
+            Some(true)
+        } else if self.eat("+") {
+            Some(false)
+        } else {
+            None
+        };
+        let Some(negate) = sign else {
+            return self.power();
+        };
+        self.enter(1)?;
+        let operand = stacker::maybe_grow(64 << 10, 1 << 20, || self.unary());
+        self.leave(1);
+        Ok(if negate {
+            Expr::Neg(Box::new(operand?), pos)
+        } else {
+            operand?
+        })
     }
 
     fn power(&mut self) -> Result<Expr, ExprError> {
         let base = self.postfix()?;
         let pos = self.pos();
         if self.eat("**") {
-            let exp = self.unary()?;
-            return Ok(Expr::Binary("power", Box::new(base), Box::new(exp), pos));
+            self.enter(1)?;
+            let exp = stacker::maybe_grow(64 << 10, 1 << 20, || self.unary());
+            self.leave(1);
+            return Ok(Expr::Binary("power", Box::new(base), Box::new(exp?), pos));
         }
         Ok(base)
     }
 
     fn postfix(&mut self) -> Result<Expr, ExprError> {
         let mut e = self.primary()?;
-        loop {
-            let pos = self.pos();
-            if self.eat("(") {
-                let (args, kwargs) = self.call_args()?;
-                e = Expr::Call {
-                    func: Box::new(e),
-                    args,
-                    kwargs,
-                    pos,
-                };
-            } else if self.eat("[") {
-                let mut items = vec![self.index_item()?];
-                while self.eat(",") {
-                    if matches!(self.peek(), Tok::Sym("]")) {
-                        break;
-                    }
-                    items.push(self.index_item()?);
-                }
-                self.expect("]")?;
-                e = Expr::Index(Box::new(e), items, pos);
-            } else if self.eat(".") {
-                match self.peek().clone() {
-                    Tok::Name(n) => {
-                        self.i += 1;
-                        e = Expr::Attr(Box::new(e), n, pos);
-                    }
-                    other => {
-                        return err(
-                            self.pos(),
-                            format!("expected an attribute name, found {}", describe(&other)),
-                        )
-                    }
-                }
-            } else {
-                return Ok(e);
+        let mut chain = 0;
+        let result = loop {
+            if let Err(e) = self.enter(1) {
+                break Err(e);
             }
-        }
+            chain += 1;
+            match self.postfix_step(e) {
+                Ok((next, true)) => e = next,
+                Ok((done, false)) => break Ok(done),
+                Err(x) => break Err(x),
+            }
+        };
+        self.leave(chain);
+        result
+    }
+
+    /// One call, index or attribute after `e`; `false` when there is none.
+    fn postfix_step(&mut self, e: Expr) -> Result<(Expr, bool), ExprError> {
+        let pos = self.pos();
+        let next = if self.eat("(") {
+            let (args, kwargs) = self.call_args()?;
+            Expr::Call {
+                func: Box::new(e),
+                args,
+                kwargs,
+                pos,
+            }
+        } else if self.eat("[") {
+            let mut items = vec![self.index_item()?];
+            while self.eat(",") {
+                if matches!(self.peek(), Tok::Sym("]")) {
+                    break;
+                }
+                items.push(self.index_item()?);
+            }
+            self.expect("]")?;
+            Expr::Index(Box::new(e), items, pos)
+        } else if self.eat(".") {
+            match self.peek().clone() {
+                Tok::Name(n) => {
+                    self.i += 1;
+                    Expr::Attr(Box::new(e), n, pos)
+                }
+                other => {
+                    return err(
+                        self.pos(),
+                        format!("expected an attribute name, found {}", describe(&other)),
+                    )
+                }
+            }
+        } else {
+            return Ok((e, false));
+        };
+        Ok((next, true))
     }
 
     fn call_args(&mut self) -> Result<(Vec<Expr>, Vec<Keyword>), ExprError> {

@@ -65,16 +65,13 @@ pub fn unary(op: Op, args: &OpArgs, a: &ArrayData) -> KResult<ArrayData> {
     })
 }
 
-/// The dtype both operands are converted to before the op runs.
-fn compute_dtype(op: Op, a: DType, b: DType) -> DType {
-    let p = a.promote(b);
-    match op {
-        Op::Div => DType::F64,
-        _ if op.is_comparison() => p,
-        Op::Maximum | Op::Minimum => p,
-        _ if p == DType::Bool => DType::I64,
-        _ => p,
+/// The dtype both operands are converted to before the op runs: the result dtype, except
+/// that comparisons run in the promoted dtype and division in float64.
+fn compute_dtype(op: Op, a: DType, b: DType) -> KResult<DType> {
+    if op.is_comparison() {
+        return Ok(a.promote(b));
     }
+    infer::binary_dtype(op, a, b).map_err(|e| super::KernelError(e.to_string()))
 }
 
 fn zip_map<A: Copy, B: Copy, O>(
@@ -92,6 +89,20 @@ fn zip_map<A: Copy, B: Copy, O>(
         _ => return kerr("operands cannot be broadcast"),
     };
     Ok(Zip::from(&av).and(&bv).map_collect(|x, y| f(*x, *y)))
+}
+
+/// `p ** q` for `q >= 0` modulo 2^64, as NumPy's int64 power (square and multiply over the
+/// whole exponent, so exponents past `u32::MAX` wrap like NumPy's too).
+fn wrapping_pow_i64(p: i64, q: i64) -> i64 {
+    let (mut base, mut exp, mut acc) = (p, q as u64, 1i64);
+    while exp > 0 {
+        if exp & 1 == 1 {
+            acc = acc.wrapping_mul(base);
+        }
+        base = base.wrapping_mul(base);
+        exp >>= 1;
+    }
+    acc
 }
 
 macro_rules! numeric_op {
@@ -115,7 +126,7 @@ macro_rules! numeric_op {
 }
 
 pub fn binary(op: Op, a: &ArrayData, b: &ArrayData) -> KResult<ArrayData> {
-    let dt = compute_dtype(op, a.dtype(), b.dtype());
+    let dt = compute_dtype(op, a.dtype(), b.dtype())?;
     let (a, b) = (cast_cow(a, dt), cast_cow(b, dt));
     Ok(match (a.as_ref(), b.as_ref()) {
         (ArrayData::F64(x), ArrayData::F64(y)) => {
@@ -148,14 +159,14 @@ pub fn binary(op: Op, a: &ArrayData, b: &ArrayData) -> KResult<ArrayData> {
                 i64::wrapping_add,
                 i64::wrapping_sub,
                 i64::wrapping_mul,
-                |p: i64, q: i64| p.wrapping_pow(q.min(u32::MAX as i64) as u32),
+                wrapping_pow_i64,
                 i64::max,
                 i64::min
             )
         }
         (ArrayData::Bool(x), ArrayData::Bool(y)) => match op {
-            Op::Maximum => ArrayData::Bool(zip_map(x, y, |p, q| p | q)?),
-            Op::Minimum => ArrayData::Bool(zip_map(x, y, |p, q| p & q)?),
+            Op::Add | Op::Maximum => ArrayData::Bool(zip_map(x, y, |p, q| p | q)?),
+            Op::Mul | Op::Minimum => ArrayData::Bool(zip_map(x, y, |p, q| p & q)?),
             Op::Eq => ArrayData::Bool(zip_map(x, y, |p, q| p == q)?),
             Op::Ne => ArrayData::Bool(zip_map(x, y, |p, q| p != q)?),
             Op::Lt => ArrayData::Bool(zip_map(x, y, |p, q| !p & q)?),
@@ -175,7 +186,7 @@ pub fn binary_scalar(
     value: Scalar,
     scalar_left: bool,
 ) -> KResult<ArrayData> {
-    let dt = compute_dtype(op, a.dtype(), value.dtype());
+    let dt = compute_dtype(op, a.dtype(), value.dtype())?;
     let s = match dt {
         DType::F64 => ArrayData::F64(ArrayD::from_elem(IxDyn(&[]), value.as_f64())),
         DType::I64 => ArrayData::I64(ArrayD::from_elem(IxDyn(&[]), value.as_i64())),
@@ -185,5 +196,49 @@ pub fn binary_scalar(
         binary(op, &s, a)
     } else {
         binary(op, a, &s)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bools(v: &[bool]) -> ArrayData {
+        ArrayData::Bool(ArrayD::from_shape_vec(IxDyn(&[v.len()]), v.to_vec()).unwrap())
+    }
+
+    #[test]
+    fn integer_power_wraps_over_the_whole_exponent() {
+        let naive = |p: i64, q: u64| (0..q).fold(1i64, |acc, _| acc.wrapping_mul(p));
+        for p in [-3i64, -1, 0, 1, 2, 3, 7, 1 << 40] {
+            for q in [0u64, 1, 2, 5, 63, 64, 65, 1000] {
+                assert_eq!(wrapping_pow_i64(p, q as i64), naive(p, q), "{p} ** {q}");
+            }
+        }
+        // Past u32::MAX the exponent still counts: 3 ** (2^32 + 1) = 3 * (3 ** 2^32).
+        let big = (1i64 << 32) + 1;
+        assert_eq!(
+            wrapping_pow_i64(3, big),
+            3i64.wrapping_mul(wrapping_pow_i64(wrapping_pow_i64(3, 1 << 16), 1 << 16))
+        );
+    }
+
+    #[test]
+    fn two_bools_follow_numpys_bool_loops() {
+        let (a, b) = (
+            bools(&[false, false, true, true]),
+            bools(&[false, true, false, true]),
+        );
+        let run = |op| binary(op, &a, &b).map_err(|e| e.0);
+        assert_eq!(run(Op::Add), Ok(bools(&[false, true, true, true])));
+        assert_eq!(run(Op::Mul), Ok(bools(&[false, false, false, true])));
+        assert!(run(Op::Sub).unwrap_err().contains("boolean subtract"));
+        assert_eq!(run(Op::Pow).unwrap().dtype(), DType::I64);
+        assert_eq!(run(Op::Div).unwrap().dtype(), DType::F64);
+        // A weak int scalar on bools widens to int64; a weak bool does not.
+        let plus_one = binary_scalar(Op::Add, &a, Scalar::I64(1), false).unwrap();
+        assert_eq!(plus_one.dtype(), DType::I64);
+        let plus_true = binary_scalar(Op::Add, &a, Scalar::Bool(true), false).unwrap();
+        assert_eq!(plus_true, bools(&[true; 4]));
     }
 }

@@ -71,16 +71,19 @@ fn plan_segment(
                     value: value.as_f64(),
                     left: *scalar_left,
                 };
-                (lane, binary_dtype(op, cur, value.dtype()))
+                match binary_dtype(op, cur, value.dtype()) {
+                    Ok(d) => (lane, d),
+                    Err(_) => break,
+                }
             }
             OpArgs::None if op.family() == crate::ops::Family::Binary => {
                 if j != start || ins.len() != 2 {
                     break;
                 }
-                (
-                    Lane::Binary(op),
-                    binary_dtype(op, ins[0].dtype(), ins[1].dtype()),
-                )
+                match binary_dtype(op, ins[0].dtype(), ins[1].dtype()) {
+                    Ok(d) => (Lane::Binary(op), d),
+                    Err(_) => break,
+                }
             }
             _ => match unary_dtype(op, args, cur) {
                 Ok(d) => (Lane::Unary(op), d),
@@ -91,6 +94,10 @@ fn plan_segment(
             break;
         }
         lanes.push(lane);
+        if out == DType::Bool && op == Op::Add {
+            // bool + bool is logical or: 1 + 1 must read back as 1.
+            lanes.push(Lane::ToBool);
+        }
         cur = out;
         j += 1;
     }

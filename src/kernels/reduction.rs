@@ -26,6 +26,10 @@ macro_rules! fold_axes {
 }
 
 fn reduce_f64(op: Op, a: &ArrayD<f64>, axes: &[usize], keepdims: bool) -> KResult<ArrayD<f64>> {
+    if axes.is_empty() && op == Op::Sum {
+        // NumPy starts every sum from the identity +0.0, so -0.0 comes out as +0.0.
+        return Ok(a.mapv(|x| 0.0 + x));
+    }
     if axes.len() == a.ndim() {
         let v = match op {
             Op::Sum => a.sum(),
@@ -150,30 +154,24 @@ pub fn combine(
         )))?))
 }
 
+/// 2-D matrix product. Bools multiply as NumPy's bool matmul does: logical or of ands.
 pub fn matmul(a: &ArrayData, b: &ArrayData) -> KResult<ArrayData> {
-    let dt = a.dtype().promote(b.dtype()).max(DType::I64);
-    let two = |x: ArrayData| -> KResult<ArrayData> {
-        Ok(crate::map_array!(x, |m| m
-            .into_dimensionality::<Ix2>()
-            .map_err(|e| super::KernelError(format!("matmul needs 2-D chunks: {e}")))?
-            .into_dyn()))
-    };
-    let (a, b) = (two(a.clone().cast(dt))?, two(b.clone().cast(dt))?);
-    Ok(match (a, b) {
+    let out = a.dtype().promote(b.dtype());
+    let dt = out.max(DType::I64);
+    let (a, b) = (a.clone().cast(dt), b.clone().cast(dt));
+    let product = match (a, b) {
         (ArrayData::F64(x), ArrayData::F64(y)) => {
-            let (x, y) = (
-                x.into_dimensionality::<Ix2>().expect("2-D"),
-                y.into_dimensionality::<Ix2>().expect("2-D"),
-            );
-            ArrayData::F64(x.dot(&y).into_dyn())
+            ArrayData::F64(as_2d(x)?.dot(&as_2d(y)?).into_dyn())
         }
         (ArrayData::I64(x), ArrayData::I64(y)) => {
-            let (x, y) = (
-                x.into_dimensionality::<Ix2>().expect("2-D"),
-                y.into_dimensionality::<Ix2>().expect("2-D"),
-            );
-            ArrayData::I64(x.dot(&y).into_dyn())
+            ArrayData::I64(as_2d(x)?.dot(&as_2d(y)?).into_dyn())
         }
         _ => return kerr("matmul operands were not converted to one dtype"),
-    })
+    };
+    Ok(product.cast(out))
+}
+
+fn as_2d<T>(a: ArrayD<T>) -> KResult<ndarray::Array2<T>> {
+    a.into_dimensionality::<Ix2>()
+        .map_err(|e| super::KernelError(format!("matmul needs 2-D chunks: {e}")))
 }

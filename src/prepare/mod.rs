@@ -15,7 +15,7 @@ pub mod tile;
 pub use assign::WorkerSlots;
 
 use crate::config::TaskConfig;
-use crate::error::Result;
+use crate::error::{AresError, Result};
 use crate::graph::{SubtaskGraph, TileableGraph};
 use crate::ids::{StageId, TaskId, WorkerId};
 use serde::Serialize;
@@ -60,7 +60,9 @@ fn timed<T>(
     size: impl Fn(&T) -> usize,
 ) -> Result<T> {
     let start = Instant::now();
-    let out = f()?;
+    let out = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).map_err(|panic| {
+        AresError::prepare(pass, format!("panicked: {}", panic_message(panic.as_ref())))
+    })??;
     passes.push(PassReport {
         pass,
         nodes: size(&out),
@@ -69,7 +71,17 @@ fn timed<T>(
     Ok(out)
 }
 
-/// Runs the whole pipeline for stage 0 of `task`.
+/// The text of a panic payload (a `&str` or a `String`, as `panic!` makes them).
+pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic without a message".into())
+}
+
+/// Runs the whole pipeline for stage 0 of `task`. A bug that panics in a pass becomes an
+/// error of that pass, so every caller (the local executor, the supervisor) reports it.
 pub fn prepare(
     graph: &TileableGraph,
     config: &TaskConfig,

@@ -5,7 +5,7 @@
 //! one from the OS so that two unseeded calls differ, as in numpy.
 
 use super::Tensor;
-use crate::array::{Scalar, Shape};
+use crate::array::{DType, Scalar, Shape};
 use crate::error::{AresError, Result};
 use crate::ops::{ChunkSpec, Fill, Op, OpArgs};
 
@@ -89,35 +89,77 @@ pub fn arange(
     step: Scalar,
     chunk: impl Into<ChunkSpec>,
 ) -> Result<Tensor> {
-    let (a, b, s) = (start.as_f64(), stop.as_f64(), step.as_f64());
-    if s == 0.0 || !s.is_finite() || !a.is_finite() || !b.is_finite() {
-        return Err(AresError::arg(
+    let (start, _, step, n) = arange_len(start, stop, step)?;
+    create(Op::Arange, Fill::Range { start, step }, &[n], chunk.into())
+}
+
+/// `arange`'s arguments in its dtype (NumPy: float64 as soon as one of the three is a float,
+/// int64 otherwise) and its length, exact for integers.
+pub fn arange_len(
+    start: Scalar,
+    stop: Scalar,
+    step: Scalar,
+) -> Result<(Scalar, Scalar, Scalar, usize)> {
+    let float = [start, stop, step].iter().any(|v| v.dtype() == DType::F64);
+    let (start, stop, step) = if float {
+        let f = |v: Scalar| Scalar::F64(v.as_f64());
+        (f(start), f(stop), f(step))
+    } else {
+        let i = |v: Scalar| Scalar::I64(v.as_i64());
+        (i(start), i(stop), i(step))
+    };
+    let bad = || {
+        AresError::arg(
             "arange",
             format!("start {start}, stop {stop} and step {step} must be finite, step non-zero"),
-        ));
-    }
-    let n = ((b - a) / s).ceil().max(0.0);
+        )
+    };
+    let n: f64 = match (start, stop, step) {
+        (Scalar::I64(_), Scalar::I64(_), Scalar::I64(0)) => return Err(bad()),
+        (Scalar::I64(a), Scalar::I64(b), Scalar::I64(s)) => {
+            let (span, s) = (b as i128 - a as i128, s as i128);
+            (if span != 0 && (span > 0) == (s > 0) {
+                (span.abs() + s.abs() - 1) / s.abs()
+            } else {
+                0
+            }) as f64
+        }
+        _ => {
+            let (a, b, s) = (start.as_f64(), stop.as_f64(), step.as_f64());
+            if s == 0.0 || !s.is_finite() || !a.is_finite() || !b.is_finite() {
+                return Err(bad());
+            }
+            ((b - a) / s).ceil().max(0.0)
+        }
+    };
     if n > (1u64 << 48) as f64 {
         return Err(AresError::shape(
             "arange",
             format!("{n} elements exceed the limit of 2^48"),
         ));
     }
-    create(
-        Op::Arange,
-        Fill::Range { start, step },
-        &[n as usize],
-        chunk.into(),
-    )
+    Ok((start, stop, step, n as usize))
 }
 
 /// `num` evenly spaced samples from `start` to `stop` inclusive.
 pub fn linspace(start: f64, stop: f64, num: usize, chunk: impl Into<ChunkSpec>) -> Result<Tensor> {
+    linspace_endpoint(start, stop, num, true, chunk)
+}
+
+/// `numpy.linspace` with `endpoint`: without it, `stop` itself is left out.
+pub fn linspace_endpoint(
+    start: f64,
+    stop: f64,
+    num: usize,
+    endpoint: bool,
+    chunk: impl Into<ChunkSpec>,
+) -> Result<Tensor> {
     if !start.is_finite() || !stop.is_finite() {
         return Err(AresError::arg("linspace", "start and stop must be finite"));
     }
-    let step = if num > 1 {
-        (stop - start) / (num - 1) as f64
+    let div = if endpoint { num.saturating_sub(1) } else { num };
+    let step = if div > 0 {
+        (stop - start) / div as f64
     } else {
         0.0
     };

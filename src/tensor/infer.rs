@@ -68,16 +68,28 @@ pub fn broadcast(op: &'static str, a: &[usize], b: &[usize]) -> Result<Shape> {
     Ok(out)
 }
 
-/// Output dtype of a binary elementwise op.
-pub fn binary_dtype(op: Op, a: DType, b: DType) -> DType {
+/// Output dtype of a binary elementwise op, by NumPy 2's rules for `bool < int64 < float64`.
+///
+/// Python numbers in an expression are NumPy's *weak* scalars (NEP 50): they take the kind
+/// of their value (`True` is bool, `2` is an integer, `2.5` a float) and never widen a tensor
+/// beyond what that kind needs. With only these three dtypes the weak and the strong rules
+/// give the same result, so one function serves tensors and scalars alike. Two bools follow
+/// NumPy's bool loops: `+` is logical or, `*` logical and, `-` is an error; `**` has no bool
+/// loop (NumPy gives int8, ares int64: the smallest integer type it has).
+pub fn binary_dtype(op: Op, a: DType, b: DType) -> Result<DType> {
     let p = a.promote(b);
-    match op {
+    Ok(match op {
         _ if op.is_comparison() => DType::Bool,
         Op::Div => DType::F64,
-        Op::Maximum | Op::Minimum => p,
-        _ if p == DType::Bool => DType::I64,
+        Op::Sub if p == DType::Bool => {
+            return Err(AresError::dtype(
+                "subtract",
+                "numpy boolean subtract is not supported; cast the operands with astype first",
+            ))
+        }
+        Op::Pow if p == DType::Bool => DType::I64,
         _ => p,
-    }
+    })
 }
 
 /// Output dtype of a unary elementwise op.
@@ -154,14 +166,14 @@ pub fn infer(op: Op, args: &OpArgs, inputs: &[(&Shape, DType)]) -> Result<(Shape
             arity(op, inputs.len(), 1)?;
             (
                 inputs[0].0.clone(),
-                binary_dtype(op, inputs[0].1, value.dtype()),
+                binary_dtype(op, inputs[0].1, value.dtype())?,
             )
         }
         (Family::Binary, OpArgs::None) => {
             arity(op, inputs.len(), 2)?;
             (
                 broadcast(name, inputs[0].0, inputs[1].0)?,
-                binary_dtype(op, inputs[0].1, inputs[1].1),
+                binary_dtype(op, inputs[0].1, inputs[1].1)?,
             )
         }
         (Family::Reduction, OpArgs::Reduce { axes, keepdims }) => {
@@ -197,7 +209,7 @@ pub fn infer(op: Op, args: &OpArgs, inputs: &[(&Shape, DType)]) -> Result<(Shape
                     ),
                 ));
             }
-            let dtype = inputs[0].1.promote(inputs[1].1).max(DType::I64);
+            let dtype = inputs[0].1.promote(inputs[1].1);
             (smallvec![a[0], b[1]], dtype)
         }
         (

@@ -14,10 +14,12 @@
 //! assert_eq!(graph.nodes.len(), 4);
 //! ```
 
+mod compose;
 mod creation;
 pub mod infer;
 mod ops;
 
+pub use compose::stack;
 pub use creation::*;
 pub use ops::{concatenate, SliceArg};
 
@@ -40,6 +42,20 @@ struct Node {
     inputs: Vec<Tensor>,
     shape: Shape,
     dtype: DType,
+}
+
+/// Dropping the last handle of a long chain (`a = a + 1` repeated 10^5 times) would recurse
+/// once per node; this unlinks the inputs into a work list instead, so any depth drops in
+/// constant stack.
+impl Drop for Node {
+    fn drop(&mut self) {
+        let mut pending = std::mem::take(&mut self.inputs);
+        while let Some(Tensor(node)) = pending.pop() {
+            if let Ok(mut node) = Arc::try_unwrap(node) {
+                pending.append(&mut node.inputs);
+            }
+        }
+    }
 }
 
 impl Tensor {

@@ -18,6 +18,8 @@ pub enum SliceArg {
         step: Option<i64>,
     },
     Index(i64),
+    /// `None`: a new axis of length 1 (numpy's `np.newaxis`).
+    NewAxis,
 }
 
 impl SliceArg {
@@ -31,6 +33,10 @@ impl SliceArg {
     pub fn normalize(self, axis: usize, len: usize) -> Result<DimIndex> {
         let n = len as i64;
         match self {
+            SliceArg::NewAxis => Err(AresError::arg(
+                "slice",
+                format!("a new axis does not index axis {axis}"),
+            )),
             SliceArg::Index(i) => {
                 let j = if i < 0 { i + n } else { i };
                 if j < 0 || j >= n {
@@ -202,22 +208,35 @@ impl Tensor {
             .product())
     }
 
-    /// Arithmetic mean: `sum / n`.
+    /// Arithmetic mean: `sum / n`, accumulated in float64 whatever the input dtype (as NumPy
+    /// does, so integer sums never wrap before the division).
     pub fn mean(&self, axes: Option<&[i64]>, keepdims: bool) -> Result<Tensor> {
         let n = self.reduced_count("mean", axes)?;
-        self.sum(axes, keepdims)?
-            .binary_scalar(Op::Mul, Scalar::F64(1.0 / n as f64), false)
+        self.as_float()?
+            .sum(axes, keepdims)?
+            .binary_scalar(Op::Div, Scalar::F64(n as f64), false)
     }
 
-    /// Variance by the two-pass formula `sum((x - mean(x))^2) / (n - ddof)`.
+    /// Variance by NumPy's two-pass formula `sum((x - mean(x))^2) / max(n - ddof, 0)`, in
+    /// float64.
     pub fn var(&self, axes: Option<&[i64]>, keepdims: bool, ddof: usize) -> Result<Tensor> {
         let n = self.reduced_count("var", axes)?;
-        let centered = (self - &self.mean(axes, true)?)?;
+        let x = self.as_float()?;
+        let centered = (&x - &x.mean(axes, true)?)?;
         let squares = (&centered * &centered)?;
         let denom = n.saturating_sub(ddof) as f64;
         squares
             .sum(axes, keepdims)?
             .binary_scalar(Op::Div, Scalar::F64(denom), false)
+    }
+
+    /// The tensor itself if it is float64, else a float64 copy.
+    fn as_float(&self) -> Result<Tensor> {
+        if self.dtype() == DType::F64 {
+            Ok(self.clone())
+        } else {
+            self.astype(DType::F64)
+        }
     }
 
     pub fn std(&self, axes: Option<&[i64]>, keepdims: bool, ddof: usize) -> Result<Tensor> {
@@ -242,28 +261,52 @@ impl Tensor {
         Tensor::new(Op::Transpose, OpArgs::Transpose(perm), vec![self.clone()])
     }
 
-    /// Basic numpy slicing; missing trailing indices select everything.
+    /// Basic numpy slicing; missing trailing indices select everything, and `NewAxis`
+    /// entries insert axes of length 1 where they stand (a slice, then a reshape).
     pub fn slice(&self, index: &[SliceArg]) -> Result<Tensor> {
-        if index.len() > self.ndim() {
+        let real: Vec<SliceArg> = index
+            .iter()
+            .copied()
+            .filter(|a| *a != SliceArg::NewAxis)
+            .collect();
+        if real.len() > self.ndim() {
             return Err(AresError::arg(
                 "slice",
                 format!(
                     "too many indices: {} for a tensor of {} dimensions",
-                    index.len(),
+                    real.len(),
                     self.ndim()
                 ),
             ));
         }
         let dims = (0..self.ndim())
             .map(|d| {
-                index
-                    .get(d)
+                real.get(d)
                     .copied()
                     .unwrap_or(SliceArg::FULL)
                     .normalize(d, self.shape()[d])
             })
-            .collect::<Result<SmallVec<_>>>()?;
-        Tensor::new(Op::Slice, OpArgs::Slice(dims), vec![self.clone()])
+            .collect::<Result<SmallVec<[DimIndex; 4]>>>()?;
+        let sliced = Tensor::new(Op::Slice, OpArgs::Slice(dims.clone()), vec![self.clone()])?;
+        if real.len() == index.len() {
+            return Ok(sliced);
+        }
+        let mut shape: Vec<i64> = Vec::new();
+        let mut next = 0;
+        for arg in index.iter().chain(std::iter::repeat_n(
+            &SliceArg::FULL,
+            self.ndim() - real.len(),
+        )) {
+            if *arg == SliceArg::NewAxis {
+                shape.push(1);
+                continue;
+            }
+            if let DimIndex::Range { len, .. } = dims[next] {
+                shape.push(len as i64);
+            }
+            next += 1;
+        }
+        sliced.reshape(&shape)
     }
 
     pub fn rechunk(&self, chunk: impl Into<ChunkSpec>) -> Result<Tensor> {

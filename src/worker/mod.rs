@@ -266,7 +266,8 @@ fn execute_one(
     if shared.cancelled.remove(&(task, s)).is_some() {
         return None;
     }
-    let outcome = (|| {
+    // A panic anywhere in fetching or computing is this subtask's error, never a lost report.
+    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         let mut fetched: FxHashMap<ChunkIdx, Arc<crate::array::ArrayData>> = FxHashMap::default();
         let mut remote: BTreeMap<WorkerId, Vec<ChunkIdx>> = BTreeMap::new();
         for (c, w) in &run.inputs {
@@ -348,7 +349,13 @@ fn execute_one(
                 (c, size)
             })
             .collect())
-    })();
+    }))
+    .unwrap_or_else(|panic| {
+        Err(format!(
+            "panicked: {}",
+            crate::prepare::panic_message(panic.as_ref())
+        ))
+    });
     if shared.cancelled.remove(&(task, s)).is_some() {
         return None;
     }

@@ -101,14 +101,21 @@ impl ComputePool {
     }
 }
 
+/// Closing the pool drops the queued jobs and lets the threads finish on their own; it does
+/// not join them. A running job may be blocked on a peer of the same process (the embedded
+/// cluster) whose data server only closes its sockets after this pool is dropped: joining here
+/// would deadlock the shutdown of a cluster whose task had just failed.
 impl Drop for ComputePool {
     fn drop(&mut self) {
         let (lock, ready) = &*self.queue;
-        lock.lock().unwrap_or_else(|p| p.into_inner()).closed = true;
+        let queued = {
+            let mut q = lock.lock().unwrap_or_else(|p| p.into_inner());
+            q.closed = true;
+            std::mem::take(&mut q.jobs)
+        };
         ready.notify_all();
-        for t in self.threads.drain(..) {
-            let _ = t.join();
-        }
+        drop(queued);
+        self.threads.clear();
     }
 }
 
@@ -131,5 +138,22 @@ mod tests {
         gate_tx.send(()).unwrap();
         let order: Vec<&str> = (0..4).map(|_| rx.recv().unwrap()).collect();
         assert_eq!(order, vec!["b", "d", "c", "a"]);
+    }
+
+    #[test]
+    fn dropping_does_not_wait_for_a_blocked_job_and_discards_the_queue() {
+        let pool = ComputePool::new(1).unwrap();
+        let (gate_tx, gate_rx) = mpsc::channel::<()>();
+        let (started_tx, started_rx) = mpsc::channel::<()>();
+        let (tx, rx) = mpsc::channel::<&str>();
+        pool.submit(0, move || {
+            started_tx.send(()).unwrap();
+            gate_rx.recv().unwrap()
+        });
+        started_rx.recv().unwrap();
+        pool.submit(0, move || tx.send("queued job ran").unwrap());
+        drop(pool); // returns although the only thread is blocked
+        gate_tx.send(()).unwrap();
+        assert!(rx.recv().is_err(), "the queued job was dropped, not run");
     }
 }

@@ -251,7 +251,9 @@ impl Tiler {
         in_shape: &Shape,
     ) -> Result<Tiled> {
         let key = self.key();
-        if input.chunks.len() == 1 {
+        // One chunk, or no elements at all (then every chunk is empty, and the first one,
+        // reshaped, is the whole result).
+        if input.chunks.len() == 1 || in_shape.contains(&0) {
             let args = self.graph.intern_args(OpArgs::Reshape(target.clone()));
             let c = self.push(
                 key,

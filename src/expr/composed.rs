@@ -1,0 +1,126 @@
+//! Expression-language names for the NumPy functions the tensor API composes from primitive
+//! ops (`tensor::compose`): logical functions, `all`/`any`, `clip`, axis insertion and
+//! removal, broadcasting, stacking, splitting and `inner`.
+
+use super::eval::{apply_binary, Ctx, Value};
+use super::functions::{to_axes, to_bool, to_int, to_ints, to_shape, to_tensor, Args};
+use super::{err, ExprError};
+use crate::ops::Op;
+use crate::tensor::{self, Tensor};
+
+impl Ctx {
+    pub(super) fn call_composed(&mut self, name: &str, a: Args) -> Result<Value, ExprError> {
+        let p = a.pos;
+        let wrap =
+            |r: crate::Result<Tensor>| r.map(Value::Tensor).or_else(|e| err(p, e.to_string()));
+        match name {
+            "logical_and" | "logical_or" | "logical_xor" => {
+                a.check(2, &["x1", "x2"])?;
+                let (x, y) = (a.tensor(0, "x1")?, a.tensor(1, "x2")?);
+                wrap(match name {
+                    "logical_and" => x.logical_and(&y),
+                    "logical_or" => x.logical_or(&y),
+                    _ => x.logical_xor(&y),
+                })
+            }
+            "logical_not" => {
+                a.check(1, &["x"])?;
+                wrap(a.tensor(0, "x")?.logical_not())
+            }
+            "all" | "any" => {
+                a.check(2, &["a", "axis", "keepdims"])?;
+                let x = a.tensor(0, "a")?;
+                let axes = to_axes(a.get(1, "axis"))?;
+                let keep = to_bool(a.get(usize::MAX, "keepdims"))?;
+                wrap(match name {
+                    "all" => x.all(axes.as_deref(), keep),
+                    _ => x.any(axes.as_deref(), keep),
+                })
+            }
+            "clip" => {
+                a.check(3, &["a", "a_min", "a_max"])?;
+                let x = Value::Tensor(a.tensor(0, "a")?);
+                let bound = |i, k| a.get(i, k).filter(|(v, _)| !matches!(v, Value::None));
+                let (lo, hi) = (bound(1, "a_min"), bound(2, "a_max"));
+                if lo.is_none() && hi.is_none() {
+                    return err(p, "clip needs a_min or a_max");
+                }
+                let x = match lo {
+                    Some((v, _)) => apply_binary(Op::Maximum, x, v, p)?,
+                    None => x,
+                };
+                match hi {
+                    Some((v, _)) => apply_binary(Op::Minimum, x, v, p),
+                    None => Ok(x),
+                }
+            }
+            "expand_dims" | "squeeze" => {
+                a.check(2, &["a", "axis"])?;
+                let x = a.tensor(0, "a")?;
+                let axes = to_axes(a.get(1, "axis"))?;
+                wrap(match (name, axes) {
+                    ("expand_dims", Some(axes)) => x.expand_dims(&axes),
+                    ("expand_dims", None) => return err(p, "expand_dims needs an axis"),
+                    (_, axes) => x.squeeze(axes.as_deref()),
+                })
+            }
+            "broadcast_to" => {
+                a.check(2, &["array", "shape"])?;
+                let x = a.tensor(0, "array")?;
+                let (v, vp) = a.need(1, "shape")?;
+                wrap(x.broadcast_to(&to_shape(&v, vp)?))
+            }
+            "stack" => {
+                a.check(2, &["arrays", "axis"])?;
+                let (list, lp) = a.need(0, "arrays")?;
+                let Value::Tuple(items) = list else {
+                    return err(lp, "stack takes a tuple of tensors");
+                };
+                let tensors = items
+                    .into_iter()
+                    .map(|v| to_tensor(v, lp))
+                    .collect::<Result<Vec<_>, _>>()?;
+                let axis = match a.get(1, "axis") {
+                    Some((v, vp)) => to_int(&v, vp)?,
+                    None => 0,
+                };
+                wrap(tensor::stack(&tensors, axis))
+            }
+            "split" => {
+                a.check(3, &["ary", "indices_or_sections", "axis"])?;
+                let x = a.tensor(0, "ary")?;
+                let axis = match a.get(2, "axis") {
+                    Some((v, vp)) => to_int(&v, vp)?,
+                    None => 0,
+                };
+                let parts = match a.need(1, "indices_or_sections")? {
+                    (Value::Tuple(items), ip) => {
+                        let bounds = to_ints(&Value::Tuple(items), ip)?;
+                        if let Some(b) = bounds.iter().find(|b| **b < 0) {
+                            return err(ip, format!("split indices must be non-negative, got {b}"));
+                        }
+                        let bounds: Vec<usize> = bounds.iter().map(|b| *b as usize).collect();
+                        x.split_at(&bounds, axis)
+                    }
+                    (v, vp) => match to_int(&v, vp)? {
+                        n if n > 0 => x.split_equal(n as usize, axis),
+                        n => {
+                            return err(
+                                vp,
+                                format!("number sections must be larger than 0, got {n}"),
+                            )
+                        }
+                    },
+                };
+                parts
+                    .map(|ts| Value::Tuple(ts.into_iter().map(Value::Tensor).collect()))
+                    .or_else(|e| err(p, e.to_string()))
+            }
+            "inner" => {
+                a.check(2, &["a", "b"])?;
+                wrap(a.tensor(0, "a")?.inner(&a.tensor(1, "b")?))
+            }
+            _ => err(p, format!("unknown function {name}")),
+        }
+    }
+}
