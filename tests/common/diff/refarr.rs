@@ -233,7 +233,11 @@ pub fn binary(op: BinOp, a: &Arr, b: &Arr) -> R<Arr> {
                 BinOp::Add | BinOp::Max => zip(&x, &y, &shape, |p, q| p | q),
                 BinOp::Mul | BinOp::Min => zip(&x, &y, &shape, |p, q| p & q),
                 BinOp::Sub => return np_err("numpy boolean subtract is not supported"),
-                BinOp::Pow => return unsupported("bool ** bool is int8 in NumPy"),
+                BinOp::Pow => {
+                    // Documented deviation: NumPy gives int8, ares int64.
+                    deviation();
+                    return Ok(Arr::I(zip(&a.to_i(), &b.to_i(), &shape, ipow)));
+                }
                 _ => unreachable!(),
             })
         }
@@ -276,8 +280,11 @@ pub fn unary(name: &str, a: &Arr) -> R<Arr> {
         ("abs" | "absolute", Arr::B(x)) => Arr::B(x.clone()),
         ("abs" | "absolute", Arr::I(x)) => Arr::I(x.mapv(i64::wrapping_abs)),
         ("abs" | "absolute", Arr::F(x)) => Arr::F(x.mapv(f64::abs)),
-        (_, Arr::B(_)) => return unsupported(format!("{name} of bool is float16 in NumPy")),
         (f, x) => {
+            if x.dtype() == DT::Bool {
+                // Documented deviation: NumPy gives float16, ares float64.
+                deviation();
+            }
             let g: fn(f64) -> f64 = match f {
                 "sqrt" => f64::sqrt,
                 "exp" => f64::exp,
@@ -291,11 +298,60 @@ pub fn unary(name: &str, a: &Arr) -> R<Arr> {
     })
 }
 
-/// 2-D matrix product; `dot` and `matmul` agree on 2-D operands.
+thread_local! {
+    static DEVIATION: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Notes that the value follows one of ares' documented deviations from NumPy (a dtype
+/// ares lacks), so NumPy is not asked about this program.
+pub fn deviation() {
+    DEVIATION.with(|d| d.set(true));
+}
+
+/// Whether `deviation` was called since the last call of `take_deviation`.
+pub fn take_deviation() -> bool {
+    DEVIATION.with(|d| d.replace(false))
+}
+
+/// `dot`: a 0-d operand multiplies; otherwise as `matmul`.
+pub fn dot(a: &Arr, b: &Arr) -> R<Arr> {
+    if a.shape().is_empty() || b.shape().is_empty() {
+        return binary(BinOp::Mul, a, b);
+    }
+    matmul(a, b)
+}
+
+/// `matmul` of 1-D or 2-D operands: a 1-D left operand is a row, a 1-D right one a column,
+/// and the added axis is removed from the result.
 pub fn matmul(a: &Arr, b: &Arr) -> R<Arr> {
     let (sa, sb) = (a.shape(), b.shape());
-    if sa.len() != 2 || sb.len() != 2 {
-        return unsupported("matmul of operands that are not 2-D");
+    if sa.is_empty() || sb.is_empty() {
+        return np_err("matmul: Input operand does not have enough dimensions");
+    }
+    if sa.len() > 2 || sb.len() > 2 {
+        return unsupported("matmul of operands with more than 2 dimensions");
+    }
+    if sa.len() == 1 || sb.len() == 1 {
+        let a2 = if sa.len() == 1 {
+            super::refshape::reshape(a, &[1, sa[0]])
+        } else {
+            a.clone()
+        };
+        let b2 = if sb.len() == 1 {
+            super::refshape::reshape(b, &[sb[0], 1])
+        } else {
+            b.clone()
+        };
+        let r = matmul(&a2, &b2)?;
+        let rs = r.shape();
+        let mut out = vec![];
+        if sa.len() == 2 {
+            out.push(rs[0]);
+        }
+        if sb.len() == 2 {
+            out.push(rs[1]);
+        }
+        return Ok(super::refshape::reshape(&r, &out));
     }
     if sa[1] != sb[0] {
         return np_err(format!("matmul: mismatch in core dimension {sa:?} {sb:?}"));
@@ -319,7 +375,7 @@ pub fn matmul(a: &Arr, b: &Arr) -> R<Arr> {
         DT::F64 => {
             let (x, y) = (a.to_f(), b.to_f());
             Arr::F(ArrayD::from_shape_fn(IxDyn(&[m, n]), |ix| {
-                (0..k).map(|t| x[[ix[0], t]] * y[[t, ix[1]]]).sum()
+                (0..k).fold(0.0, |s, t| s + x[[ix[0], t]] * y[[t, ix[1]]])
             }))
         }
     })

@@ -55,7 +55,8 @@ fn collect<T: Clone, U>(
 }
 
 fn mean(v: &[f64]) -> f64 {
-    v.iter().sum::<f64>() / v.len() as f64
+    // NumPy's sums start from +0.0 (Rust's `sum` starts from -0.0).
+    v.iter().fold(0.0, |s, x| s + x) / v.len() as f64
 }
 
 /// `func(a, axis=axes, keepdims=keepdims, ddof=ddof)`; `axes` None means all axes.
@@ -79,7 +80,7 @@ pub fn reduce(func: &str, a: &Arr, axes: Option<&[i64]>, keepdims: bool, ddof: i
                     if prod {
                         v.iter().product()
                     } else {
-                        v.iter().sum()
+                        v.iter().fold(0.0, |s, x| s + x)
                     }
                 })),
                 _ => Arr::I(collect(&a.to_i(), &reduced, keepdims, |v| {
@@ -130,7 +131,7 @@ pub fn reduce(func: &str, a: &Arr, axes: Option<&[i64]>, keepdims: bool, ddof: i
             let std = func == "std";
             Arr::F(collect(&a.to_f(), &reduced, keepdims, |v| {
                 let m = mean(v);
-                let ss: f64 = v.iter().map(|x| (x - m) * (x - m)).sum();
+                let ss: f64 = v.iter().fold(0.0, |s, x| s + (x - m) * (x - m));
                 let var = ss / (v.len() as i64 - ddof).max(0) as f64;
                 if std {
                     var.sqrt()
