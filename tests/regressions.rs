@@ -240,3 +240,15 @@ fn ufunc_reductions_of_a_0d_array_accept_axis_0_and_minus_1() {
     check("max(full((), 3, chunk=1), axis=-1)", i(&[], &[3]));
     check("mean(full((), 3, chunk=1), axis=0)", error());
 }
+
+// Found by the differential test (seed 397): split indices are slice bounds, so negative
+// ones count from the end and a decreasing pair gives an empty piece.
+#[test]
+fn split_accepts_negative_and_decreasing_indices() {
+    check("split(arange(-6, 0), (-3, 5), axis=-1)[2]", i(&[1], &[-1]));
+    check(
+        "split(arange(6, chunk=4), (-2,))[0]",
+        i(&[4], &[0, 1, 2, 3]),
+    );
+    check("split(arange(6, chunk=4), (4, 2))[1]", i(&[0], &[]));
+}

@@ -147,6 +147,7 @@ impl Gen {
                 }
                 call("full", vec![self.shape_expr(&s), fill], kw)
             }
+            3 if s.len() == 1 && self.p(0.25) => super::ops2::linspace_open(self, n),
             3 if s.len() == 1 => {
                 let (a, b) = (self.dyadic(), self.dyadic());
                 let mut args = vec![Expr::Float(a), Expr::Float(b)];

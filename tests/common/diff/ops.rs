@@ -11,8 +11,8 @@ use rand::Rng;
 const UNARY: [&str; 8] = [
     "negative", "abs", "absolute", "sqrt", "exp", "log", "sin", "cos",
 ];
-const REDUCE: [&str; 9] = [
-    "sum", "prod", "min", "max", "amin", "amax", "mean", "var", "std",
+const REDUCE: [&str; 11] = [
+    "sum", "prod", "min", "max", "amin", "amax", "mean", "var", "std", "all", "any",
 ];
 
 fn b(e: Expr) -> Box<Expr> {
@@ -251,7 +251,11 @@ fn index(g: &mut Gen, x: Expr, a: &Arr) -> Expr {
 /// One random operation on `x` (whose reference value is `a`).
 pub fn apply(g: &mut Gen, x: Expr, a: &Arr, depth: u32) -> Expr {
     loop {
-        let e = match g.rng.gen_range(0..22) {
+        let e = match g.rng.gen_range(0..28) {
+            22..=27 => match super::ops2::apply(g, x.clone(), a) {
+                Some(e) => e,
+                None => continue,
+            },
             0..=2 => {
                 let f = *UNARY.choose(&mut g.rng).unwrap();
                 if f == "negative" && g.p(0.5) {

@@ -281,6 +281,11 @@ pub fn unary(name: &str, a: &Arr) -> R<Arr> {
         ("abs" | "absolute", Arr::I(x)) => Arr::I(x.mapv(i64::wrapping_abs)),
         ("abs" | "absolute", Arr::F(x)) => Arr::F(x.mapv(f64::abs)),
         (f, x) => {
+            let x_f = x.to_f();
+            if matches!(f, "sin" | "cos") && x_f.iter().any(|v| v.is_finite() && v.abs() > 1e15) {
+                // Implementations differ on huge arguments (NumPy's SIMD loops vs libm).
+                return unsupported("sin/cos of a huge argument");
+            }
             if x.dtype() == DT::Bool {
                 // Documented deviation: NumPy gives float16, ares float64.
                 deviation();
@@ -293,7 +298,7 @@ pub fn unary(name: &str, a: &Arr) -> R<Arr> {
                 "cos" => f64::cos,
                 _ => unreachable!("unary {f}"),
             };
-            Arr::F(x.to_f().mapv(g))
+            Arr::F(x_f.mapv(g))
         }
     })
 }

@@ -51,7 +51,7 @@ pub fn run(p: &Program) -> R<Arr> {
     arr(eval(&p.result, &env)?)
 }
 
-fn arr(v: V) -> R<Arr> {
+pub fn arr(v: V) -> R<Arr> {
     match v {
         V::A(a) => Ok(a),
         _ => np_err("expected an array"),
@@ -59,21 +59,21 @@ fn arr(v: V) -> R<Arr> {
 }
 
 /// A Python integer (a 0-d int64); floats and bools are refused as NumPy's `operator.index`.
-fn int(v: &V) -> R<i64> {
+pub fn int(v: &V) -> R<i64> {
     match v {
         V::A(Arr::I(a)) if a.ndim() == 0 => Ok(a[IxDyn(&[])]),
         _ => np_err("TypeError: expected an integer"),
     }
 }
 
-fn ints(v: &V) -> R<Vec<i64>> {
+pub fn ints(v: &V) -> R<Vec<i64>> {
     match v {
         V::Tuple(items) => items.iter().map(int).collect(),
         other => Ok(vec![int(other)?]),
     }
 }
 
-fn shape(v: &V) -> R<Vec<usize>> {
+pub fn shape(v: &V) -> R<Vec<usize>> {
     let d = ints(v)?;
     if d.iter().any(|x| *x < 0) {
         return np_err("negative dimensions are not allowed");
@@ -128,7 +128,16 @@ pub fn eval(e: &Expr, env: &Env) -> R<V> {
                     Idx::NewAxis => Item::NewAxis,
                 })
                 .collect();
-            V::A(refshape::index(&arr(eval(x, env)?)?, &items)?)
+            match (eval(x, env)?, items.as_slice()) {
+                (V::Tuple(parts), [Item::At(k)]) => {
+                    let n = parts.len() as i64;
+                    if *k < -n || *k >= n {
+                        return np_err("list index out of range");
+                    }
+                    parts[(if *k < 0 { k + n } else { *k }) as usize].clone()
+                }
+                (v, _) => V::A(refshape::index(&arr(v)?, &items)?),
+            }
         }
         Expr::Call {
             func, args, kwargs, ..
@@ -144,6 +153,9 @@ pub fn eval(e: &Expr, env: &Env) -> R<V> {
                     .map(|(_, v)| v.clone())
                     .or_else(|| pos.get(i).cloned())
             };
+            if func == "split" {
+                return super::refmore::split(&pos, &get);
+            }
             V::A(call(func, args, &pos, &get)?)
         }
     })
@@ -198,7 +210,12 @@ fn call(func: &str, args: &[Expr], pos: &[V], get: &dyn Fn(usize, &str) -> Optio
             if num < 0 {
                 return np_err("Number of samples must be non-negative");
             }
-            let div = (num - 1) as f64;
+            let endpoint = match get(usize::MAX, "endpoint") {
+                None => true,
+                Some(V::A(Arr::B(b))) if b.ndim() == 0 => b[IxDyn(&[])],
+                Some(_) => return unsupported("endpoint that is not a bool"),
+            };
+            let div = if endpoint { num - 1 } else { num } as f64;
             let step = (stop - start) / div;
             let mut v: Vec<f64> = (0..num)
                 .map(|i| {
@@ -213,14 +230,15 @@ fn call(func: &str, args: &[Expr], pos: &[V], get: &dyn Fn(usize, &str) -> Optio
                     }
                 })
                 .collect();
-            if num > 1 {
+            if endpoint && num > 1 {
                 v[num as usize - 1] = stop;
             }
             Ok(Arr::F(
                 ArrayD::from_shape_vec(IxDyn(&[v.len()]), v).unwrap(),
             ))
         }
-        "sum" | "prod" | "min" | "max" | "amin" | "amax" | "mean" | "var" | "std" => {
+        "sum" | "prod" | "min" | "max" | "amin" | "amax" | "mean" | "var" | "std" | "all"
+        | "any" => {
             let x = a0()?;
             let axes = match get(1, "axis") {
                 None | Some(V::None) => None,
@@ -276,7 +294,7 @@ fn call(func: &str, args: &[Expr], pos: &[V], get: &dyn Fn(usize, &str) -> Optio
             super::layout::check_reshape(&args[0], &x.shape(), &target)?;
             Ok(refshape::reshape(&x, &target))
         }
-        f => unsupported(format!("function {f}")),
+        f => super::refmore::call(f, pos, get),
     }
 }
 

@@ -140,6 +140,12 @@ pub fn reduce(func: &str, a: &Arr, axes: Option<&[i64]>, keepdims: bool, ddof: i
                 }
             }))
         }
+        "all" => Arr::B(collect(&a.to_b(), &reduced, keepdims, |v| {
+            v.iter().all(|b| *b)
+        })),
+        "any" => Arr::B(collect(&a.to_b(), &reduced, keepdims, |v| {
+            v.iter().any(|b| *b)
+        })),
         f => unreachable!("reduction {f}"),
     })
 }
