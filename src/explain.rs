@@ -78,7 +78,21 @@ fn describe_fill(fill: &Fill) -> String {
     match fill {
         Fill::Uniform { seed } | Fill::Normal { seed } => format!("seed={seed}"),
         Fill::Const { value } => format!("value={value}"),
-        Fill::Range { start, step } => format!("start={start} step={step}"),
+        Fill::Range {
+            start,
+            step,
+            offset,
+            end,
+        } => {
+            let mut s = format!("start={start} step={step}");
+            if *offset > 0 {
+                s += &format!(" offset={offset}");
+            }
+            if let Some((i, v)) = end {
+                s += &format!(" end[{i}]={v}");
+            }
+            s
+        }
     }
 }
 

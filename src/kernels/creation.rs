@@ -40,14 +40,27 @@ pub fn fill(fill: &Fill, shape: &[usize]) -> KResult<ArrayData> {
             Scalar::I64(i) => ArrayData::I64(ArrayD::from_elem(IxDyn(shape), i)),
             Scalar::F64(x) => ArrayData::F64(ArrayD::from_elem(IxDyn(shape), x)),
         },
-        Fill::Range { start, step } => match (start, step) {
+        Fill::Range {
+            start,
+            step,
+            offset,
+            end,
+        } => match (start, step) {
             (Scalar::F64(_), _) | (_, Scalar::F64(_)) => {
                 let (a, s) = (start.as_f64(), step.as_f64());
-                ArrayData::F64(from_vec(shape, (0..n).map(|i| a + s * i as f64).collect())?)
+                let mut v: Vec<f64> = (0..n as u64).map(|i| a + s * (offset + i) as f64).collect();
+                if let Some((at, value)) = end {
+                    if let Some(x) = at.checked_sub(offset).and_then(|j| v.get_mut(j as usize)) {
+                        *x = value.as_f64();
+                    }
+                }
+                ArrayData::F64(from_vec(shape, v)?)
             }
             _ => {
                 let (a, s) = (start.as_i64(), step.as_i64());
-                ArrayData::I64(from_vec(shape, (0..n as i64).map(|i| a + s * i).collect())?)
+                let first = a.wrapping_add(s.wrapping_mul(offset as i64));
+                let v = (0..n as i64).map(|i| first.wrapping_add(s.wrapping_mul(i)));
+                ArrayData::I64(from_vec(shape, v.collect())?)
             }
         },
     })

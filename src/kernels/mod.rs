@@ -10,6 +10,7 @@ mod creation;
 mod elementwise;
 pub mod fused;
 mod indexing;
+mod linalg;
 mod reduction;
 
 use crate::array::ArrayData;
@@ -69,7 +70,7 @@ pub fn apply(op: Op, args: &OpArgs, table: &[OpArgs], inputs: &[&ArrayData]) -> 
         ) => reduction::combine(*inner, inputs, axes, *keepdims),
         (Family::Combine, _) => reduction::combine(Op::Sum, inputs, &[], true),
         (Family::Linalg, _) => match inputs {
-            [a, b] => reduction::matmul(a, b),
+            [a, b] => linalg::matmul(a, b),
             _ => kerr(format!("expects 2 inputs, got {}", inputs.len())),
         },
         (_, OpArgs::Slice(dims)) => indexing::slice(one(inputs)?, dims),

@@ -1,4 +1,4 @@
-//! Reduction, combine and matmul kernels.
+//! Reduction and combine kernels.
 //!
 //! A reduction map keeps or drops the reduced axes as its arguments say; `combine` folds
 //! same-shaped partials elementwise with the same op and then drops the reduced axes if this
@@ -6,9 +6,9 @@
 
 use super::elementwise::{fmax, fmin};
 use super::{kerr, KResult};
-use crate::array::{ArrayData, DType};
+use crate::array::ArrayData;
 use crate::ops::Op;
-use ndarray::{ArrayD, Axis, Ix2, IxDyn, Zip};
+use ndarray::{ArrayD, Axis, IxDyn, Zip};
 
 macro_rules! fold_axes {
     ($a:expr, $axes:expr, $keepdims:expr, $init:expr, $f:expr) => {{
@@ -152,26 +152,4 @@ pub fn combine(
         .map_err(|e| super::KernelError(format!(
             "cannot drop reduced axes: {e}"
         )))?))
-}
-
-/// 2-D matrix product. Bools multiply as NumPy's bool matmul does: logical or of ands.
-pub fn matmul(a: &ArrayData, b: &ArrayData) -> KResult<ArrayData> {
-    let out = a.dtype().promote(b.dtype());
-    let dt = out.max(DType::I64);
-    let (a, b) = (a.clone().cast(dt), b.clone().cast(dt));
-    let product = match (a, b) {
-        (ArrayData::F64(x), ArrayData::F64(y)) => {
-            ArrayData::F64(as_2d(x)?.dot(&as_2d(y)?).into_dyn())
-        }
-        (ArrayData::I64(x), ArrayData::I64(y)) => {
-            ArrayData::I64(as_2d(x)?.dot(&as_2d(y)?).into_dyn())
-        }
-        _ => return kerr("matmul operands were not converted to one dtype"),
-    };
-    Ok(product.cast(out))
-}
-
-fn as_2d<T>(a: ArrayD<T>) -> KResult<ndarray::Array2<T>> {
-    a.into_dimensionality::<Ix2>()
-        .map_err(|e| super::KernelError(format!("matmul needs 2-D chunks: {e}")))
 }

@@ -51,8 +51,18 @@ pub enum Fill {
     Normal { seed: u64 },
     /// A constant.
     Const { value: Scalar },
-    /// `start + step * i` (arange and linspace; at chunk level `start` is the chunk's first).
-    Range { start: Scalar, step: Scalar },
+    /// Element `i` is `start + step * (offset + i)` (arange and linspace), computed that way
+    /// in every chunk so chunked values are NumPy's bit for bit; `offset` is 0 at tileable
+    /// level and a chunk's first position at chunk level. `end` pins one element to a value:
+    /// `linspace` ends exactly at `stop`, as NumPy's does.
+    Range {
+        start: Scalar,
+        step: Scalar,
+        #[serde(default)]
+        offset: u64,
+        #[serde(default)]
+        end: Option<(u64, Scalar)>,
+    },
 }
 
 /// One index of a basic slice, normalized against the dimension length.

@@ -90,7 +90,18 @@ pub fn arange(
     chunk: impl Into<ChunkSpec>,
 ) -> Result<Tensor> {
     let (start, _, step, n) = arange_len(start, stop, step)?;
-    create(Op::Arange, Fill::Range { start, step }, &[n], chunk.into())
+    // NumPy fills a float range with `start + i * delta`, `delta = (start + step) - start`.
+    let step = match (start, step) {
+        (Scalar::F64(a), Scalar::F64(s)) => Scalar::F64((a + s) - a),
+        _ => step,
+    };
+    let fill = Fill::Range {
+        start,
+        step,
+        offset: 0,
+        end: None,
+    };
+    create(Op::Arange, fill, &[n], chunk.into())
 }
 
 /// `arange`'s arguments in its dtype (NumPy: float64 as soon as one of the three is a float,
@@ -166,6 +177,8 @@ pub fn linspace_endpoint(
     let fill = Fill::Range {
         start: Scalar::F64(start),
         step: Scalar::F64(step),
+        offset: 0,
+        end: (endpoint && num > 1).then_some(((num - 1) as u64, Scalar::F64(stop))),
     };
     create(Op::Linspace, fill, &[num], chunk.into())
 }

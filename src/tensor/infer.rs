@@ -119,7 +119,7 @@ pub fn fill_dtype(fill: &Fill) -> DType {
     match fill {
         Fill::Uniform { .. } | Fill::Normal { .. } => DType::F64,
         Fill::Const { value } => value.dtype(),
-        Fill::Range { start, step } => start.dtype().promote(step.dtype()).max(DType::I64),
+        Fill::Range { start, step, .. } => start.dtype().promote(step.dtype()).max(DType::I64),
     }
 }
 

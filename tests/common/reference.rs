@@ -140,13 +140,20 @@ pub fn evaluate(graph: &TileableGraph) -> Vec<ArrayD<f64>> {
             (
                 _,
                 OpArgs::Create {
-                    fill: Fill::Range { start, step },
+                    fill:
+                        Fill::Range {
+                            start, step, end, ..
+                        },
                     shape,
                     ..
                 },
             ) => {
                 let (a, s) = (start.as_f64(), step.as_f64());
-                ArrayD::from_shape_fn(IxDyn(shape), |i| a + s * i[0] as f64)
+                let mut out = ArrayD::from_shape_fn(IxDyn(shape), |i| a + s * i[0] as f64);
+                if let Some((at, v)) = end {
+                    out[[*at as usize].as_slice()] = v.as_f64();
+                }
+                out
             }
             (Op::AsType, OpArgs::Cast { dtype }) => ins[0].mapv(|x| round_to(x, *dtype)),
             (Op::Neg, _) => ins[0].mapv(|x| -x),

@@ -4,7 +4,7 @@
 
 use super::grid::{offsets, splits_for, Odometer};
 use super::{Tiled, Tiler};
-use crate::array::{DType, Scalar, Shape};
+use crate::array::{DType, Shape};
 use crate::ops::{ChunkSpec, Fill, Op, OpArgs};
 
 /// SplitMix64: the per-chunk seed derivation.
@@ -69,17 +69,15 @@ impl Tiler {
                     seed: chunk_seed(seed, linear),
                 },
                 Fill::Const { value } => Fill::Const { value },
-                Fill::Range { start, step } => {
+                Fill::Range {
+                    start, step, end, ..
+                } => Fill::Range {
                     // Ranges are 1-D: the chunk starts `offset` steps in.
-                    let offset = starts[0][idx[0]];
-                    let first = match (start, step, dtype) {
-                        (_, _, DType::F64) => {
-                            Scalar::F64(start.as_f64() + step.as_f64() * offset as f64)
-                        }
-                        _ => Scalar::I64(start.as_i64() + step.as_i64() * offset as i64),
-                    };
-                    Fill::Range { start: first, step }
-                }
+                    start,
+                    step,
+                    offset: starts[0][idx[0]] as u64,
+                    end,
+                },
             };
             let args = match chunk_fill {
                 Fill::Const { .. } => self.graph.intern_args(OpArgs::Fill {
