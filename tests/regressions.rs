@@ -252,3 +252,11 @@ fn split_accepts_negative_and_decreasing_indices() {
     );
     check("split(arange(6, chunk=4), (4, 2))[1]", i(&[0], &[]));
 }
+
+// Found by the differential test (seed 40xxx, after c097d96): zero samples is an empty array,
+// not an overflow panic.
+#[test]
+fn linspace_of_zero_samples_is_empty() {
+    check("linspace(0.75, -0.5, num=0, chunk=1)", f(&[0], &[]));
+    check("linspace(1.5, -6.0, 0, endpoint=False)", f(&[0], &[]));
+}

@@ -65,6 +65,8 @@ fn count_functions(text: &str, counts: &mut BTreeMap<String, usize>) {
 
 /// Checks the programs of seeds `base..` until `n` supported ones have run.
 pub fn run(base: u64, n: usize, with_numpy: bool) -> Report {
+    // A panic inside ares is caught and reported as a disagreement: one line, no backtrace.
+    std::panic::set_hook(Box::new(|info| eprintln!("panic: {info}")));
     let start = Instant::now();
     let mut cases = vec![];
     let mut seed = base;

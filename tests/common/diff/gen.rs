@@ -121,6 +121,29 @@ impl Gen {
         }
     }
 
+    /// Numbers alone, folded by ares while it reads the program: `True + 1`,
+    /// `maximum(3, 2.5)`, `(-3) ** 41` (wraps), `-True` (an error).
+    pub fn number_expr(&mut self) -> Expr {
+        let x = self.scalar();
+        match self.rng.gen_range(0..6) {
+            0 => Expr::Neg(Box::new(x)),
+            1 => {
+                let f = self.pick(&["abs", "negative", "sqrt", "exp", "sin"]);
+                call(f, vec![x], vec![])
+            }
+            _ => {
+                let op = self.pick(&BinOp::ALL[..13]);
+                let y = if op == BinOp::Pow && self.p(0.5) {
+                    Expr::Int(self.rng.gen_range(-2..64))
+                } else {
+                    self.scalar()
+                };
+                let op_form = op.symbol().is_some() && self.p(0.6);
+                Expr::Bin(op, Box::new(x), Box::new(y), op_form)
+            }
+        }
+    }
+
     fn dtype_str(&mut self) -> Expr {
         Expr::Str(self.pick(&["bool", "int64", "float64"]).into())
     }
@@ -226,6 +249,8 @@ impl Gen {
             let e = if depth == 0 || self.p(0.25) {
                 if !self.bound.is_empty() && self.p(0.3) {
                     Expr::Name(self.pick(&self.bound.clone()))
+                } else if self.p(0.06) {
+                    self.number_expr()
                 } else {
                     self.leaf(None)
                 }

@@ -122,7 +122,9 @@ fn matmul(g: &mut Gen, x: Expr, a: &Arr) -> Option<Expr> {
 fn transpose(g: &mut Gen, x: Expr, a: &Arr) -> Expr {
     let nd = a.shape().len();
     match g.rng.gen_range(0..4) {
-        0 => Expr::T(b(x)),
+        // `.T` of a number (`(1 + 2).T`) is not ares' to take: a number has no attributes.
+        0 if nd > 0 => Expr::T(b(x)),
+        0 => call("transpose", vec![x], vec![]),
         1 => call("transpose", vec![x], vec![]),
         _ => {
             let mut perm: Vec<i64> = (0..nd as i64).collect();
