@@ -260,3 +260,36 @@ fn linspace_of_zero_samples_is_empty() {
     check("linspace(0.75, -0.5, num=0, chunk=1)", f(&[0], &[]));
     check("linspace(1.5, -6.0, 0, endpoint=False)", f(&[0], &[]));
 }
+
+// Found by the differential test (10^5 run, seed 10xxxxx): None-indexing and squeeze are
+// reshapes, and a concatenation with a zero-length piece has an empty chunk; the reshape
+// must accept it.
+#[test]
+fn new_axis_after_a_concatenation_with_an_empty_piece() {
+    check(
+        "concatenate((reshape(arange(0), (0, 4)), full((1, 4), 1, chunk=5)), axis=0)[None]",
+        i(&[1, 1, 4], &[1, 1, 1, 1]),
+    );
+}
+
+#[test]
+fn squeeze_after_a_concatenation_with_an_empty_piece() {
+    check(
+        "squeeze(concatenate((arange(0, 0, 3, chunk=2), full(1, 2, chunk=3)), axis=-1), axis=0)",
+        i(&[], &[2]),
+    );
+}
+
+// Found by the differential test (10^5 run, after c097d96's gemm): NumPy's matrix products
+// accumulate from +0.0, so 0 * -1 summed is +0.0 and 1 / it is +inf.
+#[test]
+fn matmul_sums_start_from_positive_zero() {
+    check(
+        "1 / (zeros((1, 1), chunk=1) @ full((1, 3), -1.0, chunk=2))",
+        f(&[1, 3], &[f64::INFINITY; 3]),
+    );
+    check(
+        "1 / dot(zeros((2, 1), chunk=1), full((1, 2), -1.0, chunk=2))",
+        f(&[2, 2], &[f64::INFINITY; 4]),
+    );
+}

@@ -148,7 +148,7 @@ pub fn ints(v: &[i64]) -> Expr {
 
 fn float_text(f: f64) -> String {
     let s = format!("{f:?}");
-    if f < 0.0 {
+    if f.is_sign_negative() {
         format!("({s})")
     } else {
         s

@@ -102,7 +102,11 @@ impl Arr {
             (DT::Bool, a) => Arr::B(a.to_b()),
             (DT::F64, a) => Arr::F(a.to_f()),
             (DT::I64, Arr::F(a)) => {
-                if a.iter().any(|x| !x.is_finite() || x.abs() >= 9.2e18) {
+                // NaN, inf and out-of-range casts are undefined in NumPy; above 2^53 a
+                // one-ulp difference in a math function changes the integer.
+                if a.iter()
+                    .any(|x| !x.is_finite() || x.abs() >= 9007199254740992.0)
+                {
                     return unsupported("float to int64 of a non-finite or huge value");
                 }
                 Arr::I(a.mapv(|x| x.trunc() as i64))
@@ -362,6 +366,11 @@ pub fn matmul(a: &Arr, b: &Arr) -> R<Arr> {
         return np_err(format!("matmul: mismatch in core dimension {sa:?} {sb:?}"));
     }
     let (m, k, n) = (sa[0], sa[1], sb[1]);
+    let non_finite = |x: &Arr| matches!(x, Arr::F(v) if v.iter().any(|f| !f.is_finite()));
+    if non_finite(a) || non_finite(b) {
+        // NumPy's BLAS paths disagree among themselves on NaN * 0 (gemv gives 0).
+        return unsupported("float matrix product with NaN or inf operands");
+    }
     Ok(match promote(a.dtype(), b.dtype()) {
         DT::Bool => {
             let (x, y) = (a.to_b(), b.to_b());
