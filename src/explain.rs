@@ -53,6 +53,11 @@ pub fn describe_args(args: &OpArgs) -> String {
         } => format!("{value}, x"),
         OpArgs::Cast { dtype } => format!("dtype={dtype}"),
         OpArgs::Reduce { axes, keepdims } => format!("axes={axes:?} keepdims={keepdims}"),
+        OpArgs::Moments {
+            axes,
+            keepdims,
+            ddof,
+        } => format!("axes={axes:?} keepdims={keepdims} ddof={ddof}"),
         OpArgs::Combine { op, axes, keepdims } => format!("{op} axes={axes:?} keepdims={keepdims}"),
         OpArgs::Slice(dims) => format!("{dims:?}"),
         OpArgs::Transpose(perm) => format!("axes={perm:?}"),

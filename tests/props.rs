@@ -110,9 +110,19 @@ fn build(n: &Node, shape: &[usize]) -> Tensor {
             };
             x.unary(UNARY[*o]).unwrap()
         }
-        Node::Binary(o, a, b) => build(a, shape)
-            .elementwise(BINARY[*o], &build(b, shape))
-            .unwrap(),
+        Node::Binary(o, a, b) => {
+            let (x, y) = (build(a, shape), build(b, shape));
+            // numpy rejects subtracting bools from bools too: cast one first.
+            let x = if BINARY[*o] == Op::Sub
+                && x.dtype() == y.dtype()
+                && x.dtype() == ares::array::DType::Bool
+            {
+                x.astype(ares::array::DType::F64).unwrap()
+            } else {
+                x
+            };
+            x.elementwise(BINARY[*o], &y).unwrap()
+        }
         Node::Scalar(o, v, left, a) => build(a, shape)
             .binary_scalar(BINARY[*o], ares::array::Scalar::F64(*v), *left)
             .unwrap(),

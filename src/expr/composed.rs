@@ -3,7 +3,9 @@
 //! removal, broadcasting, stacking, splitting and `inner`.
 
 use super::eval::{apply_binary, Ctx, Value};
-use super::functions::{to_axes, to_bool, to_int, to_ints, to_shape, to_tensor, Args};
+use super::functions::{
+    to_axes, to_bool, to_int, to_ints, to_shape, to_tensor, ufunc_reduce_axes, Args,
+};
 use super::{err, ExprError};
 use crate::ops::Op;
 use crate::tensor::{self, Tensor};
@@ -30,7 +32,7 @@ impl Ctx {
             "all" | "any" => {
                 a.check(2, &["a", "axis", "keepdims"])?;
                 let x = a.tensor(0, "a")?;
-                let axes = to_axes(a.get(1, "axis"))?;
+                let axes = ufunc_reduce_axes(&x, a.get(1, "axis"))?;
                 let keep = to_bool(a.get(usize::MAX, "keepdims"))?;
                 wrap(match name {
                     "all" => x.all(axes.as_deref(), keep),
@@ -95,12 +97,7 @@ impl Ctx {
                 };
                 let parts = match a.need(1, "indices_or_sections")? {
                     (Value::Tuple(items), ip) => {
-                        let bounds = to_ints(&Value::Tuple(items), ip)?;
-                        if let Some(b) = bounds.iter().find(|b| **b < 0) {
-                            return err(ip, format!("split indices must be non-negative, got {b}"));
-                        }
-                        let bounds: Vec<usize> = bounds.iter().map(|b| *b as usize).collect();
-                        x.split_at(&bounds, axis)
+                        x.split_at(&to_ints(&Value::Tuple(items), ip)?, axis)
                     }
                     (v, vp) => match to_int(&v, vp)? {
                         n if n > 0 => x.split_equal(n as usize, axis),

@@ -125,6 +125,18 @@ pub(super) fn to_axes(v: Option<(Value, Pos)>) -> Result<Option<Vec<i64>>, ExprE
     }
 }
 
+/// The axes of a ufunc reduction (`sum`, `prod`, `min`, `max`, `all`, `any`). NumPy keeps a
+/// legacy rule for them: on a 0-d tensor, the integer axis `0` or `-1` reduces nothing.
+pub(super) fn ufunc_reduce_axes(
+    x: &Tensor,
+    v: Option<(Value, Pos)>,
+) -> Result<Option<Vec<i64>>, ExprError> {
+    match v {
+        Some((Value::Num(Scalar::I64(0 | -1)), _)) if x.ndim() == 0 => Ok(Some(vec![])),
+        v => to_axes(v),
+    }
+}
+
 pub(super) fn to_dtype(v: Option<(Value, Pos)>) -> Result<Option<DType>, ExprError> {
     match v {
         None | Some((Value::None, _)) => Ok(None),
@@ -279,7 +291,10 @@ impl Ctx {
             "sum" | "prod" | "min" | "max" | "amin" | "amax" | "mean" | "var" | "std" => {
                 a.check(2, &["a", "axis", "keepdims", "ddof"])?;
                 let x = a.tensor(0, "a")?;
-                let axes = to_axes(a.get(1, "axis"))?;
+                let axes = match name {
+                    "mean" | "var" | "std" => to_axes(a.get(1, "axis"))?,
+                    _ => ufunc_reduce_axes(&x, a.get(1, "axis"))?,
+                };
                 let keep = to_bool(a.get(usize::MAX, "keepdims"))?;
                 let ddof = match a.get(usize::MAX, "ddof") {
                     Some((v, p)) => to_usize(&v, p)?,

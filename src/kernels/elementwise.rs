@@ -148,7 +148,9 @@ pub fn binary(op: Op, a: &ArrayData, b: &ArrayData) -> KResult<ArrayData> {
             }
         }
         (ArrayData::I64(x), ArrayData::I64(y)) => {
-            if op == Op::Pow && y.iter().any(|e| *e < 0) {
+            // NumPy refuses a negative exponent only where it applies one.
+            let applied = !x.is_empty() && !y.is_empty();
+            if op == Op::Pow && applied && y.iter().any(|e| *e < 0) {
                 return kerr("integers to negative integer powers are not allowed");
             }
             numeric_op!(

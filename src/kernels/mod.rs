@@ -11,6 +11,7 @@ mod elementwise;
 pub mod fused;
 mod indexing;
 mod linalg;
+pub mod moments;
 mod reduction;
 
 use crate::array::ArrayData;
@@ -57,6 +58,16 @@ pub fn apply(op: Op, args: &OpArgs, table: &[OpArgs], inputs: &[&ArrayData]) -> 
             [a, b] => elementwise::binary(op, a, b),
             _ => kerr(format!("expects 2 inputs, got {}", inputs.len())),
         },
+        (_, OpArgs::Moments { axes, .. }) if op == Op::Moments => moments::map(one(inputs)?, axes),
+        (
+            _,
+            OpArgs::Moments {
+                axes,
+                keepdims,
+                ddof,
+            },
+        ) if op == Op::MomentsVar => moments::variance(one(inputs)?, axes, *keepdims, *ddof),
+        _ if op == Op::MomentsCombine => moments::combine(inputs),
         (Family::Reduction, OpArgs::Reduce { axes, keepdims }) => {
             reduction::reduce(op, one(inputs)?, axes, *keepdims)
         }

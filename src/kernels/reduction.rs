@@ -12,8 +12,13 @@ use ndarray::{ArrayD, Axis, IxDyn, Zip};
 
 macro_rules! fold_axes {
     ($a:expr, $axes:expr, $keepdims:expr, $init:expr, $f:expr) => {{
-        let mut out = $a.clone();
-        for ax in $axes.iter().rev() {
+        let mut axes = $axes.iter().rev();
+        let mut out = match axes.next() {
+            // The first fold reads the chunk in place: a reduction never copies its input.
+            Some(ax) => $a.fold_axis(Axis(*ax), $init, |acc, x| $f(*acc, *x)),
+            None => $a.clone(),
+        };
+        for ax in axes {
             out = out.fold_axis(Axis(*ax), $init, |acc, x| $f(*acc, *x));
         }
         if $keepdims {
@@ -34,16 +39,10 @@ fn reduce_f64(op: Op, a: &ArrayD<f64>, axes: &[usize], keepdims: bool) -> KResul
         let v = match op {
             Op::Sum => a.sum(),
             Op::Prod => a.product(),
-            Op::Min => a
-                .iter()
-                .copied()
-                .reduce(fmin)
-                .ok_or_else(|| super::KernelError("min of an empty chunk".into()))?,
-            Op::Max => a
-                .iter()
-                .copied()
-                .reduce(fmax)
-                .ok_or_else(|| super::KernelError("max of an empty chunk".into()))?,
+            // An empty chunk (a zero-length piece of a concatenation) contributes the
+            // identity; the tensor-level check refused reductions with no element at all.
+            Op::Min => a.iter().copied().fold(f64::INFINITY, fmin),
+            Op::Max => a.iter().copied().fold(f64::NEG_INFINITY, fmax),
             _ => return kerr(format!("{op} is not a reduction")),
         };
         let shape: Vec<usize> = if keepdims { vec![1; a.ndim()] } else { vec![] };

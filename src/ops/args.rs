@@ -116,6 +116,12 @@ pub enum OpArgs {
         axes: SmallVec<[usize; 4]>,
         keepdims: bool,
     },
+    /// Variance over `axes` with `ddof` (tileable `var`, and its chunk-level moments ops).
+    Moments {
+        axes: SmallVec<[usize; 4]>,
+        keepdims: bool,
+        ddof: u32,
+    },
     /// Combine partials of `op` (sum/prod/min/max), then drop `axes` unless `keepdims`.
     Combine {
         op: Op,

@@ -106,6 +106,10 @@ ops! {
     Prod => Reduction, "prod", "ares.tensor.reduction.prod";
     Min => Reduction, "min", "ares.tensor.reduction.min";
     Max => Reduction, "max", "ares.tensor.reduction.max";
+    Var => Reduction, "var", "ares.tensor.reduction.var";
+    Moments => Reduction, "moments", "ares.tensor.reduction.moments";
+    MomentsCombine => Combine, "moments_combine", "ares.tensor.reduction.moments_combine";
+    MomentsVar => Combine, "moments_var", "ares.tensor.reduction.moments_var";
     Combine => Combine, "combine", "ares.tensor.reduction.combine";
     TreeAdd => Combine, "tree_add", "ares.tensor.arithmetic.tree_add";
     Matmul => Linalg, "matmul", "ares.tensor.linalg.matmul";

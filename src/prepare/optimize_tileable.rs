@@ -5,7 +5,7 @@
 //! (`x * 1.0` on an int64 tensor is a float64 tensor and stays). Random ops are pure given
 //! their seed, so two `rand` nodes with equal seed, shape and chunks are one node.
 
-use crate::array::Scalar;
+use crate::array::{DType, Scalar};
 use crate::error::Result;
 use crate::graph::{TileableGraph, TileableNode};
 use crate::ids::TileableIdx;
@@ -26,6 +26,10 @@ fn identity_of(
     }
     let is = |v: Scalar, x: f64| v.as_f64() == x;
     let same = match (&node.op, &node.args) {
+        // `x + 0.0` turns -0.0 into +0.0: only `-0.0` is the float identity of addition.
+        (Op::Add, OpArgs::Scalar { value, .. }) if node.dtype == DType::F64 => {
+            matches!(value, Scalar::F64(z) if z.to_bits() == (-0.0f64).to_bits())
+        }
         (Op::Add, OpArgs::Scalar { value, .. }) => is(*value, 0.0),
         (
             Op::Sub,
@@ -139,9 +143,13 @@ mod tests {
     #[test]
     fn trivial_algebra_keeps_dtype() {
         let x = tensor::rand(&[10], 5, Some(1)).unwrap();
-        let y = (&(&x * 1.0).unwrap() + 0.0).unwrap();
+        let y = (&(&x * 1.0).unwrap() + -0.0).unwrap();
         let g = optimize_tileable_graph(&Tensor::graph(&[&y])).unwrap();
         assert_eq!(g.nodes.len(), 1);
+        // x + 0.0 maps -0.0 to +0.0 (NumPy's result), so it is not an identity.
+        let z = (&x + 0.0).unwrap();
+        let g = optimize_tileable_graph(&Tensor::graph(&[&z])).unwrap();
+        assert_eq!(g.nodes.len(), 2, "x + 0.0 must stay");
         let i = tensor::arange(
             crate::array::Scalar::I64(0),
             crate::array::Scalar::I64(10),

@@ -146,25 +146,26 @@ impl Tensor {
                 format!("array split does not result in an equal division ({len} into {sections})"),
             ));
         }
-        let step = len / sections;
-        let bounds: Vec<usize> = (1..sections).map(|i| i * step).collect();
+        let step = (len / sections) as i64;
+        let bounds: Vec<i64> = (1..sections as i64).map(|i| i * step).collect();
         self.split_at(&bounds, axis as i64)
     }
 
-    /// Splits before each index of `bounds` along `axis`, as `numpy.split` with a list.
-    pub fn split_at(&self, bounds: &[usize], axis: i64) -> Result<Vec<Tensor>> {
+    /// Splits at `bounds` along `axis`, as `numpy.split` with a list: piece `i` is the
+    /// Python slice `bounds[i-1]:bounds[i]` (so negative bounds count from the end and a
+    /// decreasing pair gives an empty piece).
+    pub fn split_at(&self, bounds: &[i64], axis: i64) -> Result<Vec<Tensor>> {
         let axis = self.normalize_axes("split", Some(&[axis]))?[0];
-        let len = self.shape()[axis];
-        let mut edges = vec![0];
-        edges.extend(bounds.iter().map(|b| (*b).min(len)));
-        edges.push(len);
+        let mut edges: Vec<Option<i64>> = vec![Some(0)];
+        edges.extend(bounds.iter().map(|b| Some(*b)));
+        edges.push(None);
         edges
             .windows(2)
             .map(|w| {
                 let mut index = vec![SliceArg::FULL; axis + 1];
                 index[axis] = SliceArg::Range {
-                    start: Some(w[0] as i64),
-                    stop: Some(w[1].max(w[0]) as i64),
+                    start: w[0],
+                    stop: w[1],
                     step: None,
                 };
                 self.slice(&index)

@@ -178,7 +178,7 @@ pub fn linspace_endpoint(
         start: Scalar::F64(start),
         step: Scalar::F64(step),
         offset: 0,
-        end: (endpoint && num > 1).then_some(((num - 1) as u64, Scalar::F64(stop))),
+        end: (endpoint && num > 1).then(|| ((num - 1) as u64, Scalar::F64(stop))),
     };
     create(Op::Linspace, fill, &[num], chunk.into())
 }

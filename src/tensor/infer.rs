@@ -176,6 +176,11 @@ pub fn infer(op: Op, args: &OpArgs, inputs: &[(&Shape, DType)]) -> Result<(Shape
                 binary_dtype(op, inputs[0].1, inputs[1].1)?,
             )
         }
+        (Family::Reduction, OpArgs::Moments { axes, keepdims, .. }) if op == Op::Var => {
+            arity(op, inputs.len(), 1)?;
+            check_axes(name, axes, inputs[0].0.len())?;
+            (reduced_shape(inputs[0].0, axes, *keepdims), DType::F64)
+        }
         (Family::Reduction, OpArgs::Reduce { axes, keepdims }) => {
             arity(op, inputs.len(), 1)?;
             check_axes(name, axes, inputs[0].0.len())?;

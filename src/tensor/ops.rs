@@ -217,17 +217,22 @@ impl Tensor {
             .binary_scalar(Op::Div, Scalar::F64(n as f64), false)
     }
 
-    /// Variance by NumPy's two-pass formula `sum((x - mean(x))^2) / max(n - ddof, 0)`, in
-    /// float64.
+    /// Variance `sum((x - mean(x))^2) / max(n - ddof, 0)` in float64, computed in one pass
+    /// over the data with a numerically stable merge of per-chunk moments
+    /// (`kernels::moments`).
     pub fn var(&self, axes: Option<&[i64]>, keepdims: bool, ddof: usize) -> Result<Tensor> {
-        let n = self.reduced_count("var", axes)?;
-        let x = self.as_float()?;
-        let centered = (&x - &x.mean(axes, true)?)?;
-        let squares = (&centered * &centered)?;
-        let denom = n.saturating_sub(ddof) as f64;
-        squares
-            .sum(axes, keepdims)?
-            .binary_scalar(Op::Div, Scalar::F64(denom), false)
+        let axes = self.normalize_axes("var", axes)?;
+        let ddof = u32::try_from(ddof)
+            .map_err(|_| AresError::arg("var", format!("ddof {ddof} is too large")))?;
+        Tensor::new(
+            Op::Var,
+            OpArgs::Moments {
+                axes,
+                keepdims,
+                ddof,
+            },
+            vec![self.clone()],
+        )
     }
 
     /// The tensor itself if it is float64, else a float64 copy.

@@ -175,6 +175,21 @@ pub fn evaluate(graph: &TileableGraph) -> Vec<ArrayD<f64>> {
                 binary(*op, ins[0], ins[1])
             }
             (op, OpArgs::Reduce { axes, keepdims }) => reduce(*op, ins[0], axes, *keepdims),
+            (
+                Op::Var,
+                OpArgs::Moments {
+                    axes,
+                    keepdims,
+                    ddof,
+                },
+            ) => {
+                // The textbook two-pass formula on the whole array.
+                let n: usize = axes.iter().map(|a| ins[0].shape()[*a]).product();
+                let mean = reduce(Op::Sum, ins[0], axes, true) / n as f64;
+                let dev = ins[0] - &mean;
+                let squares = reduce(Op::Sum, &(&dev * &dev), axes, *keepdims);
+                squares / (n as f64 - *ddof as f64).max(0.0)
+            }
             (Op::Matmul, _) => {
                 let a = ins[0].clone().into_dimensionality::<Ix2>().unwrap();
                 let b = ins[1].clone().into_dimensionality::<Ix2>().unwrap();

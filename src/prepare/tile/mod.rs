@@ -185,6 +185,14 @@ impl Tiler {
             (Family::Unary | Family::Binary, _) => {
                 Ok(self.tile_elementwise(op, args, shape, dtype, inputs, in_shapes))
             }
+            (
+                Family::Reduction,
+                OpArgs::Moments {
+                    axes,
+                    keepdims,
+                    ddof,
+                },
+            ) => Ok(self.tile_variance(axes, *keepdims, *ddof, inputs[0])),
             (Family::Reduction, OpArgs::Reduce { axes, keepdims }) => {
                 Ok(self.tile_reduction(op, axes, *keepdims, dtype, inputs[0]))
             }

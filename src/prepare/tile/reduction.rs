@@ -89,6 +89,77 @@ impl Tiler {
         Tiled { splits, chunks }
     }
 
+    /// One-pass variance: each input chunk maps to its moments `(n, mean, M2)` per output
+    /// position, the moments of an output chunk merge in a tree, and a last step turns them
+    /// into `M2 / (n - ddof)` (see `kernels::moments`).
+    pub(super) fn tile_variance(
+        &mut self,
+        axes: &[usize],
+        keepdims: bool,
+        ddof: u32,
+        input: &Tiled,
+    ) -> Tiled {
+        let ndim = input.splits.len();
+        let axes: SmallVec<[usize; 4]> = axes.iter().copied().collect();
+        let in_grid = input.grid();
+        let kept: Vec<usize> = (0..ndim).filter(|d| !axes.contains(d)).collect();
+        let group_grid: Shape = axes.iter().map(|a| in_grid[*a]).collect();
+        let moments = |keepdims| OpArgs::Moments {
+            axes: axes.clone(),
+            keepdims,
+            ddof,
+        };
+        let map_args = self.graph.intern_args(moments(true));
+        let final_args = self.graph.intern_args(moments(keepdims));
+        let none = self.graph.intern_args(OpArgs::None);
+        let (map_key, final_key) = (self.key(), self.key());
+        let mut level_keys = Vec::new();
+        let out_grid: Shape = kept.iter().map(|d| in_grid[*d]).collect();
+        let mut chunks = Vec::with_capacity(out_grid.iter().product());
+        Odometer::for_each(&out_grid, |o| {
+            let mut partials = Vec::with_capacity(group_grid.iter().product());
+            Odometer::for_each(&group_grid, |g| {
+                let mut idx: Shape = Shape::from_elem(0, ndim);
+                for (k, d) in kept.iter().enumerate() {
+                    idx[*d] = o[k];
+                }
+                for (k, a) in axes.iter().enumerate() {
+                    idx[*a] = g[k];
+                }
+                let src = input.at(&idx);
+                let mut shape = reduced_shape(self.shape_of(src), &axes, true);
+                shape.push(crate::kernels::moments::FIELDS);
+                partials.push(self.push(map_key, Op::Moments, map_args, shape, DType::F64, &[src]));
+            });
+            let shape = self.shape_of(partials[0]).clone();
+            let merged = self.tree(
+                Op::MomentsCombine,
+                partials,
+                &mut level_keys,
+                (none, shape.clone()),
+                (none, shape.clone()),
+                DType::F64,
+            );
+            let out_shape = reduced_shape(&shape[..ndim], &axes, keepdims);
+            chunks.push(self.push(
+                final_key,
+                Op::MomentsVar,
+                final_args,
+                out_shape,
+                DType::F64,
+                &[merged],
+            ));
+        });
+        let splits = (0..ndim)
+            .filter_map(|d| match (axes.contains(&d), keepdims) {
+                (false, _) => Some(input.splits[d].clone()),
+                (true, true) => Some(vec![1]),
+                (true, false) => None,
+            })
+            .collect();
+        Tiled { splits, chunks }
+    }
+
     /// Combines `items` in a tree of fan-in `combine_size`. Intermediate levels use `mid`
     /// arguments and shape, the root `last`. One op key per level, shared by all trees of
     /// the same tiled operation through `level_keys`.
