@@ -48,18 +48,24 @@ pub struct Report {
 }
 
 fn count_functions(text: &str, counts: &mut BTreeMap<String, usize>) {
+    let mut seen = std::collections::BTreeSet::new();
     for word in text.split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '.')) {
         let w = word.trim_start_matches('.');
-        if !w.is_empty() && !w.starts_with(|c: char| c.is_ascii_digit() || c == 'v') {
-            *counts.entry(w.to_string()).or_default() += 1;
+        let bound_name = w.starts_with('v') && w[1..].chars().all(|c| c.is_ascii_digit());
+        if !w.is_empty() && !bound_name && !w.starts_with(|c: char| c.is_ascii_digit()) {
+            seen.insert(w.to_string());
         }
     }
     for op in [
-        "**", "@", "==", "!=", "<=", ">=", " < ", " > ", "[", "None]", "::-", ".T",
+        " + ", " - ", " * ", " / ", "**", "@", "==", "!=", "<=", ">=", " < ", " > ", "(-", "[",
+        "None]", "::-", ".T",
     ] {
         if text.contains(op) {
-            *counts.entry(format!("`{op}`")).or_default() += 1;
+            seen.insert(format!("`{}`", op.trim()));
         }
+    }
+    for w in seen {
+        *counts.entry(w).or_default() += 1;
     }
 }
 

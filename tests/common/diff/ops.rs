@@ -253,8 +253,8 @@ fn index(g: &mut Gen, x: Expr, a: &Arr) -> Expr {
 /// One random operation on `x` (whose reference value is `a`).
 pub fn apply(g: &mut Gen, x: Expr, a: &Arr, depth: u32) -> Expr {
     loop {
-        let e = match g.rng.gen_range(0..28) {
-            22..=27 => match super::ops2::apply(g, x.clone(), a) {
+        let e = match g.rng.gen_range(0..32) {
+            22..=26 => match super::ops2::apply(g, x.clone(), a) {
                 Some(e) => e,
                 None => continue,
             },
@@ -266,7 +266,7 @@ pub fn apply(g: &mut Gen, x: Expr, a: &Arr, depth: u32) -> Expr {
                     call(f, vec![x.clone()], vec![])
                 }
             }
-            3..=8 => binary(g, x.clone(), a, depth),
+            3..=8 | 27..=29 => binary(g, x.clone(), a, depth),
             9..=12 => reduction(g, x.clone(), a),
             13 | 14 => match matmul(g, x.clone(), a) {
                 Some(e) => e,
