@@ -53,6 +53,13 @@ pub fn describe_args(args: &OpArgs) -> String {
         } => format!("{value}, x"),
         OpArgs::Cast { dtype } => format!("dtype={dtype}"),
         OpArgs::Reduce { axes, keepdims } => format!("axes={axes:?} keepdims={keepdims}"),
+        OpArgs::Scan { axis } => format!("axis={axis}"),
+        OpArgs::Arg {
+            op,
+            axis,
+            offset,
+            keepdims,
+        } => format!("{op} axis={axis} offset={offset} keepdims={keepdims}"),
         OpArgs::Moments {
             axes,
             keepdims,

@@ -212,17 +212,14 @@ fn concatenate_rechunk_reshape() {
     let m = r(&[6, 4], [2, 4], 3);
     check(&m.reshape(&[24]).unwrap(), "reshape merge");
     check(&m.reshape(&[3, 2, 4]).unwrap(), "reshape split leading");
-    // Chunks of 5 cannot hold whole rows of 4: a clear error from tiling, not a wrong answer.
-    let bad = range(0, 12, 1, 5).reshape(&[3, 4]).unwrap();
-    let graph = Tensor::graph(&[&bad]);
-    let err = ares::prepare::prepare(
-        &graph,
-        &Default::default(),
-        &ares::prepare::uniform_cluster(1, 1),
-        ares::ids::TaskId(1),
-    )
-    .unwrap_err();
-    assert!(err.to_string().contains("not chunk-aligned"), "{err}");
+    // Chunks of 5 cannot hold whole rows of 4: the reshape goes through whole rows.
+    for c in [5, 7] {
+        let v = range(0, 60, 1, c);
+        check(&v.reshape(&[3, 4, 5]).unwrap(), "reshape through rows");
+        let m = v.reshape(&[3, 4, 5]).unwrap().rechunk([2, 3, 2]).unwrap();
+        check(&m.reshape(&[5, 12]).unwrap(), "reshape regridded");
+        check(&m.reshape(&[1, 60, 1]).unwrap(), "reshape to unit dims");
+    }
 }
 
 #[test]

@@ -1,6 +1,6 @@
 //! Expression-language names for the NumPy functions the tensor API composes from primitive
 //! ops (`tensor::compose`): logical functions, `all`/`any`, `clip`, axis insertion and
-//! removal, broadcasting, stacking, splitting and `inner`.
+//! removal, broadcasting, stacking, splitting and `inner`; and `where`, `cumsum`, `cumprod`.
 
 use super::eval::{apply_binary, Ctx, Value};
 use super::functions::{
@@ -113,6 +113,64 @@ impl Ctx {
                     .map(|ts| Value::Tuple(ts.into_iter().map(Value::Tensor).collect()))
                     .or_else(|e| err(p, e.to_string()))
             }
+            "argmin" | "argmax" => {
+                a.check(2, &["a", "axis", "keepdims"])?;
+                let x = a.tensor(0, "a")?;
+                let axis = match a.get(1, "axis") {
+                    None | Some((Value::None, _)) => None,
+                    Some((v, vp)) => Some(to_int(&v, vp)?),
+                };
+                let keep = to_bool(a.get(usize::MAX, "keepdims"))?;
+                let op = if name == "argmin" {
+                    Op::ArgMin
+                } else {
+                    Op::ArgMax
+                };
+                wrap(x.arg_reduce(op, axis, keep))
+            }
+            "cumsum" | "cumprod" => {
+                a.check(2, &["a", "axis"])?;
+                let x = a.tensor(0, "a")?;
+                let axis = match a.get(1, "axis") {
+                    None | Some((Value::None, _)) => None,
+                    Some((v, vp)) => Some(to_int(&v, vp)?),
+                };
+                let op = if name == "cumsum" {
+                    Op::CumSum
+                } else {
+                    Op::CumProd
+                };
+                wrap(x.scan(op, axis))
+            }
+            "where" => {
+                a.check(3, &["condition", "x", "y"])?;
+                if a.positional.len() + a.keywords.len() != 3 {
+                    return err(
+                        p,
+                        "where needs a condition, x and y (the one-argument form is not supported)",
+                    );
+                }
+                let c = a.tensor(0, "condition")?;
+                wrap(tensor::select(&c, &a.tensor(1, "x")?, &a.tensor(2, "y")?))
+            }
+            "tensordot" => {
+                a.check(3, &["a", "b", "axes"])?;
+                let (x, y) = (a.tensor(0, "a")?, a.tensor(1, "b")?);
+                let (a_axes, b_axes) = match a.get(2, "axes") {
+                    None => tensordot_count(&x, 2),
+                    Some((Value::Tuple(pair), ap)) if pair.len() == 2 => {
+                        (to_ints(&pair[0], ap)?, to_ints(&pair[1], ap)?)
+                    }
+                    Some((v, ap)) => {
+                        let n = to_int(&v, ap)?;
+                        if n < 0 || n as usize > x.ndim().min(y.ndim()) {
+                            return err(ap, format!("tensordot cannot sum over {n} axes"));
+                        }
+                        tensordot_count(&x, n as usize)
+                    }
+                };
+                wrap(x.tensordot(&y, &a_axes, &b_axes))
+            }
             "inner" => {
                 a.check(2, &["a", "b"])?;
                 wrap(a.tensor(0, "a")?.inner(&a.tensor(1, "b")?))
@@ -120,4 +178,11 @@ impl Ctx {
             _ => err(p, format!("unknown function {name}")),
         }
     }
+}
+
+/// `axes=n` of `tensordot`: the last `n` axes of `a` against the first `n` of `b`.
+fn tensordot_count(a: &Tensor, n: usize) -> (Vec<i64>, Vec<i64>) {
+    let nd = a.ndim() as i64;
+    let n = n.min(a.ndim()) as i64;
+    ((nd - n..nd).collect(), (0..n).collect())
 }

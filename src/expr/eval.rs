@@ -72,6 +72,9 @@ pub(super) fn unary_op(name: &str) -> Option<Op> {
         "log" => Op::Log,
         "sin" => Op::Sin,
         "cos" => Op::Cos,
+        "isnan" => Op::IsNan,
+        "isinf" => Op::IsInf,
+        "isfinite" => Op::IsFinite,
         _ => return None,
     })
 }

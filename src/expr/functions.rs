@@ -97,9 +97,35 @@ pub(super) fn to_shape(v: &Value, p: Pos) -> Result<Vec<usize>, ExprError> {
     }
 }
 
+/// `chunk=`: one length for every dimension, one per dimension, or, as dask's `chunks=`, a
+/// tuple of every chunk length for some dimensions (`((2, 3, 5), 4)`).
 pub(super) fn to_chunk(v: Option<(Value, Pos)>, shape: &[usize]) -> Result<ChunkSpec, ExprError> {
     match v {
         None | Some((Value::None, _)) => Ok(tensor::auto_chunk(shape)),
+        Some((Value::Tuple(items), p)) if items.iter().any(|x| matches!(x, Value::Tuple(_))) => {
+            if items.len() != shape.len() {
+                return err(
+                    p,
+                    format!(
+                        "chunk has {} entries for a tensor of {} dimensions",
+                        items.len(),
+                        shape.len()
+                    ),
+                );
+            }
+            let dims = items
+                .iter()
+                .zip(shape)
+                .map(|(x, n)| match x {
+                    Value::Tuple(lens) => lens.iter().map(|l| to_usize(l, p)).collect(),
+                    one => Ok(crate::prepare::tile::split_dim(
+                        *n,
+                        to_usize(one, p)?.max(1),
+                    )),
+                })
+                .collect::<Result<_, _>>()?;
+            Ok(ChunkSpec::Explicit(dims))
+        }
         Some((Value::Tuple(items), p)) => Ok(ChunkSpec::PerDim(
             items
                 .iter()
@@ -316,6 +342,11 @@ impl Ctx {
                 let (x, y) = (a.tensor(0, "a")?, a.tensor(1, "b")?);
                 if name == "dot" && (x.ndim() == 0 || y.ndim() == 0) {
                     return wrap(x.elementwise(crate::ops::Op::Mul, &y));
+                }
+                if name == "dot" && (x.ndim() > 2 || y.ndim() > 2) {
+                    // N-D dot sums over the last axis of a and the second-to-last of b.
+                    let b_axis = if y.ndim() >= 2 { -2 } else { -1 };
+                    return wrap(x.tensordot(&y, &[-1], &[b_axis]));
                 }
                 wrap(x.matmul_nd(&y))
             }

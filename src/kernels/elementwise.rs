@@ -48,6 +48,13 @@ pub fn unary(op: Op, args: &OpArgs, a: &ArrayData) -> KResult<ArrayData> {
         (Op::Abs, ArrayData::I64(x)) => ArrayData::I64(x.mapv(i64::wrapping_abs)),
         (Op::Abs, ArrayData::F64(x)) => ArrayData::F64(x.mapv(f64::abs)),
         (Op::Abs, ArrayData::Bool(x)) => ArrayData::Bool(x.clone()),
+        (Op::IsNan, ArrayData::F64(x)) => ArrayData::Bool(x.mapv(f64::is_nan)),
+        (Op::IsInf, ArrayData::F64(x)) => ArrayData::Bool(x.mapv(f64::is_infinite)),
+        (Op::IsFinite, ArrayData::F64(x)) => ArrayData::Bool(x.mapv(f64::is_finite)),
+        // Integers and bools are always finite numbers.
+        (Op::IsNan | Op::IsInf | Op::IsFinite, _) => {
+            ArrayData::Bool(ArrayD::from_elem(IxDyn(a.shape()), op == Op::IsFinite))
+        }
         (Op::Sqrt | Op::Exp | Op::Log | Op::Sin | Op::Cos, _) => {
             let x = cast_cow(a, DType::F64);
             let ArrayData::F64(x) = x.as_ref() else {
@@ -178,6 +185,47 @@ pub fn binary(op: Op, a: &ArrayData, b: &ArrayData) -> KResult<ArrayData> {
             _ => return kerr(format!("{op} is not defined for bool")),
         },
         _ => return kerr("operands were not converted to one dtype"),
+    })
+}
+
+/// `where(c, x, y)`: `x` where `c` is true, else `y`, broadcast together, in the promoted
+/// dtype of `x` and `y`.
+pub fn select(c: &ArrayData, x: &ArrayData, y: &ArrayData) -> KResult<ArrayData> {
+    let dt = x.dtype().promote(y.dtype());
+    let c = cast_cow(c, DType::Bool);
+    let (x, y) = (cast_cow(x, dt), cast_cow(y, dt));
+    let ArrayData::Bool(c) = c.as_ref() else {
+        unreachable!("cast to bool")
+    };
+    let shape = infer::broadcast("where", c.shape(), x.shape())
+        .and_then(|s| infer::broadcast("where", &s, y.shape()))
+        .map_err(|e| super::KernelError(e.to_string()))?;
+    let dim = IxDyn(&shape);
+    let cv = c
+        .broadcast(dim.clone())
+        .ok_or_else(|| super::KernelError("where: condition cannot be broadcast".into()))?;
+    macro_rules! pick {
+        ($wrap:ident, $a:expr, $b:expr) => {{
+            let (av, bv) = match ($a.broadcast(dim.clone()), $b.broadcast(dim.clone())) {
+                (Some(p), Some(q)) => (p, q),
+                _ => return kerr("where: operands cannot be broadcast"),
+            };
+            ArrayData::$wrap(Zip::from(&cv).and(&av).and(&bv).map_collect(
+                |c, a, b| {
+                    if *c {
+                        *a
+                    } else {
+                        *b
+                    }
+                },
+            ))
+        }};
+    }
+    Ok(match (x.as_ref(), y.as_ref()) {
+        (ArrayData::F64(a), ArrayData::F64(b)) => pick!(F64, a, b),
+        (ArrayData::I64(a), ArrayData::I64(b)) => pick!(I64, a, b),
+        (ArrayData::Bool(a), ArrayData::Bool(b)) => pick!(Bool, a, b),
+        _ => return kerr("where: operands were not converted to one dtype"),
     })
 }
 

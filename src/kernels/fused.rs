@@ -246,7 +246,11 @@ fn run_lane(lane: Lane, buf: &mut [f64], other: &[f64]) {
             Op::Exp => map1(buf, f64::exp),
             Op::Log => map1(buf, f64::ln),
             Op::Sin => map1(buf, f64::sin),
-            _ => map1(buf, f64::cos),
+            Op::Cos => map1(buf, f64::cos),
+            Op::IsNan => map1(buf, |x| x.is_nan() as u8 as f64),
+            Op::IsInf => map1(buf, |x| x.is_infinite() as u8 as f64),
+            Op::IsFinite => map1(buf, |x| x.is_finite() as u8 as f64),
+            other => unreachable!("{other} is not planned as a lane"),
         },
         Lane::Binary(op) => with_binary!(op, f => map2(buf, other, f)),
         Lane::Scalar {

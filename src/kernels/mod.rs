@@ -6,6 +6,7 @@
 //! and runs of elementwise steps with an optional trailing reduction go through the block
 //! evaluator in [`fused`]: one pass over the data, no intermediate arrays.
 
+mod argreduce;
 mod creation;
 mod elementwise;
 pub mod fused;
@@ -51,6 +52,28 @@ pub fn apply(op: Op, args: &OpArgs, table: &[OpArgs], inputs: &[&ArrayData]) -> 
     match (op.family(), args) {
         (Family::Creation, OpArgs::Fill { fill, shape }) => creation::fill(fill, shape),
         (Family::Unary, _) => elementwise::unary(op, args, one(inputs)?),
+        (
+            _,
+            OpArgs::Arg {
+                op: which,
+                axis,
+                offset,
+                ..
+            },
+        ) if matches!(op, Op::ArgMin | Op::ArgMax) => {
+            argreduce::map(*which, one(inputs)?, *axis, *offset)
+        }
+        (_, OpArgs::Arg { op: which, .. }) if op == Op::ArgCombine => {
+            argreduce::combine(*which, inputs)
+        }
+        (_, OpArgs::Arg { axis, keepdims, .. }) if op == Op::ArgIndex => {
+            argreduce::index(one(inputs)?, *axis, *keepdims)
+        }
+        (Family::Scan, OpArgs::Scan { axis }) => reduction::scan(op, one(inputs)?, *axis),
+        (Family::Ternary, _) => match inputs {
+            [c, x, y] => elementwise::select(c, x, y),
+            _ => kerr(format!("expects 3 inputs, got {}", inputs.len())),
+        },
         (Family::Binary, OpArgs::Scalar { value, scalar_left }) => {
             elementwise::binary_scalar(op, one(inputs)?, *value, *scalar_left)
         }

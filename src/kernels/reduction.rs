@@ -86,6 +86,38 @@ pub fn reduce(op: Op, a: &ArrayData, axes: &[usize], keepdims: bool) -> KResult<
     })
 }
 
+/// Running sum or product along `axis` inside one chunk (bools count as int64, as in NumPy);
+/// tiling adds the carry of the chunks before it.
+pub fn scan(op: Op, a: &ArrayData, axis: usize) -> KResult<ArrayData> {
+    if axis >= a.shape().len() {
+        return kerr(format!(
+            "axis {axis} is out of bounds for a chunk of {:?}",
+            a.shape()
+        ));
+    }
+    let ax = Axis(axis);
+    let sum = op == Op::CumSum;
+    Ok(match a.clone() {
+        ArrayData::F64(mut x) => {
+            x.accumulate_axis_inplace(ax, |p, c| *c = if sum { *p + *c } else { *p * *c });
+            ArrayData::F64(x)
+        }
+        other => {
+            let ArrayData::I64(mut x) = other.cast(crate::array::DType::I64) else {
+                unreachable!("cast to int64")
+            };
+            x.accumulate_axis_inplace(ax, |p, c| {
+                *c = if sum {
+                    p.wrapping_add(*c)
+                } else {
+                    p.wrapping_mul(*c)
+                }
+            });
+            ArrayData::I64(x)
+        }
+    })
+}
+
 fn fold_into<T: Copy>(acc: &mut ArrayD<T>, x: &ArrayD<T>, f: impl Fn(T, T) -> T) -> KResult<()> {
     if acc.shape() != x.shape() {
         return kerr(format!(

@@ -20,16 +20,9 @@ pub enum ChunkSpec {
     Uniform(usize),
     /// One chunk length per dimension.
     PerDim(SmallVec<[usize; 4]>),
-}
-
-impl ChunkSpec {
-    /// Chunk length for dimension `dim` of a tensor with `ndim` dimensions.
-    pub fn for_dim(&self, dim: usize) -> usize {
-        match self {
-            ChunkSpec::Uniform(c) => *c,
-            ChunkSpec::PerDim(v) => v[dim],
-        }
-    }
+    /// Every chunk length of every dimension (dask's explicit `chunks=`): each list sums to
+    /// its dimension's length.
+    Explicit(Vec<Vec<usize>>),
 }
 
 impl std::fmt::Display for ChunkSpec {
@@ -37,6 +30,11 @@ impl std::fmt::Display for ChunkSpec {
         match self {
             ChunkSpec::Uniform(c) => write!(f, "{c}"),
             ChunkSpec::PerDim(v) => f.write_str(&crate::array::fmt_shape(v)),
+            ChunkSpec::Explicit(dims) => {
+                let dims: Vec<String> = dims.iter().map(|d| crate::array::fmt_shape(d)).collect();
+                let comma = if dims.len() == 1 { "," } else { "" };
+                write!(f, "({}{comma})", dims.join(", "))
+            }
         }
     }
 }
@@ -115,6 +113,18 @@ pub enum OpArgs {
     Reduce {
         axes: SmallVec<[usize; 4]>,
         keepdims: bool,
+    },
+    /// `argmin`/`argmax` (`op`) along `axis`. At chunk level, `offset` is the position of the
+    /// chunk's first element along the axis.
+    Arg {
+        op: Op,
+        axis: usize,
+        offset: u64,
+        keepdims: bool,
+    },
+    /// The axis of a running total (`cumsum`, `cumprod`).
+    Scan {
+        axis: usize,
     },
     /// Variance over `axes` with `ddof` (tileable `var`, and its chunk-level moments ops).
     Moments {

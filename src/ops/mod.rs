@@ -34,6 +34,10 @@ pub enum Family {
     Unary,
     /// Two inputs (or one input and a scalar), element by element with broadcasting.
     Binary,
+    /// Three inputs element by element with broadcasting (`where`).
+    Ternary,
+    /// Running totals along an axis (`cumsum`, `cumprod`).
+    Scan,
     /// Reduces along axes.
     Reduction,
     /// Combines partial results of a reduction or a matmul (chunk level only).
@@ -89,6 +93,9 @@ ops! {
     Sin => Unary, "sin", "ares.tensor.arithmetic.sin";
     Cos => Unary, "cos", "ares.tensor.arithmetic.cos";
     AsType => Unary, "astype", "ares.tensor.base.astype";
+    IsNan => Unary, "isnan", "ares.tensor.arithmetic.isnan";
+    IsInf => Unary, "isinf", "ares.tensor.arithmetic.isinf";
+    IsFinite => Unary, "isfinite", "ares.tensor.arithmetic.isfinite";
     Add => Binary, "add", "ares.tensor.arithmetic.add";
     Sub => Binary, "subtract", "ares.tensor.arithmetic.subtract";
     Mul => Binary, "multiply", "ares.tensor.arithmetic.multiply";
@@ -102,11 +109,18 @@ ops! {
     Le => Binary, "less_equal", "ares.tensor.arithmetic.less_equal";
     Gt => Binary, "greater", "ares.tensor.arithmetic.greater";
     Ge => Binary, "greater_equal", "ares.tensor.arithmetic.greater_equal";
+    Where => Ternary, "where", "ares.tensor.base.where";
     Sum => Reduction, "sum", "ares.tensor.reduction.sum";
     Prod => Reduction, "prod", "ares.tensor.reduction.prod";
     Min => Reduction, "min", "ares.tensor.reduction.min";
     Max => Reduction, "max", "ares.tensor.reduction.max";
     Var => Reduction, "var", "ares.tensor.reduction.var";
+    ArgMin => Reduction, "argmin", "ares.tensor.reduction.argmin";
+    ArgMax => Reduction, "argmax", "ares.tensor.reduction.argmax";
+    ArgCombine => Combine, "arg_combine", "ares.tensor.reduction.arg_combine";
+    ArgIndex => Combine, "arg_index", "ares.tensor.reduction.arg_index";
+    CumSum => Scan, "cumsum", "ares.tensor.reduction.cumsum";
+    CumProd => Scan, "cumprod", "ares.tensor.reduction.cumprod";
     Moments => Reduction, "moments", "ares.tensor.reduction.moments";
     MomentsCombine => Combine, "moments_combine", "ares.tensor.reduction.moments_combine";
     MomentsVar => Combine, "moments_var", "ares.tensor.reduction.moments_var";

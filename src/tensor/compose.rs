@@ -64,6 +64,53 @@ impl Tensor {
         self.truthy()?.reduce(op, axes, keepdims)
     }
 
+    /// `argmin` (`op` = `Op::ArgMin`) or `argmax` along `axis`; `None` gives the index in
+    /// the flattened tensor, as in NumPy.
+    pub fn arg_reduce(&self, op: Op, axis: Option<i64>, keepdims: bool) -> Result<Tensor> {
+        let (x, ax) = match axis {
+            None => (self.flatten()?, 0),
+            Some(a) => (self.clone(), self.normalize_axes(op.name(), Some(&[a]))?[0]),
+        };
+        let out = Tensor::new(
+            op,
+            crate::ops::OpArgs::Arg {
+                op,
+                axis: ax,
+                offset: 0,
+                keepdims: keepdims && axis.is_some(),
+            },
+            vec![x],
+        )?;
+        match (axis, keepdims) {
+            // NumPy keeps every axis, as length 1, for axis=None with keepdims.
+            (None, true) => out.reshape(&vec![1; self.ndim()]),
+            _ => Ok(out),
+        }
+    }
+
+    /// The tensor as 1-D in C order; whole rows per chunk first, so the reshape is
+    /// chunk-aligned whatever the chunking.
+    pub fn flatten(&self) -> Result<Tensor> {
+        if self.ndim() <= 1 {
+            return self.reshape(&[-1]);
+        }
+        let row: usize = self.shape()[1..].iter().product();
+        let mut chunk: smallvec::SmallVec<[usize; 4]> = self.shape().into();
+        chunk[0] = ((1usize << 20) / row.max(1)).max(1);
+        self.rechunk(crate::ops::ChunkSpec::PerDim(chunk))?
+            .reshape(&[-1])
+    }
+
+    /// `cumsum` (`op` = `Op::CumSum`) or `cumprod` along `axis`; `None` runs over the
+    /// flattened tensor, as in NumPy.
+    pub fn scan(&self, op: Op, axis: Option<i64>) -> Result<Tensor> {
+        let (x, axis) = match axis {
+            None => (self.flatten()?, 0),
+            Some(a) => (self.clone(), self.normalize_axes(op.name(), Some(&[a]))?[0]),
+        };
+        Tensor::new(op, crate::ops::OpArgs::Scan { axis }, vec![x])
+    }
+
     /// Inserts axes of length 1 at `axes` (positions in the result; negative from its end).
     pub fn expand_dims(&self, axes: &[i64]) -> Result<Tensor> {
         let ndim = (self.ndim() + axes.len()) as i64;
@@ -172,46 +219,16 @@ impl Tensor {
             })
             .collect()
     }
+}
 
-    /// NumPy's `matmul`/`dot` for operands of one or two dimensions: a 1-D operand is a row
-    /// (on the left) or a column (on the right) whose axis is removed from the result.
-    pub fn matmul_nd(&self, other: &Tensor) -> Result<Tensor> {
-        if self.ndim() == 0 || other.ndim() == 0 {
-            return Err(AresError::shape(
-                "matmul",
-                "operands must have at least one dimension (use * for scalars)",
-            ));
-        }
-        let lhs = match self.ndim() {
-            1 => self.expand_dims(&[0])?,
-            _ => self.clone(),
-        };
-        let rhs = match other.ndim() {
-            1 => other.expand_dims(&[1])?,
-            _ => other.clone(),
-        };
-        let product = lhs.matmul(&rhs)?;
-        let mut drop = Vec::new();
-        if self.ndim() == 1 {
-            drop.push(0);
-        }
-        if other.ndim() == 1 {
-            drop.push(-1);
-        }
-        match drop.is_empty() {
-            true => Ok(product),
-            false => product.squeeze(Some(&drop)),
-        }
-    }
-
-    /// Inner product over the last axes (`numpy.inner`) for operands of up to 2 dimensions.
-    pub fn inner(&self, other: &Tensor) -> Result<Tensor> {
-        match (self.ndim(), other.ndim()) {
-            (0, _) | (_, 0) => self.elementwise(Op::Mul, other),
-            (_, 2) => self.matmul_nd(&other.transpose(None)?),
-            _ => self.matmul_nd(other),
-        }
-    }
+/// `where(condition, x, y)`: elements of `x` where `condition` is true (nonzero), else of `y`,
+/// all three broadcast together; the result has the promoted dtype of `x` and `y`.
+pub fn select(condition: &Tensor, x: &Tensor, y: &Tensor) -> Result<Tensor> {
+    Tensor::new(
+        Op::Where,
+        crate::ops::OpArgs::None,
+        vec![condition.truthy()?, x.clone(), y.clone()],
+    )
 }
 
 /// Joins tensors of one shape along a new axis.

@@ -104,6 +104,7 @@ pub fn unary_dtype(op: Op, args: &OpArgs, a: DType) -> Result<DType> {
             ))
         }
         (Op::Neg | Op::Abs, _) => a,
+        (Op::IsNan | Op::IsInf | Op::IsFinite, _) => DType::Bool,
         _ => DType::F64,
     })
 }
@@ -155,7 +156,7 @@ pub fn infer(op: Op, args: &OpArgs, inputs: &[(&Shape, DType)]) -> Result<(Shape
         (Family::Creation, OpArgs::Create { fill, shape, chunk }) => {
             arity(op, inputs.len(), 0)?;
             check_shape(name, shape)?;
-            check_chunk_spec(name, chunk, shape.len())?;
+            check_chunk_spec(name, chunk, shape)?;
             (shape.clone(), fill_dtype(fill))
         }
         (Family::Unary, _) => {
@@ -167,6 +168,32 @@ pub fn infer(op: Op, args: &OpArgs, inputs: &[(&Shape, DType)]) -> Result<(Shape
             (
                 inputs[0].0.clone(),
                 binary_dtype(op, inputs[0].1, value.dtype())?,
+            )
+        }
+        (Family::Reduction, OpArgs::Arg { axis, keepdims, .. })
+            if matches!(op, Op::ArgMin | Op::ArgMax) =>
+        {
+            arity(op, inputs.len(), 1)?;
+            check_axes(name, &[*axis], inputs[0].0.len())?;
+            if inputs[0].0[*axis] == 0 {
+                return Err(AresError::arg(
+                    name,
+                    format!("attempt to get {name} of an empty sequence"),
+                ));
+            }
+            (reduced_shape(inputs[0].0, &[*axis], *keepdims), DType::I64)
+        }
+        (Family::Scan, OpArgs::Scan { axis }) => {
+            arity(op, inputs.len(), 1)?;
+            check_axes(name, &[*axis], inputs[0].0.len())?;
+            (inputs[0].0.clone(), reduction_dtype(Op::Sum, inputs[0].1))
+        }
+        (Family::Ternary, OpArgs::None) => {
+            arity(op, inputs.len(), 3)?;
+            let shape = broadcast(name, inputs[0].0, inputs[1].0)?;
+            (
+                broadcast(name, &shape, inputs[2].0)?,
+                inputs[1].1.promote(inputs[2].1),
             )
         }
         (Family::Binary, OpArgs::None) => {
@@ -268,7 +295,7 @@ pub fn infer(op: Op, args: &OpArgs, inputs: &[(&Shape, DType)]) -> Result<(Shape
         (_, OpArgs::Concat { axis }) if op == Op::Concatenate => concat_shape(*axis, inputs)?,
         (_, OpArgs::Rechunk(chunk)) if op == Op::Rechunk => {
             arity(op, inputs.len(), 1)?;
-            check_chunk_spec(name, chunk, inputs[0].0.len())?;
+            check_chunk_spec(name, chunk, inputs[0].0)?;
             (inputs[0].0.clone(), inputs[0].1)
         }
         (_, OpArgs::Reshape(shape)) if op == Op::Reshape => {
@@ -317,20 +344,37 @@ pub fn check_axes(op: &'static str, axes: &[usize], ndim: usize) -> Result<()> {
 pub fn check_chunk_spec(
     op: &'static str,
     chunk: &crate::ops::ChunkSpec,
-    ndim: usize,
+    shape: &[usize],
 ) -> Result<()> {
     use crate::ops::ChunkSpec;
+    let ndim = shape.len();
+    let entries = |n: usize| {
+        AresError::arg(
+            op,
+            format!("chunk size has {n} entries for a tensor of {ndim} dimensions"),
+        )
+    };
     match chunk {
         ChunkSpec::Uniform(0) => Err(AresError::arg(op, "chunk size must be at least 1")),
-        ChunkSpec::PerDim(v) if v.len() != ndim => Err(AresError::arg(
-            op,
-            format!(
-                "chunk size has {} entries for a tensor of {ndim} dimensions",
-                v.len()
-            ),
-        )),
+        ChunkSpec::PerDim(v) if v.len() != ndim => Err(entries(v.len())),
         ChunkSpec::PerDim(v) if v.contains(&0) => {
             Err(AresError::arg(op, "chunk sizes must be at least 1"))
+        }
+        ChunkSpec::Explicit(dims) if dims.len() != ndim => Err(entries(dims.len())),
+        ChunkSpec::Explicit(dims) => {
+            for (d, (lens, n)) in dims.iter().zip(shape).enumerate() {
+                let empty_dim = *n == 0 && lens.as_slice() == [0];
+                if !empty_dim && (lens.contains(&0) || lens.iter().sum::<usize>() != *n) {
+                    return Err(AresError::arg(
+                        op,
+                        format!(
+                            "chunks {} of axis {d} must be positive and add up to its length {n}",
+                            fmt_shape(lens)
+                        ),
+                    ));
+                }
+            }
+            Ok(())
         }
         _ => Ok(()),
     }

@@ -17,9 +17,10 @@
 mod compose;
 mod creation;
 pub mod infer;
+mod linalg;
 mod ops;
 
-pub use compose::stack;
+pub use compose::{select, stack};
 pub use creation::*;
 pub use ops::{concatenate, SliceArg};
 

@@ -19,12 +19,20 @@ pub fn split_dim(len: usize, chunk: usize) -> Vec<usize> {
     out
 }
 
+/// The chunk lengths of every dimension (`spec` was checked against `shape`).
 pub fn splits_for(shape: &[usize], spec: &ChunkSpec) -> Vec<Vec<usize>> {
-    shape
-        .iter()
-        .enumerate()
-        .map(|(d, len)| split_dim(*len, spec.for_dim(d)))
-        .collect()
+    match spec {
+        ChunkSpec::Uniform(c) => shape.iter().map(|len| split_dim(*len, *c)).collect(),
+        ChunkSpec::PerDim(v) => shape
+            .iter()
+            .zip(v)
+            .map(|(len, c)| split_dim(*len, *c))
+            .collect(),
+        ChunkSpec::Explicit(dims) => dims
+            .iter()
+            .map(|d| if d.is_empty() { vec![0] } else { d.clone() })
+            .collect(),
+    }
 }
 
 /// Linear C-order position of a multi-index in a grid.

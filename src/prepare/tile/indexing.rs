@@ -240,9 +240,11 @@ impl Tiler {
         Tiled { splits, chunks }
     }
 
-    /// Reshape chunk by chunk. Dimensions are grouped so that each group of input dims and
-    /// of output dims holds the same elements; within a group only the leading dimension may
-    /// be split on either side, and each input chunk must map to whole output rows.
+    /// Reshape chunk by chunk when the chunks line up with the new shape (see
+    /// [`Tiler::reshape_aligned`]); otherwise through rows: the input is regridded so each
+    /// chunk holds whole rows (all dimensions after the first non-unit one unsplit), flattened,
+    /// regridded into runs of whole output rows and reshaped. The regrids are plain
+    /// slice-and-assemble rechunks, so a chunk holds at least one row of each shape.
     pub(super) fn tile_reshape(
         &mut self,
         target: &Shape,
@@ -250,10 +252,10 @@ impl Tiler {
         input: &Tiled,
         in_shape: &Shape,
     ) -> Result<Tiled> {
-        let key = self.key();
         // One chunk, or no elements at all (then every chunk is empty, and the first one,
         // reshaped, is the whole result).
         if input.chunks.len() == 1 || in_shape.contains(&0) {
+            let key = self.key();
             let args = self.graph.intern_args(OpArgs::Reshape(target.clone()));
             let c = self.push(
                 key,
@@ -268,6 +270,50 @@ impl Tiler {
                 chunks: vec![c],
             });
         }
+        if let Ok(t) = self.reshape_aligned(target, dtype, input, in_shape) {
+            return Ok(t);
+        }
+        let n: usize = in_shape.iter().product();
+        let elems = input
+            .splits
+            .iter()
+            .map(|s| s.iter().copied().max().unwrap_or(1))
+            .product::<usize>()
+            .max(1);
+        // Rows of a shape: the elements after its first dimension longer than 1.
+        let row_of = |shape: &[usize]| -> (usize, usize) {
+            let first = shape.iter().position(|d| *d != 1).unwrap_or(0);
+            (first, shape[first + 1..].iter().product::<usize>().max(1))
+        };
+        let (first, row) = row_of(in_shape);
+        let by_rows: Vec<Vec<usize>> = in_shape
+            .iter()
+            .enumerate()
+            .map(|(d, len)| match d == first {
+                true => super::grid::split_dim(*len, (elems / row).max(1)),
+                false => vec![*len],
+            })
+            .collect();
+        let by_rows = self.rechunk_to(input, &by_rows, dtype);
+        let flat_shape: Shape = [n].into_iter().collect();
+        let flat = self.reshape_aligned(&flat_shape, dtype, &by_rows, in_shape)?;
+        let (_, out_row) = row_of(target);
+        let run = (elems / out_row).max(1) * out_row;
+        let flat = self.rechunk_to(&flat, &[super::grid::split_dim(n, run)], dtype);
+        self.reshape_aligned(target, dtype, &flat, &flat_shape)
+    }
+
+    /// Reshape chunk by chunk. Dimensions are grouped so that each group of input dims and
+    /// of output dims holds the same elements; within a group only the leading dimension may
+    /// be split on either side, and each input chunk must map to whole output rows. Nothing
+    /// is added to the graph unless every chunk lines up.
+    fn reshape_aligned(
+        &mut self,
+        target: &Shape,
+        dtype: DType,
+        input: &Tiled,
+        in_shape: &Shape,
+    ) -> Result<Tiled> {
         let fail = |why: &str| {
             AresError::prepare(
                 "tile",
@@ -314,8 +360,8 @@ impl Tiler {
             lead_pairs.push((ins[gi], outs[gj]));
         }
         let grid: Shape = splits.iter().map(|s| s.len()).collect();
-        let mut chunks = Vec::with_capacity(input.chunks.len());
-        let mut err = None;
+        let mut pieces = Vec::with_capacity(input.chunks.len());
+        let mut lined_up = true;
         Odometer::for_each(&grid, |o| {
             let mut idx = Shape::from_elem(0, in_shape.len());
             for (di, dout) in &lead_pairs {
@@ -323,16 +369,22 @@ impl Tiler {
             }
             let shape: Shape = o.iter().enumerate().map(|(d, k)| splits[d][*k]).collect();
             let src: ChunkIdx = input.at(&idx);
-            if self.shape_of(src).iter().product::<usize>() != shape.iter().product::<usize>() {
-                err = Some(fail("chunk sizes do not line up"));
-            }
-            let args = self.graph.intern_args(OpArgs::Reshape(shape.clone()));
-            chunks.push(self.push(key, Op::Reshape, args, shape, dtype, &[src]));
+            lined_up &=
+                self.shape_of(src).iter().product::<usize>() == shape.iter().product::<usize>();
+            pieces.push((src, shape));
         });
-        match err {
-            Some(e) => Err(e),
-            None => Ok(Tiled { splits, chunks }),
+        if !lined_up {
+            return Err(fail("chunk sizes do not line up"));
         }
+        let key = self.key();
+        let chunks = pieces
+            .into_iter()
+            .map(|(src, shape)| {
+                let args = self.graph.intern_args(OpArgs::Reshape(shape.clone()));
+                self.push(key, Op::Reshape, args, shape, dtype, &[src])
+            })
+            .collect();
+        Ok(Tiled { splits, chunks })
     }
 }
 

@@ -19,7 +19,7 @@ use crate::ids::{ArgsIdx, ChunkIdx, ChunkKey, OpKey};
 use crate::ops::{Family, Op, OpArgs};
 
 pub use creation::chunk_seed;
-pub use grid::{offsets, splits_for, Odometer};
+pub use grid::{offsets, split_dim, splits_for, Odometer};
 
 /// A tiled tensor: chunk lengths per dimension and the chunk grid in C order.
 #[derive(Clone, Debug, PartialEq)]
@@ -182,7 +182,13 @@ impl Tiler {
             (Family::Creation, OpArgs::Create { fill, shape, chunk }) => {
                 Ok(self.tile_creation(op, fill, shape, chunk, dtype))
             }
-            (Family::Unary | Family::Binary, _) => {
+            (Family::Reduction, OpArgs::Arg { axis, keepdims, .. }) => {
+                Ok(self.tile_argreduce(op, *axis, *keepdims, inputs[0]))
+            }
+            (Family::Scan, OpArgs::Scan { axis }) => {
+                Ok(self.tile_scan(op, *axis, dtype, inputs[0]))
+            }
+            (Family::Unary | Family::Binary | Family::Ternary, _) => {
                 Ok(self.tile_elementwise(op, args, shape, dtype, inputs, in_shapes))
             }
             (

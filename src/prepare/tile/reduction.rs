@@ -10,7 +10,7 @@ use super::grid::{unify, Odometer};
 use super::{Tiled, Tiler};
 use crate::array::{DType, Shape};
 use crate::ids::{ArgsIdx, ChunkIdx, OpKey};
-use crate::ops::{Op, OpArgs};
+use crate::ops::{DimIndex, Op, OpArgs};
 use crate::tensor::infer::reduced_shape;
 use smallvec::SmallVec;
 
@@ -87,6 +87,129 @@ impl Tiler {
             })
             .collect();
         Tiled { splits, chunks }
+    }
+
+    /// `argmin`/`argmax` along `axis`: each chunk maps to its best `(value, global index)`
+    /// pairs (see `kernels::argreduce`), the pairs of an output chunk merge in a tree, and a
+    /// last step keeps the index.
+    pub(super) fn tile_argreduce(
+        &mut self,
+        op: Op,
+        axis: usize,
+        keepdims: bool,
+        input: &Tiled,
+    ) -> Tiled {
+        let in_dtype = self.graph.node(input.chunks[0]).dtype;
+        let pair_dtype = if in_dtype == DType::F64 {
+            DType::F64
+        } else {
+            DType::I64
+        };
+        let starts = super::grid::offsets(&input.splits[axis]);
+        let grid = input.grid();
+        let arg = |offset: usize, keepdims| OpArgs::Arg {
+            op,
+            axis,
+            offset: offset as u64,
+            keepdims,
+        };
+        let combine_args = self.graph.intern_args(arg(0, true));
+        let index_args = self.graph.intern_args(arg(0, keepdims));
+        let (map_key, index_key) = (self.key(), self.key());
+        let mut level_keys = Vec::new();
+        let mut lines = grid.clone();
+        lines[axis] = 1;
+        let mut chunks = Vec::with_capacity(lines.iter().product());
+        Odometer::for_each(&lines, |o| {
+            let partials: Vec<ChunkIdx> = (0..grid[axis])
+                .map(|j| {
+                    let mut idx: Shape = o.into();
+                    idx[axis] = j;
+                    let src = input.at(&idx);
+                    let mut shape = self.shape_of(src).clone();
+                    shape[axis] = 1;
+                    shape.push(2);
+                    let args = self.graph.intern_args(arg(starts[j], true));
+                    self.push(map_key, op, args, shape, pair_dtype, &[src])
+                })
+                .collect();
+            let shape = self.shape_of(partials[0]).clone();
+            let merged = self.tree(
+                Op::ArgCombine,
+                partials,
+                &mut level_keys,
+                (combine_args, shape.clone()),
+                (combine_args, shape.clone()),
+                pair_dtype,
+            );
+            let out_shape = reduced_shape(&shape[..shape.len() - 1], &[axis], keepdims);
+            chunks.push(self.push(
+                index_key,
+                Op::ArgIndex,
+                index_args,
+                out_shape,
+                DType::I64,
+                &[merged],
+            ));
+        });
+        let splits = (0..grid.len())
+            .filter_map(|d| match (d == axis, keepdims) {
+                (false, _) => Some(input.splits[d].clone()),
+                (true, true) => Some(vec![1]),
+                (true, false) => None,
+            })
+            .collect();
+        Tiled { splits, chunks }
+    }
+
+    /// A running total along `axis`: each chunk scans locally, then adds (or multiplies by)
+    /// the last slice of the previous output chunk along the axis, a chain of `k` steps for
+    /// `k` chunks on the axis. The carry is a length-1 slice that broadcasts.
+    pub(super) fn tile_scan(&mut self, op: Op, axis: usize, dtype: DType, input: &Tiled) -> Tiled {
+        let grid = input.grid();
+        let scan_args = self.graph.intern_args(OpArgs::Scan { axis });
+        let none = self.graph.intern_args(OpArgs::None);
+        let combine = if op == Op::CumSum { Op::Add } else { Op::Mul };
+        let (scan_key, carry_key, combine_key) = (self.key(), self.key(), self.key());
+        let mut chunks = vec![ChunkIdx(0); grid.iter().product()];
+        let mut lines = grid.clone();
+        lines[axis] = 1;
+        Odometer::for_each(&lines, |o| {
+            let mut prev: Option<ChunkIdx> = None;
+            for j in 0..grid[axis] {
+                let mut idx: Shape = o.into();
+                idx[axis] = j;
+                let src = input.at(&idx);
+                let shape = self.shape_of(src).clone();
+                let local = self.push(scan_key, op, scan_args, shape.clone(), dtype, &[src]);
+                let out = match prev {
+                    None => local,
+                    Some(p) => {
+                        let prev_shape = self.shape_of(p).clone();
+                        let last: SmallVec<[DimIndex; 4]> = prev_shape
+                            .iter()
+                            .enumerate()
+                            .map(|(d, n)| DimIndex::Range {
+                                start: if d == axis { n.saturating_sub(1) } else { 0 },
+                                step: 1,
+                                len: if d == axis { (*n).min(1) } else { *n },
+                            })
+                            .collect();
+                        let mut carry_shape = prev_shape;
+                        carry_shape[axis] = carry_shape[axis].min(1);
+                        let args = self.graph.intern_args(OpArgs::Slice(last));
+                        let carry = self.push(carry_key, Op::Slice, args, carry_shape, dtype, &[p]);
+                        self.push(combine_key, combine, none, shape, dtype, &[local, carry])
+                    }
+                };
+                chunks[super::grid::linear(&grid, &idx)] = out;
+                prev = Some(out);
+            }
+        });
+        Tiled {
+            splits: input.splits.clone(),
+            chunks,
+        }
     }
 
     /// One-pass variance: each input chunk maps to its moments `(n, mean, M2)` per output
