@@ -2,10 +2,10 @@
 //! ops (`tensor::compose`): logical functions, `all`/`any`, `clip`, axis insertion and
 //! removal, broadcasting, stacking, splitting and `inner`; and `where`, `cumsum`, `cumprod`.
 
-use super::eval::{apply_binary, Ctx, Value};
-use super::functions::{
+use super::args::{
     to_axes, to_bool, to_int, to_ints, to_shape, to_tensor, ufunc_reduce_axes, Args,
 };
+use super::eval::{apply_binary, Ctx, Value};
 use super::{err, ExprError};
 use crate::ops::Op;
 use crate::tensor::{self, Tensor};
@@ -153,6 +153,24 @@ impl Ctx {
                 let c = a.tensor(0, "condition")?;
                 wrap(tensor::select(&c, &a.tensor(1, "x")?, &a.tensor(2, "y")?))
             }
+            "tensordot" => {
+                a.check(3, &["a", "b", "axes"])?;
+                let (x, y) = (a.tensor(0, "a")?, a.tensor(1, "b")?);
+                let (a_axes, b_axes) = match a.get(2, "axes") {
+                    None => tensordot_count(&x, 2),
+                    Some((Value::Tuple(pair), ap)) if pair.len() == 2 => {
+                        (to_ints(&pair[0], ap)?, to_ints(&pair[1], ap)?)
+                    }
+                    Some((v, ap)) => {
+                        let n = to_int(&v, ap)?;
+                        if n < 0 || n as usize > x.ndim().min(y.ndim()) {
+                            return err(ap, format!("tensordot cannot sum over {n} axes"));
+                        }
+                        tensordot_count(&x, n as usize)
+                    }
+                };
+                wrap(x.tensordot(&y, &a_axes, &b_axes))
+            }
             "inner" => {
                 a.check(2, &["a", "b"])?;
                 wrap(a.tensor(0, "a")?.inner(&a.tensor(1, "b")?))
@@ -160,4 +178,11 @@ impl Ctx {
             _ => err(p, format!("unknown function {name}")),
         }
     }
+}
+
+/// `axes=n` of `tensordot`: the last `n` axes of `a` against the first `n` of `b`.
+fn tensordot_count(a: &Tensor, n: usize) -> (Vec<i64>, Vec<i64>) {
+    let nd = a.ndim() as i64;
+    let n = n.min(a.ndim()) as i64;
+    ((nd - n..nd).collect(), (0..n).collect())
 }

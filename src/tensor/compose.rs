@@ -91,7 +91,7 @@ impl Tensor {
     /// The tensor as 1-D in C order; whole rows per chunk first, so the reshape is
     /// chunk-aligned whatever the chunking.
     pub fn flatten(&self) -> Result<Tensor> {
-        if self.ndim() <= 1 {
+        if self.ndim() <= 1 || self.size() == 0 {
             return self.reshape(&[-1]);
         }
         let row: usize = self.shape()[1..].iter().product();
@@ -218,46 +218,6 @@ impl Tensor {
                 self.slice(&index)
             })
             .collect()
-    }
-
-    /// NumPy's `matmul`/`dot` for operands of one or two dimensions: a 1-D operand is a row
-    /// (on the left) or a column (on the right) whose axis is removed from the result.
-    pub fn matmul_nd(&self, other: &Tensor) -> Result<Tensor> {
-        if self.ndim() == 0 || other.ndim() == 0 {
-            return Err(AresError::shape(
-                "matmul",
-                "operands must have at least one dimension (use * for scalars)",
-            ));
-        }
-        let lhs = match self.ndim() {
-            1 => self.expand_dims(&[0])?,
-            _ => self.clone(),
-        };
-        let rhs = match other.ndim() {
-            1 => other.expand_dims(&[1])?,
-            _ => other.clone(),
-        };
-        let product = lhs.matmul(&rhs)?;
-        let mut drop = Vec::new();
-        if self.ndim() == 1 {
-            drop.push(0);
-        }
-        if other.ndim() == 1 {
-            drop.push(-1);
-        }
-        match drop.is_empty() {
-            true => Ok(product),
-            false => product.squeeze(Some(&drop)),
-        }
-    }
-
-    /// Inner product over the last axes (`numpy.inner`) for operands of up to 2 dimensions.
-    pub fn inner(&self, other: &Tensor) -> Result<Tensor> {
-        match (self.ndim(), other.ndim()) {
-            (0, _) | (_, 0) => self.elementwise(Op::Mul, other),
-            (_, 2) => self.matmul_nd(&other.transpose(None)?),
-            _ => self.matmul_nd(other),
-        }
     }
 }
 

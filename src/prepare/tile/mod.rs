@@ -9,7 +9,9 @@ pub mod creation;
 mod elementwise;
 mod grid;
 mod indexing;
+mod records;
 mod reduction;
+mod reshape;
 
 use crate::array::{DType, Shape};
 use crate::config::TaskConfig;

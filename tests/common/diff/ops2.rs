@@ -1,0 +1,171 @@
+//! The generator's operations for the functions issue 12 added: logical functions, all/any,
+//! clip, expand_dims, squeeze, broadcast_to, stack, split, inner, 1-D matmul/dot, negative
+//! transpose axes, and `linspace(..., endpoint=False)`.
+
+use super::ast::{call, ints, BinOp, Expr, Idx};
+use super::gen::Gen;
+use super::refarr::Arr;
+use rand::seq::SliceRandom;
+use rand::Rng;
+
+fn b(e: Expr) -> Box<Expr> {
+    Box::new(e)
+}
+
+fn signed(g: &mut Gen, d: usize, nd: usize) -> Expr {
+    if g.p(0.3) {
+        Expr::Int(d as i64 - nd as i64)
+    } else {
+        Expr::Int(d as i64)
+    }
+}
+
+/// One of the newer operations on `x` (value `a`), or `None` if none fits its shape.
+pub fn apply(g: &mut Gen, x: Expr, a: &Arr) -> Option<Expr> {
+    let s = a.shape();
+    let nd = s.len();
+    Some(match g.rng.gen_range(0..11) {
+        0 => {
+            let f = *["logical_and", "logical_or", "logical_xor"]
+                .choose(&mut g.rng)
+                .unwrap();
+            let y = if g.p(0.4) {
+                g.scalar()
+            } else {
+                g.leaf(Some(s.clone()))
+            };
+            call(f, vec![x, y], vec![])
+        }
+        1 => call("logical_not", vec![x], vec![]),
+        2 => {
+            let bound = |g: &mut Gen| if g.p(0.25) { Expr::NoneLit } else { g.scalar() };
+            let (lo, hi) = (bound(g), bound(g));
+            if g.p(0.5) {
+                call("clip", vec![x, lo, hi], vec![])
+            } else {
+                call("clip", vec![x], vec![("a_min", lo), ("a_max", hi)])
+            }
+        }
+        3 => {
+            let k = g.rng.gen_range(1..3);
+            let out = nd + k;
+            let mut axes: Vec<usize> = (0..out).collect();
+            axes.shuffle(&mut g.rng);
+            let axes: Vec<Expr> = axes[..k].iter().map(|d| signed(g, *d, out)).collect();
+            let axis = if k == 1 && g.p(0.5) {
+                axes[0].clone()
+            } else {
+                Expr::Tuple(axes)
+            };
+            call("expand_dims", vec![x, axis], vec![])
+        }
+        4 => {
+            let ones: Vec<usize> = (0..nd).filter(|d| s[*d] == 1 || g.p(0.1)).collect();
+            match ones.choose(&mut g.rng) {
+                Some(d) if g.p(0.6) => {
+                    let ax = signed(g, *d, nd);
+                    call("squeeze", vec![x], vec![("axis", ax)])
+                }
+                _ => call("squeeze", vec![x], vec![]),
+            }
+        }
+        5 => {
+            let mut t: Vec<i64> = s
+                .iter()
+                .map(|d| {
+                    if *d == 1 && g.p(0.5) {
+                        g.rng.gen_range(0..4)
+                    } else {
+                        *d as i64
+                    }
+                })
+                .collect();
+            if t.len() < 3 && g.p(0.5) {
+                t.insert(0, g.rng.gen_range(1..3));
+            }
+            if t.iter().product::<i64>() > 60 {
+                return None;
+            }
+            call("broadcast_to", vec![x, ints(&t)], vec![])
+        }
+        6 => {
+            let mut items = vec![x];
+            for _ in 0..g.rng.gen_range(1..3) {
+                items.push(g.leaf(Some(s.clone())));
+            }
+            items.shuffle(&mut g.rng);
+            let ax = g.rng.gen_range(0..=nd);
+            let ax = signed(g, ax, nd + 1);
+            call("stack", vec![Expr::Tuple(items)], vec![("axis", ax)])
+        }
+        7 if nd > 0 => {
+            let d = g.rng.gen_range(0..nd);
+            let n = s[d] as i64;
+            let sections = if g.p(0.5) {
+                let divs: Vec<i64> = (1..=n.max(1)).filter(|k| n % k == 0).collect();
+                Expr::Int(*divs.choose(&mut g.rng).unwrap())
+            } else {
+                let k = g.rng.gen_range(1..3);
+                Expr::Tuple(
+                    (0..k)
+                        .map(|_| Expr::Int(g.rng.gen_range(-n - 1..=n + 1)))
+                        .collect(),
+                )
+            };
+            let parts = match &sections {
+                Expr::Int(k) => *k,
+                Expr::Tuple(v) => v.len() as i64 + 1,
+                _ => 1,
+            };
+            let at = g.rng.gen_range(-parts..parts);
+            let ax = signed(g, d, nd);
+            Expr::Index(
+                b(call("split", vec![x, sections], vec![("axis", ax)])),
+                vec![Idx::At(at)],
+            )
+        }
+        8 if (1..=2).contains(&nd) => {
+            let k = s[nd - 1];
+            let other = if g.p(0.5) {
+                vec![k]
+            } else {
+                vec![g.rng.gen_range(0..4), k]
+            };
+            let y = g.leaf(Some(other));
+            call("inner", vec![x, y], vec![])
+        }
+        9 if (1..=2).contains(&nd) => {
+            // 1-D operands: a row on the left, a column on the right.
+            let k = s[nd - 1];
+            let y = if g.p(0.5) {
+                g.leaf(Some(vec![k]))
+            } else {
+                let n = g.rng.gen_range(0..4);
+                g.leaf(Some(vec![k, n]))
+            };
+            match g.rng.gen_range(0..3) {
+                0 => Expr::Bin(BinOp::MatMul, b(x), b(y), true),
+                1 => call("dot", vec![x, y], vec![]),
+                _ => call("matmul", vec![x, y], vec![]),
+            }
+        }
+        10 => {
+            let mut perm: Vec<usize> = (0..nd).collect();
+            perm.shuffle(&mut g.rng);
+            let axes: Vec<Expr> = perm.iter().map(|d| signed(g, *d, nd)).collect();
+            call("transpose", vec![x], vec![("axes", Expr::Tuple(axes))])
+        }
+        _ => return None,
+    })
+}
+
+/// `linspace(a, b, n, endpoint=False)`.
+pub fn linspace_open(g: &mut Gen, n: usize) -> Expr {
+    let (a, b) = (g.dyadic(), g.dyadic());
+    let c = g.chunk(&[n]);
+    call(
+        "linspace",
+        vec![Expr::Float(a), Expr::Float(b), Expr::Int(n as i64)],
+        vec![("endpoint", Expr::Bool(false)), ("chunk", c)],
+    )
+}
