@@ -155,6 +155,17 @@ impl EmbeddedCluster {
     }
 }
 
+impl EmbeddedCluster {
+    /// A native client of this cluster, proving its secret.
+    pub fn client(&self, wait: Duration) -> crate::api::ApiResult<crate::api::NativeClient> {
+        crate::api::NativeClient::connect_with(
+            &self.rpc_addr.to_string(),
+            wait,
+            &self.credentials.client_secret(),
+        )
+    }
+}
+
 impl Drop for EmbeddedCluster {
     fn drop(&mut self) {
         self.system.stop();
