@@ -203,6 +203,9 @@ pub struct WebConfig {
     /// File holding the token (whitespace trimmed), when `token` is not set; else
     /// `ARES_WEB_TOKEN`.
     pub token_file: Option<std::path::PathBuf>,
+    /// PEM certificate chain and private key: with both set, the web API speaks HTTPS only.
+    pub tls_cert: Option<std::path::PathBuf>,
+    pub tls_key: Option<std::path::PathBuf>,
 }
 
 /// Tokens travel in headers and a cookie: printable ASCII, no separators.
@@ -243,6 +246,8 @@ impl Default for WebConfig {
             token: None,
             max_body_bytes: 16 << 20,
             token_file: None,
+            tls_cert: None,
+            tls_key: None,
         }
     }
 }
@@ -319,6 +324,11 @@ impl Config {
         if self.web.token.as_deref() == Some("") {
             return Err(AresError::Config(
                 "web.token must not be empty (omit it to disable auth)".into(),
+            ));
+        }
+        if self.web.tls_cert.is_some() != self.web.tls_key.is_some() {
+            return Err(AresError::Config(
+                "web.tls_cert and web.tls_key go together".into(),
             ));
         }
         if let Some(t) = &self.web.token {

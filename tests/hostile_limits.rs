@@ -299,3 +299,76 @@ fn exposed_nodes_need_a_secret_and_a_token() {
         assert!(!out.status.success() && err.contains(says), "{yaml}: {err}");
     }
 }
+
+/// HTTPS (`web.tls_cert`, `web.tls_key`): the API answers over TLS only, the token rules
+/// hold, and the cookie is `Secure`. The certificate is a fresh self-signed one (openssl),
+/// the client is curl.
+#[test]
+fn the_web_api_serves_https_with_a_secure_cookie() {
+    const TOKEN: &str = "tls-t0ken";
+    let certs = tempfile::tempdir().unwrap();
+    let (cert, key) = (certs.path().join("cert.pem"), certs.path().join("key.pem"));
+    let made = std::process::Command::new("openssl")
+        .args([
+            "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+        ])
+        .args(["-subj", "/CN=127.0.0.1", "-keyout"])
+        .arg(&key)
+        .arg("-out")
+        .arg(&cert)
+        .output()
+        .expect("openssl makes the test certificate");
+    assert!(
+        made.status.success(),
+        "{}",
+        String::from_utf8_lossy(&made.stderr)
+    );
+    let cluster = Cluster::start_with(
+        1,
+        1,
+        &format!(
+            "web:\n  listen: 127.0.0.1:0\n  token: {TOKEN}\n  tls_cert: {}\n  tls_key: {}\n",
+            cert.display(),
+            key.display()
+        ),
+    );
+    let web = cluster.web.clone().unwrap();
+    let curl = |args: &[&str]| {
+        let out = std::process::Command::new("curl")
+            .args(["-sk", "--max-time", "10"])
+            .args(args)
+            .output()
+            .expect("curl");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    assert!(curl(&[&format!("https://{web}/api/health")]).contains("ok"));
+    let code = |extra: &[&str]| {
+        let mut args = vec!["-o", "/dev/null", "-w", "%{http_code}"];
+        args.extend(extra);
+        curl(&args)
+    };
+    assert_eq!(code(&[&format!("https://{web}/api/session")]), "401");
+    let bearer = format!("Authorization: Bearer {TOKEN}");
+    assert_eq!(
+        code(&["-H", &bearer, &format!("https://{web}/api/session")]),
+        "200"
+    );
+    let head = curl(&[
+        "-D",
+        "-",
+        "-o",
+        "/dev/null",
+        &format!("https://{web}/?token={TOKEN}"),
+    ]);
+    assert!(head.contains("303") && head.contains("Secure"), "{head}");
+    // Plain HTTP on the TLS port gets no HTTP answer.
+    let plain = curl(&[
+        "-o",
+        "/dev/null",
+        "-w",
+        "%{http_code}",
+        &format!("http://{web}/api/health"),
+    ]);
+    assert_ne!(plain, "200");
+    still_serves(&cluster);
+}

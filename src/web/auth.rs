@@ -37,9 +37,9 @@ pub async fn authorize(
     req: ServiceRequest,
     next: Next<impl MessageBody>,
 ) -> Result<ServiceResponse<EitherBody<impl MessageBody>>, actix_web::Error> {
-    let token = req
+    let (token, https) = req
         .app_data::<web::Data<WebState>>()
-        .and_then(|s| s.token.clone());
+        .map_or((None, false), |s| (s.token.clone(), s.https));
     let Some(token) = token else {
         return Ok(next.call(req).await?.map_into_left_body());
     };
@@ -71,7 +71,8 @@ pub async fn authorize(
         } else {
             format!("{}?{rest}", req.path())
         };
-        let cookie = format!("{COOKIE}={token}; Path=/; HttpOnly; SameSite=Strict");
+        let secure = if https { "; Secure" } else { "" };
+        let cookie = format!("{COOKIE}={token}; Path=/; HttpOnly; SameSite=Strict{secure}");
         let resp = HttpResponse::SeeOther()
             .insert_header((header::LOCATION, location))
             .insert_header((header::SET_COOKIE, cookie))

@@ -11,6 +11,7 @@
 pub mod auth;
 mod dashboard;
 pub mod routes;
+mod tls;
 
 use crate::config::WebConfig;
 use crate::supervisor::scheduler::Scheduler;
@@ -26,6 +27,8 @@ pub struct WebState {
     pub manager: Addr<TaskManager>,
     pub scheduler: Addr<Scheduler>,
     pub token: Option<String>,
+    /// Served over HTTPS: the token cookie is `Secure`.
+    pub https: bool,
     pub started: std::time::Instant,
 }
 
@@ -86,6 +89,7 @@ pub fn start(
         manager,
         scheduler,
         token,
+        https: config.tls_cert.is_some(),
         started: std::time::Instant::now(),
     });
     let limit = config.max_body_bytes;
@@ -123,8 +127,13 @@ pub fn start(
             .configure(dashboard::configure)
     })
     .workers(1)
-    .disable_signals()
-    .bind(listen)?;
+    .disable_signals();
+    let server = match (&config.tls_cert, &config.tls_key) {
+        (Some(cert), Some(key)) => {
+            server.bind_rustls_0_23(listen, tls::server_config(cert, key)?)?
+        }
+        _ => server.bind(listen)?,
+    };
     let addr = server
         .addrs()
         .first()
