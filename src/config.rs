@@ -116,6 +116,8 @@ pub struct ClusterConfig {
     pub allow_unauthenticated: bool,
     /// A connection that has not finished the handshake by then is closed.
     pub handshake_timeout_ms: u64,
+    /// A task with work left fails after this long without any live worker.
+    pub no_worker_timeout_ms: u64,
 }
 
 impl Default for ClusterConfig {
@@ -130,6 +132,7 @@ impl Default for ClusterConfig {
             client_secret_file: None,
             allow_unauthenticated: false,
             handshake_timeout_ms: 5000,
+            no_worker_timeout_ms: 30_000,
         }
     }
 }
@@ -167,6 +170,9 @@ pub struct WorkerConfig {
     pub memory_limit: u64,
     /// Where the worker serves chunks to its peers (`HOST:PORT`; port 0 = any).
     pub data_listen: String,
+    /// A peer fetch (connect, handshake, each read and write) that stalls this long fails;
+    /// after its retries the subtask reports the peer unreachable.
+    pub fetch_timeout_ms: u64,
 }
 
 impl Default for WorkerConfig {
@@ -175,6 +181,7 @@ impl Default for WorkerConfig {
             slots: 0,
             memory_limit: 0,
             data_listen: "127.0.0.1:0".into(),
+            fetch_timeout_ms: 10_000,
         }
     }
 }
@@ -314,6 +321,11 @@ impl Config {
                 "cluster.node_timeout_ms ({}) must exceed cluster.heartbeat_interval_ms ({}), which must be positive",
                 c.node_timeout_ms, c.heartbeat_interval_ms
             )));
+        }
+        if c.no_worker_timeout_ms == 0 || self.worker.fetch_timeout_ms == 0 {
+            return Err(AresError::Config(
+                "cluster.no_worker_timeout_ms and worker.fetch_timeout_ms must be positive".into(),
+            ));
         }
         if c.max_frame_bytes < 1024 {
             return Err(AresError::Config(format!(

@@ -40,6 +40,7 @@ pub async fn start(config: &Config, creds: &Credentials) -> std::io::Result<Supe
         config.scheduling.worker_prefetch,
         c.node_timeout_ms,
         c.heartbeat_interval_ms,
+        c.no_worker_timeout_ms,
     )
     .start();
     let manager = TaskManager::new(config.clone(), creds.node_secret(), scheduler.clone()).start();

@@ -3,11 +3,16 @@
 //!
 //! Every event is applied to the state, then one `dispatch` runs, so a burst of results
 //! coalesces into one scheduling pass and one RunSubtasks per worker and task.
+//!
+//! No wait is unbounded: with no live worker for `cluster.no_worker_timeout_ms` (counted from
+//! the later of the last worker's loss and the task's first submission), every task with work
+//! left fails with "no live workers for N s" instead of waiting for a worker that may never
+//! come. A worker that registers in time resets the clock and takes the queued work.
 
 pub mod state;
 
 use super::link::{Link, Send};
-use super::task_processor::{TaskProcessor, WorkerLost};
+use super::task_processor::{NoLiveWorkers, TaskProcessor, WorkerLost};
 use crate::ids::{ChunkIdx, TaskId, WorkerId};
 use crate::prepare::WorkerSlots;
 use crate::protocol::{SubtaskReport, ToWorker};
@@ -28,15 +33,29 @@ struct WorkerEntry {
 pub struct Scheduler {
     state: SchedulerState,
     workers: BTreeMap<WorkerId, WorkerEntry>,
-    processors: HashMap<TaskId, (Addr<TaskProcessor>, Bytes)>,
+    processors: HashMap<TaskId, (Addr<TaskProcessor>, Bytes, Instant)>,
     epoch: Instant,
     node_timeout_ms: u64,
     check_every: Duration,
+    no_worker_timeout: Duration,
+    /// Since when no worker has been live (`None` while one is).
+    no_worker_since: Option<Instant>,
+    /// Tasks already told that no worker is live (cleared when one registers).
+    told_no_workers: HashSet<TaskId>,
 }
 
 impl Scheduler {
-    pub fn new(max_batch: usize, prefetch: usize, node_timeout_ms: u64, heartbeat_ms: u64) -> Self {
+    pub fn new(
+        max_batch: usize,
+        prefetch: usize,
+        node_timeout_ms: u64,
+        heartbeat_ms: u64,
+        no_worker_timeout_ms: u64,
+    ) -> Self {
         Self {
+            no_worker_timeout: Duration::from_millis(no_worker_timeout_ms),
+            no_worker_since: Some(Instant::now()),
+            told_no_workers: HashSet::new(),
             state: SchedulerState::new(max_batch, prefetch),
             workers: BTreeMap::new(),
             processors: HashMap::new(),
@@ -86,7 +105,7 @@ impl Scheduler {
                         continue;
                     };
                     if entry.tasks.insert(task) {
-                        if let Some((_, graph)) = self.processors.get(&task) {
+                        if let Some((_, graph, _)) = self.processors.get(&task) {
                             entry.link.do_send(Send(ToWorker::RegisterTask {
                                 task,
                                 graph: graph.clone(),
@@ -112,7 +131,10 @@ impl Scheduler {
         }
         tracing::warn!(%worker, "worker is dead: {why}");
         let lost = self.state.remove_worker(worker);
-        for (task, (processor, _)) in &self.processors {
+        if self.workers.is_empty() {
+            self.no_worker_since = Some(Instant::now());
+        }
+        for (task, (processor, _, _)) in &self.processors {
             let subtasks = lost.get(task).cloned().unwrap_or_default();
             processor.do_send(WorkerLost { worker, subtasks });
         }
@@ -129,7 +151,28 @@ impl Actor for Scheduler {
             for w in act.state.expired(act.now_ms(), act.node_timeout_ms) {
                 act.remove_worker(w, "missed its heartbeats");
             }
+            act.fail_without_workers();
         });
+    }
+}
+
+impl Scheduler {
+    /// Fails the tasks that have waited `no_worker_timeout` with no live worker.
+    fn fail_without_workers(&mut self) {
+        let Some(since) = self.no_worker_since else {
+            return;
+        };
+        let limit = self.no_worker_timeout;
+        let error = format!(
+            "no live workers for {} s",
+            limit.as_millis() as f64 / 1000.0
+        );
+        for (task, (processor, _, submitted)) in &self.processors {
+            if since.max(*submitted).elapsed() >= limit && self.told_no_workers.insert(*task) {
+                tracing::warn!(%task, "{error}");
+                processor.do_send(NoLiveWorkers(error.clone()));
+            }
+        }
     }
 }
 
@@ -146,6 +189,8 @@ impl Handler<RegisterWorker> for Scheduler {
     fn handle(&mut self, m: RegisterWorker, _: &mut Context<Self>) -> Self::Result {
         let id = self.state.add_worker(m.slots, self.now_ms());
         tracing::info!(worker = %id, slots = m.slots, data = %m.data_addr, "worker registered");
+        self.no_worker_since = None;
+        self.told_no_workers.clear();
         self.workers.insert(
             id,
             WorkerEntry {
@@ -249,7 +294,7 @@ impl Handler<Finished> for Scheduler {
         self.state.heartbeat(m.worker, now);
         self.state
             .finished(m.worker, m.task, m.reports.iter().map(|r| r.subtask));
-        if let Some((p, _)) = self.processors.get(&m.task) {
+        if let Some((p, _, _)) = self.processors.get(&m.task) {
             p.do_send(super::task_processor::Reports {
                 worker: m.worker,
                 reports: m.reports,
@@ -274,7 +319,7 @@ impl Handler<SubmitReady> for Scheduler {
     fn handle(&mut self, m: SubmitReady, _: &mut Context<Self>) {
         self.processors
             .entry(m.task)
-            .or_insert((m.processor, m.graph));
+            .or_insert((m.processor, m.graph, Instant::now()));
         self.state.enqueue(m.items);
         self.dispatch();
     }
@@ -317,6 +362,7 @@ impl Handler<StopTask> for Scheduler {
         self.dispatch();
         if m.forget {
             self.processors.remove(&m.task);
+            self.told_no_workers.remove(&m.task);
             for entry in self.workers.values_mut() {
                 if entry.tasks.remove(&m.task) {
                     entry

@@ -231,6 +231,19 @@ impl Handler<WorkerLost> for TaskProcessor {
     }
 }
 
+/// No worker has been live for `cluster.no_worker_timeout_ms`: the task fails (if it has not
+/// ended) rather than wait for one.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct NoLiveWorkers(pub String);
+
+impl Handler<NoLiveWorkers> for TaskProcessor {
+    type Result = ();
+    fn handle(&mut self, NoLiveWorkers(error): NoLiveWorkers, _: &mut Context<Self>) {
+        self.end(TaskStatus::Failed, Some(error));
+    }
+}
+
 #[derive(Message)]
 #[rtype(result = "TaskInfo")]
 pub struct GetInfo;
