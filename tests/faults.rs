@@ -19,6 +19,7 @@ struct Nodes {
     dir: tempfile::TempDir,
     cfg: String,
     addr: String,
+    web: Option<String>,
     client_secret: Secret,
     supervisor: Child,
     workers: Vec<Child>,
@@ -63,11 +64,12 @@ impl Nodes {
         let cfg = config.to_str().unwrap().to_string();
         let ready = dir.path().join("supervisor.json");
         let supervisor = node(&["node", "--role", "supervisor", "--config", &cfg], &ready);
-        let (addr, _) = wait_ready(&ready);
+        let (addr, web) = wait_ready(&ready);
         Nodes {
             dir,
             cfg,
             addr,
+            web,
             client_secret,
             supervisor,
             workers: Vec::new(),
@@ -152,4 +154,94 @@ fn a_worker_that_joins_in_time_takes_the_waiting_work() {
     let info = wait_end(&mut c, task, Duration::from_secs(30));
     assert_eq!(info.status, TaskStatus::Succeeded, "{info:?}");
     assert_eq!(scalar(&mut c, task), 4950.0);
+}
+
+/// A job and its value from the local executor.
+fn heavy_job(program: &str) -> (Tensor, ndarray::ArrayD<f64>) {
+    let t = ares::expr::evaluate(program).unwrap();
+    let p = ares::prepare::prepare(
+        &Tensor::graph(&[&t]),
+        &Default::default(),
+        &ares::prepare::uniform_cluster(1, 2),
+        ares::ids::TaskId(1),
+    )
+    .unwrap();
+    let want = ares::executor::execute(&p.subtasks, 2).unwrap().0.remove(0);
+    (t, want.to_f64())
+}
+
+/// Waits until the task is `fraction` done (and not ended).
+fn wait_progress(c: &mut NativeClient, task: ares::ids::TaskId, fraction: f64) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let info = c.get_task_result(task).unwrap();
+        assert!(!info.status.is_terminal(), "ended too soon: {info:?}");
+        if info.progress >= fraction {
+            return;
+        }
+        assert!(Instant::now() < deadline, "no progress: {info:?}");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+#[test]
+fn a_frozen_peer_costs_a_fetch_timeout_not_the_job() {
+    // node_timeout_ms is far beyond the test's deadline: only the fetch timeout can save it.
+    // With one subtask in flight per worker, the frozen worker's finished chunks are read by
+    // the others (its own queue cannot hide them), which is the fault of row 1.
+    let mut nodes = Nodes::supervisor(
+        "  node_timeout_ms: 60000\nscheduling:\n  worker_prefetch: 1\n",
+        "  fetch_timeout_ms: 500\nweb:\n  listen: 127.0.0.1:0\n",
+    );
+    let frozen_addr = nodes.add_worker();
+    for _ in 0..2 {
+        nodes.add_worker();
+    }
+    let mut c = nodes.client();
+    // Cheap leaves, then a heavy stage reading the reversed chunks from other workers.
+    let (t, want) = heavy_job(
+        "x = rand(3000000, chunk=20000, seed=9); y = x[::-1]; sum(exp(sin(y) * 2) - y, axis=0)",
+    );
+    let task = c
+        .submit_tileable_graph(&Tensor::graph(&[&t]), None)
+        .unwrap();
+    wait_progress(&mut c, task, 0.1);
+    // Freeze it once it holds chunks and has nothing queued: what is left needs its chunks.
+    let web = format!("http://{}/api/cluster/nodes", nodes.web.clone().unwrap());
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let v: serde_json::Value = ureq::get(&web).call().unwrap().into_json().unwrap();
+        let w0 = v["nodes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|n| n["data_addr"] == frozen_addr.as_str())
+            .cloned()
+            .unwrap();
+        if w0["queued"] == 0 && w0["stored_chunks"].as_u64() > Some(0) {
+            break;
+        }
+        assert!(Instant::now() < deadline, "{w0}");
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    let info = c.get_task_result(task).unwrap();
+    assert!(
+        !info.status.is_terminal(),
+        "ended before the freeze: {info:?}"
+    );
+    signal(&nodes.workers[0], "STOP");
+    let frozen = Instant::now();
+    let info = wait_end(&mut c, task, Duration::from_secs(40));
+    let took = frozen.elapsed();
+    eprintln!(
+        "frozen peer: job ended {took:?} after the SIGSTOP ({} retries)",
+        info.retries
+    );
+    assert_eq!(info.status, TaskStatus::Succeeded, "{info:?}");
+    assert!(took < Duration::from_secs(40), "{took:?}");
+    let got = c.fetch(task).unwrap().remove(0);
+    common::assert_close(&got, &want, "with a frozen peer");
+    let log = std::fs::read_to_string(nodes.dir.path().join("supervisor.log")).unwrap();
+    assert!(log.contains("a peer could not fetch from it"), "{log}");
+    signal(&nodes.workers[0], "CONT");
 }

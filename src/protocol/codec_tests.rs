@@ -53,7 +53,7 @@ fn every_message_round_trips_in_one_mixed_frame() {
                 },
                 SubtaskReport {
                     subtask: SubtaskIdx(2),
-                    outcome: Err("boom".into()),
+                    outcome: Err(crate::protocol::SubtaskError::Failed("boom".into())),
                 },
             ],
         },

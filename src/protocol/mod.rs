@@ -22,7 +22,7 @@ use bytes::Bytes;
 use serde::{Deserialize, Serialize};
 
 /// Bumped whenever a message changes shape.
-pub const PROTOCOL_VERSION: u32 = 2;
+pub const PROTOCOL_VERSION: u32 = 3;
 
 /// One subtask to run: its index in the task's subtask graph and where its inputs are.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -39,7 +39,25 @@ pub struct RunSubtask {
 pub struct SubtaskReport {
     pub subtask: SubtaskIdx,
     /// The kept output chunks and their sizes in bytes, or the error.
-    pub outcome: Result<Vec<(ChunkIdx, u64)>, String>,
+    pub outcome: Result<Vec<(ChunkIdx, u64)>, SubtaskError>,
+}
+
+/// Why a subtask did not finish: the supervisor decides retry-or-fail on the variant, never
+/// on the text (which is for humans).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, thiserror::Error)]
+pub enum SubtaskError {
+    /// An input is not where the supervisor said (released, or its holder is gone): the
+    /// subtask runs again once the input is recomputed.
+    #[error("fetch failed: {0}")]
+    Fetch(String),
+    /// The peer holding inputs did not answer within `worker.fetch_timeout_ms`, retries
+    /// included (frozen, partitioned, overloaded): the supervisor treats it as dead, so its
+    /// chunks are recomputed from lineage elsewhere, and runs the subtask again.
+    #[error("peer {worker} unreachable: {message}")]
+    PeerUnreachable { worker: WorkerId, message: String },
+    /// The kernel failed (or panicked): the task fails with this message.
+    #[error("{0}")]
+    Failed(String),
 }
 
 /// A task's state as clients see it.
@@ -139,6 +157,9 @@ pub enum ToWorker {
     ForgetTask {
         task: TaskId,
     },
+    /// Answers each heartbeat: a worker that hears none for `cluster.node_timeout_ms` knows
+    /// the supervisor is gone or frozen even when the connection stays open.
+    HeartbeatAck,
 }
 
 /// Client → supervisor (request ids pair answers with questions).

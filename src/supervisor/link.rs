@@ -111,11 +111,14 @@ impl Link {
                     stored_chunks,
                     stored_bytes,
                 },
-            ) => self.scheduler.do_send(Heartbeat {
-                worker: w,
-                stored_chunks,
-                stored_bytes,
-            }),
+            ) => {
+                self.scheduler.do_send(Heartbeat {
+                    worker: w,
+                    stored_chunks,
+                    stored_bytes,
+                });
+                self.out.push(ToWorker::HeartbeatAck, ctx);
+            }
             (State::Registered(w), FromWorker::SubtasksFinished { task, reports }) => {
                 self.scheduler.do_send(Finished {
                     worker: w,
@@ -149,6 +152,20 @@ impl Handler<Flush> for Link {
         if let Err(e) = self.out.flush() {
             tracing::error!(peer = %self.peer, "cannot encode a frame: {e}");
             ctx.stop();
+        }
+    }
+}
+
+/// Closes the connection of a worker the scheduler declared dead, telling it why.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct Expel(pub String);
+
+impl Handler<Expel> for Link {
+    type Result = ();
+    fn handle(&mut self, Expel(reason): Expel, ctx: &mut Context<Self>) {
+        if self.state != State::Closing {
+            self.refuse(reason, ctx);
         }
     }
 }

@@ -144,6 +144,7 @@ impl TaskManager {
             crate::worker::transfer::DataPlane {
                 secret: self.node_secret.clone(),
                 max_frame: c.cluster.max_frame_bytes,
+                timeout: Duration::from_millis(c.worker.fetch_timeout_ms),
             },
             self.scheduler.clone(),
             ctx.address().recipient(),

@@ -14,9 +14,8 @@ use crate::protocol::handshake::Role;
 use crate::protocol::outbound::{Flush, Outbound};
 use crate::protocol::secret::Credentials;
 use crate::protocol::{
-    auth, codec, FromWorker, RunSubtask, SubtaskReport, ToWorker, PROTOCOL_VERSION,
+    auth, codec, FromWorker, RunSubtask, SubtaskError, SubtaskReport, ToWorker, PROTOCOL_VERSION,
 };
-use crate::supervisor::task_processor::state::FETCH_ERROR_PREFIX;
 use actix::prelude::*;
 use bytes::BytesMut;
 use dashmap::{DashMap, DashSet};
@@ -212,6 +211,7 @@ impl Worker {
                     self.shared.storage.remove(task, c);
                 }
             }
+            ToWorker::HeartbeatAck => {}
             ToWorker::ForgetTask { task } => {
                 self.graphs.remove(&task);
                 self.shared.storage.remove_task(task);
@@ -225,9 +225,9 @@ impl Worker {
             for r in subtasks {
                 let report = SubtaskReport {
                     subtask: r.subtask,
-                    outcome: Err(format!(
-                        "{FETCH_ERROR_PREFIX}graph of {task} not registered"
-                    )),
+                    outcome: Err(SubtaskError::Fetch(format!(
+                        "graph of {task} not registered"
+                    ))),
                 };
                 self.reports.entry(task).or_default().push(report);
             }
@@ -279,7 +279,7 @@ fn execute_one(
                     fetched.insert(*c, d);
                 }
                 None if *w == me => {
-                    return Err(format!("{FETCH_ERROR_PREFIX}chunk {c} is no longer here"))
+                    return Err(SubtaskError::Fetch(format!("chunk {c} is no longer here")))
                 }
                 None => remote.entry(*w).or_default().push(*c),
             }
@@ -307,23 +307,22 @@ fn execute_one(
             }
         }
         for ((w, src), pairs) in remote_fetch {
-            let addr = shared
-                .peers
-                .get(&w)
-                .map(|a| a.clone())
-                .ok_or_else(|| format!("result of {src} was on {w}, which is gone"))?;
+            let addr = shared.peers.get(&w).map(|a| a.clone()).ok_or_else(|| {
+                SubtaskError::Failed(format!("result of {src} was on {w}, which is gone"))
+            })?;
             let wanted: Vec<ChunkIdx> = pairs.iter().map(|p| p.0).collect();
             let data = shared
                 .connections
                 .fetch(&addr, src, &wanted, shared.max_frame)
-                .map_err(|e| format!("cannot read the result of {src} from {w}: {e}"))?;
+                .map_err(|e| {
+                    SubtaskError::Failed(format!("cannot read the result of {src} from {w}: {e}"))
+                })?;
             let by_source: FxHashMap<ChunkIdx, crate::array::ArrayData> =
                 data.into_iter().collect();
             for (source, member) in pairs {
-                let d = by_source
-                    .get(&source)
-                    .cloned()
-                    .ok_or_else(|| format!("{w} did not send chunk {source} of {src}"))?;
+                let d = by_source.get(&source).cloned().ok_or_else(|| {
+                    SubtaskError::Failed(format!("{w} did not send chunk {source} of {src}"))
+                })?;
                 fetched.insert(member, Arc::new(d));
             }
         }
@@ -332,18 +331,23 @@ fn execute_one(
                 .peers
                 .get(&w)
                 .map(|a| a.clone())
-                .ok_or_else(|| format!("{FETCH_ERROR_PREFIX}no address for {w}"))?;
+                .ok_or_else(|| SubtaskError::Fetch(format!("no address for {w}")))?;
             let data = shared
                 .connections
                 .fetch(&addr, task, &chunks, shared.max_frame)
-                .map_err(|e| format!("{FETCH_ERROR_PREFIX}{w} at {addr}: {e}"))?;
+                .map_err(|e| match e {
+                    transfer::FetchError::Unreachable(message) => {
+                        SubtaskError::PeerUnreachable { worker: w, message }
+                    }
+                    e => SubtaskError::Fetch(format!("{w} at {addr}: {e}")),
+                })?;
             for (c, d) in data {
                 fetched.insert(c, Arc::new(d));
             }
         }
         let (members, outputs) = (graph.members.row(s.index()), graph.outputs.row(s.index()));
-        let outputs =
-            run_subtask(&graph.chunks, members, outputs, &fetched).map_err(|e| e.to_string())?;
+        let outputs = run_subtask(&graph.chunks, members, outputs, &fetched)
+            .map_err(|e| SubtaskError::Failed(e.to_string()))?;
         Ok(outputs
             .into_iter()
             .map(|(c, d)| {
@@ -354,10 +358,10 @@ fn execute_one(
             .collect())
     }))
     .unwrap_or_else(|panic| {
-        Err(format!(
+        Err(SubtaskError::Failed(format!(
             "panicked: {}",
             crate::prepare::panic_message(panic.as_ref())
-        ))
+        )))
     });
     if shared.cancelled.remove(&(task, s)).is_some() {
         return None;
@@ -413,7 +417,10 @@ pub async fn start(
         drain_pending: AtomicBool::new(false),
         storage,
         peers: DashMap::new(),
-        connections: transfer::Connections::new(creds.node_secret()),
+        connections: transfer::Connections::new(
+            creds.node_secret(),
+            Duration::from_millis(config.worker.fetch_timeout_ms),
+        ),
         cancelled: DashSet::new(),
         max_frame,
     });

@@ -5,6 +5,14 @@
 //! of requests and answers are [`crate::protocol::data`]'s. An answer carries each distinct
 //! chunk once and is refused with an error answer when it would not fit in one frame
 //! (`cluster.max_frame_bytes`), before anything is encoded.
+//!
+//! No fetch waits forever: the connect, the handshake and every read and write on a fetch's
+//! blocking socket time out after `worker.fetch_timeout_ms`. A fetch that times out or loses
+//! its connection is tried again once after a short backoff, then fails as
+//! [`FetchError::Unreachable`], which the worker reports as the peer being unreachable: a
+//! frozen (SIGSTOP), partitioned or dead peer costs a subtask at most
+//! `2 × fetch_timeout_ms + backoff`, then its chunks are recomputed elsewhere. A timeout is
+//! per read or write, not per answer, so a large answer that keeps arriving never fails.
 
 use super::storage::Storage;
 use crate::array::ArrayData;
@@ -24,15 +32,30 @@ use std::time::Duration;
 use tokio::net::TcpListener;
 use tokio_util::codec::Framed;
 
-/// What a node needs to read from data planes: the secret it proves and the frame limit.
+/// What a node needs to read from data planes: the secret it proves, the frame limit and how
+/// long a stalled fetch may wait.
 #[derive(Clone, Debug)]
 pub struct DataPlane {
     pub secret: Secret,
     pub max_frame: usize,
+    pub timeout: Duration,
 }
 
-/// How long a fetch waits for the connect and the handshake.
-const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+/// Tries of one fetch before the peer counts as unreachable.
+const FETCH_TRIES: u32 = 2;
+/// Wait before the second try (doubling after each further one).
+const FETCH_BACKOFF: Duration = Duration::from_millis(100);
+
+/// Why a fetch failed.
+#[derive(Debug, thiserror::Error)]
+pub enum FetchError {
+    /// No answer in time, or the connection failed, on every try.
+    #[error("no answer within the fetch timeout after {FETCH_TRIES} tries: {0}")]
+    Unreachable(String),
+    /// The peer answered, but not with the chunks (missing, over the frame limit, corrupt).
+    #[error("{0}")]
+    Refused(String),
+}
 
 /// The chunks asked for, or why they cannot be sent.
 fn gather(
@@ -139,19 +162,22 @@ pub fn gate(keys: crate::protocol::secret::Keys, config: &crate::config::Config)
 /// more than moving a small chunk).
 pub struct Connections {
     secret: Secret,
+    timeout: Duration,
     idle: Mutex<HashMap<String, Vec<TcpStream>>>,
 }
 
 impl Connections {
-    /// Connections that prove `secret` to the peers they open.
-    pub fn new(secret: Secret) -> Self {
+    /// Connections that prove `secret` to the peers they open; a stalled connect, handshake,
+    /// read or write fails after `timeout`.
+    pub fn new(secret: Secret, timeout: Duration) -> Self {
         Self {
             secret,
+            timeout,
             idle: Mutex::default(),
         }
     }
 
-    fn take(&self, addr: &str) -> Result<TcpStream, CodecError> {
+    fn take(&self, addr: &str) -> Result<TcpStream, FetchError> {
         if let Some(s) = self
             .idle
             .lock()
@@ -163,11 +189,22 @@ impl Connections {
         }
         let sock: SocketAddr = addr
             .parse()
-            .map_err(|e| CodecError::Corrupt(format!("bad peer address {addr}: {e}")))?;
-        let mut stream = TcpStream::connect_timeout(&sock, CONNECT_TIMEOUT)?;
-        stream.set_nodelay(true)?;
-        auth::connect_blocking(&mut stream, Role::Peer, &self.secret, CONNECT_TIMEOUT)
-            .map_err(|e| CodecError::Corrupt(format!("{addr}: {e}")))?;
+            .map_err(|e| FetchError::Refused(format!("bad peer address {addr}: {e}")))?;
+        let unreachable = |e: &dyn std::fmt::Display| FetchError::Unreachable(format!("{e}"));
+        let mut stream =
+            TcpStream::connect_timeout(&sock, self.timeout).map_err(|e| unreachable(&e))?;
+        stream.set_nodelay(true).map_err(|e| unreachable(&e))?;
+        auth::connect_blocking(&mut stream, Role::Peer, &self.secret, self.timeout).map_err(
+            |e| match e {
+                crate::protocol::handshake::HandshakeError::Timeout
+                | crate::protocol::handshake::HandshakeError::Io(_) => unreachable(&e),
+                e => FetchError::Refused(format!("{addr}: {e}")),
+            },
+        )?;
+        stream
+            .set_read_timeout(Some(self.timeout))
+            .and_then(|_| stream.set_write_timeout(Some(self.timeout)))
+            .map_err(|e| unreachable(&e))?;
         Ok(stream)
     }
 
@@ -181,29 +218,56 @@ impl Connections {
     }
 
     /// Fetches chunks of `task` from the worker serving at `addr` (blocking; for compute
-    /// threads). A connection that failed is dropped, never reused.
+    /// threads), trying [`FETCH_TRIES`] times with backoff while the peer does not answer.
+    /// A connection that failed is dropped, never reused.
     pub fn fetch(
         &self,
         addr: &str,
         task: TaskId,
         chunks: &[ChunkIdx],
         max_frame: usize,
-    ) -> Result<Vec<(ChunkIdx, ArrayData)>, CodecError> {
+    ) -> Result<Vec<(ChunkIdx, ArrayData)>, FetchError> {
+        let request =
+            data::encode_request(task, chunks).map_err(|e| FetchError::Refused(e.to_string()))?;
+        let mut backoff = FETCH_BACKOFF;
+        let mut tries = 1;
+        loop {
+            match self.fetch_once(addr, &request, max_frame) {
+                Err(FetchError::Unreachable(e)) if tries < FETCH_TRIES => {
+                    tracing::warn!(peer = addr, "fetch try {tries} failed: {e}; retrying");
+                    std::thread::sleep(backoff);
+                    backoff *= 2;
+                    tries += 1;
+                }
+                other => return other,
+            }
+        }
+    }
+
+    fn fetch_once(
+        &self,
+        addr: &str,
+        request: &[u8],
+        max_frame: usize,
+    ) -> Result<Vec<(ChunkIdx, ArrayData)>, FetchError> {
         let mut stream = self.take(addr)?;
-        codec::write_frame(&mut stream, &data::encode_request(task, chunks)?)?;
-        let reply = codec::read_frame(&mut stream, max_frame)?;
+        let io = |e: CodecError| match e {
+            CodecError::Io(e) => FetchError::Unreachable(format!("{addr}: {e}")),
+            e => FetchError::Refused(format!("{addr}: {e}")),
+        };
+        codec::write_frame(&mut stream, request).map_err(io)?;
+        let reply = codec::read_frame(&mut stream, max_frame).map_err(io)?;
         self.give_back(addr, stream);
-        data::decode_answer(&reply)
+        data::decode_answer(&reply).map_err(|e| FetchError::Refused(e.to_string()))
     }
 }
 
 /// One fetch on a fresh connection.
 pub fn fetch(
     addr: &str,
-    secret: &Secret,
+    plane: &DataPlane,
     task: TaskId,
     chunks: &[ChunkIdx],
-    max_frame: usize,
-) -> Result<Vec<(ChunkIdx, ArrayData)>, CodecError> {
-    Connections::new(secret.clone()).fetch(addr, task, chunks, max_frame)
+) -> Result<Vec<(ChunkIdx, ArrayData)>, FetchError> {
+    Connections::new(plane.secret.clone(), plane.timeout).fetch(addr, task, chunks, plane.max_frame)
 }

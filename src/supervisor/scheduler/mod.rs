@@ -11,7 +11,7 @@
 
 pub mod state;
 
-use super::link::{Link, Send};
+use super::link::{Expel, Link, Send};
 use super::task_processor::{NoLiveWorkers, TaskProcessor, WorkerLost};
 use crate::ids::{ChunkIdx, TaskId, WorkerId};
 use crate::prepare::WorkerSlots;
@@ -126,9 +126,11 @@ impl Scheduler {
     }
 
     fn remove_worker(&mut self, worker: WorkerId, why: &str) {
-        if self.workers.remove(&worker).is_none() {
+        let Some(entry) = self.workers.remove(&worker) else {
             return;
-        }
+        };
+        // Whatever it still sends is stale (its work is re-queued): close its connection.
+        entry.link.do_send(Expel(format!("declared dead: {why}")));
         tracing::warn!(%worker, "worker is dead: {why}");
         let lost = self.state.remove_worker(worker);
         if self.workers.is_empty() {
@@ -203,6 +205,26 @@ impl Handler<RegisterWorker> for Scheduler {
         self.broadcast_peers();
         self.dispatch();
         MessageResult(id)
+    }
+}
+
+/// A peer did not serve chunks within `worker.fetch_timeout_ms`: it is dead to the cluster
+/// (frozen, partitioned or overloaded), so its work and chunks are recomputed elsewhere
+/// without waiting for `cluster.node_timeout_ms`.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct PeerUnreachable {
+    pub worker: WorkerId,
+    pub why: String,
+}
+
+impl Handler<PeerUnreachable> for Scheduler {
+    type Result = ();
+    fn handle(&mut self, m: PeerUnreachable, _: &mut Context<Self>) {
+        self.remove_worker(
+            m.worker,
+            &format!("a peer could not fetch from it: {}", m.why),
+        );
     }
 }
 
@@ -290,6 +312,9 @@ pub struct Finished {
 impl Handler<Finished> for Scheduler {
     type Result = ();
     fn handle(&mut self, m: Finished, _: &mut Context<Self>) {
+        if !self.workers.contains_key(&m.worker) {
+            return; // declared dead: its subtasks were re-queued
+        }
         let now = self.now_ms();
         self.state.heartbeat(m.worker, now);
         self.state

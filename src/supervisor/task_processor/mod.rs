@@ -8,7 +8,7 @@ mod views;
 
 pub use views::{GetFetchArgs, GetGraph, GraphView, SubtaskView};
 
-use super::scheduler::{GetWorkers, Release, Scheduler, StopTask, SubmitReady};
+use super::scheduler::{GetWorkers, PeerUnreachable, Release, Scheduler, StopTask, SubmitReady};
 use super::task_manager::TaskEnded;
 use crate::config::TaskConfig;
 use crate::graph::TileableGraph;
@@ -138,6 +138,9 @@ impl TaskProcessor {
                     task: self.task,
                     chunks,
                 }),
+                TaskOut::PeerUnreachable(worker, why) => {
+                    self.scheduler.do_send(PeerUnreachable { worker, why })
+                }
                 TaskOut::Finished(Ok(())) => self.end(TaskStatus::Succeeded, None),
                 TaskOut::Finished(Err(e)) if e == "cancelled" => {
                     self.end(TaskStatus::Cancelled, None)
@@ -341,9 +344,8 @@ impl Handler<FetchResult> for TaskProcessor {
                         let addr = addrs
                             .get(&w)
                             .ok_or_else(|| format!("{w} holding results is gone"))?;
-                        for (c, data) in
-                            transfer::fetch(addr, &data.secret, task, &chunks, data.max_frame)
-                                .map_err(|e| e.to_string())?
+                        for (c, data) in transfer::fetch(addr, &data, task, &chunks)
+                            .map_err(|e| format!("reading results from {w}: {e}"))?
                         {
                             store[c.index()] = Some(Arc::new(data));
                         }

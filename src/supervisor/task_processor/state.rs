@@ -9,16 +9,19 @@
 //! and so, transitively, does every finished producer of an input that is no longer
 //! available. Subtasks that were running there are re-queued. Each re-run counts against
 //! `subtask_max_retries`. A kernel error fails the task with the kernel's message.
+//!
+//! Outcomes are typed ([`SubtaskError`]): a fetch failure re-queues the subtask; a peer that
+//! did not answer within `worker.fetch_timeout_ms` is also dropped from this task's chunk
+//! locations at once (its chunks are recomputed elsewhere, without waiting for
+//! `node_timeout_ms`) and reported ([`TaskOut::PeerUnreachable`]) so the scheduler stops
+//! using it.
 
 use crate::graph::SubtaskGraph;
 use crate::ids::{ChunkIdx, SubtaskIdx, WorkerId};
-use crate::protocol::SubtaskReport;
+use crate::protocol::{SubtaskError, SubtaskReport};
 use crate::supervisor::scheduler::state::ReadySubtask;
 use std::collections::BTreeMap;
 use std::sync::Arc;
-
-/// Errors a worker reports for inputs it could not fetch: the subtask can run again.
-pub const FETCH_ERROR_PREFIX: &str = "fetch failed: ";
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SubState {
@@ -32,6 +35,8 @@ pub enum TaskOut {
     Submit(Vec<ReadySubtask>),
     /// Chunks to delete, per worker.
     Release(BTreeMap<WorkerId, Vec<ChunkIdx>>),
+    /// A worker did not serve inputs within the fetch timeout: treat it as dead.
+    PeerUnreachable(WorkerId, String),
     /// The task ended: `Ok` when every subtask finished.
     Finished(Result<(), String>),
 }
@@ -220,12 +225,22 @@ impl TaskState {
                         }
                     }
                 }
-                Err(msg) if msg.starts_with(FETCH_ERROR_PREFIX) => {
+                Err(SubtaskError::Fetch(_)) => {
                     self.state[s] = SubState::Waiting;
                     self.attempts[s] += 1;
                     retry = true;
                 }
-                Err(msg) => {
+                Err(SubtaskError::PeerUnreachable {
+                    worker: peer,
+                    message,
+                }) => {
+                    self.forget_locations(peer);
+                    self.outbox.push(TaskOut::PeerUnreachable(peer, message));
+                    self.state[s] = SubState::Waiting;
+                    self.attempts[s] += 1;
+                    retry = true;
+                }
+                Err(SubtaskError::Failed(msg)) => {
                     let id = self.graph.subtasks[s].id;
                     self.finish(Err(format!("subtask {id} failed: {msg}")));
                 }
@@ -248,11 +263,7 @@ impl TaskState {
     /// A worker died: its chunks are gone and `requeue` (what it ran or had queued) must run
     /// elsewhere.
     pub fn on_worker_lost(&mut self, worker: WorkerId, requeue: &[SubtaskIdx]) {
-        for loc in self.location.iter_mut() {
-            if matches!(loc, Some((w, _)) if *w == worker) {
-                *loc = None;
-            }
-        }
+        self.forget_locations(worker);
         for s in requeue {
             if self.state[s.index()] == SubState::Submitted {
                 self.state[s.index()] = SubState::Waiting;
@@ -260,6 +271,15 @@ impl TaskState {
             }
         }
         self.recover();
+    }
+
+    /// Chunks on `worker` are gone (or unreachable).
+    fn forget_locations(&mut self, worker: WorkerId) {
+        for loc in self.location.iter_mut() {
+            if matches!(loc, Some((w, _)) if *w == worker) {
+                *loc = None;
+            }
+        }
     }
 
     /// Re-runs finished producers of every chunk that is needed but no longer exists, then

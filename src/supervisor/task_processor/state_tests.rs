@@ -111,7 +111,9 @@ fn kernel_error_fails_the_task_with_its_message() {
         WorkerId(0),
         vec![SubtaskReport {
             subtask: SubtaskIdx(2),
-            outcome: Err("kernel rand failed: disk on fire".into()),
+            outcome: Err(SubtaskError::Failed(
+                "kernel rand failed: disk on fire".into(),
+            )),
         }],
     );
     let Some(TaskOut::Finished(Err(msg))) = st.outbox.last() else {
@@ -152,7 +154,7 @@ fn fetch_failures_requeue_instead_of_failing() {
         WorkerId(0),
         vec![SubtaskReport {
             subtask: SubtaskIdx(1),
-            outcome: Err(format!("{FETCH_ERROR_PREFIX}peer gone")),
+            outcome: Err(SubtaskError::Fetch("peer gone".into())),
         }],
     );
     assert_eq!(submitted(&mut st.outbox), vec![1]);
