@@ -38,6 +38,7 @@ impl Drop for Nodes {
 fn signal(child: &Child, sig: &str) {
     let _ = std::process::Command::new("kill")
         .args([&format!("-{sig}"), &child.id().to_string()])
+        .stderr(std::process::Stdio::null())
         .status();
 }
 
@@ -244,4 +245,55 @@ fn a_frozen_peer_costs_a_fetch_timeout_not_the_job() {
     let log = std::fs::read_to_string(nodes.dir.path().join("supervisor.log")).unwrap();
     assert!(log.contains("a peer could not fetch from it"), "{log}");
     signal(&nodes.workers[0], "CONT");
+}
+
+/// Kills or freezes the supervisor while both workers are busy; every worker must exit
+/// non-zero within 2 × `node_timeout_ms` (2 s here). Returns the slowest exit.
+fn workers_exit_when_the_supervisor(sig: &str) -> Duration {
+    let mut nodes = Nodes::supervisor("  node_timeout_ms: 2000\n", "");
+    for _ in 0..2 {
+        nodes.add_worker();
+    }
+    let mut c = nodes.client();
+    let t = ares::expr::evaluate(
+        "x = rand(6000000, chunk=20000, seed=9); sum(exp(sin(x) * 2) - x, axis=0)",
+    )
+    .unwrap();
+    let task = c
+        .submit_tileable_graph(&Tensor::graph(&[&t]), None)
+        .unwrap();
+    wait_progress(&mut c, task, 0.1);
+    signal(&nodes.supervisor, sig);
+    let gone = Instant::now();
+    let bound = Duration::from_secs(4);
+    let mut slowest = Duration::ZERO;
+    for (i, w) in nodes.workers.iter_mut().enumerate() {
+        let status = loop {
+            if let Some(s) = w.try_wait().unwrap() {
+                break s;
+            }
+            if gone.elapsed() > bound {
+                let log = nodes.dir.path().join(format!("w{i}.log"));
+                let log = std::fs::read_to_string(log).unwrap_or_default();
+                panic!("worker {i} still running after {bound:?}; its log:\n{log}");
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        };
+        slowest = slowest.max(gone.elapsed());
+        assert!(!status.success(), "worker {i} exited with {status}");
+    }
+    eprintln!("supervisor {sig}: workers exited non-zero within {slowest:?}");
+    slowest
+}
+
+#[test]
+fn busy_workers_exit_when_the_supervisor_is_killed() {
+    workers_exit_when_the_supervisor("KILL");
+}
+
+#[test]
+fn busy_workers_exit_when_the_supervisor_freezes() {
+    let took = workers_exit_when_the_supervisor("STOP");
+    // Silence, not a closed connection, told them: it takes the timeout.
+    assert!(took >= Duration::from_millis(2000), "{took:?}");
 }

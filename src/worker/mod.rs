@@ -1,15 +1,22 @@
 //! The worker node: registers with the supervisor, heartbeats, runs subtasks on a compute
 //! pool ([`pool`], never on the actor thread), keeps their outputs, serves chunks to peers, and reports
 //! results in batches.
+//!
+//! The supervisor link is watched both ways: the supervisor answers every heartbeat
+//! ([`ToWorker::HeartbeatAck`]), and a worker that hears nothing from it for
+//! `cluster.node_timeout_ms` (a frozen supervisor sends no FIN), or whose connection closes,
+//! exits with a non-zero code, busy or not, so a process manager (`restart: on-failure`)
+//! starts it afresh. Compute threads never block the actor thread that watches, and their
+//! peer fetches are bounded by `worker.fetch_timeout_ms`.
 
+mod execute;
 pub mod pool;
 pub mod storage;
 pub mod transfer;
 
 use crate::config::Config;
-use crate::executor::run_subtask;
 use crate::graph::WorkerGraph;
-use crate::ids::{ChunkIdx, SubtaskIdx, TaskId, WorkerId};
+use crate::ids::{SubtaskIdx, TaskId, WorkerId};
 use crate::protocol::handshake::Role;
 use crate::protocol::outbound::{Flush, Outbound};
 use crate::protocol::secret::Credentials;
@@ -19,7 +26,6 @@ use crate::protocol::{
 use actix::prelude::*;
 use bytes::BytesMut;
 use dashmap::{DashMap, DashSet};
-use rustc_hash::FxHashMap;
 use std::collections::{BTreeMap, HashMap};
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -54,6 +60,10 @@ pub struct Worker {
     pool: pool::ComputePool,
     reports: BTreeMap<TaskId, Vec<SubtaskReport>>,
     lost_supervisor: bool,
+    /// When the supervisor last sent anything (heartbeat acks included).
+    last_heard: std::time::Instant,
+    /// Silence from the supervisor after which it counts as gone.
+    supervisor_timeout: Duration,
 }
 
 /// Collects what the compute threads finished since the last drain.
@@ -85,6 +95,16 @@ impl Actor for Worker {
         };
         self.out.push(hello, ctx);
         ctx.run_interval(self.heartbeat, |act, ctx| {
+            let silent = act.last_heard.elapsed();
+            if silent > act.supervisor_timeout {
+                tracing::warn!(
+                    "no answer from the supervisor for {} ms (cluster.node_timeout_ms)",
+                    silent.as_millis()
+                );
+                act.lost_supervisor = true;
+                ctx.stop();
+                return;
+            }
             let storage = &act.shared.storage;
             let beat = FromWorker::Heartbeat {
                 stored_chunks: storage.len() as u64,
@@ -94,6 +114,9 @@ impl Actor for Worker {
         });
     }
 
+    /// Whenever the supervisor link is unusable (closed, reset, silent, corrupt, refused) the
+    /// worker is useless: the process exits non-zero. (A signal stops the actor too; that
+    /// exit keeps the system's code.)
     fn stopped(&mut self, _: &mut Context<Self>) {
         if self.lost_supervisor {
             tracing::warn!(worker = ?self.me, "lost the supervisor; worker stops");
@@ -102,7 +125,13 @@ impl Actor for Worker {
     }
 }
 
-impl actix::io::WriteHandler<std::io::Error> for Worker {}
+impl actix::io::WriteHandler<std::io::Error> for Worker {
+    fn error(&mut self, e: std::io::Error, _: &mut Context<Self>) -> Running {
+        tracing::error!("cannot write to the supervisor: {e}");
+        self.lost_supervisor = true;
+        Running::Stop
+    }
+}
 
 impl Handler<Flush> for Worker {
     type Result = ();
@@ -113,6 +142,7 @@ impl Handler<Flush> for Worker {
         }
         if let Err(e) = self.out.flush() {
             tracing::error!("cannot encode a frame: {e}");
+            self.lost_supervisor = true;
             ctx.stop();
         }
     }
@@ -154,6 +184,7 @@ impl Handler<StorageStats> for Worker {
 
 impl StreamHandler<Result<BytesMut, std::io::Error>> for Worker {
     fn handle(&mut self, frame: Result<BytesMut, std::io::Error>, ctx: &mut Context<Self>) {
+        self.last_heard = std::time::Instant::now();
         let messages = match frame
             .map_err(|e| e.to_string())
             .and_then(|f| codec::decode_frame::<ToWorker>(&f).map_err(|e| e.to_string()))
@@ -161,6 +192,7 @@ impl StreamHandler<Result<BytesMut, std::io::Error>> for Worker {
             Ok(m) => m,
             Err(e) => {
                 tracing::error!("bad frame from the supervisor: {e}");
+                self.lost_supervisor = true;
                 ctx.stop();
                 return;
             }
@@ -240,7 +272,7 @@ impl Worker {
             let (graph, shared, addr) = (graph.clone(), self.shared.clone(), addr.clone());
             let depth = run.depth;
             let work: pool::Work = Box::new(move || {
-                if let Some(report) = execute_one(&graph, task, run, me, &shared) {
+                if let Some(report) = execute::execute_one(&graph, task, run, me, &shared) {
                     shared
                         .finished
                         .lock()
@@ -255,121 +287,6 @@ impl Worker {
         });
         self.pool.submit_all(jobs);
     }
-}
-
-/// Fetches inputs (local first, then batched per peer), computes, stores the outputs.
-fn execute_one(
-    graph: &WorkerGraph,
-    task: TaskId,
-    run: RunSubtask,
-    me: WorkerId,
-    shared: &Shared,
-) -> Option<SubtaskReport> {
-    let s = run.subtask;
-    if shared.cancelled.remove(&(task, s)).is_some() {
-        return None;
-    }
-    // A panic anywhere in fetching or computing is this subtask's error, never a lost report.
-    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        let mut fetched: FxHashMap<ChunkIdx, Arc<crate::array::ArrayData>> = FxHashMap::default();
-        let mut remote: BTreeMap<WorkerId, Vec<ChunkIdx>> = BTreeMap::new();
-        for (c, w) in &run.inputs {
-            match shared.storage.get(task, *c) {
-                Some(d) => {
-                    fetched.insert(*c, d);
-                }
-                None if *w == me => {
-                    return Err(SubtaskError::Fetch(format!("chunk {c} is no longer here")))
-                }
-                None => remote.entry(*w).or_default().push(*c),
-            }
-        }
-        // Members reading another task's result: from this worker or the one holding it.
-        let mut remote_fetch: BTreeMap<(WorkerId, TaskId), Vec<(ChunkIdx, ChunkIdx)>> =
-            BTreeMap::new();
-        for &m in graph.members.row(s.index()) {
-            let idx = ChunkIdx(m);
-            if let crate::ops::OpArgs::FetchChunk {
-                task: src,
-                chunk,
-                worker,
-            } = graph.chunks.args_of(idx)
-            {
-                match shared.storage.get(*src, ChunkIdx(*chunk)) {
-                    Some(d) => {
-                        fetched.insert(idx, d);
-                    }
-                    None => remote_fetch
-                        .entry((WorkerId(*worker), *src))
-                        .or_default()
-                        .push((ChunkIdx(*chunk), idx)),
-                }
-            }
-        }
-        for ((w, src), pairs) in remote_fetch {
-            let addr = shared.peers.get(&w).map(|a| a.clone()).ok_or_else(|| {
-                SubtaskError::Failed(format!("result of {src} was on {w}, which is gone"))
-            })?;
-            let wanted: Vec<ChunkIdx> = pairs.iter().map(|p| p.0).collect();
-            let data = shared
-                .connections
-                .fetch(&addr, src, &wanted, shared.max_frame)
-                .map_err(|e| {
-                    SubtaskError::Failed(format!("cannot read the result of {src} from {w}: {e}"))
-                })?;
-            let by_source: FxHashMap<ChunkIdx, crate::array::ArrayData> =
-                data.into_iter().collect();
-            for (source, member) in pairs {
-                let d = by_source.get(&source).cloned().ok_or_else(|| {
-                    SubtaskError::Failed(format!("{w} did not send chunk {source} of {src}"))
-                })?;
-                fetched.insert(member, Arc::new(d));
-            }
-        }
-        for (w, chunks) in remote {
-            let addr = shared
-                .peers
-                .get(&w)
-                .map(|a| a.clone())
-                .ok_or_else(|| SubtaskError::Fetch(format!("no address for {w}")))?;
-            let data = shared
-                .connections
-                .fetch(&addr, task, &chunks, shared.max_frame)
-                .map_err(|e| match e {
-                    transfer::FetchError::Unreachable(message) => {
-                        SubtaskError::PeerUnreachable { worker: w, message }
-                    }
-                    e => SubtaskError::Fetch(format!("{w} at {addr}: {e}")),
-                })?;
-            for (c, d) in data {
-                fetched.insert(c, Arc::new(d));
-            }
-        }
-        let (members, outputs) = (graph.members.row(s.index()), graph.outputs.row(s.index()));
-        let outputs = run_subtask(&graph.chunks, members, outputs, &fetched)
-            .map_err(|e| SubtaskError::Failed(e.to_string()))?;
-        Ok(outputs
-            .into_iter()
-            .map(|(c, d)| {
-                let size = d.nbytes() as u64;
-                shared.storage.put(task, c, d);
-                (c, size)
-            })
-            .collect())
-    }))
-    .unwrap_or_else(|panic| {
-        Err(SubtaskError::Failed(format!(
-            "panicked: {}",
-            crate::prepare::panic_message(panic.as_ref())
-        )))
-    });
-    if shared.cancelled.remove(&(task, s)).is_some() {
-        return None;
-    }
-    Some(SubtaskReport {
-        subtask: s,
-        outcome,
-    })
 }
 
 /// Connects to the supervisor (retrying for up to `wait`) and starts a worker on the current
@@ -426,6 +343,7 @@ pub async fn start(
     });
     let heartbeat = Duration::from_millis(config.cluster.heartbeat_interval_ms);
     let memory_limit = config.worker.memory_limit;
+    let supervisor_timeout = Duration::from_millis(config.cluster.node_timeout_ms);
     let addr = Worker::create(move |ctx| {
         let (read, write) = stream.into_split();
         let limit = codec::FrameLimit::new(max_frame);
@@ -442,6 +360,8 @@ pub async fn start(
             pool,
             reports: BTreeMap::new(),
             lost_supervisor: false,
+            last_heard: std::time::Instant::now(),
+            supervisor_timeout,
         }
     });
     Ok((addr, data_addr))
