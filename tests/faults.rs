@@ -10,6 +10,7 @@ use ares::protocol::secret::Secret;
 use ares::protocol::{TaskInfo, TaskStatus};
 use ares::tensor::Tensor;
 use common::cluster::{node, wait_ready};
+
 use std::process::Child;
 use std::time::{Duration, Instant};
 
@@ -79,14 +80,28 @@ impl Nodes {
 
     /// Starts one more worker; returns its data-plane address.
     fn add_worker(&mut self) -> String {
-        let ready = self
-            .dir
-            .path()
-            .join(format!("w{}.json", self.workers.len()));
-        let args = ["node", "--role", "worker", "--config", &self.cfg];
-        let mut args = args.to_vec();
-        args.extend(["--supervisor", &self.addr]);
-        self.workers.push(node(&args, &ready));
+        self.add_worker_limited(None)
+    }
+
+    /// Starts one more worker, with at most `vm_kb` of virtual memory (`ulimit -v`) if set.
+    fn add_worker_limited(&mut self, vm_kb: Option<u64>) -> String {
+        let n = self.workers.len();
+        let ready = self.dir.path().join(format!("w{n}.json"));
+        let bin = env!("CARGO_BIN_EXE_ares");
+        let limit = vm_kb.map_or(String::new(), |kb| format!("ulimit -v {kb} && "));
+        let script = format!("{limit}exec \"$0\" \"$@\"");
+        let rd = ready.to_str().unwrap();
+        let mut args = vec!["-c", &script, bin, "node", "--role", "worker"];
+        args.extend(["--config", &self.cfg, "--supervisor", &self.addr]);
+        args.extend(["--ready-file", rd]);
+        let log = std::fs::File::create(ready.with_extension("log")).unwrap();
+        let child = std::process::Command::new("bash")
+            .args(&args)
+            .stdout(std::process::Stdio::null())
+            .stderr(log)
+            .spawn()
+            .unwrap();
+        self.workers.push(child);
         wait_ready(&ready).0
     }
 
@@ -296,4 +311,41 @@ fn busy_workers_exit_when_the_supervisor_freezes() {
     let took = workers_exit_when_the_supervisor("STOP");
     // Silence, not a closed connection, told them: it takes the timeout.
     assert!(took >= Duration::from_millis(2000), "{took:?}");
+}
+
+#[test]
+fn a_subtask_that_kills_every_worker_fails_its_task_by_name() {
+    // Each worker may map 1.5 GB; one chunk of 4·10^8 float64 ones (3.2 GB) aborts it, as an
+    // out-of-memory kill would.
+    let mut nodes = Nodes::supervisor(
+        "  node_timeout_ms: 2000\n  no_worker_timeout_ms: 20000\nscheduling:\n  subtask_max_retries: 2\n",
+        "",
+    );
+    for _ in 0..3 {
+        nodes.add_worker_limited(Some(1_500_000));
+    }
+    let mut c = nodes.client();
+    let start = Instant::now();
+    let task = submit(&mut c, "sum(ones(400000000, chunk=400000000))");
+    let info = wait_end(&mut c, task, Duration::from_secs(30));
+    eprintln!("killer subtask: task failed after {:?}", start.elapsed());
+    assert_eq!(info.status, TaskStatus::Failed, "{info:?}");
+    let error = info.error.unwrap();
+    assert!(error.starts_with("subtask "), "{error}");
+    assert!(error.contains("(full, sum)"), "{error}");
+    assert!(
+        error.contains("had to run again 3 times, over scheduling.subtask_max_retries = 2"),
+        "{error}"
+    );
+    assert!(
+        error.contains("was lost while it had the subtask (connection closed)"),
+        "{error}"
+    );
+    for (i, w) in nodes.workers.iter_mut().enumerate() {
+        let status = w.try_wait().unwrap();
+        assert!(
+            status.is_some_and(|s| !s.success()),
+            "worker {i}: {status:?}"
+        );
+    }
 }

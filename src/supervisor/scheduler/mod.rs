@@ -138,7 +138,11 @@ impl Scheduler {
         }
         for (task, (processor, _, _)) in &self.processors {
             let subtasks = lost.get(task).cloned().unwrap_or_default();
-            processor.do_send(WorkerLost { worker, subtasks });
+            processor.do_send(WorkerLost {
+                worker,
+                subtasks,
+                why: why.to_string(),
+            });
         }
         self.broadcast_peers();
         self.dispatch();

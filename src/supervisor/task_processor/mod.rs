@@ -222,13 +222,15 @@ impl Handler<Reports> for TaskProcessor {
 pub struct WorkerLost {
     pub worker: WorkerId,
     pub subtasks: Vec<SubtaskIdx>,
+    /// Why it counts as lost ("connection closed", "missed its heartbeats", ...).
+    pub why: String,
 }
 
 impl Handler<WorkerLost> for TaskProcessor {
     type Result = ();
     fn handle(&mut self, m: WorkerLost, ctx: &mut Context<Self>) {
         if let Some(s) = self.state.as_mut() {
-            s.on_worker_lost(m.worker, &m.subtasks);
+            s.on_worker_lost(m.worker, &m.subtasks, &m.why);
             self.flush(ctx);
         }
     }

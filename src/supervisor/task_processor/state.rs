@@ -47,6 +47,8 @@ pub struct TaskState {
     location: Vec<Option<(WorkerId, u64)>>,
     refs: Vec<u32>,
     attempts: Vec<u32>,
+    /// Why each subtask last had to run again (for the error once its retries run out).
+    causes: Vec<Option<String>>,
     done: usize,
     max_retries: u32,
     ended: bool,
@@ -62,6 +64,7 @@ impl TaskState {
             location: vec![None; n_chunks],
             refs,
             attempts: vec![0; graph.len()],
+            causes: vec![None; graph.len()],
             done: 0,
             max_retries,
             ended: false,
@@ -225,7 +228,8 @@ impl TaskState {
                         }
                     }
                 }
-                Err(SubtaskError::Fetch(_)) => {
+                Err(e @ SubtaskError::Fetch(_)) => {
+                    self.causes[s] = Some(e.to_string());
                     self.state[s] = SubState::Waiting;
                     self.attempts[s] += 1;
                     retry = true;
@@ -260,17 +264,44 @@ impl TaskState {
         }
     }
 
-    /// A worker died: its chunks are gone and `requeue` (what it ran or had queued) must run
-    /// elsewhere.
-    pub fn on_worker_lost(&mut self, worker: WorkerId, requeue: &[SubtaskIdx]) {
+    /// A worker died (`why`): its chunks are gone and `requeue` (what it ran or had queued)
+    /// must run elsewhere.
+    pub fn on_worker_lost(&mut self, worker: WorkerId, requeue: &[SubtaskIdx], why: &str) {
         self.forget_locations(worker);
         for s in requeue {
             if self.state[s.index()] == SubState::Submitted {
                 self.state[s.index()] = SubState::Waiting;
                 self.attempts[s.index()] += 1;
+                self.causes[s.index()] = Some(format!(
+                    "{worker} was lost while it had the subtask ({why})"
+                ));
             }
         }
         self.recover();
+    }
+
+    /// The error of a subtask that ran out of retries: which subtask, its operations and
+    /// the last cause.
+    fn retries_exhausted(&self, s: usize) -> String {
+        let id = self.graph.subtasks[s].id;
+        let chunks = &self.graph.chunks;
+        let mut ops: Vec<&str> = Vec::new();
+        for c in self.graph.members.row(s) {
+            match chunks.args_of(ChunkIdx(*c)) {
+                crate::ops::OpArgs::Fuse(steps) => {
+                    ops.extend(steps.iter().map(|step| step.op.name()))
+                }
+                _ => ops.push(chunks.nodes[*c as usize].op.name()),
+            }
+        }
+        ops.dedup();
+        let cause = self.causes[s].as_deref().unwrap_or("unknown");
+        format!(
+            "subtask {id} ({}) had to run again {} times, over scheduling.subtask_max_retries = {}; last cause: {cause}",
+            ops.join(", "),
+            self.attempts[s],
+            self.max_retries
+        )
     }
 
     /// Chunks on `worker` are gone (or unreachable).
@@ -306,13 +337,14 @@ impl TaskState {
                 self.state[s] = SubState::Waiting;
                 self.done -= 1;
                 self.attempts[s] += 1;
+                self.causes[s] = Some("its output was lost with its worker".into());
                 for &c in self.graph.inputs.row(s) {
                     self.refs[c as usize] += 1;
                 }
             }
             if self.attempts[s] > self.max_retries {
-                let id = self.graph.subtasks[s].id;
-                self.finish(Err(format!("subtask {id} lost its worker or inputs {} times (scheduling.subtask_max_retries = {})", self.attempts[s], self.max_retries)));
+                let error = self.retries_exhausted(s);
+                self.finish(Err(error));
                 return;
             }
             for &c in self.graph.inputs.row(s) {

@@ -87,7 +87,11 @@ fn lost_worker_reruns_producers_of_lost_chunks() {
     st.on_reports(WorkerId(1), vec![ok(&st, 2), ok(&st, 3)]);
     assert_eq!(submitted(&mut st.outbox), vec![4, 5, 6, 7]);
     // w0 dies while running s4 and s5: its chunks (outputs of s0, s1) are lost.
-    st.on_worker_lost(WorkerId(0), &[SubtaskIdx(4), SubtaskIdx(5)]);
+    st.on_worker_lost(
+        WorkerId(0),
+        &[SubtaskIdx(4), SubtaskIdx(5)],
+        "connection closed",
+    );
     assert_eq!(
         submitted(&mut st.outbox),
         vec![0, 1],
@@ -136,13 +140,20 @@ fn retries_are_bounded() {
     let mut st = state(1);
     st.start();
     st.outbox.clear();
-    st.on_worker_lost(WorkerId(0), &[SubtaskIdx(0)]);
+    st.on_worker_lost(WorkerId(0), &[SubtaskIdx(0)], "connection closed");
     assert_eq!(submitted(&mut st.outbox), vec![0]);
-    st.on_worker_lost(WorkerId(1), &[SubtaskIdx(0)]);
+    st.on_worker_lost(WorkerId(1), &[SubtaskIdx(0)], "connection closed");
     let Some(TaskOut::Finished(Err(msg))) = st.outbox.last() else {
         panic!("{:?}", st.outbox)
     };
-    assert!(msg.contains("subtask_max_retries"), "{msg}");
+    assert!(msg.contains("subtask_max_retries = 1"), "{msg}");
+    // It names the subtask, its operations and the last cause.
+    let id = st.graph.subtasks[0].id;
+    assert!(msg.starts_with(&format!("subtask {id} (rand)")), "{msg}");
+    assert!(
+        msg.ends_with("last cause: w1 was lost while it had the subtask (connection closed)"),
+        "{msg}"
+    );
 }
 
 #[test]
