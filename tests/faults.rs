@@ -349,3 +349,45 @@ fn a_subtask_that_kills_every_worker_fails_its_task_by_name() {
         );
     }
 }
+
+#[test]
+fn a_worker_paused_past_the_node_timeout_is_expelled_and_the_job_ends_exact() {
+    let mut nodes = Nodes::supervisor("  node_timeout_ms: 1000\n", "");
+    for _ in 0..3 {
+        nodes.add_worker();
+    }
+    let mut c = nodes.client();
+    let (t, want) =
+        heavy_job("x = rand(3000000, chunk=20000, seed=9); sum(exp(sin(x) * 2) - x, axis=0)");
+    let task = c
+        .submit_tileable_graph(&Tensor::graph(&[&t]), None)
+        .unwrap();
+    wait_progress(&mut c, task, 0.2);
+    signal(&nodes.workers[1], "STOP");
+    std::thread::sleep(Duration::from_millis(2500));
+    signal(&nodes.workers[1], "CONT");
+    let resumed = Instant::now();
+    let info = wait_end(&mut c, task, Duration::from_secs(60));
+    assert_eq!(info.status, TaskStatus::Succeeded, "{info:?}");
+    common::assert_close(&c.fetch(task).unwrap().remove(0), &want, "after a pause");
+    // Declared dead, it is told so on resuming and exits non-zero (for its process manager
+    // to restart it) instead of lingering as a zombie.
+    let w = &mut nodes.workers[1];
+    let status = loop {
+        if let Some(s) = w.try_wait().unwrap() {
+            break s;
+        }
+        assert!(
+            resumed.elapsed() < Duration::from_secs(5),
+            "the paused worker lingers"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    eprintln!(
+        "paused worker: exited {status} {:?} after resuming",
+        resumed.elapsed()
+    );
+    assert!(!status.success());
+    let log = std::fs::read_to_string(nodes.dir.path().join("supervisor.log")).unwrap();
+    assert!(log.contains("missed its heartbeats"), "{log}");
+}
