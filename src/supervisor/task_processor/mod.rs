@@ -17,7 +17,7 @@ use crate::prepare::{prepare, uniform_cluster};
 use crate::protocol::{codec, SubtaskReport, TaskInfo, TaskStatus};
 use crate::worker::transfer;
 use actix::prelude::*;
-use state::{TaskOut, TaskState};
+use state::{TaskEnd, TaskOut, TaskState};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -141,11 +141,9 @@ impl TaskProcessor {
                 TaskOut::PeerUnreachable(worker, why) => {
                     self.scheduler.do_send(PeerUnreachable { worker, why })
                 }
-                TaskOut::Finished(Ok(())) => self.end(TaskStatus::Succeeded, None),
-                TaskOut::Finished(Err(e)) if e == "cancelled" => {
-                    self.end(TaskStatus::Cancelled, None)
-                }
-                TaskOut::Finished(Err(e)) => self.end(TaskStatus::Failed, Some(e)),
+                TaskOut::Finished(TaskEnd::Succeeded) => self.end(TaskStatus::Succeeded, None),
+                TaskOut::Finished(TaskEnd::Cancelled) => self.end(TaskStatus::Cancelled, None),
+                TaskOut::Finished(TaskEnd::Failed(e)) => self.end(TaskStatus::Failed, Some(e)),
             }
         }
     }

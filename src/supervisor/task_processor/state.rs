@@ -37,8 +37,18 @@ pub enum TaskOut {
     Release(BTreeMap<WorkerId, Vec<ChunkIdx>>),
     /// A worker did not serve inputs within the fetch timeout: treat it as dead.
     PeerUnreachable(WorkerId, String),
-    /// The task ended: `Ok` when every subtask finished.
-    Finished(Result<(), String>),
+    /// The task ended.
+    Finished(TaskEnd),
+}
+
+/// How a task ended: decided on the variant, never on the message's text.
+#[derive(Clone, Debug, PartialEq)]
+pub enum TaskEnd {
+    /// Every subtask finished.
+    Succeeded,
+    /// The message says which subtask and why.
+    Failed(String),
+    Cancelled,
 }
 
 pub struct TaskState {
@@ -105,7 +115,7 @@ impl TaskState {
     pub fn start(&mut self) {
         self.submit_ready();
         if self.graph.is_empty() {
-            self.finish(Ok(()));
+            self.finish(TaskEnd::Succeeded);
         }
     }
 
@@ -187,7 +197,7 @@ impl TaskState {
         self.outbox.push(TaskOut::Submit(items));
     }
 
-    fn finish(&mut self, result: Result<(), String>) {
+    fn finish(&mut self, result: TaskEnd) {
         if !self.ended {
             self.ended = true;
             self.outbox.push(TaskOut::Finished(result));
@@ -246,7 +256,7 @@ impl TaskState {
                 }
                 Err(SubtaskError::Failed(msg)) => {
                     let id = self.graph.subtasks[s].id;
-                    self.finish(Err(format!("subtask {id} failed: {msg}")));
+                    self.finish(TaskEnd::Failed(format!("subtask {id} failed: {msg}")));
                 }
             }
         }
@@ -260,7 +270,7 @@ impl TaskState {
             self.recover();
         }
         if self.done == self.graph.len() {
-            self.finish(Ok(()));
+            self.finish(TaskEnd::Succeeded);
         }
     }
 
@@ -344,7 +354,7 @@ impl TaskState {
             }
             if self.attempts[s] > self.max_retries {
                 let error = self.retries_exhausted(s);
-                self.finish(Err(error));
+                self.finish(TaskEnd::Failed(error));
                 return;
             }
             for &c in self.graph.inputs.row(s) {
@@ -359,7 +369,7 @@ impl TaskState {
 
     /// Stops the task: every kept chunk is released.
     pub fn cancel(&mut self) {
-        self.finish(Err("cancelled".into()));
+        self.finish(TaskEnd::Cancelled);
         self.release_all();
     }
 

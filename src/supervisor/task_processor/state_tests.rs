@@ -72,7 +72,7 @@ fn runs_in_dependency_order_and_releases_consumed_chunks() {
     assert!(matches!(&st.outbox[0], TaskOut::Release(r) if r[&WorkerId(0)].len() == 4));
     st.outbox.clear();
     st.on_reports(WorkerId(1), vec![ok(&st, 8)]);
-    assert!(st.outbox.contains(&TaskOut::Finished(Ok(()))));
+    assert!(st.outbox.contains(&TaskOut::Finished(TaskEnd::Succeeded)));
     assert_eq!(st.progress(), 1.0);
     assert_eq!(st.result_locations().len(), 1);
 }
@@ -104,7 +104,7 @@ fn lost_worker_reruns_producers_of_lost_chunks() {
     let reports = (4..8).map(|s| ok(&st, s)).collect();
     st.on_reports(WorkerId(1), reports);
     st.on_reports(WorkerId(1), vec![ok(&st, 8)]);
-    assert!(st.outbox.contains(&TaskOut::Finished(Ok(()))));
+    assert!(st.outbox.contains(&TaskOut::Finished(TaskEnd::Succeeded)));
 }
 
 #[test]
@@ -120,7 +120,7 @@ fn kernel_error_fails_the_task_with_its_message() {
             )),
         }],
     );
-    let Some(TaskOut::Finished(Err(msg))) = st.outbox.last() else {
+    let Some(TaskOut::Finished(TaskEnd::Failed(msg))) = st.outbox.last() else {
         panic!("{:?}", st.outbox)
     };
     assert!(
@@ -143,7 +143,7 @@ fn retries_are_bounded() {
     st.on_worker_lost(WorkerId(0), &[SubtaskIdx(0)], "connection closed");
     assert_eq!(submitted(&mut st.outbox), vec![0]);
     st.on_worker_lost(WorkerId(1), &[SubtaskIdx(0)], "connection closed");
-    let Some(TaskOut::Finished(Err(msg))) = st.outbox.last() else {
+    let Some(TaskOut::Finished(TaskEnd::Failed(msg))) = st.outbox.last() else {
         panic!("{:?}", st.outbox)
     };
     assert!(msg.contains("subtask_max_retries = 1"), "{msg}");
