@@ -18,6 +18,17 @@ use actix::prelude::*;
 use std::collections::{BTreeMap, HashMap};
 use std::time::Duration;
 
+/// Why a submission was refused: callers decide on the variant (HTTP 404 or 400), never on
+/// the text.
+#[derive(Debug, thiserror::Error)]
+pub enum SubmitError {
+    #[error("unknown session {0:?}")]
+    UnknownSession(String),
+    /// A limit, a bad name, an invalid graph or config: the message says which.
+    #[error("{0}")]
+    Refused(String),
+}
+
 /// The session of tasks submitted over the native protocol.
 pub const DEFAULT_SESSION: &str = "default";
 
@@ -111,10 +122,23 @@ impl TaskManager {
         fuse_enabled: Option<bool>,
         name: Option<String>,
         ctx: &mut Context<Self>,
-    ) -> Result<TaskId, String> {
+    ) -> Result<TaskId, SubmitError> {
         if !self.sessions.contains_key(session) {
-            return Err(format!("unknown session {session:?}"));
+            return Err(SubmitError::UnknownSession(session.to_string()));
         }
+        self.admit(session, graph, config, fuse_enabled, name, ctx)
+            .map_err(SubmitError::Refused)
+    }
+
+    fn admit(
+        &mut self,
+        session: &str,
+        graph: TileableGraph,
+        config: Option<TaskConfig>,
+        fuse_enabled: Option<bool>,
+        name: Option<String>,
+        ctx: &mut Context<Self>,
+    ) -> Result<TaskId, String> {
         self.admission.admit(session, &graph)?;
         if let Some(n) = &name {
             if !valid_result_name(n) {
@@ -167,7 +191,7 @@ impl Actor for TaskManager {
 
 /// Submits a tileable graph to a session.
 #[derive(Message)]
-#[rtype(result = "Result<TaskId, String>")]
+#[rtype(result = "Result<TaskId, SubmitError>")]
 pub struct SubmitTask {
     pub session: String,
     pub graph: TileableGraph,
@@ -179,7 +203,7 @@ pub struct SubmitTask {
 }
 
 impl Handler<SubmitTask> for TaskManager {
-    type Result = Result<TaskId, String>;
+    type Result = Result<TaskId, SubmitError>;
     fn handle(&mut self, m: SubmitTask, ctx: &mut Context<Self>) -> Self::Result {
         self.submit(&m.session, m.graph, m.config, m.fuse_enabled, m.name, ctx)
     }
@@ -332,7 +356,9 @@ impl Handler<FromClient> for TaskManager {
                 fuse_enabled,
                 config,
             } => {
-                let task = self.submit(DEFAULT_SESSION, graph, config, fuse_enabled, None, ctx);
+                let task = self
+                    .submit(DEFAULT_SESSION, graph, config, fuse_enabled, None, ctx)
+                    .map_err(|e| e.to_string());
                 Box::pin(async move { ClientReply::Submitted { request, task } })
             }
             ClientRequest::GetInfo { request, task } => {

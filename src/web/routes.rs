@@ -8,7 +8,8 @@ use crate::ids::TaskId;
 use crate::protocol::{codec, TaskInfo};
 use crate::supervisor::scheduler::GetClusterStatus;
 use crate::supervisor::task_manager::{
-    CreateSession, DeleteSession, FindTask, ListSessions, Names, ReleaseTask, SubmitTask,
+    CreateSession, DeleteSession, FindTask, ListSessions, Names, ReleaseTask, SubmitError,
+    SubmitTask,
 };
 use crate::supervisor::task_processor::{
     Cancel, FetchResult, GetFetchArgs, GetGraph, GetInfo, TaskProcessor, WaitDone,
@@ -225,8 +226,8 @@ async fn submit(
     };
     match state.manager.send(submit).await.map_err(mailbox)? {
         Ok(task) => Ok(HttpResponse::Created().json(json!({ "task_id": task.0 }))),
-        Err(e) if e.starts_with("unknown session") => Err(ApiError::not_found(e)),
-        Err(e) => Err(ApiError::bad_request(e)),
+        Err(e @ SubmitError::UnknownSession(_)) => Err(ApiError::not_found(e.to_string())),
+        Err(e @ SubmitError::Refused(_)) => Err(ApiError::bad_request(e.to_string())),
     }
 }
 
