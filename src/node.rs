@@ -75,41 +75,54 @@ pub fn run_node(
             creds.check_exposure("the worker's data plane", &config.worker.data_listen, allow)?
         }
     }
-    let system = actix_rt::System::new();
-    let ready = ready_file.map(Path::to_path_buf);
-    let started: anyhow::Result<()> = system.block_on(async move {
-        let (addr, web) = match role {
-            Role::Supervisor => {
-                let s = supervisor::start(&config, &creds).await?;
-                (s.rpc_addr, s.web_addr)
+    let config_rejoin_ms = config.cluster.node_timeout_ms;
+    // A worker that lost its supervisor after registering starts afresh (no stale chunks,
+    // graphs or ids survive) and tries to rejoin for up to `cluster.node_timeout_ms`.
+    let mut wait = Duration::from_secs(30);
+    loop {
+        let system = actix_rt::System::new();
+        let ready = ready_file.map(Path::to_path_buf);
+        let (config, creds) = (config.clone(), creds.clone());
+        let supervisor_addr = supervisor_addr.clone();
+        let started: anyhow::Result<()> = system.block_on(async move {
+            let (addr, web) = match role {
+                Role::Supervisor => {
+                    let s = supervisor::start(&config, &creds).await?;
+                    (s.rpc_addr, s.web_addr)
+                }
+                Role::Worker => {
+                    let sup = supervisor_addr
+                        .or(config.cluster.supervisor.clone())
+                        .ok_or_else(|| anyhow::anyhow!("a worker needs --supervisor HOST:PORT or cluster.supervisor in its config"))?;
+                    (worker::start(&config, &creds, &sup, wait).await?.1, None)
+                }
+            };
+            if let Some(path) = &ready {
+                write_ready_file(path, addr, web, role)?;
             }
-            Role::Worker => {
-                let sup = supervisor_addr
-                    .or(config.cluster.supervisor.clone())
-                    .ok_or_else(|| anyhow::anyhow!("a worker needs --supervisor HOST:PORT or cluster.supervisor in its config"))?;
-                (worker::start(&config, &creds, &sup, Duration::from_secs(30)).await?.1, None)
+            match web {
+                Some(w) => eprintln!("ares {role:?} ready on {addr}, web on http://{w}"),
+                None => eprintln!("ares {role:?} ready on {addr}"),
             }
-        };
-        if let Some(path) = &ready {
-            write_ready_file(path, addr, web, role)?;
-        }
-        match web {
-            Some(w) => eprintln!("ares {role:?} ready on {addr}, web on http://{w}"),
-            None => eprintln!("ares {role:?} ready on {addr}"),
-        }
-        actix_rt::spawn(async {
-            shutdown_signal().await;
-            tracing::info!("signal received; shutting down");
-            actix_rt::System::current().stop();
+            actix_rt::spawn(async {
+                shutdown_signal().await;
+                tracing::info!("signal received; shutting down");
+                actix_rt::System::current().stop();
+            });
+            Ok(())
         });
-        Ok(())
-    });
-    started?;
-    let code = system.run_with_code()?;
-    if code != 0 {
-        anyhow::bail!("node stopped with code {code}");
+        started?;
+        let code = system.run_with_code()?;
+        if role == Role::Worker && code == worker::REJOIN_EXIT {
+            wait = Duration::from_millis(config_rejoin_ms);
+            tracing::warn!("rejoining the supervisor for up to {} ms", config_rejoin_ms);
+            continue;
+        }
+        if code != 0 {
+            anyhow::bail!("node stopped with code {code}");
+        }
+        return Ok(());
     }
-    Ok(())
 }
 
 /// A supervisor and `workers` workers running on a background thread, sharing a random

@@ -4,10 +4,14 @@
 //!
 //! The supervisor link is watched both ways: the supervisor answers every heartbeat
 //! ([`ToWorker::HeartbeatAck`]), and a worker that hears nothing from it for
-//! `cluster.node_timeout_ms` (a frozen supervisor sends no FIN), or whose connection closes,
-//! exits with a non-zero code, busy or not, so a process manager (`restart: on-failure`)
-//! starts it afresh. Compute threads never block the actor thread that watches, and their
-//! peer fetches are bounded by `worker.fetch_timeout_ms`.
+//! `cluster.node_timeout_ms` (a frozen supervisor sends no FIN), whose connection fails, or
+//! that the supervisor expels (declared dead), stops with [`REJOIN_EXIT`], busy or not.
+//! `ares node` then starts the worker afresh in the same process — nothing of the old one
+//! survives: chunks, graphs and ids belonged to a registration the supervisor has written
+//! off, and a restarted supervisor reuses task ids — and it tries to rejoin for up to
+//! `cluster.node_timeout_ms`, else exits non-zero for its process manager. Compute threads
+//! never block the actor thread that watches, and their peer fetches are bounded by
+//! `worker.fetch_timeout_ms`.
 
 mod execute;
 pub mod pool;
@@ -17,7 +21,7 @@ pub mod transfer;
 use crate::config::Config;
 use crate::graph::WorkerGraph;
 use crate::ids::{SubtaskIdx, TaskId, WorkerId};
-use crate::protocol::handshake::Role;
+use crate::protocol::handshake::{HandshakeError, Role};
 use crate::protocol::outbound::{Flush, Outbound};
 use crate::protocol::secret::Credentials;
 use crate::protocol::{
@@ -34,6 +38,11 @@ use std::time::Duration;
 use storage::Storage;
 use tokio::net::TcpStream;
 use tokio_util::codec::FramedRead;
+
+/// The system's exit code when a registered worker lost its supervisor: `ares node` then
+/// starts the worker afresh (new state, same process) and rejoins for up to
+/// `cluster.node_timeout_ms`, else exits non-zero.
+pub const REJOIN_EXIT: i32 = 3;
 
 /// Shared with compute threads.
 struct Shared {
@@ -120,7 +129,9 @@ impl Actor for Worker {
     fn stopped(&mut self, _: &mut Context<Self>) {
         if self.lost_supervisor {
             tracing::warn!(worker = ?self.me, "lost the supervisor; worker stops");
-            System::current().stop_with_code(1);
+            // A registered worker may rejoin afresh; one refused before that may not.
+            let code = if self.me.is_some() { REJOIN_EXIT } else { 1 };
+            System::current().stop_with_code(code);
         }
     }
 }
@@ -303,23 +314,32 @@ pub async fn start(
     let data_addr =
         transfer::serve(&config.worker.data_listen, storage.clone(), max_frame, gate).await?;
     let deadline = tokio::time::Instant::now() + wait;
-    let mut stream = loop {
-        match TcpStream::connect(supervisor).await {
-            Ok(s) => break s,
+    let handshake = Duration::from_millis(config.cluster.handshake_timeout_ms);
+    // Connect and prove the secret, retrying until `wait` runs out while the supervisor is
+    // absent or silent (a wrong secret fails at once).
+    let stream = loop {
+        let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+        let attempt = async {
+            let mut s = TcpStream::connect(supervisor).await?;
+            s.set_nodelay(true)?;
+            let timeout = handshake.min(left).max(Duration::from_millis(50));
+            match auth::connect_async(&mut s, Role::Worker, &creds.node_secret(), timeout).await {
+                Ok(()) => Ok(Ok(s)),
+                Err(e @ (HandshakeError::Timeout | HandshakeError::Io(_))) => Err(
+                    std::io::Error::new(std::io::ErrorKind::TimedOut, e.to_string()),
+                ),
+                Err(e) => Ok(Err(std::io::Error::new(
+                    std::io::ErrorKind::PermissionDenied,
+                    format!("supervisor at {supervisor}: {e}"),
+                ))),
+            }
+        };
+        match attempt.await {
+            Ok(done) => break done?,
             Err(e) if tokio::time::Instant::now() >= deadline => return Err(e),
             Err(_) => tokio::time::sleep(Duration::from_millis(100)).await,
         }
     };
-    stream.set_nodelay(true)?;
-    let timeout = Duration::from_millis(config.cluster.handshake_timeout_ms);
-    auth::connect_async(&mut stream, Role::Worker, &creds.node_secret(), timeout)
-        .await
-        .map_err(|e| {
-            std::io::Error::new(
-                std::io::ErrorKind::PermissionDenied,
-                format!("supervisor at {supervisor}: {e}"),
-            )
-        })?;
     // Bound to all interfaces: advertise the address this host reaches the supervisor from,
     // which its peers can reach too (containers, multi-homed hosts).
     let data_addr = if data_addr.ip().is_unspecified() {
