@@ -279,7 +279,8 @@ pub fn projected_chunks(graph: &TileableGraph) -> u64 {
                 }
                 let n = total(&g);
                 let rechunked = ins.iter().filter(|i| ***i != g).count() as u64;
-                (g, n.saturating_mul(1 + rechunked))
+                // A rechunked input adds its pieces and their concatenation: up to 2n.
+                (g, n.saturating_mul(1 + 2 * rechunked))
             }
             _ => {
                 // Chunk-level ops (not submitted by clients; refused when tiled): no more
