@@ -85,9 +85,11 @@ pub fn run_node(
         let (config, creds) = (config.clone(), creds.clone());
         let supervisor_addr = supervisor_addr.clone();
         let started: anyhow::Result<()> = system.block_on(async move {
+            let mut manager = None;
             let (addr, web) = match role {
                 Role::Supervisor => {
                     let s = supervisor::start(&config, &creds).await?;
+                    manager = Some(s.manager);
                     (s.rpc_addr, s.web_addr)
                 }
                 Role::Worker => {
@@ -104,9 +106,15 @@ pub fn run_node(
                 Some(w) => eprintln!("ares {role:?} ready on {addr}, web on http://{w}"),
                 None => eprintln!("ares {role:?} ready on {addr}"),
             }
-            actix_rt::spawn(async {
+            actix_rt::spawn(async move {
                 shutdown_signal().await;
                 tracing::info!("signal received; shutting down");
+                // Running tasks fail with a clear error, and their waiting clients hear it
+                // before the process goes.
+                if let Some(m) = manager {
+                    let _ = m.send(supervisor::task_manager::ShutDown).await;
+                    tokio::time::sleep(Duration::from_millis(200)).await;
+                }
                 actix_rt::System::current().stop();
             });
             Ok(())

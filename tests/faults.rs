@@ -407,3 +407,35 @@ fn a_worker_paused_past_the_node_timeout_rejoins_and_takes_work() {
     let log = std::fs::read_to_string(nodes.dir.path().join("supervisor.log")).unwrap();
     assert!(log.contains("missed its heartbeats"), "{log}");
 }
+
+#[test]
+fn sigterm_fails_running_tasks_and_the_supervisor_exits_zero() {
+    let mut nodes = Nodes::supervisor("  node_timeout_ms: 2000\n", "");
+    nodes.add_worker();
+    let mut c = nodes.client();
+    let task = submit(
+        &mut c,
+        "x = rand(6000000, chunk=20000, seed=9); sum(exp(sin(x) * 2) - x, axis=0)",
+    );
+    wait_progress(&mut c, task, 0.05);
+    signal(&nodes.supervisor, "TERM");
+    let sent = Instant::now();
+    let info = wait_end(&mut c, task, Duration::from_secs(10));
+    assert_eq!(info.status, TaskStatus::Failed, "{info:?}");
+    assert_eq!(info.error.as_deref(), Some("supervisor shutting down"));
+    let status = loop {
+        if let Some(s) = nodes.supervisor.try_wait().unwrap() {
+            break s;
+        }
+        assert!(
+            sent.elapsed() < Duration::from_secs(5),
+            "the supervisor lingers"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    eprintln!(
+        "SIGTERM: supervisor exited {status} after {:?}",
+        sent.elapsed()
+    );
+    assert!(status.success(), "{status}");
+}

@@ -8,7 +8,7 @@
 
 use super::admission::Admission;
 use super::scheduler::Scheduler;
-use super::task_processor::{Cancel, FetchResult, GetInfo, TaskProcessor, WaitDone};
+use super::task_processor::{Cancel, FailTask, FetchResult, GetInfo, TaskProcessor, WaitDone};
 use crate::config::{Config, TaskConfig};
 use crate::graph::TileableGraph;
 use crate::ids::TaskId;
@@ -327,6 +327,21 @@ impl Handler<ListSessions> for TaskManager {
             })
             .collect();
         MessageResult(list)
+    }
+}
+
+/// SIGTERM: every task that has not ended fails with "supervisor shutting down", so no
+/// client waits on a supervisor that is going away.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct ShutDown;
+
+impl Handler<ShutDown> for TaskManager {
+    type Result = ();
+    fn handle(&mut self, _: ShutDown, _: &mut Context<Self>) {
+        for (_, p) in self.tasks.values() {
+            p.do_send(FailTask("supervisor shutting down".into()));
+        }
     }
 }
 

@@ -12,7 +12,7 @@
 pub mod state;
 
 use super::link::{Expel, Link, Send};
-use super::task_processor::{NoLiveWorkers, TaskProcessor, WorkerLost};
+use super::task_processor::{FailTask, TaskProcessor, WorkerLost};
 use crate::ids::{ChunkIdx, TaskId, WorkerId};
 use crate::prepare::WorkerSlots;
 use crate::protocol::{SubtaskReport, ToWorker};
@@ -176,7 +176,7 @@ impl Scheduler {
         for (task, (processor, _, submitted)) in &self.processors {
             if since.max(*submitted).elapsed() >= limit && self.told_no_workers.insert(*task) {
                 tracing::warn!(%task, "{error}");
-                processor.do_send(NoLiveWorkers(error.clone()));
+                processor.do_send(FailTask(error.clone()));
             }
         }
     }

@@ -234,15 +234,15 @@ impl Handler<WorkerLost> for TaskProcessor {
     }
 }
 
-/// No worker has been live for `cluster.no_worker_timeout_ms`: the task fails (if it has not
-/// ended) rather than wait for one.
+/// The task fails with this message if it has not ended: no worker has been live for
+/// `cluster.no_worker_timeout_ms`, or the supervisor is shutting down.
 #[derive(Message)]
 #[rtype(result = "()")]
-pub struct NoLiveWorkers(pub String);
+pub struct FailTask(pub String);
 
-impl Handler<NoLiveWorkers> for TaskProcessor {
+impl Handler<FailTask> for TaskProcessor {
     type Result = ();
-    fn handle(&mut self, NoLiveWorkers(error): NoLiveWorkers, _: &mut Context<Self>) {
+    fn handle(&mut self, FailTask(error): FailTask, _: &mut Context<Self>) {
         self.end(TaskStatus::Failed, Some(error));
     }
 }
