@@ -207,7 +207,7 @@ fn a_frozen_peer_costs_a_fetch_timeout_not_the_job() {
     // the others (its own queue cannot hide them), which is the fault of row 1.
     let mut nodes = Nodes::supervisor(
         "  node_timeout_ms: 60000\nscheduling:\n  worker_prefetch: 1\n",
-        "  fetch_timeout_ms: 500\nweb:\n  listen: 127.0.0.1:0\n",
+        "  fetch_timeout_ms: 1500\nweb:\n  listen: 127.0.0.1:0\n",
     );
     let frozen_addr = nodes.add_worker();
     for _ in 0..2 {
@@ -222,30 +222,38 @@ fn a_frozen_peer_costs_a_fetch_timeout_not_the_job() {
         .submit_tileable_graph(&Tensor::graph(&[&t]), None)
         .unwrap();
     wait_progress(&mut c, task, 0.1);
-    // Freeze it once it holds chunks and has nothing queued: what is left needs its chunks.
+    // Freeze it once it holds chunks and has no work: what is left needs its chunks. (Work it
+    // had would wait for node_timeout_ms, a different fault: if the scheduler gave it some
+    // just before the SIGSTOP, resume it and try again.)
     let web = format!("http://{}/api/cluster/nodes", nodes.web.clone().unwrap());
+    let w0 = || -> serde_json::Value {
+        let v: serde_json::Value = ureq::get(&web).call().unwrap().into_json().unwrap();
+        let nodes = v["nodes"].as_array().unwrap().clone();
+        let w = nodes
+            .iter()
+            .find(|n| n["data_addr"] == frozen_addr.as_str());
+        w.cloned().unwrap()
+    };
+    let idle = |w: &serde_json::Value| w["queued"] == 0 && w["running"] == 0;
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
-        let v: serde_json::Value = ureq::get(&web).call().unwrap().into_json().unwrap();
-        let w0 = v["nodes"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|n| n["data_addr"] == frozen_addr.as_str())
-            .cloned()
-            .unwrap();
-        if w0["queued"] == 0 && w0["stored_chunks"].as_u64() > Some(0) {
+        let w = w0();
+        assert!(Instant::now() < deadline, "{w}");
+        if !(idle(&w) && w["stored_chunks"].as_u64() > Some(0)) {
+            std::thread::sleep(Duration::from_millis(2));
+            continue;
+        }
+        signal(&nodes.workers[0], "STOP");
+        if idle(&w0()) {
             break;
         }
-        assert!(Instant::now() < deadline, "{w0}");
-        std::thread::sleep(Duration::from_millis(2));
+        signal(&nodes.workers[0], "CONT");
     }
     let info = c.get_task_result(task).unwrap();
     assert!(
         !info.status.is_terminal(),
         "ended before the freeze: {info:?}"
     );
-    signal(&nodes.workers[0], "STOP");
     let frozen = Instant::now();
     let info = wait_end(&mut c, task, Duration::from_secs(40));
     let took = frozen.elapsed();
@@ -263,8 +271,8 @@ fn a_frozen_peer_costs_a_fetch_timeout_not_the_job() {
 }
 
 /// Kills or freezes the supervisor while both workers are busy; every worker must try to
-/// rejoin, then exit non-zero within 2 × `node_timeout_ms` (2 s here) plus 0.5 s (a
-/// heartbeat tick and the restart). Returns the slowest exit.
+/// rejoin, then exit non-zero within 2 × `node_timeout_ms` (2 s here) plus 1 s (a heartbeat
+/// tick, the restart, a loaded CI machine). Returns the slowest exit.
 fn workers_exit_when_the_supervisor(sig: &str) -> Duration {
     let mut nodes = Nodes::supervisor("  node_timeout_ms: 2000\n", "");
     for _ in 0..2 {
@@ -281,7 +289,7 @@ fn workers_exit_when_the_supervisor(sig: &str) -> Duration {
     wait_progress(&mut c, task, 0.1);
     signal(&nodes.supervisor, sig);
     let gone = Instant::now();
-    let bound = Duration::from_millis(4500);
+    let bound = Duration::from_millis(5000);
     let mut slowest = Duration::ZERO;
     for (i, w) in nodes.workers.iter_mut().enumerate() {
         let status = loop {
@@ -342,12 +350,17 @@ fn a_subtask_that_kills_every_worker_fails_its_task_by_name() {
         error.contains("was lost while it had the subtask (connection closed)"),
         "{error}"
     );
+    // Each aborted (the last one may still be dumping core).
+    let deadline = Instant::now() + Duration::from_secs(10);
     for (i, w) in nodes.workers.iter_mut().enumerate() {
-        let status = w.try_wait().unwrap();
-        assert!(
-            status.is_some_and(|s| !s.success()),
-            "worker {i}: {status:?}"
-        );
+        let status = loop {
+            if let Some(s) = w.try_wait().unwrap() {
+                break s;
+            }
+            assert!(Instant::now() < deadline, "worker {i} still running");
+            std::thread::sleep(Duration::from_millis(10));
+        };
+        assert!(!status.success(), "worker {i}: {status}");
     }
 }
 

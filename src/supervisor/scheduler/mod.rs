@@ -154,9 +154,12 @@ impl Actor for Scheduler {
 
     fn started(&mut self, ctx: &mut Context<Self>) {
         ctx.run_interval(self.check_every, |act, _| {
-            for w in act.state.expired(act.now_ms(), act.node_timeout_ms) {
+            let now = act.now_ms();
+            for w in act.state.expired(now, act.node_timeout_ms) {
                 act.remove_worker(w, "missed its heartbeats");
             }
+            act.state
+                .mark_silent(now, 3 * act.check_every.as_millis() as u64);
             act.fail_without_workers();
         });
     }

@@ -55,6 +55,9 @@ struct WorkerState {
     running: FxHashSet<(TaskId, SubtaskIdx)>,
     queue: BinaryHeap<Queued>,
     last_seen_ms: u64,
+    /// Silent for a few heartbeats (frozen, overloaded): given no new work while another
+    /// worker answers; cleared by its next heartbeat.
+    silent: bool,
 }
 
 impl WorkerState {
@@ -117,6 +120,7 @@ impl SchedulerState {
                 running: FxHashSet::default(),
                 queue: BinaryHeap::new(),
                 last_seen_ms: now_ms,
+                silent: false,
             },
         );
         let waiting = std::mem::take(&mut self.unplaced);
@@ -131,6 +135,16 @@ impl SchedulerState {
     pub fn heartbeat(&mut self, worker: WorkerId, now_ms: u64) {
         if let Some(w) = self.workers.get_mut(&worker) {
             w.last_seen_ms = now_ms;
+            w.silent = false;
+        }
+    }
+
+    /// Marks workers silent for longer than `after_ms` (a few heartbeats): new subtasks go
+    /// elsewhere while any other worker answers, so a frozen worker collects no new work
+    /// while `node_timeout_ms` runs.
+    pub fn mark_silent(&mut self, now_ms: u64, after_ms: u64) {
+        for w in self.workers.values_mut() {
+            w.silent = now_ms.saturating_sub(w.last_seen_ms) > after_ms;
         }
     }
 
@@ -144,18 +158,26 @@ impl SchedulerState {
     }
 
     fn place(&self, item: &ReadySubtask) -> Option<WorkerId> {
-        if let Some(p) = item.preferred.filter(|p| self.workers.contains_key(p)) {
+        // Silent workers are candidates only when every worker is silent.
+        let all_silent = self.workers.values().all(|w| w.silent);
+        let usable = |id: &WorkerId| {
+            self.workers
+                .get(id)
+                .is_some_and(|w| all_silent || !w.silent)
+        };
+        if let Some(p) = item.preferred.filter(usable) {
             return Some(p);
         }
         let least_loaded = || {
             self.workers
                 .iter()
+                .filter(|(id, _)| usable(id))
                 .min_by(|a, b| a.1.load().total_cmp(&b.1.load()))
                 .map(|(id, _)| *id)
         };
         let mut bytes: FxHashMap<WorkerId, u64> = FxHashMap::default();
         for (_, w, size) in &item.inputs {
-            if self.workers.contains_key(w) {
+            if usable(w) {
                 *bytes.entry(*w).or_default() += size;
             }
         }
@@ -175,7 +197,7 @@ impl SchedulerState {
             Some(w) if self.workers[&w].saturated() => self
                 .workers
                 .iter()
-                .find(|(_, s)| s.idle())
+                .find(|(id, s)| s.idle() && usable(id))
                 .map(|(id, _)| *id)
                 .or(Some(w)),
             Some(w) => Some(w),
@@ -427,5 +449,22 @@ mod tests {
         s.dispatch();
         let sizes: Vec<usize> = runs(&s.outbox).iter().map(|(_, v)| v.len()).collect();
         assert_eq!(sizes, vec![2, 2, 1]);
+    }
+
+    #[test]
+    fn silent_workers_get_no_new_work_while_another_answers() {
+        let mut s = SchedulerState::new(100, 1);
+        s.add_worker(1, 0);
+        s.add_worker(1, 0);
+        s.heartbeat(WorkerId(1), 1000);
+        s.mark_silent(1000, 300); // w0 last heard at 0: silent
+        s.enqueue(vec![ready(0, 0, Some(0), &[(5, 0, 100)])]);
+        s.dispatch();
+        assert_eq!(runs(&s.outbox), vec![(1, vec![0])]);
+        s.outbox.clear();
+        s.heartbeat(WorkerId(0), 1100); // it answers again
+        s.enqueue(vec![ready(1, 0, Some(0), &[])]);
+        s.dispatch();
+        assert_eq!(runs(&s.outbox), vec![(0, vec![1])]);
     }
 }
