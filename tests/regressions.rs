@@ -293,3 +293,22 @@ fn matmul_sums_start_from_positive_zero() {
         f(&[2, 2], &[f64::INFINITY; 4]),
     );
 }
+
+// Found by the differential test (seed 1xxx, after 4e0761a): cumsum of a zero-size array
+// flattens it to length 0 and must not rechunk to chunks of length 0.
+#[test]
+fn cumsum_of_a_zero_size_array_is_empty() {
+    check(
+        "arange(-5, -5, -2, chunk=1).reshape(1, 0).cumsum()",
+        i(&[0], &[]),
+    );
+    check("cumprod(zeros((0, 3), chunk=2), axis=1)", f(&[0, 3], &[]));
+}
+
+#[test]
+fn cumsum_along_a_concatenation_with_empty_pieces() {
+    check(
+        "cumsum(concatenate((arange(-4, -4, chunk=5), full(0, False, chunk=5), ones(4, chunk=1))), axis=0)",
+        f(&[4], &[1.0, 2.0, 3.0, 4.0]),
+    );
+}

@@ -5,12 +5,13 @@
 //! program in eight into one NumPy rejects (see `errors.rs`).
 //!
 //! Covered: creation (zeros/ones/full/arange/linspace with dtypes and chunk sizes that do
-//! not divide the shape), unary and binary elementwise functions and operators, Python
-//! scalars (small, near 2^62, floats, bools) on either side, broadcasting, reductions with
-//! every axis form, keepdims and ddof (as functions and methods), matmul/dot/`@`, transpose
-//! with axes and `.T`, concatenate, rechunk, chunk-aligned reshape (and misaligned ones,
-//! which must fail), astype, slicing with steps, negative steps, integers and `None`,
-//! zero-size and size-1 dimensions, and named intermediate results used more than once.
+//! not divide the shape, or explicit per-dim lengths), unary and binary elementwise
+//! functions and operators, Python scalars (small, near 2^62, floats, bools) on either side,
+//! broadcasting, reductions with every axis form, keepdims and ddof (as functions and
+//! methods), matmul/dot/`@`, transpose with axes and `.T`, concatenate, rechunk, reshape
+//! (whether or not the chunks line up with the new rows), astype, slicing with steps,
+//! negative steps, integers and `None`, zero-size and size-1 dimensions, named intermediate
+//! results used more than once, and the functions of `ops2.rs`.
 
 use super::ast::{call, ints, BinOp, Expr, Program};
 use super::refarr::Arr;
@@ -87,6 +88,26 @@ impl Gen {
 
     /// A `chunk=` value for a shape: often not dividing it, sometimes one per dim.
     pub fn chunk(&mut self, s: &[usize]) -> Expr {
+        if !s.is_empty() && !s.contains(&0) && self.p(0.15) {
+            // Explicit lengths per dim, as dask's chunks=: ((2, 3), 4).
+            let dims = s
+                .iter()
+                .map(|n| {
+                    if self.p(0.3) {
+                        return Expr::Int(self.rng.gen_range(1..5));
+                    }
+                    let mut left = *n as i64;
+                    let mut parts = vec![];
+                    while left > 0 {
+                        let k = self.rng.gen_range(1..=left.min(4));
+                        parts.push(k);
+                        left -= k;
+                    }
+                    ints(&parts)
+                })
+                .collect();
+            return Expr::Tuple(dims);
+        }
         if s.len() > 1 && self.p(0.4) {
             ints(
                 &s.iter()

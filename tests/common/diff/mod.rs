@@ -1,6 +1,6 @@
 //! The differential test of issue 14: random programs (`gen`, `ops`, `errors`) over the AST
 //! of `ast`, an independent whole-array reference (`refarr`, `refshape`, `refeval`,
-//! `layout`), the NumPy oracle (`numpy`), ares in every mode (`ares`), and the comparison
+//! `refmore`, `refnew`), the NumPy oracle (`numpy`), ares in every mode (`ares`), and the comparison
 //! (`value`, `check`).
 #![allow(dead_code)]
 
@@ -9,12 +9,12 @@ pub mod ast;
 pub mod check;
 pub mod errors;
 pub mod gen;
-pub mod layout;
 pub mod numpy;
 pub mod ops;
 pub mod ops2;
 pub mod refarr;
 pub mod refeval;
 pub mod refmore;
+pub mod refnew;
 pub mod refshape;
 pub mod value;

@@ -24,7 +24,7 @@ fn signed(g: &mut Gen, d: usize, nd: usize) -> Expr {
 pub fn apply(g: &mut Gen, x: Expr, a: &Arr) -> Option<Expr> {
     let s = a.shape();
     let nd = s.len();
-    Some(match g.rng.gen_range(0..11) {
+    Some(match g.rng.gen_range(0..15) {
         0 => {
             let f = *["logical_and", "logical_or", "logical_xor"]
                 .choose(&mut g.rng)
@@ -154,6 +154,57 @@ pub fn apply(g: &mut Gen, x: Expr, a: &Arr) -> Option<Expr> {
             perm.shuffle(&mut g.rng);
             let axes: Vec<Expr> = perm.iter().map(|d| signed(g, *d, nd)).collect();
             call("transpose", vec![x], vec![("axes", Expr::Tuple(axes))])
+        }
+        11 => {
+            let f = *["isnan", "isinf", "isfinite"].choose(&mut g.rng).unwrap();
+            call(f, vec![x], vec![])
+        }
+        12 => {
+            let f = *["cumsum", "cumprod"].choose(&mut g.rng).unwrap();
+            let kw = if nd > 0 && g.p(0.6) {
+                let d = g.rng.gen_range(0..nd);
+                vec![("axis".to_string(), signed(g, d, nd))]
+            } else {
+                vec![]
+            };
+            Expr::Call {
+                func: f.into(),
+                args: vec![x],
+                kwargs: kw,
+                method: g.p(0.3),
+            }
+        }
+        13 => {
+            let cond = if g.p(0.5) {
+                Expr::Bin(BinOp::Gt, b(x.clone()), b(g.scalar()), true)
+            } else {
+                let c = g.leaf(Some(s.clone()));
+                call("astype", vec![c, Expr::Str("bool".into())], vec![])
+            };
+            let other = if g.p(0.5) {
+                g.scalar()
+            } else {
+                g.leaf(Some(s.clone()))
+            };
+            let (p, q) = if g.p(0.5) { (x, other) } else { (other, x) };
+            call("where", vec![cond, p, q], vec![])
+        }
+        14 => {
+            let f = *["argmin", "argmax"].choose(&mut g.rng).unwrap();
+            let mut kw = vec![];
+            if nd > 0 && g.p(0.6) {
+                let d = g.rng.gen_range(0..nd);
+                kw.push(("axis".to_string(), signed(g, d, nd)));
+            }
+            if g.p(0.3) {
+                kw.push(("keepdims".to_string(), Expr::Bool(g.p(0.5))));
+            }
+            Expr::Call {
+                func: f.into(),
+                args: vec![x],
+                kwargs: kw,
+                method: g.p(0.3),
+            }
         }
         _ => return None,
     })
