@@ -98,6 +98,8 @@ pub fn gemm_f64(x: &Array2<f64>, y: &Array2<f64>) -> Array2<f64> {
             gemm::Parallelism::None,
         );
     }
+    // NumPy's (BLAS's) sums start from +0.0: a product that is all -0.0 terms is +0.0.
+    out.mapv_inplace(|v| v + 0.0);
     out
 }
 

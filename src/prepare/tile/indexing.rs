@@ -283,7 +283,10 @@ impl Tiler {
         // Rows of a shape: the elements after its first dimension longer than 1.
         let row_of = |shape: &[usize]| -> (usize, usize) {
             let first = shape.iter().position(|d| *d != 1).unwrap_or(0);
-            (first, shape[first + 1..].iter().product::<usize>().max(1))
+            let row = shape
+                .get(first + 1..)
+                .map_or(1, |r| r.iter().product::<usize>());
+            (first, row.max(1))
         };
         let (first, row) = row_of(in_shape);
         let by_rows: Vec<Vec<usize>> = in_shape

@@ -9,6 +9,7 @@ pub mod creation;
 mod elementwise;
 mod grid;
 mod indexing;
+mod records;
 mod reduction;
 
 use crate::array::{DType, Shape};

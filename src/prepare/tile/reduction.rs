@@ -14,6 +14,43 @@ use crate::ops::{DimIndex, Op, OpArgs};
 use crate::tensor::infer::reduced_shape;
 use smallvec::SmallVec;
 
+/// The input chunks each output chunk of a reduction over `axes` reads, group after group
+/// (output positions in C order over the kept axes; inside a group, C order over the
+/// reduced axes), and the group size.
+pub(super) fn reduction_groups(input: &Tiled, axes: &[usize]) -> (Vec<ChunkIdx>, usize) {
+    let in_grid = input.grid();
+    let ndim = in_grid.len();
+    let kept: Vec<usize> = (0..ndim).filter(|d| !axes.contains(d)).collect();
+    let group_grid: Shape = axes.iter().map(|a| in_grid[*a]).collect();
+    let out_grid: Shape = kept.iter().map(|d| in_grid[*d]).collect();
+    let group = group_grid.iter().product::<usize>();
+    let mut sources = Vec::with_capacity(input.chunks.len());
+    Odometer::for_each(&out_grid, |o| {
+        Odometer::for_each(&group_grid, |g| {
+            let mut idx: Shape = Shape::from_elem(0, ndim);
+            for (k, d) in kept.iter().enumerate() {
+                idx[*d] = o[k];
+            }
+            for (k, a) in axes.iter().enumerate() {
+                idx[*a] = g[k];
+            }
+            sources.push(input.at(&idx));
+        });
+    });
+    (sources, group)
+}
+
+/// The splits of a reduction's result: reduced axes vanish, or stay as one chunk of 1.
+pub(super) fn reduced_splits(input: &Tiled, axes: &[usize], keepdims: bool) -> Vec<Vec<usize>> {
+    (0..input.splits.len())
+        .filter_map(|d| match (axes.contains(&d), keepdims) {
+            (false, _) => Some(input.splits[d].clone()),
+            (true, true) => Some(vec![1]),
+            (true, false) => None,
+        })
+        .collect()
+}
+
 impl Tiler {
     pub(super) fn tile_reduction(
         &mut self,
@@ -23,13 +60,9 @@ impl Tiler {
         dtype: DType,
         input: &Tiled,
     ) -> Tiled {
-        let ndim = input.splits.len();
         let axes_sv: SmallVec<[usize; 4]> = axes.iter().copied().collect();
-        let in_grid = input.grid();
-        let kept: Vec<usize> = (0..ndim).filter(|d| !axes.contains(d)).collect();
-        let group_grid: Shape = axes.iter().map(|a| in_grid[*a]).collect();
-        let single = group_grid.iter().product::<usize>() == 1;
-
+        let (sources, group) = reduction_groups(input, axes);
+        let single = group == 1;
         let map_keep = self.graph.intern_args(OpArgs::Reduce {
             axes: axes_sv.clone(),
             keepdims: keepdims || !single,
@@ -41,28 +74,20 @@ impl Tiler {
         });
         let last = self.graph.intern_args(OpArgs::Combine {
             op,
-            axes: axes_sv.clone(),
+            axes: axes_sv,
             keepdims,
         });
         let map_key = self.key();
         let mut level_keys = Vec::new();
-
-        let out_grid: Shape = kept.iter().map(|d| in_grid[*d]).collect();
-        let mut chunks = Vec::with_capacity(out_grid.iter().product());
-        Odometer::for_each(&out_grid, |o| {
-            let mut partials = Vec::with_capacity(group_grid.iter().product());
-            Odometer::for_each(&group_grid, |g| {
-                let mut idx: Shape = Shape::from_elem(0, ndim);
-                for (k, d) in kept.iter().enumerate() {
-                    idx[*d] = o[k];
-                }
-                for (k, a) in axes.iter().enumerate() {
-                    idx[*a] = g[k];
-                }
-                let src = input.at(&idx);
-                let shape = reduced_shape(self.shape_of(src), axes, keepdims || !single);
-                partials.push(self.push(map_key, op, map_keep, shape, dtype, &[src]));
-            });
+        let mut chunks = Vec::with_capacity(sources.len() / group.max(1));
+        for srcs in sources.chunks(group.max(1)) {
+            let partials: Vec<ChunkIdx> = srcs
+                .iter()
+                .map(|src| {
+                    let shape = reduced_shape(self.shape_of(*src), axes, keepdims || !single);
+                    self.push(map_key, op, map_keep, shape, dtype, &[*src])
+                })
+                .collect();
             if single {
                 chunks.push(partials[0]);
             } else {
@@ -77,89 +102,11 @@ impl Tiler {
                     dtype,
                 ));
             }
-        });
-
-        let splits = (0..ndim)
-            .filter_map(|d| match (axes.contains(&d), keepdims) {
-                (false, _) => Some(input.splits[d].clone()),
-                (true, true) => Some(vec![1]),
-                (true, false) => None,
-            })
-            .collect();
-        Tiled { splits, chunks }
-    }
-
-    /// `argmin`/`argmax` along `axis`: each chunk maps to its best `(value, global index)`
-    /// pairs (see `kernels::argreduce`), the pairs of an output chunk merge in a tree, and a
-    /// last step keeps the index.
-    pub(super) fn tile_argreduce(
-        &mut self,
-        op: Op,
-        axis: usize,
-        keepdims: bool,
-        input: &Tiled,
-    ) -> Tiled {
-        let in_dtype = self.graph.node(input.chunks[0]).dtype;
-        let pair_dtype = if in_dtype == DType::F64 {
-            DType::F64
-        } else {
-            DType::I64
-        };
-        let starts = super::grid::offsets(&input.splits[axis]);
-        let grid = input.grid();
-        let arg = |offset: usize, keepdims| OpArgs::Arg {
-            op,
-            axis,
-            offset: offset as u64,
-            keepdims,
-        };
-        let combine_args = self.graph.intern_args(arg(0, true));
-        let index_args = self.graph.intern_args(arg(0, keepdims));
-        let (map_key, index_key) = (self.key(), self.key());
-        let mut level_keys = Vec::new();
-        let mut lines = grid.clone();
-        lines[axis] = 1;
-        let mut chunks = Vec::with_capacity(lines.iter().product());
-        Odometer::for_each(&lines, |o| {
-            let partials: Vec<ChunkIdx> = (0..grid[axis])
-                .map(|j| {
-                    let mut idx: Shape = o.into();
-                    idx[axis] = j;
-                    let src = input.at(&idx);
-                    let mut shape = self.shape_of(src).clone();
-                    shape[axis] = 1;
-                    shape.push(2);
-                    let args = self.graph.intern_args(arg(starts[j], true));
-                    self.push(map_key, op, args, shape, pair_dtype, &[src])
-                })
-                .collect();
-            let shape = self.shape_of(partials[0]).clone();
-            let merged = self.tree(
-                Op::ArgCombine,
-                partials,
-                &mut level_keys,
-                (combine_args, shape.clone()),
-                (combine_args, shape.clone()),
-                pair_dtype,
-            );
-            let out_shape = reduced_shape(&shape[..shape.len() - 1], &[axis], keepdims);
-            chunks.push(self.push(
-                index_key,
-                Op::ArgIndex,
-                index_args,
-                out_shape,
-                DType::I64,
-                &[merged],
-            ));
-        });
-        let splits = (0..grid.len())
-            .filter_map(|d| match (d == axis, keepdims) {
-                (false, _) => Some(input.splits[d].clone()),
-                (true, true) => Some(vec![1]),
-                (true, false) => None,
-            })
-            .collect();
-        Tiled { splits, chunks }
+        }
+        Tiled {
+            splits: reduced_splits(input, axes, keepdims),
+            chunks,
+        }
     }
 
     /// A running total along `axis`: each chunk scans locally, then adds (or multiplies by)
@@ -210,77 +157,6 @@ impl Tiler {
             splits: input.splits.clone(),
             chunks,
         }
-    }
-
-    /// One-pass variance: each input chunk maps to its moments `(n, mean, M2)` per output
-    /// position, the moments of an output chunk merge in a tree, and a last step turns them
-    /// into `M2 / (n - ddof)` (see `kernels::moments`).
-    pub(super) fn tile_variance(
-        &mut self,
-        axes: &[usize],
-        keepdims: bool,
-        ddof: u32,
-        input: &Tiled,
-    ) -> Tiled {
-        let ndim = input.splits.len();
-        let axes: SmallVec<[usize; 4]> = axes.iter().copied().collect();
-        let in_grid = input.grid();
-        let kept: Vec<usize> = (0..ndim).filter(|d| !axes.contains(d)).collect();
-        let group_grid: Shape = axes.iter().map(|a| in_grid[*a]).collect();
-        let moments = |keepdims| OpArgs::Moments {
-            axes: axes.clone(),
-            keepdims,
-            ddof,
-        };
-        let map_args = self.graph.intern_args(moments(true));
-        let final_args = self.graph.intern_args(moments(keepdims));
-        let none = self.graph.intern_args(OpArgs::None);
-        let (map_key, final_key) = (self.key(), self.key());
-        let mut level_keys = Vec::new();
-        let out_grid: Shape = kept.iter().map(|d| in_grid[*d]).collect();
-        let mut chunks = Vec::with_capacity(out_grid.iter().product());
-        Odometer::for_each(&out_grid, |o| {
-            let mut partials = Vec::with_capacity(group_grid.iter().product());
-            Odometer::for_each(&group_grid, |g| {
-                let mut idx: Shape = Shape::from_elem(0, ndim);
-                for (k, d) in kept.iter().enumerate() {
-                    idx[*d] = o[k];
-                }
-                for (k, a) in axes.iter().enumerate() {
-                    idx[*a] = g[k];
-                }
-                let src = input.at(&idx);
-                let mut shape = reduced_shape(self.shape_of(src), &axes, true);
-                shape.push(crate::kernels::moments::FIELDS);
-                partials.push(self.push(map_key, Op::Moments, map_args, shape, DType::F64, &[src]));
-            });
-            let shape = self.shape_of(partials[0]).clone();
-            let merged = self.tree(
-                Op::MomentsCombine,
-                partials,
-                &mut level_keys,
-                (none, shape.clone()),
-                (none, shape.clone()),
-                DType::F64,
-            );
-            let out_shape = reduced_shape(&shape[..ndim], &axes, keepdims);
-            chunks.push(self.push(
-                final_key,
-                Op::MomentsVar,
-                final_args,
-                out_shape,
-                DType::F64,
-                &[merged],
-            ));
-        });
-        let splits = (0..ndim)
-            .filter_map(|d| match (axes.contains(&d), keepdims) {
-                (false, _) => Some(input.splits[d].clone()),
-                (true, true) => Some(vec![1]),
-                (true, false) => None,
-            })
-            .collect();
-        Tiled { splits, chunks }
     }
 
     /// Combines `items` in a tree of fan-in `combine_size`. Intermediate levels use `mid`

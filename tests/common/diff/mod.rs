@@ -1,7 +1,7 @@
 //! The differential test of issue 14: random programs (`gen`, `ops`, `errors`) over the AST
 //! of `ast`, an independent whole-array reference (`refarr`, `refshape`, `refeval`,
-//! `refmore`, `refnew`), the NumPy oracle (`numpy`), ares in every mode (`ares`), and the comparison
-//! (`value`, `check`).
+//! `refmore`, `refnew`), the NumPy oracle (`numpy`), ares in every mode (`ares`), and the
+//! comparison (`value`, `check`).
 #![allow(dead_code)]
 
 pub mod ares;

@@ -3,7 +3,8 @@
 //! documents them (`arange` is float64 when any argument is a float, `linspace` computes
 //! `start + i * step` and sets the last value to `stop`).
 //!
-//! `reshape` accepts any compatible shape (ares regrids chunks that do not line up).
+//! `reshape` takes any compatible shape whatever the chunking, as NumPy's does (ares regrids
+//! chunks that do not line up).
 
 use super::ast::{BinOp, Expr, Idx, Program};
 use super::refarr::{self, np_err, unsupported, Arr, Fail, R};
