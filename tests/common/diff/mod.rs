@@ -1,6 +1,6 @@
 //! The differential test of issue 14: random programs (`gen`, `ops`, `errors`) over the AST
 //! of `ast`, an independent whole-array reference (`refarr`, `refshape`, `refeval`,
-//! `refmore`, `refnew`), the NumPy oracle (`numpy`), ares in every mode (`ares`), and the
+//! `refmore`, `refnew`, `reflinalg`), the NumPy oracle (`numpy`), ares in every mode (`ares`), and the
 //! comparison (`value`, `check`).
 #![allow(dead_code)]
 
@@ -14,6 +14,7 @@ pub mod ops;
 pub mod ops2;
 pub mod refarr;
 pub mod refeval;
+pub mod reflinalg;
 pub mod refmore;
 pub mod refnew;
 pub mod refshape;

@@ -327,6 +327,9 @@ pub fn dot(a: &Arr, b: &Arr) -> R<Arr> {
     if a.shape().is_empty() || b.shape().is_empty() {
         return binary(BinOp::Mul, a, b);
     }
+    if a.shape().len() > 2 || b.shape().len() > 2 {
+        return super::reflinalg::dot_nd(a, b);
+    }
     matmul(a, b)
 }
 
@@ -338,7 +341,7 @@ pub fn matmul(a: &Arr, b: &Arr) -> R<Arr> {
         return np_err("matmul: Input operand does not have enough dimensions");
     }
     if sa.len() > 2 || sb.len() > 2 {
-        return unsupported("matmul of operands with more than 2 dimensions");
+        return super::reflinalg::matmul_nd(a, b);
     }
     if sa.len() == 1 || sb.len() == 1 {
         let a2 = if sa.len() == 1 {

@@ -4,7 +4,7 @@
 //! flattened without an axis, an error on zero elements), from NumPy's documentation.
 
 use super::refarr::{self, np_err, unsupported, Arr, R};
-use super::refeval::{arr, int, V};
+use super::refeval::{arr, int, ints, V};
 use super::refshape::{self, norm_axis};
 use ndarray::{ArrayD, Axis, IxDyn, Zip};
 
@@ -158,6 +158,28 @@ pub fn call(f: &str, pos: &[V], get: Get) -> R<Arr> {
                 }
             }
         }
+        "tensordot" => {
+            let (a, b) = (a0()?, arr(pos[1].clone())?);
+            let (xa, xb) = match get(2, "axes") {
+                None => tensordot_n(&a, 2),
+                Some(V::Tuple(pair)) if pair.len() == 2 => (ints(&pair[0])?, ints(&pair[1])?),
+                Some(v) => {
+                    let n = int(&v)?;
+                    if n < 0 || n as usize > a.shape().len() || n as usize > b.shape().len() {
+                        return np_err("tensordot: axes out of range");
+                    }
+                    tensordot_n(&a, n as usize)
+                }
+            };
+            super::reflinalg::tensordot(&a, &b, &xa, &xb)
+        }
         f => unsupported(format!("function {f}")),
     }
+}
+
+/// `axes=n`: the last `n` axes of `a` with the first `n` of `b`.
+fn tensordot_n(a: &Arr, n: usize) -> (Vec<i64>, Vec<i64>) {
+    let nd = a.shape().len() as i64;
+    let n = n as i64;
+    ((nd - n..nd).collect(), (0..n).collect())
 }
