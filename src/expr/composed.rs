@@ -2,10 +2,10 @@
 //! ops (`tensor::compose`): logical functions, `all`/`any`, `clip`, axis insertion and
 //! removal, broadcasting, stacking, splitting and `inner`; and `where`, `cumsum`, `cumprod`.
 
-use super::eval::{apply_binary, Ctx, Value};
-use super::functions::{
+use super::args::{
     to_axes, to_bool, to_int, to_ints, to_shape, to_tensor, ufunc_reduce_axes, Args,
 };
+use super::eval::{apply_binary, Ctx, Value};
 use super::{err, ExprError};
 use crate::ops::Op;
 use crate::tensor::{self, Tensor};

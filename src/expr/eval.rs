@@ -1,7 +1,7 @@
 //! Evaluation: values, names, operators, indexing and calls (the functions themselves are
 //! in `functions`).
 
-use super::functions::{to_int, to_tensor, Args};
+use super::args::{to_int, to_tensor, Args};
 use super::parser::{Expr, IndexItem, Stmt};
 use super::{err, ExprError, Pos};
 use crate::array::{ArrayData, Scalar};

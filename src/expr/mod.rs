@@ -7,6 +7,7 @@
 //! sizes, and numpy basic slicing (`x[10:90000:7, ::-1]`, `x[-1]`). Every error names the
 //! line and column where it happened.
 
+mod args;
 mod composed;
 mod eval;
 mod functions;

@@ -91,7 +91,7 @@ impl Tensor {
     /// The tensor as 1-D in C order; whole rows per chunk first, so the reshape is
     /// chunk-aligned whatever the chunking.
     pub fn flatten(&self) -> Result<Tensor> {
-        if self.ndim() <= 1 {
+        if self.ndim() <= 1 || self.size() == 0 {
             return self.reshape(&[-1]);
         }
         let row: usize = self.shape()[1..].iter().product();

@@ -5,7 +5,10 @@
 
 use crate::array::{fmt_shape, DType, Shape};
 use crate::error::{AresError, Result};
-use crate::ops::{DimIndex, Family, Fill, Op, OpArgs};
+use crate::ops::{DimIndex, Family, Op, OpArgs};
+
+pub use super::chunk_spec::check_chunk_spec;
+pub use super::dtypes::{binary_dtype, fill_dtype, reduction_dtype, unary_dtype};
 use smallvec::smallvec;
 
 /// Largest number of elements a tensor may have (2^48): absurd shapes fail early instead of
@@ -66,62 +69,6 @@ pub fn broadcast(op: &'static str, a: &[usize], b: &[usize]) -> Result<Shape> {
         };
     }
     Ok(out)
-}
-
-/// Output dtype of a binary elementwise op, by NumPy 2's rules for `bool < int64 < float64`.
-///
-/// Python numbers in an expression are NumPy's *weak* scalars (NEP 50): they take the kind
-/// of their value (`True` is bool, `2` is an integer, `2.5` a float) and never widen a tensor
-/// beyond what that kind needs. With only these three dtypes the weak and the strong rules
-/// give the same result, so one function serves tensors and scalars alike. Two bools follow
-/// NumPy's bool loops: `+` is logical or, `*` logical and, `-` is an error; `**` has no bool
-/// loop (NumPy gives int8, ares int64: the smallest integer type it has).
-pub fn binary_dtype(op: Op, a: DType, b: DType) -> Result<DType> {
-    let p = a.promote(b);
-    Ok(match op {
-        _ if op.is_comparison() => DType::Bool,
-        Op::Div => DType::F64,
-        Op::Sub if p == DType::Bool => {
-            return Err(AresError::dtype(
-                "subtract",
-                "numpy boolean subtract is not supported; cast the operands with astype first",
-            ))
-        }
-        Op::Pow if p == DType::Bool => DType::I64,
-        _ => p,
-    })
-}
-
-/// Output dtype of a unary elementwise op.
-pub fn unary_dtype(op: Op, args: &OpArgs, a: DType) -> Result<DType> {
-    Ok(match (op, args) {
-        (Op::AsType, OpArgs::Cast { dtype }) => *dtype,
-        (Op::AsType, _) => return Err(AresError::arg("astype", "missing target dtype")),
-        (Op::Neg, _) if a == DType::Bool => {
-            return Err(AresError::dtype(
-                "negative",
-                "cannot negate a bool tensor; cast it first with astype(x, 'int64')",
-            ))
-        }
-        (Op::Neg | Op::Abs, _) => a,
-        (Op::IsNan | Op::IsInf | Op::IsFinite, _) => DType::Bool,
-        _ => DType::F64,
-    })
-}
-
-pub fn reduction_dtype(op: Op, a: DType) -> DType {
-    match op {
-        Op::Sum | Op::Prod if a == DType::Bool => DType::I64,
-        _ => a,
-    }
-}
-
-pub fn fill_dtype(fill: &Fill) -> DType {
-    match fill {
-        Fill::Uniform { .. } | Fill::Normal { .. } => DType::F64,
-        Fill::Const { value } => value.dtype(),
-        Fill::Range { start, step, .. } => start.dtype().promote(step.dtype()).max(DType::I64),
-    }
 }
 
 /// Shape after reducing `axes` (sorted, unique, checked).
@@ -339,45 +286,6 @@ pub fn check_axes(op: &'static str, axes: &[usize], ndim: usize) -> Result<()> {
         ));
     }
     Ok(())
-}
-
-pub fn check_chunk_spec(
-    op: &'static str,
-    chunk: &crate::ops::ChunkSpec,
-    shape: &[usize],
-) -> Result<()> {
-    use crate::ops::ChunkSpec;
-    let ndim = shape.len();
-    let entries = |n: usize| {
-        AresError::arg(
-            op,
-            format!("chunk size has {n} entries for a tensor of {ndim} dimensions"),
-        )
-    };
-    match chunk {
-        ChunkSpec::Uniform(0) => Err(AresError::arg(op, "chunk size must be at least 1")),
-        ChunkSpec::PerDim(v) if v.len() != ndim => Err(entries(v.len())),
-        ChunkSpec::PerDim(v) if v.contains(&0) => {
-            Err(AresError::arg(op, "chunk sizes must be at least 1"))
-        }
-        ChunkSpec::Explicit(dims) if dims.len() != ndim => Err(entries(dims.len())),
-        ChunkSpec::Explicit(dims) => {
-            for (d, (lens, n)) in dims.iter().zip(shape).enumerate() {
-                let empty_dim = *n == 0 && lens.as_slice() == [0];
-                if !empty_dim && (lens.contains(&0) || lens.iter().sum::<usize>() != *n) {
-                    return Err(AresError::arg(
-                        op,
-                        format!(
-                            "chunks {} of axis {d} must be positive and add up to its length {n}",
-                            fmt_shape(lens)
-                        ),
-                    ));
-                }
-            }
-            Ok(())
-        }
-        _ => Ok(()),
-    }
 }
 
 fn slice_shape(shape: &[usize], dims: &[DimIndex]) -> Result<Shape> {

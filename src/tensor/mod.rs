@@ -14,11 +14,14 @@
 //! assert_eq!(graph.nodes.len(), 4);
 //! ```
 
+mod chunk_spec;
 mod compose;
 mod creation;
+mod dtypes;
 pub mod infer;
 mod linalg;
 mod ops;
+mod slice_arg;
 
 pub use compose::{select, stack};
 pub use creation::*;

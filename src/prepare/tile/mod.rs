@@ -11,6 +11,7 @@ mod grid;
 mod indexing;
 mod records;
 mod reduction;
+mod reshape;
 
 use crate::array::{DType, Shape};
 use crate::config::TaskConfig;

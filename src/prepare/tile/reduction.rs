@@ -130,6 +130,11 @@ impl Tiler {
                 let shape = self.shape_of(src).clone();
                 let local = self.push(scan_key, op, scan_args, shape.clone(), dtype, &[src]);
                 let out = match prev {
+                    // An empty chunk (a zero-length piece of a concatenation) carries nothing.
+                    _ if shape[axis] == 0 => {
+                        chunks[super::grid::linear(&grid, &idx)] = local;
+                        continue;
+                    }
                     None => local,
                     Some(p) => {
                         let prev_shape = self.shape_of(p).clone();

@@ -1,0 +1,173 @@
+//! A call's arguments and their conversions to shapes, axes, chunk specifications and dtypes,
+//! each failing with the position of the offending argument.
+
+use super::eval::Value;
+use super::{err, ExprError, Pos};
+use crate::array::{DType, Scalar};
+use crate::ops::ChunkSpec;
+use crate::tensor::{self, Tensor};
+
+/// Positional and keyword arguments of one call, checked against the names it accepts.
+pub(super) struct Args {
+    pub(super) func: String,
+    pub(super) pos: Pos,
+    pub(super) positional: Vec<(Value, Pos)>,
+    pub(super) keywords: Vec<(String, Value, Pos)>,
+}
+
+impl Args {
+    pub(super) fn check(&self, max_positional: usize, keywords: &[&str]) -> Result<(), ExprError> {
+        if let Some((_, p)) = self.positional.get(max_positional) {
+            return err(
+                *p,
+                format!(
+                    "{} takes at most {max_positional} positional arguments",
+                    self.func
+                ),
+            );
+        }
+        for (k, _, p) in &self.keywords {
+            if !keywords.contains(&k.as_str()) {
+                return err(
+                    *p,
+                    format!("unknown keyword argument '{k}' for {}", self.func),
+                );
+            }
+        }
+        Ok(())
+    }
+
+    /// Argument `i`, or keyword `name`.
+    pub(super) fn get(&self, i: usize, name: &str) -> Option<(Value, Pos)> {
+        self.keywords
+            .iter()
+            .find(|(k, _, _)| k == name)
+            .map(|(_, v, p)| (v.clone(), *p))
+            .or_else(|| self.positional.get(i).cloned())
+    }
+
+    pub(super) fn need(&self, i: usize, name: &str) -> Result<(Value, Pos), ExprError> {
+        self.get(i, name).map_or_else(
+            || err(self.pos, format!("{} needs argument '{name}'", self.func)),
+            Ok,
+        )
+    }
+
+    pub(super) fn tensor(&self, i: usize, name: &str) -> Result<Tensor, ExprError> {
+        let (v, p) = self.need(i, name)?;
+        to_tensor(v, p)
+    }
+}
+
+pub(super) fn to_tensor(v: Value, p: Pos) -> Result<Tensor, ExprError> {
+    match v {
+        Value::Tensor(t) => Ok(t),
+        Value::Num(s) => tensor::full(&[], s, 1).or_else(|e| err(p, e.to_string())),
+        _ => err(p, "expected a tensor"),
+    }
+}
+
+/// An integer argument. As in NumPy, floats (`2.0`) and bools are not integers here.
+pub(super) fn to_int(v: &Value, p: Pos) -> Result<i64, ExprError> {
+    match v {
+        Value::Num(Scalar::I64(i)) => Ok(*i),
+        Value::Num(s) => err(p, format!("expected an integer, got the {} {s}", s.dtype())),
+        _ => err(p, "expected an integer"),
+    }
+}
+
+pub(super) fn to_usize(v: &Value, p: Pos) -> Result<usize, ExprError> {
+    let i = to_int(v, p)?;
+    usize::try_from(i).or_else(|_| err(p, format!("expected a non-negative integer, got {i}")))
+}
+
+pub(super) fn to_ints(v: &Value, p: Pos) -> Result<Vec<i64>, ExprError> {
+    match v {
+        Value::Tuple(items) => items.iter().map(|x| to_int(x, p)).collect(),
+        other => Ok(vec![to_int(other, p)?]),
+    }
+}
+
+pub(super) fn to_shape(v: &Value, p: Pos) -> Result<Vec<usize>, ExprError> {
+    match v {
+        Value::Tuple(items) => items.iter().map(|x| to_usize(x, p)).collect(),
+        other => Ok(vec![to_usize(other, p)?]),
+    }
+}
+
+/// `chunk=`: one length for every dimension, one per dimension, or, as dask's `chunks=`, a
+/// tuple of every chunk length for some dimensions (`((2, 3, 5), 4)`).
+pub(super) fn to_chunk(v: Option<(Value, Pos)>, shape: &[usize]) -> Result<ChunkSpec, ExprError> {
+    match v {
+        None | Some((Value::None, _)) => Ok(tensor::auto_chunk(shape)),
+        Some((Value::Tuple(items), p)) if items.iter().any(|x| matches!(x, Value::Tuple(_))) => {
+            if items.len() != shape.len() {
+                return err(
+                    p,
+                    format!(
+                        "chunk has {} entries for a tensor of {} dimensions",
+                        items.len(),
+                        shape.len()
+                    ),
+                );
+            }
+            let dims = items
+                .iter()
+                .zip(shape)
+                .map(|(x, n)| match x {
+                    Value::Tuple(lens) => lens.iter().map(|l| to_usize(l, p)).collect(),
+                    one => Ok(crate::prepare::tile::split_dim(
+                        *n,
+                        to_usize(one, p)?.max(1),
+                    )),
+                })
+                .collect::<Result<_, _>>()?;
+            Ok(ChunkSpec::Explicit(dims))
+        }
+        Some((Value::Tuple(items), p)) => Ok(ChunkSpec::PerDim(
+            items
+                .iter()
+                .map(|x| to_usize(x, p))
+                .collect::<Result<_, _>>()?,
+        )),
+        Some((v, p)) => Ok(ChunkSpec::Uniform(to_usize(&v, p)?)),
+    }
+}
+
+pub(super) fn to_bool(v: Option<(Value, Pos)>) -> Result<bool, ExprError> {
+    match v {
+        None => Ok(false),
+        Some((Value::Num(s), _)) => Ok(s.as_bool()),
+        Some((_, p)) => err(p, "expected True or False"),
+    }
+}
+
+pub(super) fn to_axes(v: Option<(Value, Pos)>) -> Result<Option<Vec<i64>>, ExprError> {
+    match v {
+        None | Some((Value::None, _)) => Ok(None),
+        Some((v, p)) => to_ints(&v, p).map(Some),
+    }
+}
+
+/// The axes of a ufunc reduction (`sum`, `prod`, `min`, `max`, `all`, `any`). NumPy keeps a
+/// legacy rule for them: on a 0-d tensor, the integer axis `0` or `-1` reduces nothing.
+pub(super) fn ufunc_reduce_axes(
+    x: &Tensor,
+    v: Option<(Value, Pos)>,
+) -> Result<Option<Vec<i64>>, ExprError> {
+    match v {
+        Some((Value::Num(Scalar::I64(0 | -1)), _)) if x.ndim() == 0 => Ok(Some(vec![])),
+        v => to_axes(v),
+    }
+}
+
+pub(super) fn to_dtype(v: Option<(Value, Pos)>) -> Result<Option<DType>, ExprError> {
+    match v {
+        None | Some((Value::None, _)) => Ok(None),
+        Some((Value::Str(s), p)) => DType::parse(&s).map(Some).map_or_else(
+            || err(p, format!("unknown dtype {s:?} (bool, int64, float64)")),
+            Ok,
+        ),
+        Some((_, p)) => err(p, "dtype must be a string such as 'float64'"),
+    }
+}
