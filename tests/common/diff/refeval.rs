@@ -117,6 +117,13 @@ pub fn eval(e: &Expr, env: &Env) -> R<V> {
             &arr(eval(b, env)?)?,
         )?),
         Expr::T(x) => V::A(refshape::transpose(&arr(eval(x, env)?)?, None)?),
+        Expr::Shape(x) => V::Tuple(
+            arr(eval(x, env)?)?
+                .shape()
+                .iter()
+                .map(|d| V::A(Arr::scalar_i(*d as i64)))
+                .collect(),
+        ),
         Expr::Index(x, items) => {
             let items: Vec<Item> = items
                 .iter()
