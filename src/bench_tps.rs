@@ -1,9 +1,11 @@
 //! `ares bench tps`: the MEP-0002 throughput workload, end to end, with a supervisor and
 //! workers as separate processes on loopback: N independent trivial subtasks, or an N-leaf
 //! tree reduction of fan-in 4. Measures submission to the last result (median of `repeat`
-//! runs on one cluster), every node's CPU time, and each node's peak RSS.
+//! runs on one cluster), every node's CPU time, and each node's peak RSS. The nodes share a
+//! random cluster secret, so every connection pays for the handshake as in production.
 
 use crate::api::{NativeClient, TaskApi};
+use crate::protocol::secret::Secret;
 use crate::protocol::TaskStatus;
 use crate::tensor::{self, Tensor};
 use anyhow::{bail, Result};
@@ -71,9 +73,17 @@ pub fn bench_tps(
     let dir = std::env::temp_dir().join(format!("ares-tps-{}", std::process::id()));
     std::fs::create_dir_all(&dir)?;
     let config = dir.join("bench.yml");
+    // Authentication on, as in production: a random secret in a file only we can read.
+    let secret = Secret::random();
+    let secret_file = dir.join("secret");
+    std::fs::write(&secret_file, secret.bytes())?;
+    std::fs::set_permissions(
+        &secret_file,
+        std::os::unix::fs::PermissionsExt::from_mode(0o600),
+    )?;
     std::fs::write(
         &config,
-        format!("cluster:\n  listen: 127.0.0.1:0\nworker:\n  slots: {slots}\nscheduling:\n  worker_prefetch: {prefetch}\ntask:\n  default_config:\n    initial_same_color_num: 1\n"),
+        format!("cluster:\n  listen: 127.0.0.1:0\n  secret_file: {}\nworker:\n  slots: {slots}\nscheduling:\n  worker_prefetch: {prefetch}\ntask:\n  default_config:\n    initial_same_color_num: 1\n", secret_file.display()),
     )?;
     let exe = std::env::current_exe()?;
     let spawn = |args: &[&str], ready: &PathBuf| -> Result<Child> {
@@ -114,7 +124,7 @@ pub fn bench_tps(
         )?);
         wait_ready(&ready)?;
     }
-    let mut client = NativeClient::connect(&addr, Duration::from_secs(10))?;
+    let mut client = NativeClient::connect_with(&addr, Duration::from_secs(10), &secret)?;
     // Warm up, and make sure every worker has registered before the measured task.
     let warm = tensor::rand(&[64], 1, Some(7))?.sum(None, false)?;
     let t = client.submit_tileable_graph(&Tensor::graph(&[&warm]), None)?;

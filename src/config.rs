@@ -73,10 +73,22 @@ impl TaskConfig {
     }
 }
 
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct TaskSection {
     pub default_config: TaskConfig,
+    /// Ended tasks kept for their info and results; older ones are evicted (their results
+    /// freed) unless a session still names their result.
+    pub keep_finished: usize,
+}
+
+impl Default for TaskSection {
+    fn default() -> Self {
+        Self {
+            default_config: TaskConfig::default(),
+            keep_finished: 1000,
+        }
+    }
 }
 
 /// `cluster`: addresses and liveness.
@@ -93,6 +105,17 @@ pub struct ClusterConfig {
     pub node_timeout_ms: u64,
     /// Largest frame a connection accepts; a larger one closes that connection.
     pub max_frame_bytes: usize,
+    /// File holding the cluster secret (surrounding whitespace trimmed); else
+    /// `ARES_CLUSTER_SECRET`. Workers, the data plane and (without a client secret) clients
+    /// prove it in the handshake.
+    pub secret_file: Option<std::path::PathBuf>,
+    /// File holding the secret clients prove instead (else `ARES_CLIENT_SECRET`); a client
+    /// credential can never register a worker.
+    pub client_secret_file: Option<std::path::PathBuf>,
+    /// Lets a node listen beyond loopback without a secret (anyone may then connect).
+    pub allow_unauthenticated: bool,
+    /// A connection that has not finished the handshake by then is closed.
+    pub handshake_timeout_ms: u64,
 }
 
 impl Default for ClusterConfig {
@@ -103,6 +126,10 @@ impl Default for ClusterConfig {
             heartbeat_interval_ms: 1000,
             node_timeout_ms: 10_000,
             max_frame_bytes: 1 << 30,
+            secret_file: None,
+            client_secret_file: None,
+            allow_unauthenticated: false,
+            handshake_timeout_ms: 5000,
         }
     }
 }
@@ -173,6 +200,43 @@ pub struct WebConfig {
     pub token: Option<String>,
     /// Largest request body accepted; larger ones get 413.
     pub max_body_bytes: usize,
+    /// File holding the token (whitespace trimmed), when `token` is not set; else
+    /// `ARES_WEB_TOKEN`.
+    pub token_file: Option<std::path::PathBuf>,
+    /// PEM certificate chain and private key: with both set, the web API speaks HTTPS only.
+    pub tls_cert: Option<std::path::PathBuf>,
+    pub tls_key: Option<std::path::PathBuf>,
+}
+
+/// Tokens travel in headers and a cookie: printable ASCII, no separators.
+fn valid_token(t: &str) -> bool {
+    !t.is_empty()
+        && t.bytes()
+            .all(|b| b.is_ascii_graphic() && !b";,\"\\".contains(&b))
+}
+
+impl WebConfig {
+    /// The token from `token`, `token_file` or `ARES_WEB_TOKEN`, in that order.
+    pub fn resolved_token(&self) -> Result<Option<String>> {
+        if let Some(t) = &self.token {
+            return Ok(Some(t.clone()));
+        }
+        let text = match &self.token_file {
+            Some(p) => std::fs::read_to_string(p)
+                .map_err(|e| AresError::Config(format!("web.token_file {}: {e}", p.display())))?,
+            None => std::env::var("ARES_WEB_TOKEN").unwrap_or_default(),
+        };
+        let t = text.trim();
+        if t.is_empty() && self.token_file.is_some() {
+            return Err(AresError::Config("web.token_file is empty".into()));
+        }
+        if !t.is_empty() && !valid_token(t) {
+            return Err(AresError::Config(
+                "the web token must be printable ASCII without spaces, ';', ',' or quotes".into(),
+            ));
+        }
+        Ok((!t.is_empty()).then(|| t.to_string()))
+    }
 }
 
 impl Default for WebConfig {
@@ -181,6 +245,40 @@ impl Default for WebConfig {
             listen: None,
             token: None,
             max_body_bytes: 16 << 20,
+            token_file: None,
+            tls_cert: None,
+            tls_key: None,
+        }
+    }
+}
+
+/// `limits`: what one peer may ask for; a refusal is an error reply, the node goes on.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct LimitsConfig {
+    /// Nodes of one submitted tileable graph.
+    pub max_graph_nodes: usize,
+    /// Chunks one task may create, reduction trees included, projected at submission.
+    pub max_chunks_per_task: u64,
+    /// Tasks pending or running in one session.
+    pub max_tasks_in_flight_per_session: usize,
+    /// Tasks pending or running on the supervisor.
+    pub max_tasks_in_flight: usize,
+    /// Open connections per listening port (RPC, each data plane); more are refused.
+    pub max_connections: usize,
+    /// Requests one client connection may have waiting for an answer; one more closes it.
+    pub max_requests_in_flight_per_connection: usize,
+}
+
+impl Default for LimitsConfig {
+    fn default() -> Self {
+        Self {
+            max_graph_nodes: 100_000,
+            max_chunks_per_task: 20_000_000,
+            max_tasks_in_flight_per_session: 64,
+            max_tasks_in_flight: 256,
+            max_connections: 1024,
+            max_requests_in_flight_per_connection: 1024,
         }
     }
 }
@@ -194,6 +292,7 @@ pub struct Config {
     pub scheduling: SchedulingConfig,
     pub worker: WorkerConfig,
     pub web: WebConfig,
+    pub limits: LimitsConfig,
 }
 
 impl Config {
@@ -227,6 +326,18 @@ impl Config {
                 "web.token must not be empty (omit it to disable auth)".into(),
             ));
         }
+        if self.web.tls_cert.is_some() != self.web.tls_key.is_some() {
+            return Err(AresError::Config(
+                "web.tls_cert and web.tls_key go together".into(),
+            ));
+        }
+        if let Some(t) = &self.web.token {
+            if !valid_token(t) {
+                return Err(AresError::Config(
+                    "web.token must be printable ASCII without spaces, ';', ',' or quotes".into(),
+                ));
+            }
+        }
         for (key, addr) in [
             ("web.listen", self.web.listen.as_ref()),
             ("cluster.listen", Some(&c.listen)),
@@ -241,6 +352,23 @@ impl Config {
                     return Err(AresError::Config(format!("{key}: {a:?} is not HOST:PORT")));
                 }
             }
+        }
+        let l = &self.limits;
+        if l.max_graph_nodes == 0
+            || l.max_chunks_per_task == 0
+            || l.max_tasks_in_flight == 0
+            || l.max_tasks_in_flight_per_session == 0
+            || l.max_connections == 0
+            || l.max_requests_in_flight_per_connection == 0
+        {
+            return Err(AresError::Config(
+                "every limits.* key must be at least 1".into(),
+            ));
+        }
+        if c.handshake_timeout_ms == 0 {
+            return Err(AresError::Config(
+                "cluster.handshake_timeout_ms must be at least 1".into(),
+            ));
         }
         if self.scheduling.worker_prefetch == 0 {
             return Err(AresError::Config(
@@ -263,68 +391,5 @@ impl Config {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn defaults_match_mars() {
-        let c = TaskConfig::default();
-        assert_eq!(c.initial_same_color_num(), 2);
-        assert_eq!(c.broadcaster_threshold(), 8);
-    }
-
-    #[test]
-    fn parses_task_default_config() {
-        let c = Config::from_yaml(
-            "task:\n  default_config:\n    fuse_enabled: false\n    combine_size: 8\n",
-            "t.yml",
-        )
-        .unwrap();
-        assert!(!c.task.default_config.fuse_enabled);
-        assert_eq!(c.task.default_config.combine_size, 8);
-        assert!(c.task.default_config.optimize_chunk_graph);
-    }
-
-    #[test]
-    fn unknown_key_is_rejected_with_position() {
-        let err = Config::from_yaml(
-            "task:\n  default_config:\n    fuse_enabeld: true\n",
-            "t.yml",
-        )
-        .unwrap_err();
-        let msg = err.to_string();
-        assert!(msg.contains("fuse_enabeld"), "{msg}");
-        assert!(msg.contains("line 3"), "{msg}");
-        assert!(msg.contains("t.yml"), "{msg}");
-    }
-
-    #[test]
-    fn runtime_sections_are_validated() {
-        let c = Config::from_yaml(
-            "cluster:\n  listen: 0.0.0.0:0\n  node_timeout_ms: 3000\nworker:\n  slots: 3\n",
-            "t.yml",
-        )
-        .unwrap();
-        assert_eq!(c.worker.effective_slots(), 3);
-        let err = Config::from_yaml("cluster:\n  listen: nowhere\n", "t.yml").unwrap_err();
-        assert!(err.to_string().contains("cluster.listen"), "{err}");
-        let err = Config::from_yaml(
-            "cluster:\n  heartbeat_interval_ms: 500\n  node_timeout_ms: 100\n",
-            "t.yml",
-        )
-        .unwrap_err();
-        assert!(err.to_string().contains("node_timeout_ms"), "{err}");
-        let err = Config::from_yaml("worker:\n  slotz: 1\n", "w.yml").unwrap_err();
-        assert!(
-            err.to_string().contains("slotz") && err.to_string().contains("line 2"),
-            "{err}"
-        );
-    }
-
-    #[test]
-    fn bad_value_is_rejected() {
-        let err = Config::from_yaml("task:\n  default_config:\n    combine_size: 1\n", "t.yml")
-            .unwrap_err();
-        assert!(err.to_string().contains("combine_size"));
-    }
-}
+#[path = "config_tests.rs"]
+mod tests;

@@ -34,6 +34,7 @@ pub mod expr;
 pub mod graph;
 pub mod ids;
 pub mod kernels;
+pub mod net;
 pub mod node;
 pub mod ops;
 pub mod prepare;

@@ -3,6 +3,7 @@
 //! same code path as separate processes).
 
 use crate::config::Config;
+use crate::protocol::secret::Credentials;
 use crate::{supervisor, worker};
 use std::net::SocketAddr;
 use std::path::Path;
@@ -64,19 +65,29 @@ pub fn run_node(
     supervisor_addr: Option<String>,
     ready_file: Option<&Path>,
 ) -> anyhow::Result<()> {
+    let creds = Credentials::load(&config.cluster)?;
+    let allow = config.cluster.allow_unauthenticated;
+    match role {
+        Role::Supervisor => {
+            creds.check_exposure("the supervisor", &config.cluster.listen, allow)?
+        }
+        Role::Worker => {
+            creds.check_exposure("the worker's data plane", &config.worker.data_listen, allow)?
+        }
+    }
     let system = actix_rt::System::new();
     let ready = ready_file.map(Path::to_path_buf);
     let started: anyhow::Result<()> = system.block_on(async move {
         let (addr, web) = match role {
             Role::Supervisor => {
-                let s = supervisor::start(&config).await?;
+                let s = supervisor::start(&config, &creds).await?;
                 (s.rpc_addr, s.web_addr)
             }
             Role::Worker => {
                 let sup = supervisor_addr
                     .or(config.cluster.supervisor.clone())
                     .ok_or_else(|| anyhow::anyhow!("a worker needs --supervisor HOST:PORT or cluster.supervisor in its config"))?;
-                (worker::start(&config, &sup, Duration::from_secs(30)).await?.1, None)
+                (worker::start(&config, &creds, &sup, Duration::from_secs(30)).await?.1, None)
             }
         };
         if let Some(path) = &ready {
@@ -101,9 +112,11 @@ pub fn run_node(
     Ok(())
 }
 
-/// A supervisor and `workers` workers running on a background thread.
+/// A supervisor and `workers` workers running on a background thread, sharing a random
+/// secret that never leaves the process.
 pub struct EmbeddedCluster {
     pub rpc_addr: SocketAddr,
+    pub credentials: Credentials,
     system: actix_rt::System,
     thread: Option<std::thread::JoinHandle<()>>,
 }
@@ -114,16 +127,18 @@ impl EmbeddedCluster {
         config.cluster.listen = "127.0.0.1:0".into();
         config.worker.data_listen = "127.0.0.1:0".into();
         config.worker.slots = slots;
+        let credentials = Credentials::random();
+        let creds = credentials.clone();
         let (tx, rx) = std::sync::mpsc::channel();
         let thread = std::thread::Builder::new()
             .name("ares-embedded".into())
             .spawn(move || {
                 let system = actix_rt::System::new();
                 let started = system.block_on(async {
-                    let sup = supervisor::start(&config).await?;
+                    let sup = supervisor::start(&config, &creds).await?;
+                    let addr = sup.rpc_addr.to_string();
                     for _ in 0..workers {
-                        worker::start(&config, &sup.rpc_addr.to_string(), Duration::from_secs(10))
-                            .await?;
+                        worker::start(&config, &creds, &addr, Duration::from_secs(10)).await?;
                     }
                     Ok::<_, std::io::Error>(sup.rpc_addr)
                 });
@@ -133,9 +148,21 @@ impl EmbeddedCluster {
         let (rpc_addr, system) = rx.recv()??;
         Ok(Self {
             rpc_addr,
+            credentials,
             system,
             thread: Some(thread),
         })
+    }
+}
+
+impl EmbeddedCluster {
+    /// A native client of this cluster, proving its secret.
+    pub fn client(&self, wait: Duration) -> crate::api::ApiResult<crate::api::NativeClient> {
+        crate::api::NativeClient::connect_with(
+            &self.rpc_addr.to_string(),
+            wait,
+            &self.credentials.client_secret(),
+        )
     }
 }
 

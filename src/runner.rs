@@ -5,6 +5,7 @@ use crate::array::ArrayData;
 use crate::cli::PrepareOpts;
 use crate::config::Config;
 use crate::node::EmbeddedCluster;
+use crate::protocol::secret::Credentials;
 use crate::protocol::TaskStatus;
 use crate::tensor::Tensor;
 use anyhow::{bail, Context, Result};
@@ -37,7 +38,11 @@ pub fn run_on_cluster(
     let addr = supervisor
         .map(str::to_string)
         .unwrap_or_else(|| embedded.as_ref().expect("embedded").rpc_addr.to_string());
-    let mut client = crate::api::connect(&addr, Duration::from_secs(10))?;
+    let secret = match &embedded {
+        Some(cluster) => cluster.credentials.client_secret(),
+        None => Credentials::load(&config.cluster)?.client_secret(),
+    };
+    let mut client = crate::api::connect_with(&addr, Duration::from_secs(10), &secret)?;
     let graph = Tensor::graph(&[&tensor]);
     let start = Instant::now();
     let task = client.submit_tileable_graph(&graph, opts.no_fuse.then_some(false))?;

@@ -164,6 +164,17 @@ proptest! {
         }
     }
 
+    /// The chunk-count projection behind `limits.max_chunks_per_task` never undercounts.
+    #[test]
+    fn projected_chunks_bound_what_tiling_creates(tree in node(), tail in tail(), rows in 1usize..12, cols in 1usize..12, combine in 2usize..6) {
+        let t = apply_tail(build(&tree, &[rows, cols]), &tail);
+        let graph = Tensor::graph(&[&t]);
+        let config = TaskConfig { combine_size: combine, ..TaskConfig::default() };
+        let p = prepare(&graph, &config, &[WorkerSlots { worker: ares::ids::WorkerId(0), slots: 1 }], TaskId(1)).unwrap();
+        let projected = ares::prepare::limits::projected_chunks(&graph);
+        prop_assert!(projected >= p.tiled_chunks as u64, "{tree:?} {tail:?}: projected {projected} < tiled {}", p.tiled_chunks);
+    }
+
     #[test]
     fn initial_assignment_is_balanced(tree in node(), rows in 1usize..40, slots in prop::collection::vec(1usize..5, 1..5)) {
         let t = build(&tree, &[rows, 3]).sum(None, false).unwrap();

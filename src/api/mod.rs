@@ -72,8 +72,19 @@ pub trait TaskApi {
 }
 
 /// Connects with the client the address asks for: `http://HOST:PORT` → HTTP (bearer token
-/// from `ARES_TOKEN` if set), else the native protocol.
+/// from `ARES_TOKEN` if set), else the native protocol (client secret from the environment).
 pub fn connect(addr: &str, wait: Duration) -> ApiResult<Box<dyn TaskApi>> {
+    let creds = crate::protocol::secret::Credentials::load(&Default::default())
+        .map_err(|e| ApiError::Refused(e.to_string()))?;
+    connect_with(addr, wait, &creds.client_secret())
+}
+
+/// [`connect`], proving `secret` on the native protocol.
+pub fn connect_with(
+    addr: &str,
+    wait: Duration,
+    secret: &crate::protocol::secret::Secret,
+) -> ApiResult<Box<dyn TaskApi>> {
     if addr.starts_with("http://") || addr.starts_with("https://") {
         let token = std::env::var("ARES_TOKEN").ok().filter(|t| !t.is_empty());
         Ok(Box::new(WebTaskApi::connect(
@@ -83,6 +94,6 @@ pub fn connect(addr: &str, wait: Duration) -> ApiResult<Box<dyn TaskApi>> {
             wait,
         )?))
     } else {
-        Ok(Box::new(NativeClient::connect(addr, wait)?))
+        Ok(Box::new(NativeClient::connect_with(addr, wait, secret)?))
     }
 }

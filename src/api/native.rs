@@ -5,10 +5,15 @@ use super::{ApiError, ApiResult, TaskApi};
 use crate::array::ArrayData;
 use crate::graph::TileableGraph;
 use crate::ids::TaskId;
+use crate::protocol::auth;
 use crate::protocol::codec;
-use crate::protocol::{Message, TaskInfo, PROTOCOL_VERSION};
+use crate::protocol::handshake::Role;
+use crate::protocol::secret::{Credentials, Secret};
+use crate::protocol::{ClientReply, ClientRequest, TaskInfo, PROTOCOL_VERSION};
 use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
 use std::time::{Duration, Instant};
+
+const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 
 pub struct NativeClient {
     stream: TcpStream,
@@ -17,8 +22,17 @@ pub struct NativeClient {
 }
 
 impl NativeClient {
-    /// Connects, retrying until `wait` has passed (a supervisor may still be starting).
+    /// Connects with the client secret from the environment (`ARES_CLIENT_SECRET`, else
+    /// `ARES_CLUSTER_SECRET`; none = the empty key of an unauthenticated cluster), retrying
+    /// until `wait` has passed (a supervisor may still be starting).
     pub fn connect(addr: &str, wait: Duration) -> ApiResult<Self> {
+        let creds =
+            Credentials::load(&Default::default()).map_err(|e| ApiError::Refused(e.to_string()))?;
+        Self::connect_with(addr, wait, &creds.client_secret())
+    }
+
+    /// Connects proving `secret` (see [`Credentials::client_secret`]).
+    pub fn connect_with(addr: &str, wait: Duration, secret: &Secret) -> ApiResult<Self> {
         let deadline = Instant::now() + wait;
         let resolved: Vec<SocketAddr> = addr
             .to_socket_addrs()
@@ -46,6 +60,9 @@ impl NativeClient {
             }
         };
         stream.set_nodelay(true).ok();
+        let mut stream = stream;
+        auth::connect_blocking(&mut stream, Role::Client, secret, HANDSHAKE_TIMEOUT)
+            .map_err(|e| ApiError::Refused(e.to_string()))?;
         let mut client = Self {
             stream,
             next_request: 1,
@@ -53,37 +70,39 @@ impl NativeClient {
         };
         codec::write_frame(
             &mut client.stream,
-            &codec::encode_frame(&[Message::HelloClient {
+            &codec::encode_frame(&[ClientRequest::Hello {
                 version: PROTOCOL_VERSION,
             }])?,
         )?;
         match client.read_one()? {
-            Message::Welcome { .. } => Ok(client),
-            Message::Refused { reason } => Err(ApiError::Refused(reason)),
+            ClientReply::Welcome { .. } => Ok(client),
+            ClientReply::Refused { reason } => Err(ApiError::Refused(reason)),
             other => Err(ApiError::Unexpected(format!("{other:?}"))),
         }
     }
 
-    fn read_one(&mut self) -> ApiResult<Message> {
+    fn read_one(&mut self) -> ApiResult<ClientReply> {
         let frame = codec::read_frame(&mut self.stream, self.max_frame)?;
-        codec::decode_frame(&frame)?
+        codec::decode_frame::<ClientReply>(&frame)?
             .into_iter()
             .next()
             .ok_or_else(|| ApiError::Unexpected("empty frame".into()))
     }
 
-    fn call(&mut self, build: impl FnOnce(u64) -> Message) -> ApiResult<Message> {
+    fn call(&mut self, build: impl FnOnce(u64) -> ClientRequest) -> ApiResult<ClientReply> {
         let request = self.next_request;
         self.next_request += 1;
         codec::write_frame(&mut self.stream, &codec::encode_frame(&[build(request)])?)?;
         loop {
             let frame = codec::read_frame(&mut self.stream, self.max_frame)?;
-            for m in codec::decode_frame(&frame)? {
+            for m in codec::decode_frame::<ClientReply>(&frame)? {
                 let id = match &m {
-                    Message::Submitted { request, .. }
-                    | Message::Info { request, .. }
-                    | Message::ResultData { request, .. } => *request,
-                    Message::Refused { reason } => return Err(ApiError::Refused(reason.clone())),
+                    ClientReply::Submitted { request, .. }
+                    | ClientReply::Info { request, .. }
+                    | ClientReply::ResultData { request, .. } => *request,
+                    ClientReply::Refused { reason } => {
+                        return Err(ApiError::Refused(reason.clone()))
+                    }
                     _ => continue,
                 };
                 if id == request {
@@ -93,9 +112,9 @@ impl NativeClient {
         }
     }
 
-    fn info(&mut self, build: impl FnOnce(u64) -> Message) -> ApiResult<TaskInfo> {
+    fn info(&mut self, build: impl FnOnce(u64) -> ClientRequest) -> ApiResult<TaskInfo> {
         match self.call(build)? {
-            Message::Info { info, .. } => info.map_err(ApiError::Task),
+            ClientReply::Info { info, .. } => info.map_err(ApiError::Task),
             other => Err(ApiError::Unexpected(format!("{other:?}"))),
         }
     }
@@ -108,19 +127,19 @@ impl TaskApi for NativeClient {
         fuse_enabled: Option<bool>,
         config: Option<crate::config::TaskConfig>,
     ) -> ApiResult<TaskId> {
-        match self.call(|request| Message::Submit {
+        match self.call(|request| ClientRequest::Submit {
             request,
             graph: graph.clone(),
             fuse_enabled,
             config: config.clone(),
         })? {
-            Message::Submitted { task, .. } => task.map_err(ApiError::Task),
+            ClientReply::Submitted { task, .. } => task.map_err(ApiError::Task),
             other => Err(ApiError::Unexpected(format!("{other:?}"))),
         }
     }
 
     fn wait_task(&mut self, task: TaskId, timeout: Duration) -> ApiResult<TaskInfo> {
-        self.info(|request| Message::Wait {
+        self.info(|request| ClientRequest::Wait {
             request,
             task,
             timeout_ms: timeout.as_millis() as u64,
@@ -128,22 +147,22 @@ impl TaskApi for NativeClient {
     }
 
     fn get_task_result(&mut self, task: TaskId) -> ApiResult<TaskInfo> {
-        self.info(|request| Message::GetInfo { request, task })
+        self.info(|request| ClientRequest::GetInfo { request, task })
     }
 
     fn cancel_task(&mut self, task: TaskId) -> ApiResult<TaskInfo> {
-        self.info(|request| Message::Cancel { request, task })
+        self.info(|request| ClientRequest::Cancel { request, task })
     }
 
     fn fetch(&mut self, task: TaskId) -> ApiResult<Vec<ArrayData>> {
-        match self.call(|request| Message::FetchResult { request, task })? {
-            Message::ResultData {
+        match self.call(|request| ClientRequest::FetchResult { request, task })? {
+            ClientReply::ResultData {
                 data: Ok(bytes), ..
             } => Ok(codec::decode_chunks(&bytes)?
                 .into_iter()
                 .map(|(_, d)| d)
                 .collect()),
-            Message::ResultData { data: Err(e), .. } => Err(ApiError::Task(e)),
+            ClientReply::ResultData { data: Err(e), .. } => Err(ApiError::Task(e)),
             other => Err(ApiError::Unexpected(format!("{other:?}"))),
         }
     }

@@ -369,7 +369,9 @@ fn eval_segment(plan: &Plan, ins: &[&ArrayData]) -> KResult<ArrayData> {
     Ok(match plan.out_dtype {
         DType::F64 => ArrayData::F64(ArrayD::from_shape_vec(dim, acc).map_err(wrap)?),
         DType::Bool => ArrayData::Bool(
-            ArrayD::from_shape_vec(dim, acc.iter().map(|x| *x != 0.0).collect()).map_err(wrap)?,
+            // Bool lanes hold 0 or 1; an empty reduction leaves its identity, -inf for `max`
+            // (any: false) and +inf for `min` (all: true), so compare with 1/2, not with 0.
+            ArrayD::from_shape_vec(dim, acc.iter().map(|x| *x > 0.5).collect()).map_err(wrap)?,
         ),
         DType::I64 => ArrayData::I64(
             ArrayD::from_shape_vec(dim, acc.iter().map(|x| *x as i64).collect()).map_err(wrap)?,

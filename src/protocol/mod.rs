@@ -1,13 +1,20 @@
-//! The wire protocol: frames of mixed messages.
+//! The wire protocol: after the [`handshake`], frames of messages of one direction.
 //!
-//! Every frame is a length-delimited `Vec<Message>`, so one write can carry RunSubtasks for
-//! several tasks, chunk releases and a heartbeat together; each link keeps one outbound queue
-//! and drains all of it into one frame per write. A connection starts with a hello carrying
-//! [`PROTOCOL_VERSION`]; a peer speaking another version is refused. Only [`codec`] knows
-//! bytes.
+//! Each direction has its own enum ([`FromWorker`], [`ToWorker`], [`ClientRequest`],
+//! [`ClientReply`]; the handshake is fixed-size bytes of its own), so a message sent the wrong
+//! way cannot even be decoded: every frame is `direction tag | Vec<M>`, checked before the
+//! messages are read. One frame can carry RunSubtasks for several tasks, chunk releases and
+//! a heartbeat together; each link keeps one outbound queue and drains all of it into one
+//! frame per write. The first frame carries a hello with [`PROTOCOL_VERSION`]. Only [`codec`]
+//! (and [`data`] for the data plane) know bytes.
 
+pub mod auth;
 pub mod codec;
+pub mod data;
+pub mod framing;
+pub mod handshake;
 pub mod outbound;
+pub mod secret;
 
 use crate::graph::TileableGraph;
 use crate::ids::{ChunkIdx, SubtaskIdx, TaskId, WorkerId};
@@ -15,7 +22,7 @@ use bytes::Bytes;
 use serde::{Deserialize, Serialize};
 
 /// Bumped whenever a message changes shape.
-pub const PROTOCOL_VERSION: u32 = 1;
+pub const PROTOCOL_VERSION: u32 = 2;
 
 /// One subtask to run: its index in the task's subtask graph and where its inputs are.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -70,28 +77,44 @@ pub struct TaskInfo {
     pub elapsed: f64,
 }
 
-/// Every message of every link.
+/// A message type with its direction: frames carry [`Direction::TAG`] before their messages,
+/// so a frame sent the wrong way (a client sending worker messages) cannot decode at all.
+pub trait Direction: Serialize + serde::de::DeserializeOwned {
+    const TAG: u8;
+    const NAME: &'static str;
+}
+
+/// Worker → supervisor.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub enum Message {
-    // Handshake.
-    HelloWorker {
+pub enum FromWorker {
+    /// The first message: what the worker offers.
+    Hello {
         version: u32,
         slots: u32,
         memory_limit: u64,
         data_addr: String,
     },
-    HelloClient {
-        version: u32,
+    /// Liveness, with what the worker holds.
+    Heartbeat {
+        stored_chunks: u64,
+        stored_bytes: u64,
     },
+    SubtasksFinished {
+        task: TaskId,
+        reports: Vec<SubtaskReport>,
+    },
+}
+
+/// Supervisor → worker.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum ToWorker {
     Welcome {
         version: u32,
-        worker: Option<WorkerId>,
+        worker: WorkerId,
     },
     Refused {
         reason: String,
     },
-
-    // Supervisor → worker.
     /// Data-plane addresses of all live workers.
     Peers {
         peers: Vec<(WorkerId, String)>,
@@ -116,29 +139,21 @@ pub enum Message {
     ForgetTask {
         task: TaskId,
     },
+}
 
-    // Worker → supervisor.
-    /// Liveness, with what the worker holds.
-    Heartbeat {
-        stored_chunks: u64,
-        stored_bytes: u64,
+/// Client → supervisor (request ids pair answers with questions).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum ClientRequest {
+    /// The first message.
+    Hello {
+        version: u32,
     },
-    SubtasksFinished {
-        task: TaskId,
-        reports: Vec<SubtaskReport>,
-    },
-
-    // Client ↔ supervisor (request ids pair answers with questions).
     Submit {
         request: u64,
         graph: TileableGraph,
         fuse_enabled: Option<bool>,
         /// Replaces `task.default_config` for this task.
         config: Option<crate::config::TaskConfig>,
-    },
-    Submitted {
-        request: u64,
-        task: Result<TaskId, String>,
     },
     Wait {
         request: u64,
@@ -149,10 +164,6 @@ pub enum Message {
         request: u64,
         task: TaskId,
     },
-    Info {
-        request: u64,
-        info: Result<TaskInfo, String>,
-    },
     Cancel {
         request: u64,
         task: TaskId,
@@ -161,9 +172,45 @@ pub enum Message {
         request: u64,
         task: TaskId,
     },
+}
+
+/// Supervisor → client.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum ClientReply {
+    Welcome {
+        version: u32,
+    },
+    Refused {
+        reason: String,
+    },
+    Submitted {
+        request: u64,
+        task: Result<TaskId, String>,
+    },
+    Info {
+        request: u64,
+        info: Result<TaskInfo, String>,
+    },
     /// Result tensors in the codec's chunk encoding (raw bytes).
     ResultData {
         request: u64,
         data: Result<Bytes, String>,
     },
+}
+
+impl Direction for FromWorker {
+    const TAG: u8 = 0xA1;
+    const NAME: &'static str = "worker-to-supervisor";
+}
+impl Direction for ToWorker {
+    const TAG: u8 = 0xA2;
+    const NAME: &'static str = "supervisor-to-worker";
+}
+impl Direction for ClientRequest {
+    const TAG: u8 = 0xA3;
+    const NAME: &'static str = "client-request";
+}
+impl Direction for ClientReply {
+    const TAG: u8 = 0xA4;
+    const NAME: &'static str = "client-reply";
 }

@@ -5,33 +5,32 @@
 //! when idle a message leaves right away.
 
 use super::codec::{self, CodecError};
-use super::Message;
+use super::Direction;
 use actix::io::{FramedWrite, WriteHandler};
 use actix::prelude::*;
 use bytes::Bytes;
 use tokio::net::tcp::OwnedWriteHalf;
-use tokio_util::codec::LengthDelimitedCodec;
 
 /// Asks the owning actor to write its queue out.
 #[derive(Message)]
 #[rtype(result = "()")]
 pub struct Flush;
 
-pub struct Outbound {
-    writer: FramedWrite<Bytes, OwnedWriteHalf, LengthDelimitedCodec>,
-    queue: Vec<Message>,
+pub struct Outbound<M: Direction> {
+    writer: FramedWrite<Bytes, OwnedWriteHalf, codec::Framing>,
+    queue: Vec<M>,
     scheduled: bool,
     pub frames: u64,
     pub messages: u64,
 }
 
-impl Outbound {
-    pub fn new<A>(write: OwnedWriteHalf, max_frame: usize, ctx: &mut Context<A>) -> Self
+impl<M: Direction> Outbound<M> {
+    pub fn new<A>(write: OwnedWriteHalf, limit: codec::FrameLimit, ctx: &mut Context<A>) -> Self
     where
         A: Actor<Context = Context<A>> + WriteHandler<std::io::Error>,
     {
         Self {
-            writer: FramedWrite::new(write, codec::framing(max_frame), ctx),
+            writer: FramedWrite::new(write, codec::Framing::new(limit), ctx),
             queue: Vec::new(),
             scheduled: false,
             frames: 0,
@@ -39,7 +38,7 @@ impl Outbound {
         }
     }
 
-    pub fn push<A>(&mut self, message: Message, ctx: &mut Context<A>)
+    pub fn push<A>(&mut self, message: M, ctx: &mut Context<A>)
     where
         A: Actor<Context = Context<A>> + Handler<Flush>,
     {

@@ -1,84 +1,87 @@
-//! One actor per connection to the supervisor. The first frame says who is calling: a
-//! worker (registered with the scheduler) or a client (whose requests go to the task
-//! manager). A bad or oversized frame closes that connection only, with the reason logged;
-//! a worker's connection closing tells the scheduler the worker is gone.
+//! One actor per worker connection to the supervisor, created once the peer proved the worker
+//! role in the handshake ([`crate::net`]); clients get a [`super::client_link::ClientLink`].
+//! The link reads only [`FromWorker`] frames (anything else does not decode) and writes
+//! [`ToWorker`]. The first message must be the worker's hello, which registers it with the
+//! scheduler. A bad or oversized frame closes that connection only, with one rate-limited log
+//! line; the connection closing tells the scheduler the worker is gone.
 
 use super::scheduler::{Finished, Heartbeat, RegisterWorker, Scheduler, WorkerGone};
-use super::task_manager::{ClientRequest, TaskManager};
 use crate::ids::WorkerId;
+use crate::net::Admitted;
 use crate::protocol::outbound::{Flush, Outbound};
-use crate::protocol::{codec, Message, PROTOCOL_VERSION};
+use crate::protocol::{codec, FromWorker, ToWorker, PROTOCOL_VERSION};
+use crate::telemetry::peer_rejected;
 use actix::prelude::*;
 use bytes::BytesMut;
 use std::net::SocketAddr;
-use tokio::net::TcpStream;
 use tokio_util::codec::FramedRead;
 
 #[derive(Clone, Copy, Debug, PartialEq)]
-enum Role {
+enum State {
+    /// Waiting for the hello.
     Unknown,
     /// Refused: the reason is being written, then the connection closes.
     Closing,
-    Worker(WorkerId),
-    Client,
+    Registered(WorkerId),
 }
 
 pub struct Link {
-    out: Outbound,
-    role: Role,
+    out: Outbound<ToWorker>,
+    state: State,
     peer: SocketAddr,
+    _permit: tokio::sync::OwnedSemaphorePermit,
     scheduler: Addr<Scheduler>,
-    manager: Addr<TaskManager>,
 }
 
 /// Queues a message on the link.
 #[derive(Message)]
 #[rtype(result = "()")]
-pub struct Send(pub Message);
+pub struct Send(pub ToWorker);
 
 impl Link {
-    pub fn spawn(
-        stream: TcpStream,
-        peer: SocketAddr,
-        max_frame: usize,
-        scheduler: Addr<Scheduler>,
-        manager: Addr<TaskManager>,
-    ) -> Addr<Link> {
-        let _ = stream.set_nodelay(true);
+    pub fn spawn(admitted: Admitted, max_frame: usize, scheduler: Addr<Scheduler>) -> Addr<Link> {
+        let Admitted {
+            stream,
+            peer,
+            permit,
+            ..
+        } = admitted;
         Link::create(move |ctx| {
             let (read, write) = stream.into_split();
-            ctx.add_stream(FramedRead::new(read, codec::framing(max_frame)));
+            let limit = codec::FrameLimit::new(max_frame);
+            ctx.add_stream(FramedRead::new(read, codec::Framing::new(limit.clone())));
             Link {
-                out: Outbound::new(write, max_frame, ctx),
-                role: Role::Unknown,
+                out: Outbound::new(write, limit, ctx),
+                state: State::Unknown,
                 peer,
+                _permit: permit,
                 scheduler,
-                manager,
             }
         })
     }
 
     fn refuse(&mut self, reason: String, ctx: &mut Context<Self>) {
-        tracing::warn!(peer = %self.peer, "refusing connection: {reason}");
-        self.out.push(Message::Refused { reason }, ctx);
-        self.role = Role::Closing;
+        peer_rejected(self.peer, "refusing worker", &reason);
+        self.out.push(ToWorker::Refused { reason }, ctx);
+        self.state = State::Closing;
         if self.out.close().is_err() {
             ctx.stop();
         }
     }
 
-    fn on_message(&mut self, m: Message, ctx: &mut Context<Self>) {
-        match (self.role, m) {
+    fn on_message(&mut self, m: FromWorker, ctx: &mut Context<Self>) {
+        match (self.state, m) {
+            (State::Unknown, FromWorker::Hello { version, .. }) if version != PROTOCOL_VERSION => {
+                self.refuse(
+                    format!(
+                        "protocol version {version}, this supervisor speaks {PROTOCOL_VERSION}"
+                    ),
+                    ctx,
+                )
+            }
             (
-                Role::Unknown,
-                Message::HelloWorker { version, .. } | Message::HelloClient { version },
-            ) if version != PROTOCOL_VERSION => self.refuse(
-                format!("protocol version {version}, this supervisor speaks {PROTOCOL_VERSION}"),
-                ctx,
-            ),
-            (
-                Role::Unknown,
-                Message::HelloWorker {
+                State::Unknown,
+                FromWorker::Hello {
                     slots, data_addr, ..
                 },
             ) => {
@@ -90,33 +93,21 @@ impl Link {
                 ctx.wait(self.scheduler.send(register).into_actor(self).map(
                     |id, act, ctx| match id {
                         Ok(id) => {
-                            act.role = Role::Worker(id);
-                            act.out.push(
-                                Message::Welcome {
-                                    version: PROTOCOL_VERSION,
-                                    worker: Some(id),
-                                },
-                                ctx,
-                            );
+                            act.state = State::Registered(id);
+                            let welcome = ToWorker::Welcome {
+                                version: PROTOCOL_VERSION,
+                                worker: id,
+                            };
+                            act.out.push(welcome, ctx);
                         }
                         Err(e) => act.refuse(format!("scheduler unavailable: {e}"), ctx),
                     },
                 ));
             }
-            (Role::Unknown, Message::HelloClient { .. }) => {
-                self.role = Role::Client;
-                self.out.push(
-                    Message::Welcome {
-                        version: PROTOCOL_VERSION,
-                        worker: None,
-                    },
-                    ctx,
-                );
-            }
-            (Role::Unknown, other) => self.refuse(format!("expected a hello, got {other:?}"), ctx),
+            (State::Unknown, _) => self.refuse("expected the worker's hello first".into(), ctx),
             (
-                Role::Worker(w),
-                Message::Heartbeat {
+                State::Registered(w),
+                FromWorker::Heartbeat {
                     stored_chunks,
                     stored_bytes,
                 },
@@ -125,24 +116,17 @@ impl Link {
                 stored_chunks,
                 stored_bytes,
             }),
-            (Role::Worker(w), Message::SubtasksFinished { task, reports }) => {
+            (State::Registered(w), FromWorker::SubtasksFinished { task, reports }) => {
                 self.scheduler.do_send(Finished {
                     worker: w,
                     task,
                     reports,
                 })
             }
-            (Role::Client, m) => {
-                ctx.spawn(self.manager.send(ClientRequest(m)).into_actor(self).map(
-                    |reply, act, ctx| match reply {
-                        Ok(reply) => act.out.push(reply, ctx),
-                        Err(e) => act.refuse(format!("task manager unavailable: {e}"), ctx),
-                    },
-                ));
+            (State::Registered(_), FromWorker::Hello { .. }) => {
+                self.refuse("a second hello".into(), ctx)
             }
-            (role, m) => {
-                tracing::warn!(peer = %self.peer, ?role, "ignoring unexpected message {m:?}")
-            }
+            (State::Closing, _) => {}
         }
     }
 }
@@ -151,7 +135,7 @@ impl Actor for Link {
     type Context = Context<Self>;
 
     fn stopped(&mut self, _: &mut Context<Self>) {
-        if let Role::Worker(w) = self.role {
+        if let State::Registered(w) = self.state {
             self.scheduler.do_send(WorkerGone(w));
         }
     }
@@ -180,15 +164,18 @@ impl StreamHandler<Result<BytesMut, std::io::Error>> for Link {
     fn handle(&mut self, frame: Result<BytesMut, std::io::Error>, ctx: &mut Context<Self>) {
         match frame
             .map_err(|e| e.to_string())
-            .and_then(|f| codec::decode_frame(&f).map_err(|e| e.to_string()))
+            .and_then(|f| codec::decode_frame::<FromWorker>(&f).map_err(|e| e.to_string()))
         {
             Ok(messages) => {
                 for m in messages {
+                    if self.state == State::Closing {
+                        break;
+                    }
                     self.on_message(m, ctx);
                 }
             }
             Err(e) => {
-                tracing::warn!(peer = %self.peer, role = ?self.role, "closing connection: {e}");
+                peer_rejected(self.peer, "closing worker connection", e);
                 ctx.stop();
             }
         }

@@ -1,15 +1,21 @@
 //! The supervisor: TaskManager, one TaskProcessor per task, the Scheduler, and one Link per
 //! connection, each a thin actix shell over a pure state machine (`*/state.rs`).
 
+pub mod admission;
+pub mod client_link;
 pub mod link;
 pub mod scheduler;
 pub mod task_manager;
 pub mod task_processor;
 
 use crate::config::Config;
+use crate::net::{accept_loop, Gate};
+use crate::protocol::handshake::Role;
+use crate::protocol::secret::Credentials;
 use actix::prelude::*;
 use scheduler::Scheduler;
 use std::net::SocketAddr;
+use std::time::Duration;
 use task_manager::TaskManager;
 use tokio::net::TcpListener;
 
@@ -23,7 +29,9 @@ pub struct SupervisorHandle {
 }
 
 /// Binds `cluster.listen` and starts the supervisor's actors on the current actix system.
-pub async fn start(config: &Config) -> std::io::Result<SupervisorHandle> {
+/// Workers prove `creds`' cluster secret, clients its client secret (see
+/// [`crate::protocol::secret`]).
+pub async fn start(config: &Config, creds: &Credentials) -> std::io::Result<SupervisorHandle> {
     let listener = TcpListener::bind(&config.cluster.listen).await?;
     let rpc_addr = listener.local_addr()?;
     let c = &config.cluster;
@@ -34,17 +42,21 @@ pub async fn start(config: &Config) -> std::io::Result<SupervisorHandle> {
         c.heartbeat_interval_ms,
     )
     .start();
-    let manager = TaskManager::new(config.clone(), scheduler.clone()).start();
+    let manager = TaskManager::new(config.clone(), creds.node_secret(), scheduler.clone()).start();
     let (s, m, max_frame) = (scheduler.clone(), manager.clone(), c.max_frame_bytes);
-    actix_rt::spawn(async move {
-        loop {
-            match listener.accept().await {
-                Ok((stream, peer)) => {
-                    link::Link::spawn(stream, peer, max_frame, s.clone(), m.clone());
-                }
-                Err(e) => tracing::warn!("accept failed: {e}"),
-            }
+    let max_pending = config.limits.max_requests_in_flight_per_connection;
+    let gate = Gate {
+        what: "supervisor",
+        keys: creds.keys(),
+        serves: &[Role::Worker, Role::Client],
+        handshake_timeout: Duration::from_millis(c.handshake_timeout_ms),
+        max_connections: config.limits.max_connections,
+    };
+    accept_loop(listener, gate, move |admitted| match admitted.role {
+        Role::Worker => {
+            link::Link::spawn(admitted, max_frame, s.clone());
         }
+        _ => client_link::ClientLink::spawn(admitted, max_frame, max_pending, m.clone()),
     });
     tracing::info!(%rpc_addr, "supervisor listening");
     let web_addr = match &config.web.listen {

@@ -6,12 +6,14 @@
 //! read its result by that name (from the workers holding it) until it is released or the
 //! session is deleted.
 
+use super::admission::Admission;
 use super::scheduler::Scheduler;
 use super::task_processor::{Cancel, FetchResult, GetInfo, TaskProcessor, WaitDone};
 use crate::config::{Config, TaskConfig};
 use crate::graph::TileableGraph;
 use crate::ids::TaskId;
-use crate::protocol::{Message, TaskInfo};
+use crate::protocol::secret::Secret;
+use crate::protocol::{ClientReply, ClientRequest, TaskInfo};
 use actix::prelude::*;
 use std::collections::{BTreeMap, HashMap};
 use std::time::Duration;
@@ -36,9 +38,10 @@ pub fn valid_result_name(name: &str) -> bool {
         && name.len() <= 64
 }
 
-/// Session ids are 1-64 characters of `[A-Za-z0-9_.-]`.
+/// Session ids are 1-64 characters of `[A-Za-z0-9_.-]` starting with a letter, digit or
+/// `_` (so never `.`, `..` or a hidden name).
 pub fn valid_session_id(id: &str) -> bool {
-    !id.is_empty()
+    id.starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_')
         && id.len() <= 64
         && id
             .chars()
@@ -47,17 +50,52 @@ pub fn valid_session_id(id: &str) -> bool {
 
 pub struct TaskManager {
     config: Config,
+    /// Proved to workers' data planes when fetching results.
+    node_secret: Secret,
     scheduler: Addr<Scheduler>,
     tasks: HashMap<TaskId, (String, Addr<TaskProcessor>)>,
     sessions: BTreeMap<String, Session>,
     next: u32,
+    admission: Admission,
+}
+
+/// A task ended (sent by its processor once).
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct TaskEnded(pub TaskId);
+
+impl Handler<TaskEnded> for TaskManager {
+    type Result = ();
+    fn handle(&mut self, TaskEnded(task): TaskEnded, _: &mut Context<Self>) {
+        let named = |t: TaskId| {
+            self.tasks.get(&t).is_some_and(|(s, _)| {
+                self.sessions
+                    .get(s)
+                    .is_some_and(|s| s.names.values().any(|n| *n == t))
+            })
+        };
+        let evict = self.admission.ended(task, named);
+        for t in evict {
+            if let Some((session, p)) = self.tasks.remove(&t) {
+                if let Some(s) = self.sessions.get_mut(&session) {
+                    s.tasks.retain(|x| *x != t);
+                }
+                // Frees its results on the workers; the processor stops once unreferenced.
+                p.do_send(Cancel);
+                tracing::info!(task = %t, "evicted (task.keep_finished)");
+            }
+        }
+    }
 }
 
 impl TaskManager {
-    pub fn new(config: Config, scheduler: Addr<Scheduler>) -> Self {
+    pub fn new(config: Config, node_secret: Secret, scheduler: Addr<Scheduler>) -> Self {
         let sessions = BTreeMap::from([(DEFAULT_SESSION.to_string(), Session::default())]);
+        let admission = Admission::new(config.limits.clone(), config.task.keep_finished);
         Self {
+            admission,
             config,
+            node_secret,
             scheduler,
             tasks: HashMap::new(),
             sessions,
@@ -72,10 +110,12 @@ impl TaskManager {
         config: Option<TaskConfig>,
         fuse_enabled: Option<bool>,
         name: Option<String>,
+        ctx: &mut Context<Self>,
     ) -> Result<TaskId, String> {
-        let Some(entry) = self.sessions.get_mut(session) else {
+        if !self.sessions.contains_key(session) {
             return Err(format!("unknown session {session:?}"));
-        };
+        }
+        self.admission.admit(session, &graph)?;
         if let Some(n) = &name {
             if !valid_result_name(n) {
                 return Err(format!(
@@ -91,6 +131,8 @@ impl TaskManager {
             .validate()
             .and_then(|_| config.validate())
             .map_err(|e| e.to_string())?;
+        self.admission.admit_chunks(&graph)?;
+        let entry = self.sessions.get_mut(session).expect("checked above");
         let task = TaskId(self.next);
         self.next += 1;
         let c = &self.config;
@@ -99,10 +141,15 @@ impl TaskManager {
             graph,
             config,
             c.scheduling.subtask_max_retries,
-            c.cluster.max_frame_bytes,
+            crate::worker::transfer::DataPlane {
+                secret: self.node_secret.clone(),
+                max_frame: c.cluster.max_frame_bytes,
+            },
             self.scheduler.clone(),
+            ctx.address().recipient(),
         )
         .start();
+        self.admission.started(task, session);
         entry.tasks.push(task);
         if let Some(n) = name {
             entry.names.insert(n, task);
@@ -132,8 +179,8 @@ pub struct SubmitTask {
 
 impl Handler<SubmitTask> for TaskManager {
     type Result = Result<TaskId, String>;
-    fn handle(&mut self, m: SubmitTask, _: &mut Context<Self>) -> Self::Result {
-        self.submit(&m.session, m.graph, m.config, m.fuse_enabled, m.name)
+    fn handle(&mut self, m: SubmitTask, ctx: &mut Context<Self>) -> Self::Result {
+        self.submit(&m.session, m.graph, m.config, m.fuse_enabled, m.name, ctx)
     }
 }
 
@@ -220,6 +267,7 @@ impl Handler<DeleteSession> for TaskManager {
             return false;
         };
         for t in session.tasks {
+            self.admission.forget(t);
             if let Some((_, p)) = self.tasks.remove(&t) {
                 p.do_send(Cancel);
             }
@@ -257,19 +305,19 @@ impl Handler<ListSessions> for TaskManager {
     }
 }
 
-/// A native-protocol client message; the answer is the reply message.
+/// A native-protocol client request; the answer is the reply message.
 #[derive(Message)]
-#[rtype(result = "Message")]
-pub struct ClientRequest(pub Message);
+#[rtype(result = "ClientReply")]
+pub struct FromClient(pub ClientRequest);
 
-fn info_reply(request: u64, info: Result<TaskInfo, String>) -> Message {
-    Message::Info { request, info }
+fn info_reply(request: u64, info: Result<TaskInfo, String>) -> ClientReply {
+    ClientReply::Info { request, info }
 }
 
-impl Handler<ClientRequest> for TaskManager {
-    type Result = ResponseFuture<Message>;
+impl Handler<FromClient> for TaskManager {
+    type Result = ResponseFuture<ClientReply>;
 
-    fn handle(&mut self, ClientRequest(m): ClientRequest, _: &mut Context<Self>) -> Self::Result {
+    fn handle(&mut self, FromClient(m): FromClient, ctx: &mut Context<Self>) -> Self::Result {
         let find = |task: TaskId| {
             self.tasks
                 .get(&task)
@@ -277,16 +325,16 @@ impl Handler<ClientRequest> for TaskManager {
                 .ok_or_else(|| format!("unknown task {task}"))
         };
         match m {
-            Message::Submit {
+            ClientRequest::Submit {
                 request,
                 graph,
                 fuse_enabled,
                 config,
             } => {
-                let task = self.submit(DEFAULT_SESSION, graph, config, fuse_enabled, None);
-                Box::pin(async move { Message::Submitted { request, task } })
+                let task = self.submit(DEFAULT_SESSION, graph, config, fuse_enabled, None, ctx);
+                Box::pin(async move { ClientReply::Submitted { request, task } })
             }
-            Message::GetInfo { request, task } => {
+            ClientRequest::GetInfo { request, task } => {
                 let p = find(task);
                 Box::pin(async move {
                     info_reply(
@@ -295,7 +343,7 @@ impl Handler<ClientRequest> for TaskManager {
                     )
                 })
             }
-            Message::Wait {
+            ClientRequest::Wait {
                 request,
                 task,
                 timeout_ms,
@@ -308,7 +356,7 @@ impl Handler<ClientRequest> for TaskManager {
                     )
                 })
             }
-            Message::Cancel { request, task } => {
+            ClientRequest::Cancel { request, task } => {
                 let p = find(task);
                 Box::pin(async move {
                     info_reply(
@@ -317,17 +365,17 @@ impl Handler<ClientRequest> for TaskManager {
                     )
                 })
             }
-            Message::FetchResult { request, task } => {
+            ClientRequest::FetchResult { request, task } => {
                 let p = find(task);
                 Box::pin(async move {
                     let data =
                         async { p?.send(FetchResult).await.map_err(|e| e.to_string())? }.await;
-                    Message::ResultData { request, data }
+                    ClientReply::ResultData { request, data }
                 })
             }
-            other => Box::pin(async move {
-                Message::Refused {
-                    reason: format!("not a client request: {other:?}"),
+            ClientRequest::Hello { .. } => Box::pin(async {
+                ClientReply::Refused {
+                    reason: "a second hello".into(),
                 }
             }),
         }

@@ -1,7 +1,7 @@
 //! The dashboard: server-rendered HTML that refreshes itself (no JavaScript build, no npm).
 //!
-//! `/` shows the cluster (workers, slots in use, memory) and every session's tasks with
-//! progress. `/dashboard/{sid}/{tid}` shows a task's subtask graph coloured by status: always
+//! `/` shows the cluster (workers, slots in use, memory) and the tasks of every session with
+//! progress, newest first, 50 a page (`?page=N`). `/dashboard/{sid}/{tid}` shows a task's subtask graph coloured by status: always
 //! as one bar per depth level (usable on 10^5 subtasks), plus the first subtasks one by one.
 
 use super::routes::{find, task_infos};
@@ -12,6 +12,9 @@ use crate::supervisor::task_processor::GetGraph;
 use actix_web::{web, HttpResponse};
 use std::collections::HashMap;
 use std::fmt::Write;
+
+/// Tasks listed on one page of `/`.
+const TASKS_PER_PAGE: usize = 50;
 
 /// Subtasks drawn one by one on a task page.
 const DRAWN_SUBTASKS: usize = 400;
@@ -53,11 +56,6 @@ td,th{{border:1px solid #ccc;padding:.25em .6em;text-align:right;white-space:now
         .body(html)
 }
 
-fn token_suffix(q: &HashMap<String, String>) -> String {
-    q.get("token")
-        .map_or(String::new(), |t| format!("?token={}", escape(t)))
-}
-
 async fn index(
     state: web::Data<WebState>,
     q: web::Query<HashMap<String, String>>,
@@ -93,14 +91,30 @@ async fn index(
         nodes.iter().map(|n| n.slots).sum::<usize>()
     );
     body.push_str("<table><tr><th class=l>session</th><th class=l>task</th><th class=l>status</th><th class=l>progress</th><th>subtasks</th><th>retries</th><th>seconds</th><th class=l>error</th></tr>");
-    let suffix = token_suffix(&q);
-    for (sid, processors) in sessions {
-        for info in task_infos(processors).await.into_iter().rev() {
+    // Newest first, TASKS_PER_PAGE a page: only the shown tasks are asked for their info.
+    let all: Vec<(String, _)> = sessions
+        .into_iter()
+        .flat_map(|(sid, ps)| ps.into_iter().rev().map(move |p| (sid.clone(), p)))
+        .collect();
+    let total = all.len();
+    let pages = total.div_ceil(TASKS_PER_PAGE).max(1);
+    let page_no = q
+        .get("page")
+        .and_then(|p| p.parse::<usize>().ok())
+        .unwrap_or(0)
+        .min(pages - 1);
+    let shown: Vec<_> = all
+        .into_iter()
+        .skip(page_no * TASKS_PER_PAGE)
+        .take(TASKS_PER_PAGE)
+        .collect();
+    for (sid, p) in shown {
+        for info in task_infos(vec![p]).await {
             let status = format!("{:?}", info.status).to_lowercase();
             let pct = (info.progress * 100.0).round();
             let _ = write!(
                 body,
-                "<tr><td class=l>{sid}</td><td class=l><a href=\"/dashboard/{sid}/{tid}{suffix}\">{task}</a></td><td class=\"l {status}\">{status}</td>\
+                "<tr><td class=l>{sid}</td><td class=l><a href=\"/dashboard/{sid}/{tid}\">{task}</a></td><td class=\"l {status}\">{status}</td>\
                  <td class=l><span class=\"bar done\" style=\"width:{pct}px\"></span><span class=\"bar waiting\" style=\"width:{rest}px\"></span> {pct}%</td>\
                  <td>{}</td><td>{}</td><td>{:.2}</td><td class=\"l err\">{}</td></tr>",
                 info.subtasks,
@@ -115,13 +129,20 @@ async fn index(
         }
     }
     body.push_str("</table>");
+    let _ = write!(body, "<p>{total} tasks, page {} of {pages}", page_no + 1);
+    if page_no > 0 {
+        let _ = write!(body, " · <a href=\"/?page={}\">newer</a>", page_no - 1);
+    }
+    if page_no + 1 < pages {
+        let _ = write!(body, " · <a href=\"/?page={}\">older</a>", page_no + 1);
+    }
+    body.push_str("</p>");
     Ok(page("ares", &body))
 }
 
 async fn task_page(
     state: web::Data<WebState>,
     path: web::Path<(String, u32)>,
-    q: web::Query<HashMap<String, String>>,
 ) -> Result<HttpResponse, ApiError> {
     let p = find(&state, &path.0, path.1).await?;
     let view = p
@@ -132,8 +153,7 @@ async fn task_page(
         .map_err(|e| ApiError::internal(e.to_string()))?;
     let info = &view.info;
     let mut body = format!(
-        "<p><a href=\"/{}\">← cluster</a></p><p>status <b>{:?}</b>, progress {:.1}%, {} subtasks, {} retries, {:.2} s{}</p>",
-        token_suffix(&q),
+        "<p><a href=\"/\">← cluster</a></p><p>status <b>{:?}</b>, progress {:.1}%, {} subtasks, {} retries, {:.2} s{}</p>",
         info.status,
         info.progress * 100.0,
         view.subtasks_total,

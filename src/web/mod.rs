@@ -4,18 +4,20 @@
 //! Handlers only translate between HTTP and the TaskManager's and Scheduler's messages.
 //! Errors are JSON `{error, detail}` with a fitting status. A malformed graph, an unknown
 //! session or task, or an oversized body is answered here and never reaches the scheduler.
-//! With `web.token` set, every route but `/api/health` needs the bearer token.
+//! With a token ([`auth`]), every route but `/api/health` and `/api/openapi.json` needs it;
+//! a token is required when `web.listen` is not a loopback address. Malformed path or query
+//! parameters get JSON errors too, and every answer carries `Referrer-Policy: no-referrer`.
 
+pub mod auth;
 mod dashboard;
 pub mod routes;
+mod tls;
 
 use crate::config::WebConfig;
 use crate::supervisor::scheduler::Scheduler;
 use crate::supervisor::task_manager::TaskManager;
 use actix::Addr;
-use actix_web::body::MessageBody;
-use actix_web::dev::{ServiceRequest, ServiceResponse};
-use actix_web::middleware::{from_fn, Next};
+use actix_web::middleware::{from_fn, DefaultHeaders};
 use actix_web::{http::StatusCode, web, App, HttpResponse, HttpServer, ResponseError};
 use serde_json::json;
 use std::net::SocketAddr;
@@ -25,6 +27,8 @@ pub struct WebState {
     pub manager: Addr<TaskManager>,
     pub scheduler: Addr<Scheduler>,
     pub token: Option<String>,
+    /// Served over HTTPS: the token cookie is `Secure`.
+    pub https: bool,
     pub started: std::time::Instant,
 }
 
@@ -65,42 +69,6 @@ impl ResponseError for ApiError {
     }
 }
 
-/// Paths reachable without the token.
-const OPEN_PATHS: [&str; 2] = ["/api/health", "/api/openapi.json"];
-
-async fn authorize(
-    req: ServiceRequest,
-    next: Next<impl MessageBody>,
-) -> Result<ServiceResponse<impl MessageBody>, actix_web::Error> {
-    let token = req
-        .app_data::<web::Data<WebState>>()
-        .and_then(|s| s.token.clone());
-    if let Some(token) = token {
-        let bearer = req
-            .headers()
-            .get("authorization")
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.strip_prefix("Bearer "));
-        let query =
-            web::Query::<std::collections::HashMap<String, String>>::from_query(req.query_string())
-                .ok();
-        let in_query = query
-            .as_ref()
-            .and_then(|q| q.get("token"))
-            .map(String::as_str);
-        let ok = bearer == Some(token.as_str()) || in_query == Some(token.as_str());
-        if !ok && !OPEN_PATHS.contains(&req.path()) {
-            return Err(ApiError::new(
-                StatusCode::UNAUTHORIZED,
-                "unauthorized",
-                "missing or wrong bearer token",
-            )
-            .into());
-        }
-    }
-    next.call(req).await
-}
-
 /// Starts the HTTP server on the current actix system; returns the bound address.
 pub fn start(
     config: &WebConfig,
@@ -108,10 +76,20 @@ pub fn start(
     manager: Addr<TaskManager>,
     scheduler: Addr<Scheduler>,
 ) -> std::io::Result<SocketAddr> {
+    let token = config
+        .resolved_token()
+        .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e.to_string()))?;
+    if token.is_none() && !crate::protocol::secret::is_loopback(listen) {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::PermissionDenied,
+            format!("web.listen {listen} is not a loopback address: set web.token, web.token_file or ARES_WEB_TOKEN"),
+        ));
+    }
     let state = web::Data::new(WebState {
         manager,
         scheduler,
-        token: config.token.clone(),
+        token,
+        https: config.tls_cert.is_some(),
         started: std::time::Instant::now(),
     });
     let limit = config.max_body_bytes;
@@ -132,16 +110,30 @@ pub fn start(
                 };
                 err.into()
             });
+        let path = web::PathConfig::default().error_handler(|e, _| {
+            ApiError::not_found(format!("invalid path parameter: {e}")).into()
+        });
+        let query = web::QueryConfig::default().error_handler(|e, _| {
+            ApiError::bad_request(format!("invalid query parameter: {e}")).into()
+        });
         App::new()
             .app_data(state.clone())
             .app_data(json)
-            .wrap(from_fn(authorize))
+            .app_data(path)
+            .app_data(query)
+            .wrap(from_fn(auth::authorize))
+            .wrap(DefaultHeaders::new().add(("Referrer-Policy", "no-referrer")))
             .configure(routes::configure)
             .configure(dashboard::configure)
     })
     .workers(1)
-    .disable_signals()
-    .bind(listen)?;
+    .disable_signals();
+    let server = match (&config.tls_cert, &config.tls_key) {
+        (Some(cert), Some(key)) => {
+            server.bind_rustls_0_23(listen, tls::server_config(cert, key)?)?
+        }
+        _ => server.bind(listen)?,
+    };
     let addr = server
         .addrs()
         .first()

@@ -10,8 +10,12 @@ use crate::config::Config;
 use crate::executor::run_subtask;
 use crate::graph::WorkerGraph;
 use crate::ids::{ChunkIdx, SubtaskIdx, TaskId, WorkerId};
+use crate::protocol::handshake::Role;
 use crate::protocol::outbound::{Flush, Outbound};
-use crate::protocol::{codec, Message, RunSubtask, SubtaskReport, PROTOCOL_VERSION};
+use crate::protocol::secret::Credentials;
+use crate::protocol::{
+    auth, codec, FromWorker, RunSubtask, SubtaskReport, ToWorker, PROTOCOL_VERSION,
+};
 use crate::supervisor::task_processor::state::FETCH_ERROR_PREFIX;
 use actix::prelude::*;
 use bytes::BytesMut;
@@ -40,7 +44,7 @@ struct Shared {
 }
 
 pub struct Worker {
-    out: Outbound,
+    out: Outbound<FromWorker>,
     me: Option<WorkerId>,
     slots: usize,
     memory_limit: u64,
@@ -74,7 +78,7 @@ impl Actor for Worker {
     type Context = Context<Self>;
 
     fn started(&mut self, ctx: &mut Context<Self>) {
-        let hello = Message::HelloWorker {
+        let hello = FromWorker::Hello {
             version: PROTOCOL_VERSION,
             slots: self.slots as u32,
             memory_limit: self.memory_limit,
@@ -83,7 +87,7 @@ impl Actor for Worker {
         self.out.push(hello, ctx);
         ctx.run_interval(self.heartbeat, |act, ctx| {
             let storage = &act.shared.storage;
-            let beat = Message::Heartbeat {
+            let beat = FromWorker::Heartbeat {
                 stored_chunks: storage.len() as u64,
                 stored_bytes: storage.bytes() as u64,
             };
@@ -106,7 +110,7 @@ impl Handler<Flush> for Worker {
     fn handle(&mut self, _: Flush, ctx: &mut Context<Self>) {
         for (task, reports) in std::mem::take(&mut self.reports) {
             self.out
-                .push(Message::SubtasksFinished { task, reports }, ctx);
+                .push(FromWorker::SubtasksFinished { task, reports }, ctx);
         }
         if let Err(e) = self.out.flush() {
             tracing::error!("cannot encode a frame: {e}");
@@ -153,7 +157,7 @@ impl StreamHandler<Result<BytesMut, std::io::Error>> for Worker {
     fn handle(&mut self, frame: Result<BytesMut, std::io::Error>, ctx: &mut Context<Self>) {
         let messages = match frame
             .map_err(|e| e.to_string())
-            .and_then(|f| codec::decode_frame(&f).map_err(|e| e.to_string()))
+            .and_then(|f| codec::decode_frame::<ToWorker>(&f).map_err(|e| e.to_string()))
         {
             Ok(m) => m,
             Err(e) => {
@@ -174,46 +178,45 @@ impl StreamHandler<Result<BytesMut, std::io::Error>> for Worker {
 }
 
 impl Worker {
-    fn on_message(&mut self, m: Message, ctx: &mut Context<Self>) {
+    fn on_message(&mut self, m: ToWorker, ctx: &mut Context<Self>) {
         match m {
-            Message::Welcome { worker, .. } => {
-                self.me = worker;
+            ToWorker::Welcome { worker, .. } => {
+                self.me = Some(worker);
                 tracing::info!(?worker, data = %self.data_addr, "registered");
             }
-            Message::Refused { reason } => {
+            ToWorker::Refused { reason } => {
                 tracing::error!("supervisor refused this worker: {reason}");
                 self.lost_supervisor = true;
                 ctx.stop();
             }
-            Message::Peers { peers } => {
+            ToWorker::Peers { peers } => {
                 self.shared.peers.clear();
                 for (id, addr) in peers {
                     self.shared.peers.insert(id, addr);
                 }
             }
-            Message::RegisterTask { task, graph } => match codec::decode::<WorkerGraph>(&graph) {
+            ToWorker::RegisterTask { task, graph } => match codec::decode::<WorkerGraph>(&graph) {
                 Ok(g) => {
                     self.graphs.insert(task, Arc::new(g));
                 }
                 Err(e) => tracing::error!(%task, "cannot decode the task's graph: {e}"),
             },
-            Message::RunSubtasks { task, subtasks } => self.run(task, subtasks, ctx),
-            Message::CancelSubtasks { task, subtasks } => {
+            ToWorker::RunSubtasks { task, subtasks } => self.run(task, subtasks, ctx),
+            ToWorker::CancelSubtasks { task, subtasks } => {
                 for s in subtasks {
                     self.shared.cancelled.insert((task, s));
                 }
             }
-            Message::ReleaseChunks { task, chunks } => {
+            ToWorker::ReleaseChunks { task, chunks } => {
                 for c in chunks {
                     self.shared.storage.remove(task, c);
                 }
             }
-            Message::ForgetTask { task } => {
+            ToWorker::ForgetTask { task } => {
                 self.graphs.remove(&task);
                 self.shared.storage.remove_task(task);
                 self.shared.cancelled.retain(|(t, _)| *t != task);
             }
-            other => tracing::warn!("unexpected message from the supervisor: {other:?}"),
         }
     }
 
@@ -369,14 +372,17 @@ fn execute_one(
 /// actix system. Returns the worker's address and its data-plane address.
 pub async fn start(
     config: &Config,
+    creds: &Credentials,
     supervisor: &str,
     wait: Duration,
 ) -> std::io::Result<(Addr<Worker>, SocketAddr)> {
     let max_frame = config.cluster.max_frame_bytes;
     let storage = Arc::new(Storage::default());
-    let data_addr = transfer::serve(&config.worker.data_listen, storage.clone(), max_frame).await?;
+    let gate = transfer::gate(creds.keys(), config);
+    let data_addr =
+        transfer::serve(&config.worker.data_listen, storage.clone(), max_frame, gate).await?;
     let deadline = tokio::time::Instant::now() + wait;
-    let stream = loop {
+    let mut stream = loop {
         match TcpStream::connect(supervisor).await {
             Ok(s) => break s,
             Err(e) if tokio::time::Instant::now() >= deadline => return Err(e),
@@ -384,6 +390,15 @@ pub async fn start(
         }
     };
     stream.set_nodelay(true)?;
+    let timeout = Duration::from_millis(config.cluster.handshake_timeout_ms);
+    auth::connect_async(&mut stream, Role::Worker, &creds.node_secret(), timeout)
+        .await
+        .map_err(|e| {
+            std::io::Error::new(
+                std::io::ErrorKind::PermissionDenied,
+                format!("supervisor at {supervisor}: {e}"),
+            )
+        })?;
     // Bound to all interfaces: advertise the address this host reaches the supervisor from,
     // which its peers can reach too (containers, multi-homed hosts).
     let data_addr = if data_addr.ip().is_unspecified() {
@@ -398,7 +413,7 @@ pub async fn start(
         drain_pending: AtomicBool::new(false),
         storage,
         peers: DashMap::new(),
-        connections: transfer::Connections::default(),
+        connections: transfer::Connections::new(creds.node_secret()),
         cancelled: DashSet::new(),
         max_frame,
     });
@@ -406,9 +421,10 @@ pub async fn start(
     let memory_limit = config.worker.memory_limit;
     let addr = Worker::create(move |ctx| {
         let (read, write) = stream.into_split();
-        ctx.add_stream(FramedRead::new(read, codec::framing(max_frame)));
+        let limit = codec::FrameLimit::new(max_frame);
+        ctx.add_stream(FramedRead::new(read, codec::Framing::new(limit.clone())));
         Worker {
-            out: Outbound::new(write, max_frame, ctx),
+            out: Outbound::new(write, limit, ctx),
             me: None,
             slots,
             memory_limit,

@@ -1,6 +1,7 @@
 //! Clusters of real `ares node` processes on loopback (port 0, addresses from ready files).
 
 use ares::api::{NativeClient, TaskApi};
+use ares::protocol::secret::Secret;
 use ares::protocol::TaskStatus;
 use ares::tensor::{self, Tensor};
 use std::path::{Path, PathBuf};
@@ -12,7 +13,13 @@ pub struct Cluster {
     pub addr: String,
     /// The web API address, when the config enables it.
     pub web: Option<String>,
-    _dir: tempfile::TempDir,
+    /// Each worker's data-plane address.
+    pub workers: Vec<String>,
+    /// The cluster secret every node proves.
+    pub secret: Secret,
+    /// The secret clients prove (`cluster.client_secret_file`).
+    pub client_secret: Secret,
+    pub dir: tempfile::TempDir,
 }
 
 impl Drop for Cluster {
@@ -36,7 +43,8 @@ pub fn node(args: &[&str], ready: &Path) -> Child {
         .arg("--ready-file")
         .arg(ready)
         .stdout(Stdio::null())
-        .stderr(Stdio::null())
+        // Each node's log beside its ready file (`*.log`), for failures and log-volume checks.
+        .stderr(std::fs::File::create(ready.with_extension("log")).unwrap())
         .spawn()
         .unwrap()
 }
@@ -48,20 +56,66 @@ impl Cluster {
 
     /// Starts with extra YAML appended to the test config (e.g. a `web:` section).
     pub fn start_with(workers: usize, slots: usize, extra_yaml: &str) -> Cluster {
+        Self::start_full(workers, slots, "", extra_yaml)
+    }
+
+    /// Starts with extra keys in the `cluster:` section (each line indented by two spaces)
+    /// and extra YAML appended.
+    pub fn start_full(
+        workers: usize,
+        slots: usize,
+        cluster_extra: &str,
+        extra_yaml: &str,
+    ) -> Cluster {
+        Self::start_inner(workers, slots, cluster_extra, extra_yaml, None)
+    }
+
+    /// [`Cluster::start_with`] with the supervisor limited to `fds` open files (`ulimit -n`).
+    pub fn start_fd_limited(workers: usize, extra_yaml: &str, fds: u32) -> Cluster {
+        Self::start_inner(workers, 1, "", extra_yaml, Some(fds))
+    }
+
+    fn start_inner(
+        workers: usize,
+        slots: usize,
+        cluster_extra: &str,
+        extra_yaml: &str,
+        fd_limit: Option<u32>,
+    ) -> Cluster {
         let dir = tempfile::tempdir().unwrap();
         let config = dir.path().join("test.yml");
+        let secret = Secret::random();
+        let secret_file = dir.path().join("secret");
+        std::fs::write(&secret_file, secret.bytes()).unwrap();
+        // Clients prove their own secret: a client credential must never pass as a node's.
+        let client_secret = Secret::random();
+        let client_file = dir.path().join("client-secret");
+        std::fs::write(&client_file, client_secret.bytes()).unwrap();
         std::fs::write(
             &config,
-            format!("cluster:\n  listen: 127.0.0.1:0\n  heartbeat_interval_ms: 100\n  node_timeout_ms: 2000\n  max_frame_bytes: 67108864\nworker:\n  slots: {slots}\n{extra_yaml}"),
+            format!("cluster:\n  listen: 127.0.0.1:0\n  secret_file: {}\n  client_secret_file: {}\n  heartbeat_interval_ms: 100\n  node_timeout_ms: 2000\n  max_frame_bytes: 67108864\n{cluster_extra}worker:\n  slots: {slots}\n{extra_yaml}", secret_file.display(), client_file.display()),
         )
         .unwrap();
         let cfg = config.to_str().unwrap().to_string();
         let ready: PathBuf = dir.path().join("supervisor.json");
-        let mut nodes = vec![node(
-            &["node", "--role", "supervisor", "--config", &cfg],
-            &ready,
-        )];
+        let sup_args = ["node", "--role", "supervisor", "--config", &cfg];
+        let mut nodes = vec![match fd_limit {
+            None => node(&sup_args, &ready),
+            Some(fds) => {
+                let script = format!("ulimit -n {fds} && exec \"$0\" \"$@\"");
+                let mut args = vec!["-c", &script, env!("CARGO_BIN_EXE_ares")];
+                args.extend(sup_args);
+                args.extend(["--ready-file", ready.to_str().unwrap()]);
+                Command::new("bash")
+                    .args(&args)
+                    .stdout(Stdio::null())
+                    .stderr(std::fs::File::create(ready.with_extension("log")).unwrap())
+                    .spawn()
+                    .unwrap()
+            }
+        }];
         let (addr, web) = wait_ready(&ready);
+        let mut data_addrs = Vec::new();
         for i in 0..workers {
             let ready = dir.path().join(format!("w{i}.json"));
             nodes.push(node(
@@ -76,13 +130,16 @@ impl Cluster {
                 ],
                 &ready,
             ));
-            wait_ready(&ready);
+            data_addrs.push(wait_ready(&ready).0);
         }
         let cluster = Cluster {
             nodes,
             addr,
             web,
-            _dir: dir,
+            workers: data_addrs,
+            secret,
+            client_secret,
+            dir,
         };
         // Every worker registered: a task with as many initial subtasks as workers runs on all.
         let mut c = cluster.client();
@@ -103,6 +160,7 @@ impl Cluster {
     }
 
     pub fn client(&self) -> NativeClient {
-        NativeClient::connect(&self.addr, Duration::from_secs(10)).unwrap()
+        NativeClient::connect_with(&self.addr, Duration::from_secs(10), &self.client_secret)
+            .unwrap()
     }
 }

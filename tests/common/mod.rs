@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod cluster;
+pub mod hostile;
 pub mod reference;
 
 use ares::array::ArrayData;

@@ -9,6 +9,10 @@ cd "$(dirname "$0")/../.."
 PROJECT="ares-test-$$"
 ARES_WEB_PORT="$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
 export ARES_WEB_PORT
+ARES_CLUSTER_SECRET="$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')"
+export ARES_CLUSTER_SECRET
+ARES_WEB_TOKEN="$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')"
+export ARES_WEB_TOKEN
 BIN=target/x86_64-unknown-linux-gnu/release/ares
 WEB="http://127.0.0.1:${ARES_WEB_PORT}"
 
@@ -31,7 +35,7 @@ echo "== cluster (web on ${WEB})"
 compose up -d
 workers=0
 for _ in $(seq 1 150); do
-  workers="$(curl -sf "${WEB}/api/cluster/nodes" | json 'len(d["nodes"])' 2> /dev/null || echo 0)"
+  workers="$(curl -sf -H "Authorization: Bearer ${ARES_WEB_TOKEN}" "${WEB}/api/cluster/nodes" | json 'len(d["nodes"])' 2> /dev/null || echo 0)"
   [ "$workers" = 3 ] && break
   sleep 0.2
 done
@@ -40,11 +44,11 @@ done
 EXPR='x = rand(300000000, chunk=250000, seed=5); sum(exp(sin(x)) * 2 - x)'
 expected="$("$BIN" run --local --json --expr "$EXPR" 2> /dev/null | json 'repr(d["result"])')"
 
-curl -sf -X PUT "${WEB}/api/session/docker" > /dev/null
-tid="$(curl -sf -X POST -H 'content-type: application/json' -d "{\"expr\": \"${EXPR}\"}" "${WEB}/api/session/docker/task" | json 'd["task_id"]')"
+curl -sf -H "Authorization: Bearer ${ARES_WEB_TOKEN}" -X PUT "${WEB}/api/session/docker" > /dev/null
+tid="$(curl -sf -H "Authorization: Bearer ${ARES_WEB_TOKEN}" -X POST -H 'content-type: application/json' -d "{\"expr\": \"${EXPR}\"}" "${WEB}/api/session/docker/task" | json 'd["task_id"]')"
 echo "== task ${tid} submitted; waiting for 20% progress"
 for _ in $(seq 1 600); do
-  info="$(curl -sf "${WEB}/api/session/docker/task/${tid}")"
+  info="$(curl -sf -H "Authorization: Bearer ${ARES_WEB_TOKEN}" "${WEB}/api/session/docker/task/${tid}")"
   status="$(echo "$info" | json 'd["status"]')"
   progress="$(echo "$info" | json 'd["progress"]')"
   [ "$status" = running ] || { echo "task is ${status} before the kill: make it bigger"; exit 1; }
@@ -56,16 +60,16 @@ victim="$(compose ps -q worker2)"
 echo "== killing worker2 (${victim:0:12}) at progress ${progress}"
 docker kill "$victim" > /dev/null
 
-info="$(curl -sf "${WEB}/api/session/docker/task/${tid}?action=wait&timeout=600")"
+info="$(curl -sf -H "Authorization: Bearer ${ARES_WEB_TOKEN}" "${WEB}/api/session/docker/task/${tid}?action=wait&timeout=600")"
 status="$(echo "$info" | json 'd["status"]')"
 retries="$(echo "$info" | json 'd["retries"]')"
 [ "$status" = succeeded ] || { echo "task ended ${status}: ${info}"; exit 1; }
 [ "$retries" -gt 0 ] || { echo "the kill did not hit any work (no re-runs): ${info}"; exit 1; }
-got="$(curl -sf "${WEB}/api/session/docker/task/${tid}/result" | json 'repr(d["data"])')"
+got="$(curl -sf -H "Authorization: Bearer ${ARES_WEB_TOKEN}" "${WEB}/api/session/docker/task/${tid}/result" | json 'repr(d["data"])')"
 python3 - "$got" "$expected" << 'PY'
 import sys
 got, want = float(sys.argv[1]), float(sys.argv[2])
 assert abs(got - want) <= 1e-9 * max(1.0, abs(want)), f"result {got} != expected {want}"
 PY
-nodes="$(curl -sf "${WEB}/api/cluster/nodes" | json 'len(d["nodes"])')"
+nodes="$(curl -sf -H "Authorization: Bearer ${ARES_WEB_TOKEN}" "${WEB}/api/cluster/nodes" | json 'len(d["nodes"])')"
 echo "docker cluster: ok (result ${got} = local ${expected}; ${retries} re-runs after the kill; ${nodes} workers left)"

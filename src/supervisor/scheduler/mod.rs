@@ -10,7 +10,7 @@ use super::link::{Link, Send};
 use super::task_processor::{TaskProcessor, WorkerLost};
 use crate::ids::{ChunkIdx, TaskId, WorkerId};
 use crate::prepare::WorkerSlots;
-use crate::protocol::{Message, SubtaskReport};
+use crate::protocol::{SubtaskReport, ToWorker};
 use actix::prelude::*;
 use bytes::Bytes;
 use state::{ReadySubtask, SchedOut, SchedulerState};
@@ -50,7 +50,7 @@ impl Scheduler {
         self.epoch.elapsed().as_millis() as u64
     }
 
-    fn send(&self, worker: WorkerId, message: Message) {
+    fn send(&self, worker: WorkerId, message: ToWorker) {
         if let Some(w) = self.workers.get(&worker) {
             w.link.do_send(Send(message));
         }
@@ -65,7 +65,7 @@ impl Scheduler {
         for id in self.workers.keys() {
             self.send(
                 *id,
-                Message::Peers {
+                ToWorker::Peers {
                     peers: peers.clone(),
                 },
             );
@@ -87,7 +87,7 @@ impl Scheduler {
                     };
                     if entry.tasks.insert(task) {
                         if let Some((_, graph)) = self.processors.get(&task) {
-                            entry.link.do_send(Send(Message::RegisterTask {
+                            entry.link.do_send(Send(ToWorker::RegisterTask {
                                 task,
                                 graph: graph.clone(),
                             }));
@@ -95,13 +95,13 @@ impl Scheduler {
                     }
                     entry
                         .link
-                        .do_send(Send(Message::RunSubtasks { task, subtasks }));
+                        .do_send(Send(ToWorker::RunSubtasks { task, subtasks }));
                 }
                 SchedOut::Cancel {
                     worker,
                     task,
                     subtasks,
-                } => self.send(worker, Message::CancelSubtasks { task, subtasks }),
+                } => self.send(worker, ToWorker::CancelSubtasks { task, subtasks }),
             }
         }
     }
@@ -293,7 +293,7 @@ impl Handler<Release> for Scheduler {
         for (w, chunks) in m.chunks {
             self.send(
                 w,
-                Message::ReleaseChunks {
+                ToWorker::ReleaseChunks {
                     task: m.task,
                     chunks,
                 },
@@ -321,7 +321,7 @@ impl Handler<StopTask> for Scheduler {
                 if entry.tasks.remove(&m.task) {
                     entry
                         .link
-                        .do_send(Send(Message::ForgetTask { task: m.task }));
+                        .do_send(Send(ToWorker::ForgetTask { task: m.task }));
                 }
             }
         }

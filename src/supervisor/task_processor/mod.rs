@@ -9,6 +9,7 @@ mod views;
 pub use views::{GetFetchArgs, GetGraph, GraphView, SubtaskView};
 
 use super::scheduler::{GetWorkers, Release, Scheduler, StopTask, SubmitReady};
+use super::task_manager::TaskEnded;
 use crate::config::TaskConfig;
 use crate::graph::TileableGraph;
 use crate::ids::{ChunkIdx, SubtaskIdx, TaskId, WorkerId};
@@ -27,8 +28,11 @@ pub struct TaskProcessor {
     graph: Option<TileableGraph>,
     config: TaskConfig,
     max_retries: u32,
-    max_frame: usize,
+    /// How to read results from the workers' data planes.
+    data: transfer::DataPlane,
     scheduler: Addr<Scheduler>,
+    /// Told once when the task ends (admission counts and eviction).
+    on_end: Recipient<TaskEnded>,
     state: Option<TaskState>,
     graph_bytes: bytes::Bytes,
     status: TaskStatus,
@@ -47,16 +51,18 @@ impl TaskProcessor {
         graph: TileableGraph,
         config: TaskConfig,
         max_retries: u32,
-        max_frame: usize,
+        data: transfer::DataPlane,
         scheduler: Addr<Scheduler>,
+        on_end: Recipient<TaskEnded>,
     ) -> Self {
         Self {
             task,
             graph: Some(graph),
             config,
             max_retries,
-            max_frame,
+            data,
             scheduler,
+            on_end,
             state: None,
             graph_bytes: bytes::Bytes::new(),
             status: TaskStatus::Pending,
@@ -111,6 +117,7 @@ impl TaskProcessor {
         for w in self.waiters.drain(..) {
             let _ = w.send(());
         }
+        self.on_end.do_send(TaskEnded(self.task));
         tracing::info!(task = %self.task, ?status, "task ended");
     }
 
@@ -297,7 +304,7 @@ impl Handler<FetchResult> for TaskProcessor {
             (TaskStatus::Succeeded, Some(s)) => Ok((s.graph.clone(), s.result_locations())),
             (status, _) => Err(format!("{} has no result ({status:?})", self.task)),
         };
-        let (scheduler, task, max_frame) = (self.scheduler.clone(), self.task, self.max_frame);
+        let (scheduler, task, data) = (self.scheduler.clone(), self.task, self.data.clone());
         Box::pin(
             async move {
                 let (graph, locations) = ready?;
@@ -321,8 +328,9 @@ impl Handler<FetchResult> for TaskProcessor {
                         let addr = addrs
                             .get(&w)
                             .ok_or_else(|| format!("{w} holding results is gone"))?;
-                        for (c, data) in transfer::fetch(addr, task, &chunks, max_frame)
-                            .map_err(|e| e.to_string())?
+                        for (c, data) in
+                            transfer::fetch(addr, &data.secret, task, &chunks, data.max_frame)
+                                .map_err(|e| e.to_string())?
                         {
                             store[c.index()] = Some(Arc::new(data));
                         }

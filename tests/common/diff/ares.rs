@@ -126,9 +126,7 @@ fn start_driver() -> Sender<Job> {
     let (ready_tx, ready_rx) = channel();
     std::thread::spawn(move || {
         let cluster = EmbeddedCluster::start(&Config::default(), 2, 2).expect("embedded cluster");
-        let mut client =
-            NativeClient::connect(&cluster.rpc_addr.to_string(), Duration::from_secs(10))
-                .expect("connect");
+        let mut client = cluster.client(Duration::from_secs(10)).expect("connect");
         ready_tx.send(()).unwrap();
         while let Ok((text, fuse, reply)) = rx.recv() {
             let r = catch_unwind(AssertUnwindSafe(|| on_cluster(&mut client, &text, fuse)));

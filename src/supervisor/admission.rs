@@ -1,0 +1,164 @@
+//! Admission and eviction of tasks: the limits a submission is checked against before
+//! anything sized by it is built, and which ended tasks to forget.
+//!
+//! Pure state (no actor): the TaskManager asks [`Admission::admit`] before starting a task,
+//! reports ends with [`Admission::ended`], and evicts what that returns. Survives nothing: a
+//! restarted supervisor has no tasks to count.
+
+use crate::config::LimitsConfig;
+use crate::graph::TileableGraph;
+use crate::ids::TaskId;
+use std::collections::{HashMap, VecDeque};
+
+pub struct Admission {
+    limits: LimitsConfig,
+    keep_finished: usize,
+    /// Tasks pending or running, with their session.
+    in_flight: HashMap<TaskId, String>,
+    /// Ended tasks, oldest first.
+    finished: VecDeque<TaskId>,
+}
+
+impl Admission {
+    pub fn new(limits: LimitsConfig, keep_finished: usize) -> Self {
+        Self {
+            limits,
+            keep_finished,
+            in_flight: HashMap::new(),
+            finished: VecDeque::new(),
+        }
+    }
+
+    /// Checks a submission against the limits, cheapest first; the error says which limit
+    /// and by how much.
+    pub fn admit(&self, session: &str, graph: &TileableGraph) -> Result<(), String> {
+        let l = &self.limits;
+        if graph.nodes.len() > l.max_graph_nodes {
+            return Err(format!(
+                "the graph has {} nodes, over limits.max_graph_nodes = {}",
+                graph.nodes.len(),
+                l.max_graph_nodes
+            ));
+        }
+        if self.in_flight.len() >= l.max_tasks_in_flight {
+            return Err(format!(
+                "{} tasks are pending or running, the limit (limits.max_tasks_in_flight); retry when one ends",
+                self.in_flight.len()
+            ));
+        }
+        let mine = self.in_flight.values().filter(|s| *s == session).count();
+        if mine >= l.max_tasks_in_flight_per_session {
+            return Err(format!(
+                "session {session:?} has {mine} tasks pending or running, the limit (limits.max_tasks_in_flight_per_session); retry when one ends"
+            ));
+        }
+        Ok(())
+    }
+
+    /// Checks the projected chunk count (after the graph was validated: shapes are sound).
+    pub fn admit_chunks(&self, graph: &TileableGraph) -> Result<(), String> {
+        let projected = crate::prepare::limits::projected_chunks(graph);
+        if projected > self.limits.max_chunks_per_task {
+            return Err(format!(
+                "the task would create up to {projected} chunks, over limits.max_chunks_per_task = {}; use larger chunks",
+                self.limits.max_chunks_per_task
+            ));
+        }
+        Ok(())
+    }
+
+    pub fn started(&mut self, task: TaskId, session: &str) {
+        self.in_flight.insert(task, session.to_string());
+    }
+
+    /// Records that `task` ended; returns the ended tasks to evict now (oldest first),
+    /// skipping those `named` says a session still refers to.
+    pub fn ended(&mut self, task: TaskId, named: impl Fn(TaskId) -> bool) -> Vec<TaskId> {
+        if self.in_flight.remove(&task).is_some() {
+            self.finished.push_back(task);
+        }
+        let mut evict = Vec::new();
+        let mut kept = VecDeque::new();
+        while self.finished.len() + kept.len() > self.keep_finished {
+            let Some(t) = self.finished.pop_front() else {
+                break;
+            };
+            if named(t) {
+                kept.push_back(t);
+            } else {
+                evict.push(t);
+            }
+        }
+        while let Some(t) = kept.pop_back() {
+            self.finished.push_front(t);
+        }
+        evict
+    }
+
+    /// Forgets a task removed by other means (its session was deleted).
+    pub fn forget(&mut self, task: TaskId) {
+        self.in_flight.remove(&task);
+        self.finished.retain(|t| *t != task);
+    }
+
+    pub fn in_flight(&self) -> usize {
+        self.in_flight.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn limits() -> LimitsConfig {
+        LimitsConfig {
+            max_graph_nodes: 3,
+            max_chunks_per_task: 1000,
+            max_tasks_in_flight_per_session: 2,
+            max_tasks_in_flight: 3,
+            ..Default::default()
+        }
+    }
+
+    fn graph(expr: &str) -> TileableGraph {
+        crate::tensor::Tensor::graph(&[&crate::expr::evaluate(expr).unwrap()])
+    }
+
+    #[test]
+    fn submissions_over_a_limit_are_refused_with_the_numbers() {
+        let mut a = Admission::new(limits(), 10);
+        let e = a.admit("s", &graph("ones(4) + 1 + 2 + 3")).unwrap_err();
+        assert!(e.contains("max_graph_nodes = 3"), "{e}");
+        let e = a
+            .admit_chunks(&graph("sum(ones(10**9, chunk=1))"))
+            .unwrap_err();
+        assert!(e.contains("max_chunks_per_task = 1000"), "{e}");
+        assert!(e.contains("up to 3000000002 chunks"), "{e}");
+        let small = graph("sum(ones(10, chunk=5))");
+        assert!(a.admit_chunks(&small).is_ok());
+        a.started(TaskId(1), "s");
+        a.started(TaskId(2), "s");
+        let e = a.admit("s", &small).unwrap_err();
+        assert!(e.contains("max_tasks_in_flight_per_session"), "{e}");
+        a.admit("t", &small).unwrap();
+        a.started(TaskId(3), "t");
+        let e = a.admit("u", &small).unwrap_err();
+        assert!(e.contains("limits.max_tasks_in_flight"), "{e}");
+        assert!(a.ended(TaskId(1), |_| false).is_empty());
+        a.admit("s", &small).unwrap();
+    }
+
+    #[test]
+    fn the_oldest_unnamed_finished_tasks_are_evicted() {
+        let mut a = Admission::new(limits(), 2);
+        for t in 1..=4 {
+            a.started(TaskId(t), "s");
+        }
+        assert!(a.ended(TaskId(1), |_| false).is_empty());
+        assert!(a.ended(TaskId(2), |_| false).is_empty());
+        // Task 1 is named: task 2 goes instead.
+        assert_eq!(a.ended(TaskId(3), |t| t == TaskId(1)), vec![TaskId(2)]);
+        assert_eq!(a.ended(TaskId(4), |_| false), vec![TaskId(1)]);
+        assert_eq!(a.in_flight(), 0);
+    }
+}

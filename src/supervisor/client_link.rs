@@ -1,0 +1,160 @@
+//! One actor per client connection to the supervisor, created once the peer proved the client
+//! role in the handshake ([`crate::net`]). It reads only [`ClientRequest`] frames (a client
+//! sending worker messages does not get past decoding) and writes [`ClientReply`]. The first
+//! message must be the client's hello; requests then go to the task manager, each answered
+//! when ready, at most `limits.max_requests_in_flight_per_connection` at once (a waiting
+//! request holds memory in its task's processor). A bad frame closes that connection only,
+//! with one rate-limited log line.
+
+use super::task_manager::{FromClient, TaskManager};
+use crate::net::Admitted;
+use crate::protocol::outbound::{Flush, Outbound};
+use crate::protocol::{codec, ClientReply, ClientRequest, PROTOCOL_VERSION};
+use crate::telemetry::peer_rejected;
+use actix::prelude::*;
+use bytes::BytesMut;
+use std::net::SocketAddr;
+use tokio_util::codec::FramedRead;
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum State {
+    Unknown,
+    Closing,
+    Welcomed,
+}
+
+pub struct ClientLink {
+    out: Outbound<ClientReply>,
+    state: State,
+    /// Requests sent to the task manager and not answered yet, and the most allowed.
+    pending: usize,
+    max_pending: usize,
+    peer: SocketAddr,
+    _permit: tokio::sync::OwnedSemaphorePermit,
+    manager: Addr<TaskManager>,
+}
+
+impl ClientLink {
+    pub fn spawn(
+        admitted: Admitted,
+        max_frame: usize,
+        max_pending: usize,
+        manager: Addr<TaskManager>,
+    ) {
+        let Admitted {
+            stream,
+            peer,
+            permit,
+            ..
+        } = admitted;
+        ClientLink::create(move |ctx| {
+            let (read, write) = stream.into_split();
+            let limit = codec::FrameLimit::new(max_frame);
+            ctx.add_stream(FramedRead::new(read, codec::Framing::new(limit.clone())));
+            ClientLink {
+                out: Outbound::new(write, limit, ctx),
+                state: State::Unknown,
+                pending: 0,
+                max_pending,
+                peer,
+                _permit: permit,
+                manager,
+            }
+        });
+    }
+
+    fn refuse(&mut self, reason: String, ctx: &mut Context<Self>) {
+        peer_rejected(self.peer, "refusing client", &reason);
+        self.out.push(ClientReply::Refused { reason }, ctx);
+        self.state = State::Closing;
+        if self.out.close().is_err() {
+            ctx.stop();
+        }
+    }
+
+    fn on_message(&mut self, m: ClientRequest, ctx: &mut Context<Self>) {
+        match (self.state, m) {
+            (State::Unknown, ClientRequest::Hello { version }) if version != PROTOCOL_VERSION => {
+                self.refuse(
+                    format!(
+                        "protocol version {version}, this supervisor speaks {PROTOCOL_VERSION}"
+                    ),
+                    ctx,
+                )
+            }
+            (State::Unknown, ClientRequest::Hello { .. }) => {
+                self.state = State::Welcomed;
+                let welcome = ClientReply::Welcome {
+                    version: PROTOCOL_VERSION,
+                };
+                self.out.push(welcome, ctx);
+            }
+            (State::Unknown, _) => self.refuse("expected the client's hello first".into(), ctx),
+            (State::Welcomed, ClientRequest::Hello { .. }) => {
+                self.refuse("a second hello".into(), ctx)
+            }
+            (State::Welcomed, _) if self.pending >= self.max_pending => self.refuse(
+                format!(
+                    "more than {} requests in flight on one connection (limits.max_requests_in_flight_per_connection)",
+                    self.max_pending
+                ),
+                ctx,
+            ),
+            (State::Welcomed, request) => {
+                self.pending += 1;
+                ctx.spawn(self.manager.send(FromClient(request)).into_actor(self).map(
+                    |reply, act, ctx| match reply {
+                        Ok(reply) => {
+                            act.pending -= 1;
+                            act.out.push(reply, ctx)
+                        }
+                        Err(e) => act.refuse(format!("task manager unavailable: {e}"), ctx),
+                    },
+                ));
+            }
+            (State::Closing, _) => {}
+        }
+    }
+}
+
+impl Actor for ClientLink {
+    type Context = Context<Self>;
+}
+
+impl actix::io::WriteHandler<std::io::Error> for ClientLink {}
+
+impl Handler<Flush> for ClientLink {
+    type Result = ();
+    fn handle(&mut self, _: Flush, ctx: &mut Context<Self>) {
+        if let Err(e) = self.out.flush() {
+            tracing::error!(peer = %self.peer, "cannot encode a frame: {e}");
+            ctx.stop();
+        }
+    }
+}
+
+impl StreamHandler<Result<BytesMut, std::io::Error>> for ClientLink {
+    fn handle(&mut self, frame: Result<BytesMut, std::io::Error>, ctx: &mut Context<Self>) {
+        match frame
+            .map_err(|e| e.to_string())
+            .and_then(|f| codec::decode_frame::<ClientRequest>(&f).map_err(|e| e.to_string()))
+        {
+            Ok(messages) => {
+                for m in messages {
+                    if self.state == State::Closing {
+                        break;
+                    }
+                    self.on_message(m, ctx);
+                }
+            }
+            Err(e) => {
+                peer_rejected(self.peer, "closing client connection", e);
+                ctx.stop();
+            }
+        }
+    }
+
+    fn finished(&mut self, ctx: &mut Context<Self>) {
+        ctx.stop();
+    }
+}
