@@ -1,8 +1,9 @@
 //! Named regression tests: one per row and per "Also" item of issue 14, and one per
 //! disagreement the differential test (`tests/differential.rs`) has found. Each program runs
-//! in every mode (embedded cluster, `--no-fuse`, `--local`) with a deadline, and must give
-//! exactly the dtype, shape and values NumPy 2 gives (floats within 1e-9 relative, NaN equal
-//! to NaN, infinities with their sign), or an error where NumPy raises.
+//! in every mode (the embedded cluster and `--local`, each with and without fusion) with a
+//! deadline, and must give exactly the dtype, shape and values NumPy 2 gives (floats within
+//! 1e-9 relative, NaN equal to NaN, infinities with their sign), or an error where NumPy
+//! raises.
 
 #[path = "common/diff/mod.rs"]
 mod diff;
@@ -291,5 +292,55 @@ fn matmul_sums_start_from_positive_zero() {
     check(
         "1 / dot(zeros((2, 1), chunk=1), full((1, 2), -1.0, chunk=2))",
         f(&[2, 2], &[f64::INFINITY; 4]),
+    );
+}
+
+// Found by the differential test (seed 1xxx, after 4e0761a): cumsum of a zero-size array
+// flattens it to length 0 and must not rechunk to chunks of length 0.
+#[test]
+fn cumsum_of_a_zero_size_array_is_empty() {
+    check(
+        "arange(-5, -5, -2, chunk=1).reshape(1, 0).cumsum()",
+        i(&[0], &[]),
+    );
+    check("cumprod(zeros((0, 3), chunk=2), axis=1)", f(&[0, 3], &[]));
+}
+
+#[test]
+fn cumsum_along_a_concatenation_with_empty_pieces() {
+    check(
+        "cumsum(concatenate((arange(-4, -4, chunk=5), full(0, False, chunk=5), ones(4, chunk=1))), axis=0)",
+        f(&[4], &[1.0, 2.0, 3.0, 4.0]),
+    );
+}
+
+#[test]
+fn cumsum_along_axis_1_of_a_concatenation_with_empty_pieces() {
+    check(
+        "concatenate((rechunk(reshape(arange(-1, -1, 2), (1, 0)), (3, 4)), rechunk(reshape(arange(0.5, 0.375, 0.25), (1, 0)), (1, 1)), reshape(rechunk(reshape(arange(2.0, 2.75, 0.5), (2, 1, 1)), (3, 4, 3)), (1, 2))), axis=1).cumsum(axis=1)",
+        f(&[1, 2], &[2.0, 4.5]),
+    );
+}
+
+// Found by the differential test (10^5 run, seed 1038691): a silent wrong value. With fusion,
+// `any` over a concatenation with an empty piece is True although every element is 0.
+#[test]
+fn any_over_a_concatenation_with_an_empty_piece_is_false() {
+    check(
+        "any(concatenate((zeros((7,), chunk=((3, 4),), dtype='float64'), arange(-3.0, -3.75, 1.5)), axis=-1), axis=None)",
+        b(&[], &[false]),
+    );
+    check(
+        "any(concatenate((zeros(3, chunk=2), zeros(0, chunk=2))))",
+        b(&[], &[false]),
+    );
+}
+
+// Seed 1057945: the same along an axis (the second row is all zeros).
+#[test]
+fn any_along_an_axis_after_a_concatenation_with_an_empty_piece() {
+    check(
+        "any(concatenate((rechunk(reshape(arange(-1.5, -1.625, 0.25), (1, 5, 0)), (4, 3, 4)), rechunk(reshape(arange(-2, 8, 2), (1, 5, 1)), 1)), axis=-1), axis=-1, keepdims=True)",
+        b(&[1, 5, 1], &[true, false, true, true, true]),
     );
 }

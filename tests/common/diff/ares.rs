@@ -1,7 +1,7 @@
 //! Runs programs through ares in each mode `ares run` offers, with a deadline on every wait:
 //! the embedded cluster (one for the whole test, the same `EmbeddedCluster` and native client
 //! `ares run` uses), the same cluster with fusion off (`--no-fuse`), and the local executor
-//! (`--local`). Panics become `Outcome::Panic`, timeouts `Outcome::Hang`; a cluster that
+//! (`--local`, with and without fusion). Panics become `Outcome::Panic`, timeouts `Outcome::Hang`; a cluster that
 //! timed out is abandoned (not joined: it may be wedged) and a fresh one started.
 
 use super::value::{Outcome, Res, Vals};
@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 /// How long one program may take in one mode.
 pub const DEADLINE: Duration = Duration::from_secs(20);
 
-pub const MODES: [&str; 3] = ["cluster", "cluster --no-fuse", "local"];
+pub const MODES: [&str; 4] = ["cluster", "cluster --no-fuse", "local", "local --no-fuse"];
 
 pub fn to_res(a: &ArrayData) -> Res {
     let shape = a.shape().to_vec();
@@ -175,6 +175,7 @@ impl ClusterRunner {
             self.run(text, true),
             self.run(text, false),
             run_local(text, true),
+            run_local(text, false),
         ]
     }
 }

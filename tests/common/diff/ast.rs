@@ -124,6 +124,8 @@ pub enum Expr {
     Index(Box<Expr>, Vec<Idx>),
     /// `x.T`
     T(Box<Expr>),
+    /// `x.shape`, a tuple of ints (`x.shape[0]` is an `Index` of it).
+    Shape(Box<Expr>),
 }
 
 /// Statements `name = expr`, then the result expression.
@@ -211,6 +213,8 @@ pub fn render(e: &Expr, lang: Lang) -> String {
         Expr::Index(x, items) => format!("{}[{}]", r(x), idx_text(items)),
         Expr::T(x) if np => format!("np.transpose({})", r(x)),
         Expr::T(x) => format!("{}.T", r(x)),
+        Expr::Shape(x) if np => format!("np.shape({})", r(x)),
+        Expr::Shape(x) => format!("{}.shape", r(x)),
     }
 }
 

@@ -5,12 +5,13 @@
 //! program in eight into one NumPy rejects (see `errors.rs`).
 //!
 //! Covered: creation (zeros/ones/full/arange/linspace with dtypes and chunk sizes that do
-//! not divide the shape), unary and binary elementwise functions and operators, Python
-//! scalars (small, near 2^62, floats, bools) on either side, broadcasting, reductions with
-//! every axis form, keepdims and ddof (as functions and methods), matmul/dot/`@`, transpose
-//! with axes and `.T`, concatenate, rechunk, chunk-aligned reshape (and misaligned ones,
-//! which must fail), astype, slicing with steps, negative steps, integers and `None`,
-//! zero-size and size-1 dimensions, and named intermediate results used more than once.
+//! not divide the shape, or explicit per-dim lengths), unary and binary elementwise
+//! functions and operators, Python scalars (small, near 2^62, floats, bools) on either side,
+//! broadcasting, reductions with every axis form, keepdims and ddof (as functions and
+//! methods), matmul/dot/`@`, transpose with axes and `.T`, concatenate, rechunk, reshape
+//! (whether or not the chunks line up with the new rows), astype, slicing with steps,
+//! negative steps, integers and `None`, zero-size and size-1 dimensions, named intermediate
+//! results used more than once, and the functions of `ops2.rs`.
 
 use super::ast::{call, ints, BinOp, Expr, Program};
 use super::refarr::Arr;
@@ -25,6 +26,8 @@ pub struct Gen {
     pub rng: Xoshiro256PlusPlus,
     env: Env,
     bound: Vec<String>,
+    /// Bound names whose value is a tensor, not a number (`.shape` is a tensor's attribute).
+    tensors: Vec<String>,
 }
 
 pub const BIG_INTS: [i64; 7] = [
@@ -43,6 +46,7 @@ impl Gen {
             rng: Xoshiro256PlusPlus::seed_from_u64(seed),
             env: Env::new(),
             bound: vec![],
+            tensors: vec![],
         }
     }
 
@@ -87,6 +91,26 @@ impl Gen {
 
     /// A `chunk=` value for a shape: often not dividing it, sometimes one per dim.
     pub fn chunk(&mut self, s: &[usize]) -> Expr {
+        if !s.is_empty() && !s.contains(&0) && self.p(0.15) {
+            // Explicit lengths per dim, as dask's chunks=: ((2, 3), 4).
+            let dims = s
+                .iter()
+                .map(|n| {
+                    if self.p(0.3) {
+                        return Expr::Int(self.rng.gen_range(1..5));
+                    }
+                    let mut left = *n as i64;
+                    let mut parts = vec![];
+                    while left > 0 {
+                        let k = self.rng.gen_range(1..=left.min(4));
+                        parts.push(k);
+                        left -= k;
+                    }
+                    ints(&parts)
+                })
+                .collect();
+            return Expr::Tuple(dims);
+        }
         if s.len() > 1 && self.p(0.4) {
             ints(
                 &s.iter()
@@ -247,7 +271,22 @@ impl Gen {
     pub fn tensor(&mut self, depth: u32) -> (Expr, Arr) {
         for _ in 0..12 {
             let e = if depth == 0 || self.p(0.25) {
-                if !self.bound.is_empty() && self.p(0.3) {
+                if !self.tensors.is_empty() && self.p(0.05) {
+                    // Creation from a named result's shape: `ones(v0.shape)`, `arange(v0.shape[0])`.
+                    let v = Expr::Shape(Box::new(Expr::Name(self.pick(&self.tensors.clone()))));
+                    if self.p(0.5) {
+                        let f = self.pick(&["zeros", "ones"]);
+                        let c = Expr::Int(self.rng.gen_range(1..4));
+                        call(f, vec![v], vec![("chunk", c)])
+                    } else {
+                        let k = self.rng.gen_range(-1..2);
+                        call(
+                            "arange",
+                            vec![Expr::Index(Box::new(v), vec![super::ast::Idx::At(k)])],
+                            vec![],
+                        )
+                    }
+                } else if !self.bound.is_empty() && self.p(0.3) {
                     Expr::Name(self.pick(&self.bound.clone()))
                 } else if self.p(0.06) {
                     self.number_expr()
@@ -276,6 +315,10 @@ impl Gen {
             let name = format!("v{i}");
             self.env.insert(name.clone(), V::A(a));
             self.bound.push(name.clone());
+            let alias_of_number = matches!(&e, Expr::Name(n) if !self.tensors.contains(n));
+            if !is_number(&e) && !alias_of_number {
+                self.tensors.push(name.clone());
+            }
             stmts.push((name, e));
         }
         let depth = self.rng.gen_range(1..4);
@@ -289,11 +332,25 @@ impl Gen {
     }
 }
 
+/// Whether `e` is made of numbers only (ares folds it to a number, not a tensor).
+fn is_number(e: &Expr) -> bool {
+    match e {
+        Expr::Int(_) | Expr::Float(_) | Expr::Bool(_) => true,
+        Expr::Neg(x) => is_number(x),
+        Expr::Bin(_, a, b, _) => is_number(a) && is_number(b),
+        Expr::Call { func, args, .. } => {
+            matches!(func.as_str(), "abs" | "negative" | "sqrt" | "exp" | "sin")
+                && args.iter().all(is_number)
+        }
+        _ => false,
+    }
+}
+
 fn uses(e: &Expr, name: &str) -> bool {
     match e {
         Expr::Name(n) => n == name,
         Expr::Tuple(v) => v.iter().any(|x| uses(x, name)),
-        Expr::Neg(x) | Expr::T(x) | Expr::Index(x, _) => uses(x, name),
+        Expr::Neg(x) | Expr::T(x) | Expr::Shape(x) | Expr::Index(x, _) => uses(x, name),
         Expr::Bin(_, a, b, _) => uses(a, name) || uses(b, name),
         Expr::Call { args, kwargs, .. } => {
             args.iter().any(|x| uses(x, name)) || kwargs.iter().any(|(_, v)| uses(v, name))

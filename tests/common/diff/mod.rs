@@ -1,7 +1,7 @@
 //! The differential test of issue 14: random programs (`gen`, `ops`, `errors`) over the AST
-//! of `ast`, an independent whole-array reference (`refarr`, `refshape`, `refeval`),
-//! the NumPy oracle (`numpy`), ares in every mode (`ares`), and the comparison
-//! (`value`, `check`).
+//! of `ast`, an independent whole-array reference (`refarr`, `refshape`, `refeval`,
+//! `refmore`, `refnew`, `reflinalg`), the NumPy oracle (`numpy`), ares in every mode (`ares`), and the
+//! comparison (`value`, `check`).
 #![allow(dead_code)]
 
 pub mod ares;
@@ -14,6 +14,8 @@ pub mod ops;
 pub mod ops2;
 pub mod refarr;
 pub mod refeval;
+pub mod reflinalg;
 pub mod refmore;
+pub mod refnew;
 pub mod refshape;
 pub mod value;

@@ -187,7 +187,11 @@ pub fn factor_shape(g: &mut Gen, n: usize) -> Vec<i64> {
 
 fn reshape(g: &mut Gen, x: Expr, a: &Arr) -> Expr {
     let dims = factor_shape(g, a.len());
-    let src = call("rechunk", vec![x, Expr::Int(64)], vec![]);
+    let src = if g.p(0.3) {
+        call("rechunk", vec![x, Expr::Int(64)], vec![])
+    } else {
+        x
+    };
     if dims.len() > 1 && g.p(0.3) {
         let mut args = vec![src];
         args.extend(dims.iter().map(|d| Expr::Int(*d)));
@@ -201,7 +205,7 @@ fn reshape(g: &mut Gen, x: Expr, a: &Arr) -> Expr {
     call("reshape", vec![src, ints(&dims)], vec![])
 }
 
-/// A 1-D `arange(n, chunk=c)` reshaped: aligned or not depending on `c`.
+/// A 1-D `arange(n, chunk=c)` reshaped: the chunks line up with the new rows or not.
 pub fn reshape_1d(g: &mut Gen) -> Expr {
     let n = g.rng.gen_range(0..25);
     let dims = factor_shape(g, n);

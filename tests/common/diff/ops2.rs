@@ -24,7 +24,7 @@ fn signed(g: &mut Gen, d: usize, nd: usize) -> Expr {
 pub fn apply(g: &mut Gen, x: Expr, a: &Arr) -> Option<Expr> {
     let s = a.shape();
     let nd = s.len();
-    Some(match g.rng.gen_range(0..11) {
+    Some(match g.rng.gen_range(0..18) {
         0 => {
             let f = *["logical_and", "logical_or", "logical_xor"]
                 .choose(&mut g.rng)
@@ -154,6 +154,104 @@ pub fn apply(g: &mut Gen, x: Expr, a: &Arr) -> Option<Expr> {
             perm.shuffle(&mut g.rng);
             let axes: Vec<Expr> = perm.iter().map(|d| signed(g, *d, nd)).collect();
             call("transpose", vec![x], vec![("axes", Expr::Tuple(axes))])
+        }
+        11 => {
+            let f = *["isnan", "isinf", "isfinite"].choose(&mut g.rng).unwrap();
+            call(f, vec![x], vec![])
+        }
+        12 => {
+            let f = *["cumsum", "cumprod"].choose(&mut g.rng).unwrap();
+            let kw = if nd > 0 && g.p(0.6) {
+                let d = g.rng.gen_range(0..nd);
+                vec![("axis".to_string(), signed(g, d, nd))]
+            } else {
+                vec![]
+            };
+            Expr::Call {
+                func: f.into(),
+                args: vec![x],
+                kwargs: kw,
+                method: g.p(0.3),
+            }
+        }
+        13 => {
+            let cond = if g.p(0.5) {
+                Expr::Bin(BinOp::Gt, b(x.clone()), b(g.scalar()), true)
+            } else {
+                let c = g.leaf(Some(s.clone()));
+                call("astype", vec![c, Expr::Str("bool".into())], vec![])
+            };
+            let other = if g.p(0.5) {
+                g.scalar()
+            } else {
+                g.leaf(Some(s.clone()))
+            };
+            let (p, q) = if g.p(0.5) { (x, other) } else { (other, x) };
+            call("where", vec![cond, p, q], vec![])
+        }
+        14 => {
+            let f = *["argmin", "argmax"].choose(&mut g.rng).unwrap();
+            let mut kw = vec![];
+            if nd > 0 && g.p(0.6) {
+                let d = g.rng.gen_range(0..nd);
+                kw.push(("axis".to_string(), signed(g, d, nd)));
+            }
+            if g.p(0.3) {
+                kw.push(("keepdims".to_string(), Expr::Bool(g.p(0.5))));
+            }
+            Expr::Call {
+                func: f.into(),
+                args: vec![x],
+                kwargs: kw,
+                method: g.p(0.3),
+            }
+        }
+        15 if nd >= 1 => {
+            // Stacks of matrices: batch dims broadcast, on either side.
+            let k = s[nd - 1];
+            let mut other: Vec<usize> = if nd > 2 && g.p(0.7) {
+                s[..nd - 2]
+                    .iter()
+                    .map(|d| if g.p(0.3) { 1 } else { *d })
+                    .collect()
+            } else {
+                vec![g.rng.gen_range(1..3)]
+            };
+            other.extend([k, g.rng.gen_range(0..3)]);
+            let y = g.leaf(Some(other));
+            if g.p(0.5) {
+                Expr::Bin(BinOp::MatMul, b(x), b(y), true)
+            } else {
+                call("matmul", vec![x, y], vec![])
+            }
+        }
+        16 if nd >= 1 => {
+            let k = s[nd - 1];
+            let mut other: Vec<usize> = (0..g.rng.gen_range(0..2))
+                .map(|_| g.rng.gen_range(1..3))
+                .collect();
+            other.extend([k, g.rng.gen_range(1..3)]);
+            call("dot", vec![x, g.leaf(Some(other))], vec![])
+        }
+        17 => {
+            // Sum over n axis pairs; b has the picked dims plus one extra at position e.
+            let n = g.rng.gen_range(0..=nd.min(2));
+            let mut picked: Vec<usize> = (0..nd).collect();
+            picked.shuffle(&mut g.rng);
+            picked.truncate(n);
+            let (extra, e) = (g.rng.gen_range(0..3), g.rng.gen_range(0..=n));
+            let mut other: Vec<usize> = picked.iter().map(|d| s[*d]).collect();
+            other.insert(e, extra);
+            let bx: Vec<i64> = (0..=n).filter(|i| *i != e).map(|i| i as i64).collect();
+            let y = g.leaf(Some(other));
+            let last_n: Vec<usize> = (nd - n..nd).collect();
+            let axes = if picked == last_n && e == n && g.p(0.5) {
+                Expr::Int(n as i64)
+            } else {
+                let ax: Vec<i64> = picked.iter().map(|d| *d as i64).collect();
+                Expr::Tuple(vec![ints(&ax), ints(&bx)])
+            };
+            call("tensordot", vec![x, y], vec![("axes", axes)])
         }
         _ => return None,
     })

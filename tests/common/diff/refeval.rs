@@ -2,7 +2,9 @@
 //! graph), with the rules of `refarr` and `refshape`, and the creation functions as NumPy
 //! documents them (`arange` is float64 when any argument is a float, `linspace` computes
 //! `start + i * step` and sets the last value to `stop`).
-//! `reshape` takes any compatible shape whatever the chunking, as NumPy's does.
+//!
+//! `reshape` takes any compatible shape whatever the chunking, as NumPy's does (ares regrids
+//! chunks that do not line up).
 
 use super::ast::{BinOp, Expr, Idx, Program};
 use super::refarr::{self, np_err, unsupported, Arr, Fail, R};
@@ -115,6 +117,13 @@ pub fn eval(e: &Expr, env: &Env) -> R<V> {
             &arr(eval(b, env)?)?,
         )?),
         Expr::T(x) => V::A(refshape::transpose(&arr(eval(x, env)?)?, None)?),
+        Expr::Shape(x) => V::Tuple(
+            arr(eval(x, env)?)?
+                .shape()
+                .iter()
+                .map(|d| V::A(Arr::scalar_i(*d as i64)))
+                .collect(),
+        ),
         Expr::Index(x, items) => {
             let items: Vec<Item> = items
                 .iter()

@@ -148,7 +148,7 @@ pub fn call(f: &str, pos: &[V], get: Get) -> R<Arr> {
             out.extend(&sb[..sb.len() - 1]);
             Ok(refshape::reshape(&r, &out))
         }
-        f => unsupported(format!("function {f}")),
+        f => super::refnew::call(f, pos, get),
     }
 }
 

@@ -3,7 +3,7 @@
 //! anything accumulate in float64, `min`/`max` over an empty axis raise, `var` divides by
 //! `max(n - ddof, 0)`, slices follow Python's `slice.indices`, `None` is a new axis.
 
-use super::refarr::{np_err, Arr, Fail, R};
+use super::refarr::{np_err, Arr, R};
 use super::value::DT;
 use ndarray::{ArrayD, Axis, IxDyn};
 
@@ -341,8 +341,4 @@ pub fn reshape(a: &Arr, shape: &[usize]) -> Arr {
         Arr::I(x) => Arr::I(r(x, shape)),
         Arr::F(x) => Arr::F(r(x, shape)),
     }
-}
-
-pub fn ares_only<T>(m: impl Into<String>) -> R<T> {
-    Err(Fail::AresOnly(m.into()))
 }

@@ -80,8 +80,9 @@ pub enum Outcome {
     Ok(Res),
     /// An error NumPy raises too (or ares' parser/preparation/kernels reported).
     Err(String),
-    /// An error only ares raises, by a documented limitation (a reshape that is not
-    /// chunk-aligned). NumPy computes a value.
+    /// An error only ares raises, by a limitation its README documents; NumPy computes a
+    /// value. (None at present: reshapes that were not chunk-aligned were one until main
+    /// regridded them.)
     AresOnly(String),
     /// Outside what the test compares (a NumPy dtype ares does not have, an undefined cast).
     Unsupported(String),

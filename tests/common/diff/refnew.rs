@@ -1,0 +1,185 @@
+//! The reference for the functions added after issue 12: `isnan isinf isfinite`, `cumsum
+//! cumprod` (running totals from the first element, bools as int64, ints wrapping), `where`
+//! (the promoted dtype of `x` and `y`), and `argmin argmax` (first occurrence, first NaN wins,
+//! flattened without an axis, an error on zero elements), from NumPy's documentation.
+
+use super::refarr::{self, np_err, unsupported, Arr, R};
+use super::refeval::{arr, int, ints, V};
+use super::refshape::{self, norm_axis};
+use ndarray::{ArrayD, Axis, IxDyn, Zip};
+
+type Get<'a> = &'a dyn Fn(usize, &str) -> Option<V>;
+
+fn flat(a: &Arr) -> Arr {
+    refshape::reshape(a, &[a.len()])
+}
+
+fn running<T: Copy>(x: &ArrayD<T>, ax: usize, f: impl Fn(T, T) -> T) -> ArrayD<T> {
+    let mut out = x.clone();
+    for mut lane in out.lanes_mut(Axis(ax)) {
+        for i in 1..lane.len() {
+            lane[i] = f(lane[i - 1], lane[i]);
+        }
+    }
+    out
+}
+
+fn arg(f: &str, a: &Arr) -> R<i64> {
+    let v = a.to_f();
+    if v.is_empty() {
+        return np_err(format!("attempt to get {f} of an empty sequence"));
+    }
+    let max = f == "argmax";
+    let mut best = 0;
+    let vals: Vec<f64> = v.iter().copied().collect();
+    let ints: Option<Vec<i64>> = match a {
+        Arr::F(_) => None,
+        _ => Some(a.to_i().iter().copied().collect()),
+    };
+    for i in 1..vals.len() {
+        let better = match &ints {
+            Some(iv) => (max && iv[i] > iv[best]) || (!max && iv[i] < iv[best]),
+            None => {
+                let (x, b) = (vals[i], vals[best]);
+                !b.is_nan() && (x.is_nan() || (max && x > b) || (!max && x < b))
+            }
+        };
+        if better {
+            best = i;
+        }
+    }
+    Ok(best as i64)
+}
+
+pub fn call(f: &str, pos: &[V], get: Get) -> R<Arr> {
+    let a0 = || arr(pos[0].clone());
+    match f {
+        "isnan" | "isinf" | "isfinite" => {
+            let x = a0()?.to_f();
+            Ok(Arr::B(x.mapv(|v| match f {
+                "isnan" => v.is_nan(),
+                "isinf" => v.is_infinite(),
+                _ => v.is_finite(),
+            })))
+        }
+        "cumsum" | "cumprod" => {
+            let x = a0()?;
+            let (x, ax) = match get(1, "axis") {
+                None | Some(V::None) => (flat(&x), 0),
+                Some(v) => {
+                    let ax = norm_axis(int(&v)?, x.shape().len())?;
+                    (x, ax)
+                }
+            };
+            let sum = f == "cumsum";
+            Ok(match &x {
+                Arr::F(v) => Arr::F(running(v, ax, |p, q| if sum { p + q } else { p * q })),
+                _ => Arr::I(running(&x.to_i(), ax, |p, q| {
+                    if sum {
+                        p.wrapping_add(q)
+                    } else {
+                        p.wrapping_mul(q)
+                    }
+                })),
+            })
+        }
+        "where" => {
+            let (c, x, y) = (a0()?, arr(pos[1].clone())?, arr(pos[2].clone())?);
+            let sh = refarr::broadcast_shape(&c.shape(), &x.shape())?;
+            let sh = refarr::broadcast_shape(&sh, &y.shape())?;
+            let dt = refarr::promote(x.dtype(), y.dtype());
+            let (x, y) = (x.astype(dt)?, y.astype(dt)?);
+            let c = c.to_b();
+            let c = c.broadcast(IxDyn(&sh)).unwrap();
+            fn pick<T: Clone>(
+                c: &ndarray::ArrayViewD<bool>,
+                x: &ArrayD<T>,
+                y: &ArrayD<T>,
+                sh: &[usize],
+            ) -> ArrayD<T> {
+                let (x, y) = (
+                    x.broadcast(IxDyn(sh)).unwrap(),
+                    y.broadcast(IxDyn(sh)).unwrap(),
+                );
+                Zip::from(c)
+                    .and(&x)
+                    .and(&y)
+                    .map_collect(|c, p, q| if *c { p.clone() } else { q.clone() })
+            }
+            Ok(match (&x, &y) {
+                (Arr::B(p), Arr::B(q)) => Arr::B(pick(&c, p, q, &sh)),
+                (Arr::I(p), Arr::I(q)) => Arr::I(pick(&c, p, q, &sh)),
+                (Arr::F(p), Arr::F(q)) => Arr::F(pick(&c, p, q, &sh)),
+                _ => unreachable!("same dtype"),
+            })
+        }
+        "argmin" | "argmax" => {
+            let x = a0()?;
+            let keep = match get(usize::MAX, "keepdims") {
+                None => false,
+                Some(V::A(Arr::B(b))) if b.ndim() == 0 => b[IxDyn(&[])],
+                Some(_) => return unsupported("keepdims that is not a bool"),
+            };
+            let s = x.shape();
+            match get(1, "axis") {
+                None | Some(V::None) => {
+                    let i = arg(f, &x)?;
+                    let sh: Vec<usize> = if keep { vec![1; s.len()] } else { vec![] };
+                    Ok(Arr::I(ArrayD::from_elem(IxDyn(&sh), i)))
+                }
+                Some(v) => {
+                    let ax = norm_axis(int(&v)?, s.len())?;
+                    if s[ax] == 0 {
+                        return np_err(format!("attempt to get {f} of an empty sequence"));
+                    }
+                    // Move the axis last, find per row.
+                    let mut perm: Vec<i64> =
+                        (0..s.len() as i64).filter(|d| *d != ax as i64).collect();
+                    perm.push(ax as i64);
+                    let t = refshape::transpose(&x, Some(&perm))?;
+                    let n = s[ax];
+                    let rows = t.len() / n;
+                    let flat_t = refshape::reshape(&t, &[rows, n]);
+                    let mut out = vec![];
+                    for r in 0..rows {
+                        let row = refshape::index(&flat_t, &[refshape::Item::At(r as i64)])?;
+                        out.push(arg(f, &row)?);
+                    }
+                    let sh: Vec<usize> = (0..s.len())
+                        .filter_map(|d| {
+                            if d == ax {
+                                keep.then_some(1)
+                            } else {
+                                Some(s[d])
+                            }
+                        })
+                        .collect();
+                    Ok(Arr::I(ArrayD::from_shape_vec(IxDyn(&sh), out).unwrap()))
+                }
+            }
+        }
+        "tensordot" => {
+            let (a, b) = (a0()?, arr(pos[1].clone())?);
+            let (xa, xb) = match get(2, "axes") {
+                None => tensordot_n(&a, 2),
+                Some(V::Tuple(pair)) if pair.len() == 2 => (ints(&pair[0])?, ints(&pair[1])?),
+                Some(v) => {
+                    let n = int(&v)?;
+                    if n < 0 || n as usize > a.shape().len() || n as usize > b.shape().len() {
+                        return np_err("tensordot: axes out of range");
+                    }
+                    tensordot_n(&a, n as usize)
+                }
+            };
+            super::reflinalg::tensordot(&a, &b, &xa, &xb)
+        }
+        f => unsupported(format!("function {f}")),
+    }
+}
+
+/// `axes=n`: the last `n` axes of `a` with the first `n` of `b`.
+fn tensordot_n(a: &Arr, n: usize) -> (Vec<i64>, Vec<i64>) {
+    let nd = a.shape().len() as i64;
+    let n = n as i64;
+    ((nd - n..nd).collect(), (0..n).collect())
+}
