@@ -4,6 +4,7 @@
 
 pub mod cluster;
 pub mod hostile;
+pub mod nodes;
 pub mod reference;
 
 use ares::array::ArrayData;
