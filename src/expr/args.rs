@@ -57,6 +57,31 @@ impl Args {
         let (v, p) = self.need(i, name)?;
         to_tensor(v, p)
     }
+
+    /// A tuple of tensors (`concatenate((a, b))`, `stack((a, b))`).
+    pub(super) fn tensors(&self, i: usize, name: &str) -> Result<Vec<Tensor>, ExprError> {
+        let (list, p) = self.need(i, name)?;
+        let Value::Tuple(items) = list else {
+            return err(p, format!("{} takes a tuple of tensors", self.func));
+        };
+        items.into_iter().map(|v| to_tensor(v, p)).collect()
+    }
+
+    /// An integer argument with a default when it is not given (`None` is not an integer).
+    pub(super) fn int_or(&self, i: usize, name: &str, default: i64) -> Result<i64, ExprError> {
+        match self.get(i, name) {
+            None => Ok(default),
+            Some((v, p)) => to_int(&v, p),
+        }
+    }
+
+    /// An optional integer argument; `None` written out counts as absent.
+    pub(super) fn opt_int(&self, i: usize, name: &str) -> Result<Option<i64>, ExprError> {
+        match self.get(i, name) {
+            None | Some((Value::None, _)) => Ok(None),
+            Some((v, p)) => to_int(&v, p).map(Some),
+        }
+    }
 }
 
 pub(super) fn to_tensor(v: Value, p: Pos) -> Result<Tensor, ExprError> {

@@ -2,9 +2,7 @@
 //! ops (`tensor::compose`): logical functions, `all`/`any`, `clip`, axis insertion and
 //! removal, broadcasting, stacking, splitting and `inner`; and `where`, `cumsum`, `cumprod`.
 
-use super::args::{
-    to_axes, to_bool, to_int, to_ints, to_shape, to_tensor, ufunc_reduce_axes, Args,
-};
+use super::args::{to_axes, to_bool, to_int, to_ints, to_shape, ufunc_reduce_axes, Args};
 use super::eval::{apply_binary, Ctx, Value};
 use super::{err, ExprError};
 use crate::ops::Op;
@@ -74,27 +72,14 @@ impl Ctx {
             }
             "stack" => {
                 a.check(2, &["arrays", "axis"])?;
-                let (list, lp) = a.need(0, "arrays")?;
-                let Value::Tuple(items) = list else {
-                    return err(lp, "stack takes a tuple of tensors");
-                };
-                let tensors = items
-                    .into_iter()
-                    .map(|v| to_tensor(v, lp))
-                    .collect::<Result<Vec<_>, _>>()?;
-                let axis = match a.get(1, "axis") {
-                    Some((v, vp)) => to_int(&v, vp)?,
-                    None => 0,
-                };
+                let tensors = a.tensors(0, "arrays")?;
+                let axis = a.int_or(1, "axis", 0)?;
                 wrap(tensor::stack(&tensors, axis))
             }
             "split" => {
                 a.check(3, &["ary", "indices_or_sections", "axis"])?;
                 let x = a.tensor(0, "ary")?;
-                let axis = match a.get(2, "axis") {
-                    Some((v, vp)) => to_int(&v, vp)?,
-                    None => 0,
-                };
+                let axis = a.int_or(2, "axis", 0)?;
                 let parts = match a.need(1, "indices_or_sections")? {
                     (Value::Tuple(items), ip) => {
                         x.split_at(&to_ints(&Value::Tuple(items), ip)?, axis)
@@ -116,10 +101,7 @@ impl Ctx {
             "argmin" | "argmax" => {
                 a.check(2, &["a", "axis", "keepdims"])?;
                 let x = a.tensor(0, "a")?;
-                let axis = match a.get(1, "axis") {
-                    None | Some((Value::None, _)) => None,
-                    Some((v, vp)) => Some(to_int(&v, vp)?),
-                };
+                let axis = a.opt_int(1, "axis")?;
                 let keep = to_bool(a.get(usize::MAX, "keepdims"))?;
                 let op = if name == "argmin" {
                     Op::ArgMin
@@ -131,10 +113,7 @@ impl Ctx {
             "cumsum" | "cumprod" => {
                 a.check(2, &["a", "axis"])?;
                 let x = a.tensor(0, "a")?;
-                let axis = match a.get(1, "axis") {
-                    None | Some((Value::None, _)) => None,
-                    Some((v, vp)) => Some(to_int(&v, vp)?),
-                };
+                let axis = a.opt_int(1, "axis")?;
                 let op = if name == "cumsum" {
                     Op::CumSum
                 } else {

@@ -213,18 +213,8 @@ impl Ctx {
             }
             "concatenate" => {
                 a.check(2, &["axis"])?;
-                let (list, lp) = a.need(0, "arrays")?;
-                let Value::Tuple(items) = list else {
-                    return err(lp, "concatenate takes a tuple of tensors");
-                };
-                let tensors = items
-                    .into_iter()
-                    .map(|v| to_tensor(v, lp))
-                    .collect::<Result<Vec<_>, _>>()?;
-                let axis = match a.get(1, "axis") {
-                    Some((v, p)) => to_int(&v, p)?,
-                    None => 0,
-                };
+                let tensors = a.tensors(0, "arrays")?;
+                let axis = a.int_or(1, "axis", 0)?;
                 wrap(tensor::concatenate(&tensors, axis))
             }
             "rechunk" => {

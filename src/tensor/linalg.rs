@@ -69,19 +69,16 @@ impl Tensor {
                 format!("{} axes of a against {} of b", a_axes.len(), b_axes.len()),
             ));
         }
+        // The axes in the order given (pairs matter), each normalized as any axis is.
         let norm = |t: &Tensor, axes: &[i64]| -> Result<Vec<usize>> {
-            let n = t.ndim() as i64;
-            let mut out = Vec::with_capacity(axes.len());
-            for &a in axes {
-                let b = if a < 0 { a + n } else { a };
-                if b < 0 || b >= n || out.contains(&(b as usize)) {
-                    return Err(AresError::arg(
-                        "tensordot",
-                        format!("axis {a} is out of bounds or repeated for {n} dimensions"),
-                    ));
-                }
-                out.push(b as usize);
-            }
+            let out = axes
+                .iter()
+                .map(|a| Ok(t.normalize_axes("tensordot", Some(&[*a]))?[0]))
+                .collect::<Result<Vec<usize>>>()?;
+            t.normalize_axes(
+                "tensordot",
+                Some(&out.iter().map(|a| *a as i64).collect::<Vec<_>>()),
+            )?;
             Ok(out)
         };
         let (sa, sb) = (norm(self, a_axes)?, norm(other, b_axes)?);
