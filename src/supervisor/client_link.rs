@@ -6,7 +6,7 @@
 //! request holds memory in its task's processor). A bad frame closes that connection only,
 //! with one rate-limited log line.
 
-use super::task_manager::{FromClient, TaskManager};
+use super::messages::FromClient;
 use crate::net::Admitted;
 use crate::protocol::outbound::{Flush, Outbound};
 use crate::protocol::{codec, ClientReply, ClientRequest, PROTOCOL_VERSION};
@@ -31,7 +31,7 @@ pub struct ClientLink {
     max_pending: usize,
     peer: SocketAddr,
     _permit: tokio::sync::OwnedSemaphorePermit,
-    manager: Addr<TaskManager>,
+    manager: Recipient<FromClient>,
 }
 
 impl ClientLink {
@@ -39,7 +39,7 @@ impl ClientLink {
         admitted: Admitted,
         max_frame: usize,
         max_pending: usize,
-        manager: Addr<TaskManager>,
+        manager: Recipient<FromClient>,
     ) {
         let Admitted {
             stream,

@@ -5,7 +5,9 @@
 //! scheduler. A bad or oversized frame closes that connection only, with one rate-limited log
 //! line; the connection closing tells the scheduler the worker is gone.
 
-use super::scheduler::{Finished, Heartbeat, RegisterWorker, Scheduler, WorkerGone};
+use super::messages::{
+    Expel, Finished, Heartbeat, LinkHandle, RegisterWorker, SchedulerHandle, Send, WorkerGone,
+};
 use crate::ids::WorkerId;
 use crate::net::Admitted;
 use crate::protocol::outbound::{Flush, Outbound};
@@ -30,16 +32,20 @@ pub struct Link {
     state: State,
     peer: SocketAddr,
     _permit: tokio::sync::OwnedSemaphorePermit,
-    scheduler: Addr<Scheduler>,
+    scheduler: SchedulerHandle,
 }
 
-/// Queues a message on the link.
-#[derive(Message)]
-#[rtype(result = "()")]
-pub struct Send(pub ToWorker);
+impl From<Addr<Link>> for LinkHandle {
+    fn from(a: Addr<Link>) -> Self {
+        LinkHandle {
+            send: a.clone().recipient(),
+            expel: a.recipient(),
+        }
+    }
+}
 
 impl Link {
-    pub fn spawn(admitted: Admitted, max_frame: usize, scheduler: Addr<Scheduler>) -> Addr<Link> {
+    pub fn spawn(admitted: Admitted, max_frame: usize, scheduler: SchedulerHandle) -> Addr<Link> {
         let Admitted {
             stream,
             peer,
@@ -86,13 +92,13 @@ impl Link {
                 },
             ) => {
                 let register = RegisterWorker {
-                    link: ctx.address(),
+                    link: ctx.address().into(),
                     slots: slots.max(1) as usize,
                     data_addr,
                 };
-                ctx.wait(self.scheduler.send(register).into_actor(self).map(
+                ctx.wait(self.scheduler.register.send(register).into_actor(self).map(
                     |id, act, ctx| match id {
-                        Ok(id) => {
+                        Ok(Some(id)) => {
                             act.state = State::Registered(id);
                             let welcome = ToWorker::Welcome {
                                 version: PROTOCOL_VERSION,
@@ -100,6 +106,7 @@ impl Link {
                             };
                             act.out.push(welcome, ctx);
                         }
+                        Ok(None) => act.refuse("the scheduler is restarting; retry".into(), ctx),
                         Err(e) => act.refuse(format!("scheduler unavailable: {e}"), ctx),
                     },
                 ));
@@ -112,7 +119,7 @@ impl Link {
                     stored_bytes,
                 },
             ) => {
-                self.scheduler.do_send(Heartbeat {
+                self.scheduler.heartbeat.do_send(Heartbeat {
                     worker: w,
                     stored_chunks,
                     stored_bytes,
@@ -120,7 +127,7 @@ impl Link {
                 self.out.push(ToWorker::HeartbeatAck, ctx);
             }
             (State::Registered(w), FromWorker::SubtasksFinished { task, reports }) => {
-                self.scheduler.do_send(Finished {
+                self.scheduler.finished.do_send(Finished {
                     worker: w,
                     task,
                     reports,
@@ -139,7 +146,7 @@ impl Actor for Link {
 
     fn stopped(&mut self, _: &mut Context<Self>) {
         if let State::Registered(w) = self.state {
-            self.scheduler.do_send(WorkerGone(w));
+            self.scheduler.gone.do_send(WorkerGone(w));
         }
     }
 }
@@ -155,11 +162,6 @@ impl Handler<Flush> for Link {
         }
     }
 }
-
-/// Closes the connection of a worker the scheduler declared dead, telling it why.
-#[derive(Message)]
-#[rtype(result = "()")]
-pub struct Expel(pub String);
 
 impl Handler<Expel> for Link {
     type Result = ();

@@ -7,8 +7,16 @@
 //! session is deleted.
 
 use super::admission::Admission;
-use super::scheduler::Scheduler;
-use super::task_processor::{Cancel, FailTask, FetchResult, GetInfo, TaskProcessor, WaitDone};
+// Re-exported: the web API's and `ares node`'s historical paths.
+use super::messages::{
+    Cancel, FailTask, FetchResult, FromClient, GetInfo, SchedulerHandle, TaskEnded, TaskHandle,
+    WaitDone,
+};
+pub use super::messages::{
+    CreateSession, DeleteSession, FindTask, ListSessions, Names, ReleaseTask, ShutDown,
+    SubmitError, SubmitTask,
+};
+use super::task_processor::TaskProcessor;
 use crate::config::{Config, TaskConfig};
 use crate::graph::TileableGraph;
 use crate::ids::TaskId;
@@ -17,17 +25,6 @@ use crate::protocol::{ClientReply, ClientRequest, TaskInfo};
 use actix::prelude::*;
 use std::collections::{BTreeMap, HashMap};
 use std::time::Duration;
-
-/// Why a submission was refused: callers decide on the variant (HTTP 404 or 400), never on
-/// the text.
-#[derive(Debug, thiserror::Error)]
-pub enum SubmitError {
-    #[error("unknown session {0:?}")]
-    UnknownSession(String),
-    /// A limit, a bad name, an invalid graph or config: the message says which.
-    #[error("{0}")]
-    Refused(String),
-}
 
 /// The session of tasks submitted over the native protocol.
 pub const DEFAULT_SESSION: &str = "default";
@@ -63,17 +60,12 @@ pub struct TaskManager {
     config: Config,
     /// Proved to workers' data planes when fetching results.
     node_secret: Secret,
-    scheduler: Addr<Scheduler>,
-    tasks: HashMap<TaskId, (String, Addr<TaskProcessor>)>,
+    scheduler: SchedulerHandle,
+    tasks: HashMap<TaskId, (String, TaskHandle)>,
     sessions: BTreeMap<String, Session>,
     next: u32,
     admission: Admission,
 }
-
-/// A task ended (sent by its processor once).
-#[derive(Message)]
-#[rtype(result = "()")]
-pub struct TaskEnded(pub TaskId);
 
 impl Handler<TaskEnded> for TaskManager {
     type Result = ();
@@ -100,7 +92,7 @@ impl Handler<TaskEnded> for TaskManager {
 }
 
 impl TaskManager {
-    pub fn new(config: Config, node_secret: Secret, scheduler: Addr<Scheduler>) -> Self {
+    pub fn new(config: Config, node_secret: Secret, scheduler: SchedulerHandle) -> Self {
         let sessions = BTreeMap::from([(DEFAULT_SESSION.to_string(), Session::default())]);
         let admission = Admission::new(config.limits.clone(), config.task.keep_finished);
         Self {
@@ -160,7 +152,7 @@ impl TaskManager {
         let task = TaskId(self.next);
         self.next += 1;
         let c = &self.config;
-        let processor = TaskProcessor::new(
+        let processor: TaskHandle = TaskProcessor::new(
             task,
             graph,
             config,
@@ -173,7 +165,8 @@ impl TaskManager {
             self.scheduler.clone(),
             ctx.address().recipient(),
         )
-        .start();
+        .start()
+        .into();
         self.admission.started(task, session);
         entry.tasks.push(task);
         if let Some(n) = name {
@@ -189,30 +182,12 @@ impl Actor for TaskManager {
     type Context = Context<Self>;
 }
 
-/// Submits a tileable graph to a session.
-#[derive(Message)]
-#[rtype(result = "Result<TaskId, SubmitError>")]
-pub struct SubmitTask {
-    pub session: String,
-    pub graph: TileableGraph,
-    /// Replaces `task.default_config` for this task.
-    pub config: Option<TaskConfig>,
-    pub fuse_enabled: Option<bool>,
-    /// Binds the task's result to this name in the session.
-    pub name: Option<String>,
-}
-
 impl Handler<SubmitTask> for TaskManager {
     type Result = Result<TaskId, SubmitError>;
     fn handle(&mut self, m: SubmitTask, ctx: &mut Context<Self>) -> Self::Result {
         self.submit(&m.session, m.graph, m.config, m.fuse_enabled, m.name, ctx)
     }
 }
-
-/// The named results of a session: (name, task, processor).
-#[derive(Message)]
-#[rtype(result = "Vec<(String, TaskId, Addr<TaskProcessor>)>")]
-pub struct Names(pub String);
 
 impl Handler<Names> for TaskManager {
     type Result = MessageResult<Names>;
@@ -227,16 +202,8 @@ impl Handler<Names> for TaskManager {
     }
 }
 
-/// Cancels a running task or releases an ended one's results; its name is unbound.
-#[derive(Message)]
-#[rtype(result = "Option<Addr<TaskProcessor>>")]
-pub struct ReleaseTask {
-    pub session: String,
-    pub task: TaskId,
-}
-
 impl Handler<ReleaseTask> for TaskManager {
-    type Result = Option<Addr<TaskProcessor>>;
+    type Result = Option<TaskHandle>;
     fn handle(&mut self, m: ReleaseTask, _: &mut Context<Self>) -> Self::Result {
         let (session, p) = self.tasks.get(&m.task).filter(|(s, _)| *s == m.session)?;
         if let Some(s) = self.sessions.get_mut(session) {
@@ -246,16 +213,8 @@ impl Handler<ReleaseTask> for TaskManager {
     }
 }
 
-/// The processor of a task in a session (`None` when either is unknown).
-#[derive(Message)]
-#[rtype(result = "Option<Addr<TaskProcessor>>")]
-pub struct FindTask {
-    pub session: String,
-    pub task: TaskId,
-}
-
 impl Handler<FindTask> for TaskManager {
-    type Result = Option<Addr<TaskProcessor>>;
+    type Result = Option<TaskHandle>;
     fn handle(&mut self, m: FindTask, _: &mut Context<Self>) -> Self::Result {
         self.tasks
             .get(&m.task)
@@ -263,11 +222,6 @@ impl Handler<FindTask> for TaskManager {
             .map(|(_, p)| p.clone())
     }
 }
-
-/// Creates a session (idempotent); `false` when the id is not valid.
-#[derive(Message)]
-#[rtype(result = "bool")]
-pub struct CreateSession(pub String);
 
 impl Handler<CreateSession> for TaskManager {
     type Result = bool;
@@ -279,11 +233,6 @@ impl Handler<CreateSession> for TaskManager {
         true
     }
 }
-
-/// Deletes a session: its tasks are cancelled and their data freed. `false` if unknown.
-#[derive(Message)]
-#[rtype(result = "bool")]
-pub struct DeleteSession(pub String);
 
 impl Handler<DeleteSession> for TaskManager {
     type Result = bool;
@@ -303,11 +252,6 @@ impl Handler<DeleteSession> for TaskManager {
         true
     }
 }
-
-/// Sessions with their tasks' processors (one session, or all).
-#[derive(Message)]
-#[rtype(result = "Vec<(String, Vec<Addr<TaskProcessor>>)>")]
-pub struct ListSessions(pub Option<String>);
 
 impl Handler<ListSessions> for TaskManager {
     type Result = MessageResult<ListSessions>;
@@ -330,12 +274,6 @@ impl Handler<ListSessions> for TaskManager {
     }
 }
 
-/// SIGTERM: every task that has not ended fails with "supervisor shutting down", so no
-/// client waits on a supervisor that is going away.
-#[derive(Message)]
-#[rtype(result = "()")]
-pub struct ShutDown;
-
 impl Handler<ShutDown> for TaskManager {
     type Result = ();
     fn handle(&mut self, _: ShutDown, _: &mut Context<Self>) {
@@ -344,11 +282,6 @@ impl Handler<ShutDown> for TaskManager {
         }
     }
 }
-
-/// A native-protocol client request; the answer is the reply message.
-#[derive(Message)]
-#[rtype(result = "ClientReply")]
-pub struct FromClient(pub ClientRequest);
 
 fn info_reply(request: u64, info: Result<TaskInfo, String>) -> ClientReply {
     ClientReply::Info { request, info }

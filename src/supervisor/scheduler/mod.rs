@@ -11,19 +11,24 @@
 
 pub mod state;
 
-use super::link::{Expel, Link, Send};
-use super::task_processor::{FailTask, TaskProcessor, WorkerLost};
-use crate::ids::{ChunkIdx, TaskId, WorkerId};
+// Re-exported: the web API's historical path.
+use super::messages::{
+    Expel, FailTask, Finished, GetWorkers, Heartbeat, LinkHandle, PeerUnreachable, RegisterWorker,
+    Release, Reports, SchedulerHandle, Send, StopTask, SubmitReady, TaskHandle, WorkerGone,
+    WorkerLost,
+};
+pub use super::messages::{GetClusterStatus, NodeStatus};
+use crate::ids::{TaskId, WorkerId};
 use crate::prepare::WorkerSlots;
-use crate::protocol::{SubtaskReport, ToWorker};
+use crate::protocol::ToWorker;
 use actix::prelude::*;
 use bytes::Bytes;
-use state::{ReadySubtask, SchedOut, SchedulerState};
+use state::{SchedOut, SchedulerState};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::time::{Duration, Instant};
 
 struct WorkerEntry {
-    link: Addr<Link>,
+    link: LinkHandle,
     data_addr: String,
     tasks: HashSet<TaskId>,
     /// (chunks, bytes) held, from the last heartbeat.
@@ -33,7 +38,7 @@ struct WorkerEntry {
 pub struct Scheduler {
     state: SchedulerState,
     workers: BTreeMap<WorkerId, WorkerEntry>,
-    processors: HashMap<TaskId, (Addr<TaskProcessor>, Bytes, Instant)>,
+    processors: HashMap<TaskId, (TaskHandle, Bytes, Instant)>,
     epoch: Instant,
     node_timeout_ms: u64,
     check_every: Duration,
@@ -71,7 +76,7 @@ impl Scheduler {
 
     fn send(&self, worker: WorkerId, message: ToWorker) {
         if let Some(w) = self.workers.get(&worker) {
-            w.link.do_send(Send(message));
+            w.link.send.do_send(Send(message));
         }
     }
 
@@ -106,7 +111,7 @@ impl Scheduler {
                     };
                     if entry.tasks.insert(task) {
                         if let Some((_, graph, _)) = self.processors.get(&task) {
-                            entry.link.do_send(Send(ToWorker::RegisterTask {
+                            entry.link.send.do_send(Send(ToWorker::RegisterTask {
                                 task,
                                 graph: graph.clone(),
                             }));
@@ -114,6 +119,7 @@ impl Scheduler {
                     }
                     entry
                         .link
+                        .send
                         .do_send(Send(ToWorker::RunSubtasks { task, subtasks }));
                 }
                 SchedOut::Cancel {
@@ -130,7 +136,10 @@ impl Scheduler {
             return;
         };
         // Whatever it still sends is stale (its work is re-queued): close its connection.
-        entry.link.do_send(Expel(format!("declared dead: {why}")));
+        entry
+            .link
+            .expel
+            .do_send(Expel(format!("declared dead: {why}")));
         tracing::warn!(%worker, "worker is dead: {why}");
         let lost = self.state.remove_worker(worker);
         if self.workers.is_empty() {
@@ -185,16 +194,8 @@ impl Scheduler {
     }
 }
 
-#[derive(Message)]
-#[rtype(result = "WorkerId")]
-pub struct RegisterWorker {
-    pub link: Addr<Link>,
-    pub slots: usize,
-    pub data_addr: String,
-}
-
 impl Handler<RegisterWorker> for Scheduler {
-    type Result = MessageResult<RegisterWorker>;
+    type Result = Option<WorkerId>;
     fn handle(&mut self, m: RegisterWorker, _: &mut Context<Self>) -> Self::Result {
         let id = self.state.add_worker(m.slots, self.now_ms());
         tracing::info!(worker = %id, slots = m.slots, data = %m.data_addr, "worker registered");
@@ -211,18 +212,8 @@ impl Handler<RegisterWorker> for Scheduler {
         );
         self.broadcast_peers();
         self.dispatch();
-        MessageResult(id)
+        Some(id)
     }
-}
-
-/// A peer did not serve chunks within `worker.fetch_timeout_ms`: it is dead to the cluster
-/// (frozen, partitioned or overloaded), so its work and chunks are recomputed elsewhere
-/// without waiting for `cluster.node_timeout_ms`.
-#[derive(Message)]
-#[rtype(result = "()")]
-pub struct PeerUnreachable {
-    pub worker: WorkerId,
-    pub why: String,
 }
 
 impl Handler<PeerUnreachable> for Scheduler {
@@ -235,23 +226,11 @@ impl Handler<PeerUnreachable> for Scheduler {
     }
 }
 
-#[derive(Message)]
-#[rtype(result = "()")]
-pub struct WorkerGone(pub WorkerId);
-
 impl Handler<WorkerGone> for Scheduler {
     type Result = ();
     fn handle(&mut self, WorkerGone(w): WorkerGone, _: &mut Context<Self>) {
         self.remove_worker(w, "connection closed");
     }
-}
-
-#[derive(Message)]
-#[rtype(result = "()")]
-pub struct Heartbeat {
-    pub worker: WorkerId,
-    pub stored_chunks: u64,
-    pub stored_bytes: u64,
 }
 
 impl Handler<Heartbeat> for Scheduler {
@@ -264,23 +243,6 @@ impl Handler<Heartbeat> for Scheduler {
         }
     }
 }
-
-/// One worker as status pages show it.
-#[derive(Clone, Debug, serde::Serialize)]
-pub struct NodeStatus {
-    pub worker: String,
-    pub slots: usize,
-    pub running: usize,
-    pub queued: usize,
-    pub data_addr: String,
-    pub stored_chunks: u64,
-    pub stored_bytes: u64,
-    pub alive: bool,
-}
-
-#[derive(Message)]
-#[rtype(result = "Vec<NodeStatus>")]
-pub struct GetClusterStatus;
 
 impl Handler<GetClusterStatus> for Scheduler {
     type Result = MessageResult<GetClusterStatus>;
@@ -308,14 +270,6 @@ impl Handler<GetClusterStatus> for Scheduler {
     }
 }
 
-#[derive(Message)]
-#[rtype(result = "()")]
-pub struct Finished {
-    pub worker: WorkerId,
-    pub task: TaskId,
-    pub reports: Vec<SubtaskReport>,
-}
-
 impl Handler<Finished> for Scheduler {
     type Result = ();
     fn handle(&mut self, m: Finished, _: &mut Context<Self>) {
@@ -327,23 +281,13 @@ impl Handler<Finished> for Scheduler {
         self.state
             .finished(m.worker, m.task, m.reports.iter().map(|r| r.subtask));
         if let Some((p, _, _)) = self.processors.get(&m.task) {
-            p.do_send(super::task_processor::Reports {
+            p.do_send(Reports {
                 worker: m.worker,
                 reports: m.reports,
             });
         }
         self.dispatch();
     }
-}
-
-/// Subtasks of a task that can run; the first submission registers the task.
-#[derive(Message)]
-#[rtype(result = "()")]
-pub struct SubmitReady {
-    pub task: TaskId,
-    pub processor: Addr<TaskProcessor>,
-    pub graph: Bytes,
-    pub items: Vec<ReadySubtask>,
 }
 
 impl Handler<SubmitReady> for Scheduler {
@@ -355,13 +299,6 @@ impl Handler<SubmitReady> for Scheduler {
         self.state.enqueue(m.items);
         self.dispatch();
     }
-}
-
-#[derive(Message)]
-#[rtype(result = "()")]
-pub struct Release {
-    pub task: TaskId,
-    pub chunks: BTreeMap<WorkerId, Vec<ChunkIdx>>,
 }
 
 impl Handler<Release> for Scheduler {
@@ -379,14 +316,6 @@ impl Handler<Release> for Scheduler {
     }
 }
 
-/// Stops a task's queued and running subtasks; with `forget`, workers drop it entirely.
-#[derive(Message)]
-#[rtype(result = "()")]
-pub struct StopTask {
-    pub task: TaskId,
-    pub forget: bool,
-}
-
 impl Handler<StopTask> for Scheduler {
     type Result = ();
     fn handle(&mut self, m: StopTask, _: &mut Context<Self>) {
@@ -399,16 +328,13 @@ impl Handler<StopTask> for Scheduler {
                 if entry.tasks.remove(&m.task) {
                     entry
                         .link
+                        .send
                         .do_send(Send(ToWorker::ForgetTask { task: m.task }));
                 }
             }
         }
     }
 }
-
-#[derive(Message)]
-#[rtype(result = "Vec<(WorkerSlots, String)>")]
-pub struct GetWorkers;
 
 impl Handler<GetWorkers> for Scheduler {
     type Result = MessageResult<GetWorkers>;
@@ -423,5 +349,21 @@ impl Handler<GetWorkers> for Scheduler {
                 })
                 .collect(),
         )
+    }
+}
+
+impl From<Addr<Scheduler>> for SchedulerHandle {
+    fn from(a: Addr<Scheduler>) -> Self {
+        SchedulerHandle {
+            register: a.clone().recipient(),
+            heartbeat: a.clone().recipient(),
+            finished: a.clone().recipient(),
+            gone: a.clone().recipient(),
+            peer_unreachable: a.clone().recipient(),
+            submit: a.clone().recipient(),
+            release: a.clone().recipient(),
+            stop: a.clone().recipient(),
+            workers: a.recipient(),
+        }
     }
 }

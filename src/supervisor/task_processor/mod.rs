@@ -3,46 +3,67 @@
 //! chunks, applies results and worker losses, and answers status, wait, cancel and result
 //! fetches.
 
+pub mod lifecycle;
 pub mod state;
 mod views;
 
-pub use views::{GetFetchArgs, GetGraph, GraphView, SubtaskView};
-
-use super::scheduler::{GetWorkers, PeerUnreachable, Release, Scheduler, StopTask, SubmitReady};
-use super::task_manager::TaskEnded;
+// Re-exported: the web API's historical paths.
+pub use super::messages::{
+    Cancel, FailTask, FetchResult, GetFetchArgs, GetGraph, GetInfo, GraphView, SubtaskView,
+    WaitDone,
+};
+use super::messages::{
+    GetWorkers, PeerUnreachable, Redrive, Release, Reports, SchedulerHandle, StopTask, SubmitReady,
+    TaskEnded, TaskHandle, WorkerLost,
+};
 use crate::config::TaskConfig;
 use crate::graph::TileableGraph;
-use crate::ids::{ChunkIdx, SubtaskIdx, TaskId, WorkerId};
+use crate::ids::{ChunkIdx, TaskId, WorkerId};
 use crate::prepare::{prepare, uniform_cluster};
-use crate::protocol::{codec, SubtaskReport, TaskInfo, TaskStatus};
+use crate::protocol::{codec, TaskInfo, TaskStatus};
 use crate::worker::transfer;
 use actix::prelude::*;
+use lifecycle::Lifecycle;
 use state::{TaskEnd, TaskOut, TaskState};
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 use tokio::sync::oneshot;
 
 pub struct TaskProcessor {
     task: TaskId,
-    graph: Option<TileableGraph>,
+    /// The submitted graph, kept for status pages.
+    graph: TileableGraph,
     config: TaskConfig,
     max_retries: u32,
     /// How to read results from the workers' data planes.
     data: transfer::DataPlane,
-    scheduler: Addr<Scheduler>,
+    scheduler: SchedulerHandle,
     /// Told once when the task ends (admission counts and eviction).
     on_end: Recipient<TaskEnded>,
-    state: Option<TaskState>,
+    life: Lifecycle,
     graph_bytes: bytes::Bytes,
-    status: TaskStatus,
-    error: Option<String>,
     started: Instant,
     ended: Option<Instant>,
     waiters: Vec<oneshot::Sender<()>>,
     prepare_seconds: Option<f64>,
-    /// Summary kept once the state is dropped (after the client released the task).
-    released: Option<(usize, f64, u32)>,
+}
+
+impl From<Addr<TaskProcessor>> for TaskHandle {
+    fn from(a: Addr<TaskProcessor>) -> Self {
+        TaskHandle {
+            reports: a.clone().recipient(),
+            lost: a.clone().recipient(),
+            redrive: a.clone().recipient(),
+            fail: a.clone().recipient(),
+            info: a.clone().recipient(),
+            wait: a.clone().recipient(),
+            cancel: a.clone().recipient(),
+            fetch: a.clone().recipient(),
+            graph: a.clone().recipient(),
+            fetch_args: a.recipient(),
+        }
+    }
 }
 
 impl TaskProcessor {
@@ -52,47 +73,36 @@ impl TaskProcessor {
         config: TaskConfig,
         max_retries: u32,
         data: transfer::DataPlane,
-        scheduler: Addr<Scheduler>,
+        scheduler: SchedulerHandle,
         on_end: Recipient<TaskEnded>,
     ) -> Self {
         Self {
             task,
-            graph: Some(graph),
+            graph,
             config,
             max_retries,
             data,
             scheduler,
             on_end,
-            state: None,
+            life: Lifecycle::Preparing,
             graph_bytes: bytes::Bytes::new(),
-            status: TaskStatus::Pending,
-            error: None,
             started: Instant::now(),
             ended: None,
             waiters: Vec::new(),
-            released: None,
             prepare_seconds: None,
         }
     }
 
     fn info(&self) -> TaskInfo {
+        let summary = self.life.summary();
         TaskInfo {
             task: self.task,
-            status: self.status,
-            progress: self
-                .state
-                .as_ref()
-                .map_or(self.released.map_or(0.0, |r| r.1), |s| s.progress()),
-            subtasks: self
-                .state
-                .as_ref()
-                .map_or(self.released.map_or(0, |r| r.0), |s| s.graph.len()),
-            error: self.error.clone(),
+            status: self.life.status(),
+            progress: summary.progress,
+            subtasks: summary.subtasks,
+            error: self.life.error(),
             prepare_seconds: self.prepare_seconds,
-            retries: self
-                .state
-                .as_ref()
-                .map_or(self.released.map_or(0, |r| r.2), |s| s.retries()),
+            retries: summary.retries,
             elapsed: self
                 .ended
                 .unwrap_or_else(Instant::now)
@@ -101,15 +111,14 @@ impl TaskProcessor {
         }
     }
 
-    fn end(&mut self, status: TaskStatus, error: Option<String>) {
-        if self.status.is_terminal() {
+    fn end(&mut self, end: TaskEnd) {
+        let failed = end != TaskEnd::Succeeded;
+        if !self.life.end(end) {
             return;
         }
-        self.status = status;
-        self.error = error;
         self.ended = Some(Instant::now());
-        if status != TaskStatus::Succeeded {
-            self.scheduler.do_send(StopTask {
+        if failed {
+            self.scheduler.stop.do_send(StopTask {
                 task: self.task,
                 forget: false,
             });
@@ -118,32 +127,31 @@ impl TaskProcessor {
             let _ = w.send(());
         }
         self.on_end.do_send(TaskEnded(self.task));
-        tracing::info!(task = %self.task, ?status, "task ended");
+        tracing::info!(task = %self.task, status = ?self.life.status(), "task ended");
     }
 
     /// Carries out what the state machine decided.
     fn flush(&mut self, ctx: &mut Context<Self>) {
-        let Some(state) = self.state.as_mut() else {
+        let Some(state) = self.life.state_mut() else {
             return;
         };
         for out in std::mem::take(&mut state.outbox) {
             match out {
-                TaskOut::Submit(items) => self.scheduler.do_send(SubmitReady {
+                TaskOut::Submit(items) => self.scheduler.submit.do_send(SubmitReady {
                     task: self.task,
-                    processor: ctx.address(),
+                    processor: ctx.address().into(),
                     graph: self.graph_bytes.clone(),
                     items,
                 }),
-                TaskOut::Release(chunks) => self.scheduler.do_send(Release {
+                TaskOut::Release(chunks) => self.scheduler.release.do_send(Release {
                     task: self.task,
                     chunks,
                 }),
-                TaskOut::PeerUnreachable(worker, why) => {
-                    self.scheduler.do_send(PeerUnreachable { worker, why })
-                }
-                TaskOut::Finished(TaskEnd::Succeeded) => self.end(TaskStatus::Succeeded, None),
-                TaskOut::Finished(TaskEnd::Cancelled) => self.end(TaskStatus::Cancelled, None),
-                TaskOut::Finished(TaskEnd::Failed(e)) => self.end(TaskStatus::Failed, Some(e)),
+                TaskOut::PeerUnreachable(worker, why) => self
+                    .scheduler
+                    .peer_unreachable
+                    .do_send(PeerUnreachable { worker, why }),
+                TaskOut::Finished(end) => self.end(end),
             }
         }
     }
@@ -153,8 +161,9 @@ impl Actor for TaskProcessor {
     type Context = Context<Self>;
 
     fn started(&mut self, ctx: &mut Context<Self>) {
-        let graph = self.graph.clone().expect("graph present until started");
-        let (config, task, scheduler) = (self.config.clone(), self.task, self.scheduler.clone());
+        let graph = self.graph.clone();
+        let (config, task) = (self.config.clone(), self.task);
+        let scheduler = self.scheduler.workers.clone();
         let prepared = async move {
             let workers: Vec<_> = scheduler
                 .send(GetWorkers)
@@ -186,70 +195,52 @@ impl Actor for TaskProcessor {
                         act.graph_bytes = bytes.into();
                         let mut state = TaskState::new(Arc::new(graph), act.max_retries);
                         state.start();
-                        act.state = Some(state);
-                        if act.status == TaskStatus::Pending {
-                            act.status = TaskStatus::Running;
+                        if act.life.prepared(state) {
                             act.flush(ctx);
                         }
                     }
-                    Err(e) => act.end(TaskStatus::Failed, Some(e)),
+                    Err(e) => act.end(TaskEnd::Failed(e)),
                 }),
         );
     }
 }
 
-#[derive(Message)]
-#[rtype(result = "()")]
-pub struct Reports {
-    pub worker: WorkerId,
-    pub reports: Vec<SubtaskReport>,
-}
-
 impl Handler<Reports> for TaskProcessor {
     type Result = ();
     fn handle(&mut self, m: Reports, ctx: &mut Context<Self>) {
-        if let Some(s) = self.state.as_mut() {
+        if let Some(s) = self.life.state_mut() {
             s.on_reports(m.worker, m.reports);
             self.flush(ctx);
         }
     }
 }
 
-#[derive(Message)]
-#[rtype(result = "()")]
-pub struct WorkerLost {
-    pub worker: WorkerId,
-    pub subtasks: Vec<SubtaskIdx>,
-    /// Why it counts as lost ("connection closed", "missed its heartbeats", ...).
-    pub why: String,
-}
-
 impl Handler<WorkerLost> for TaskProcessor {
     type Result = ();
     fn handle(&mut self, m: WorkerLost, ctx: &mut Context<Self>) {
-        if let Some(s) = self.state.as_mut() {
+        if let Some(s) = self.life.state_mut() {
             s.on_worker_lost(m.worker, &m.subtasks, &m.why);
             self.flush(ctx);
         }
     }
 }
 
-/// The task fails with this message if it has not ended: no worker has been live for
-/// `cluster.no_worker_timeout_ms`, or the supervisor is shutting down.
-#[derive(Message)]
-#[rtype(result = "()")]
-pub struct FailTask(pub String);
+impl Handler<Redrive> for TaskProcessor {
+    type Result = ();
+    fn handle(&mut self, _: Redrive, ctx: &mut Context<Self>) {
+        if let Lifecycle::Running(s) = &mut self.life {
+            s.redrive();
+            self.flush(ctx);
+        }
+    }
+}
 
 impl Handler<FailTask> for TaskProcessor {
     type Result = ();
     fn handle(&mut self, FailTask(error): FailTask, _: &mut Context<Self>) {
-        self.end(TaskStatus::Failed, Some(error));
+        self.end(TaskEnd::Failed(error));
     }
 }
-
-#[derive(Message)]
-#[rtype(result = "TaskInfo")]
-pub struct GetInfo;
 
 impl Handler<GetInfo> for TaskProcessor {
     type Result = MessageResult<GetInfo>;
@@ -258,16 +249,11 @@ impl Handler<GetInfo> for TaskProcessor {
     }
 }
 
-/// Answers when the task ends or after `timeout`, whichever comes first.
-#[derive(Message)]
-#[rtype(result = "TaskInfo")]
-pub struct WaitDone(pub Duration);
-
 impl Handler<WaitDone> for TaskProcessor {
     type Result = ResponseActFuture<Self, TaskInfo>;
     fn handle(&mut self, WaitDone(timeout): WaitDone, _: &mut Context<Self>) -> Self::Result {
         let (tx, rx) = oneshot::channel();
-        if self.status.is_terminal() {
+        if self.life.is_ended() {
             let _ = tx.send(());
         } else {
             self.waiters.push(tx);
@@ -280,47 +266,34 @@ impl Handler<WaitDone> for TaskProcessor {
     }
 }
 
-/// Cancels a running task; on an ended task, frees its results.
-#[derive(Message)]
-#[rtype(result = "TaskInfo")]
-pub struct Cancel;
-
 impl Handler<Cancel> for TaskProcessor {
     type Result = MessageResult<Cancel>;
     fn handle(&mut self, _: Cancel, ctx: &mut Context<Self>) -> Self::Result {
-        if !self.status.is_terminal() {
-            self.end(TaskStatus::Cancelled, None);
-        }
-        if let Some(s) = self.state.as_mut() {
+        self.end(TaskEnd::Cancelled);
+        if let Some(s) = self.life.state_mut() {
             s.cancel();
         }
         self.flush(ctx);
-        self.scheduler.do_send(StopTask {
+        self.scheduler.stop.do_send(StopTask {
             task: self.task,
             forget: true,
         });
         // Nothing more will run or be fetched: keep the summary, drop the graphs.
-        if let Some(s) = self.state.take() {
-            self.released = Some((s.graph.len(), s.progress(), s.retries()));
-        }
+        self.life.release();
         self.graph_bytes = bytes::Bytes::new();
         MessageResult(self.info())
     }
 }
 
-/// The result tensors, in the codec's chunk encoding (chunk index = output position).
-#[derive(Message)]
-#[rtype(result = "Result<bytes::Bytes, String>")]
-pub struct FetchResult;
-
 impl Handler<FetchResult> for TaskProcessor {
     type Result = ResponseActFuture<Self, Result<bytes::Bytes, String>>;
     fn handle(&mut self, _: FetchResult, _: &mut Context<Self>) -> Self::Result {
-        let ready = match (&self.status, &self.state) {
+        let ready = match (self.life.status(), self.life.state()) {
             (TaskStatus::Succeeded, Some(s)) => Ok((s.graph.clone(), s.result_locations())),
             (status, _) => Err(format!("{} has no result ({status:?})", self.task)),
         };
-        let (scheduler, task, data) = (self.scheduler.clone(), self.task, self.data.clone());
+        let scheduler = self.scheduler.workers.clone();
+        let (task, data) = (self.task, self.data.clone());
         Box::pin(
             async move {
                 let (graph, locations) = ready?;
