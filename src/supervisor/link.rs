@@ -5,6 +5,7 @@
 //! scheduler. A bad or oversized frame closes that connection only, with one rate-limited log
 //! line; the connection closing tells the scheduler the worker is gone.
 
+use super::guard::{guard, Guarded};
 use super::messages::{
     Expel, Finished, Heartbeat, LinkHandle, RegisterWorker, SchedulerHandle, Send, WorkerGone,
 };
@@ -52,7 +53,7 @@ impl Link {
             permit,
             ..
         } = admitted;
-        Link::create(move |ctx| {
+        Supervisor::start(move |ctx: &mut Context<Self>| {
             let (read, write) = stream.into_split();
             let limit = codec::FrameLimit::new(max_frame);
             ctx.add_stream(FramedRead::new(read, codec::Framing::new(limit.clone())));
@@ -151,53 +152,76 @@ impl Actor for Link {
     }
 }
 
+impl Guarded for Link {
+    const NAME: &'static str = "Link";
+    fn panicked(&mut self, _: &'static str, _: &str) {}
+}
+
+impl Supervised for Link {
+    /// A connection cannot be rebuilt: its read half went with the stopped context, and the
+    /// scheduler was told the worker is gone (`stopped`), so the worker's work is re-queued.
+    /// The restarted link only closes: once the scheduler drops its handle it stops, the
+    /// socket closes, and the worker starts afresh and registers again.
+    fn restarting(&mut self, _: &mut Context<Self>) {
+        self.state = State::Closing;
+    }
+}
+
 impl actix::io::WriteHandler<std::io::Error> for Link {}
 
 impl Handler<Flush> for Link {
     type Result = ();
     fn handle(&mut self, _: Flush, ctx: &mut Context<Self>) {
-        if let Err(e) = self.out.flush() {
-            tracing::error!(peer = %self.peer, "cannot encode a frame: {e}");
-            ctx.stop();
-        }
+        guard(self, ctx, "Flush", |act, ctx| {
+            if let Err(e) = act.out.flush() {
+                tracing::error!(peer = %act.peer, "cannot encode a frame: {e}");
+                ctx.stop();
+            }
+        });
     }
 }
 
 impl Handler<Expel> for Link {
     type Result = ();
     fn handle(&mut self, Expel(reason): Expel, ctx: &mut Context<Self>) {
-        if self.state != State::Closing {
-            self.refuse(reason, ctx);
-        }
+        guard(self, ctx, "Expel", |act, ctx| {
+            if act.state != State::Closing {
+                act.refuse(reason, ctx);
+            }
+        });
     }
 }
 
 impl Handler<Send> for Link {
     type Result = ();
     fn handle(&mut self, Send(m): Send, ctx: &mut Context<Self>) {
-        self.out.push(m, ctx);
+        guard(self, ctx, "Send", |act, ctx| {
+            act.out.push(m, ctx);
+        });
     }
 }
 
 impl StreamHandler<Result<BytesMut, std::io::Error>> for Link {
     fn handle(&mut self, frame: Result<BytesMut, std::io::Error>, ctx: &mut Context<Self>) {
-        match frame
-            .map_err(|e| e.to_string())
-            .and_then(|f| codec::decode_frame::<FromWorker>(&f).map_err(|e| e.to_string()))
-        {
-            Ok(messages) => {
-                for m in messages {
-                    if self.state == State::Closing {
-                        break;
+        guard(self, ctx, "frame", |act, ctx| {
+            match frame
+                .map_err(|e| e.to_string())
+                .and_then(|f| codec::decode_frame::<FromWorker>(&f).map_err(|e| e.to_string()))
+            {
+                Ok(messages) => {
+                    for m in messages {
+                        if act.state == State::Closing {
+                            break;
+                        }
+                        act.on_message(m, ctx);
                     }
-                    self.on_message(m, ctx);
+                }
+                Err(e) => {
+                    peer_rejected(act.peer, "closing worker connection", e);
+                    ctx.stop();
                 }
             }
-            Err(e) => {
-                peer_rejected(self.peer, "closing worker connection", e);
-                ctx.stop();
-            }
-        }
+        });
     }
 
     fn finished(&mut self, ctx: &mut Context<Self>) {

@@ -7,6 +7,7 @@
 
 pub mod admission;
 pub mod client_link;
+pub mod guard;
 pub mod link;
 pub mod messages;
 pub mod scheduler;
@@ -40,20 +41,22 @@ pub async fn start(config: &Config, creds: &Credentials) -> std::io::Result<Supe
     let listener = TcpListener::bind(&config.cluster.listen).await?;
     let rpc_addr = listener.local_addr()?;
     let c = &config.cluster;
-    let scheduler = Scheduler::new(
-        config.scheduling.max_batch,
-        config.scheduling.worker_prefetch,
-        c.node_timeout_ms,
-        c.heartbeat_interval_ms,
-        c.no_worker_timeout_ms,
-    )
-    .start();
-    let manager = TaskManager::new(
+    let (sc, c2) = (config.scheduling.clone(), c.clone());
+    let scheduler = Supervisor::start(move |_| {
+        Scheduler::new(
+            sc.max_batch,
+            sc.worker_prefetch,
+            c2.node_timeout_ms,
+            c2.heartbeat_interval_ms,
+            c2.no_worker_timeout_ms,
+        )
+    });
+    let (mc, secret, sh) = (
         config.clone(),
         creds.node_secret(),
         scheduler.clone().into(),
-    )
-    .start();
+    );
+    let manager = Supervisor::start(move |_| TaskManager::new(mc, secret, sh));
     let (s, m, max_frame) = (scheduler.clone(), manager.clone(), c.max_frame_bytes);
     let max_pending = config.limits.max_requests_in_flight_per_connection;
     let gate = Gate {

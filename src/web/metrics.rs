@@ -47,14 +47,20 @@ fn metrics() -> &'static Metrics {
             &["actor"],
         )
         .expect("valid metric");
-        registry.register(Box::new(restarts.clone())).expect("unique");
+        registry
+            .register(Box::new(restarts.clone()))
+            .expect("unique");
         let workers_live =
             IntGauge::new("ares_workers_live", "registered live workers").expect("valid metric");
         registry
             .register(Box::new(workers_live.clone()))
             .expect("unique");
         Metrics {
-            tasks: gauge_vec("ares_tasks", "tasks the supervisor holds, by state", "state"),
+            tasks: gauge_vec(
+                "ares_tasks",
+                "tasks the supervisor holds, by state",
+                "state",
+            ),
             subtasks_run: counter("ares_subtasks_run_total", "subtasks that ran to a result"),
             subtasks_retried: counter(
                 "ares_subtasks_retried_total",
@@ -106,6 +112,14 @@ pub fn fetch_timeout() {
 
 pub fn set_workers_live(n: usize) {
     metrics().workers_live.set(n as i64);
+}
+
+/// What a worker holds, from its heartbeats.
+pub fn set_worker_held(worker: &str, held: u64) {
+    metrics()
+        .bytes_held
+        .with_label_values(&[worker])
+        .set(held as i64);
 }
 
 /// What a worker holds in memory and has spilled to disk (the `memory` helper's figures).

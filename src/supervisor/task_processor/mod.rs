@@ -8,6 +8,7 @@ pub mod state;
 mod views;
 
 // Re-exported: the web API's historical paths.
+use super::guard::{guard, Guarded};
 pub use super::messages::{
     Cancel, FailTask, FetchResult, GetFetchArgs, GetGraph, GetInfo, GraphView, SubtaskView,
     WaitDone,
@@ -47,6 +48,10 @@ pub struct TaskProcessor {
     ended: Option<Instant>,
     waiters: Vec<oneshot::Sender<()>>,
     prepare_seconds: Option<f64>,
+    /// The handler panic being restarted from.
+    panic: Option<String>,
+    /// Retries already counted in `/metrics`.
+    retries_counted: u32,
 }
 
 impl From<Addr<TaskProcessor>> for TaskHandle {
@@ -90,6 +95,8 @@ impl TaskProcessor {
             ended: None,
             waiters: Vec::new(),
             prepare_seconds: None,
+            panic: None,
+            retries_counted: 0,
         }
     }
 
@@ -135,6 +142,14 @@ impl TaskProcessor {
         let Some(state) = self.life.state_mut() else {
             return;
         };
+        let retries = state.retries();
+        if retries > self.retries_counted {
+            crate::web::metrics::subtasks_retried((retries - self.retries_counted) as u64);
+            self.retries_counted = retries;
+        }
+        let Some(state) = self.life.state_mut() else {
+            return;
+        };
         for out in std::mem::take(&mut state.outbox) {
             match out {
                 TaskOut::Submit(items) => self.scheduler.submit.do_send(SubmitReady {
@@ -157,10 +172,45 @@ impl TaskProcessor {
     }
 }
 
+/// The answer to a request whose handler panicked.
+const RESTARTING: &str = "the task's processor is restarting after a panic; retry";
+
+impl Guarded for TaskProcessor {
+    const NAME: &'static str = "TaskProcessor";
+    fn panicked(&mut self, message: &'static str, cause: &str) {
+        self.panic = Some(format!("while handling {message}: {cause}"));
+    }
+}
+
+impl Supervised for TaskProcessor {
+    /// A task that had ended keeps its end and results (only a cancel changes an ended
+    /// task, and a cancel can run again). A task still preparing or running fails: its
+    /// subtask states may be half-updated and cannot be trusted, so its chunks are released
+    /// and every waiting client hears the error at once.
+    fn restarting(&mut self, ctx: &mut Context<Self>) {
+        let why = self.panic.take().unwrap_or_else(|| "unknown".into());
+        if self.life.is_ended() {
+            return;
+        }
+        tracing::error!(task = %self.task, "task processor restarted {why}: failing the task");
+        self.end(TaskEnd::Failed(format!(
+            "the task's processor panicked {why}; its state cannot be trusted, so the task fails"
+        )));
+        if let Some(s) = self.life.state_mut() {
+            s.outbox.clear();
+            s.release_all();
+        }
+        self.flush(ctx);
+    }
+}
+
 impl Actor for TaskProcessor {
     type Context = Context<Self>;
 
     fn started(&mut self, ctx: &mut Context<Self>) {
+        if !matches!(self.life, Lifecycle::Preparing) {
+            return; // restarted after a panic
+        }
         let graph = self.graph.clone();
         let (config, task) = (self.config.clone(), self.task);
         let scheduler = self.scheduler.workers.clone();
@@ -208,143 +258,167 @@ impl Actor for TaskProcessor {
 impl Handler<Reports> for TaskProcessor {
     type Result = ();
     fn handle(&mut self, m: Reports, ctx: &mut Context<Self>) {
-        if let Some(s) = self.life.state_mut() {
-            s.on_reports(m.worker, m.reports);
-            self.flush(ctx);
-        }
+        guard(self, ctx, "Reports", |act, ctx| {
+            if let Some(s) = act.life.state_mut() {
+                s.on_reports(m.worker, m.reports);
+                act.flush(ctx);
+            }
+        });
     }
 }
 
 impl Handler<WorkerLost> for TaskProcessor {
     type Result = ();
     fn handle(&mut self, m: WorkerLost, ctx: &mut Context<Self>) {
-        if let Some(s) = self.life.state_mut() {
-            s.on_worker_lost(m.worker, &m.subtasks, &m.why);
-            self.flush(ctx);
-        }
+        guard(self, ctx, "WorkerLost", |act, ctx| {
+            if let Some(s) = act.life.state_mut() {
+                s.on_worker_lost(m.worker, &m.subtasks, &m.why);
+                act.flush(ctx);
+            }
+        });
     }
 }
 
 impl Handler<Redrive> for TaskProcessor {
     type Result = ();
     fn handle(&mut self, _: Redrive, ctx: &mut Context<Self>) {
-        if let Lifecycle::Running(s) = &mut self.life {
-            s.redrive();
-            self.flush(ctx);
-        }
+        guard(self, ctx, "Redrive", |act, ctx| {
+            if let Lifecycle::Running(s) = &mut act.life {
+                s.redrive();
+                act.flush(ctx);
+            }
+        });
     }
 }
 
 impl Handler<FailTask> for TaskProcessor {
     type Result = ();
-    fn handle(&mut self, FailTask(error): FailTask, _: &mut Context<Self>) {
-        self.end(TaskEnd::Failed(error));
+    fn handle(&mut self, FailTask(error): FailTask, ctx: &mut Context<Self>) {
+        guard(self, ctx, "FailTask", |act, _ctx| {
+            act.end(TaskEnd::Failed(error));
+        });
     }
 }
 
 impl Handler<GetInfo> for TaskProcessor {
     type Result = MessageResult<GetInfo>;
-    fn handle(&mut self, _: GetInfo, _: &mut Context<Self>) -> Self::Result {
-        MessageResult(self.info())
+    fn handle(&mut self, _: GetInfo, ctx: &mut Context<Self>) -> Self::Result {
+        guard(self, ctx, "GetInfo", |act, _ctx| -> Self::Result {
+            MessageResult(act.info())
+        })
+        .unwrap_or_else(|| MessageResult(self.info()))
     }
 }
 
 impl Handler<WaitDone> for TaskProcessor {
-    type Result = ResponseActFuture<Self, TaskInfo>;
-    fn handle(&mut self, WaitDone(timeout): WaitDone, _: &mut Context<Self>) -> Self::Result {
-        let (tx, rx) = oneshot::channel();
-        if self.life.is_ended() {
-            let _ = tx.send(());
-        } else {
-            self.waiters.push(tx);
-        }
-        Box::pin(
-            async move { tokio::time::timeout(timeout, rx).await }
-                .into_actor(self)
-                .map(|_, act, _| act.info()),
-        )
+    /// A plain future (not the actor's): it outlives a restart of the processor, whose
+    /// waiters are woken when the restart fails the task.
+    type Result = ResponseFuture<TaskInfo>;
+    fn handle(&mut self, WaitDone(timeout): WaitDone, ctx: &mut Context<Self>) -> Self::Result {
+        let (me, info) = (ctx.address(), self.info());
+        let rx = guard(self, ctx, "WaitDone", |act, _ctx| {
+            let (tx, rx) = oneshot::channel();
+            if act.life.is_ended() {
+                let _ = tx.send(());
+            } else {
+                act.waiters.push(tx);
+            }
+            rx
+        });
+        Box::pin(async move {
+            if let Some(rx) = rx {
+                let _ = tokio::time::timeout(timeout, rx).await;
+            }
+            me.send(GetInfo).await.unwrap_or(info)
+        })
     }
 }
 
 impl Handler<Cancel> for TaskProcessor {
     type Result = MessageResult<Cancel>;
     fn handle(&mut self, _: Cancel, ctx: &mut Context<Self>) -> Self::Result {
-        self.end(TaskEnd::Cancelled);
-        if let Some(s) = self.life.state_mut() {
-            s.cancel();
-        }
-        self.flush(ctx);
-        self.scheduler.stop.do_send(StopTask {
-            task: self.task,
-            forget: true,
-        });
-        // Nothing more will run or be fetched: keep the summary, drop the graphs.
-        self.life.release();
-        self.graph_bytes = bytes::Bytes::new();
-        MessageResult(self.info())
+        guard(self, ctx, "Cancel", |act, ctx| -> Self::Result {
+            act.end(TaskEnd::Cancelled);
+            if let Some(s) = act.life.state_mut() {
+                s.cancel();
+            }
+            act.flush(ctx);
+            act.scheduler.stop.do_send(StopTask {
+                task: act.task,
+                forget: true,
+            });
+            // Nothing more will run or be fetched: keep the summary, drop the graphs.
+            act.life.release();
+            act.graph_bytes = bytes::Bytes::new();
+            MessageResult(act.info())
+        })
+        .unwrap_or_else(|| MessageResult(self.info()))
     }
 }
 
 impl Handler<FetchResult> for TaskProcessor {
     type Result = ResponseActFuture<Self, Result<bytes::Bytes, String>>;
-    fn handle(&mut self, _: FetchResult, _: &mut Context<Self>) -> Self::Result {
-        let ready = match (self.life.status(), self.life.state()) {
-            (TaskStatus::Succeeded, Some(s)) => Ok((s.graph.clone(), s.result_locations())),
-            (status, _) => Err(format!("{} has no result ({status:?})", self.task)),
-        };
-        let scheduler = self.scheduler.workers.clone();
-        let (task, data) = (self.task, self.data.clone());
-        Box::pin(
-            async move {
-                let (graph, locations) = ready?;
-                let addrs: BTreeMap<WorkerId, String> = scheduler
-                    .send(GetWorkers)
-                    .await
-                    .unwrap_or_default()
-                    .into_iter()
-                    .map(|(w, a)| (w.worker, a))
-                    .collect();
-                tokio::task::spawn_blocking(move || {
-                    let mut by_worker: BTreeMap<WorkerId, Vec<ChunkIdx>> = BTreeMap::new();
-                    for (c, w) in locations {
-                        by_worker
-                            .entry(w.ok_or_else(|| format!("result chunk {c} is lost"))?)
-                            .or_default()
-                            .push(c);
-                    }
-                    let mut store = vec![None; graph.chunks.len()];
-                    for (w, chunks) in by_worker {
-                        let addr = addrs
-                            .get(&w)
-                            .ok_or_else(|| format!("{w} holding results is gone"))?;
-                        for (c, data) in transfer::fetch(addr, &data, task, &chunks)
-                            .map_err(|e| format!("reading results from {w}: {e}"))?
-                        {
-                            store[c.index()] = Some(Arc::new(data));
-                        }
-                    }
-                    let tensors = graph
-                        .chunks
-                        .results
-                        .iter()
-                        .map(|r| {
-                            crate::executor::assemble(&graph.chunks, r, &store)
-                                .map_err(|e| e.to_string())
-                        })
-                        .collect::<Result<Vec<_>, _>>()?;
-                    let refs: Vec<(ChunkIdx, &crate::array::ArrayData)> = tensors
-                        .iter()
-                        .enumerate()
-                        .map(|(i, t)| (ChunkIdx(i as u32), t))
+    fn handle(&mut self, _: FetchResult, ctx: &mut Context<Self>) -> Self::Result {
+        guard(self, ctx, "FetchResult", |act, _ctx| -> Self::Result {
+            let ready = match (act.life.status(), act.life.state()) {
+                (TaskStatus::Succeeded, Some(s)) => Ok((s.graph.clone(), s.result_locations())),
+                (status, _) => Err(format!("{} has no result ({status:?})", act.task)),
+            };
+            let scheduler = act.scheduler.workers.clone();
+            let (task, data) = (act.task, act.data.clone());
+            Box::pin(
+                async move {
+                    let (graph, locations) = ready?;
+                    let addrs: BTreeMap<WorkerId, String> = scheduler
+                        .send(GetWorkers)
+                        .await
+                        .unwrap_or_default()
+                        .into_iter()
+                        .map(|(w, a)| (w.worker, a))
                         .collect();
-                    codec::encode_chunks(&refs)
-                        .map(bytes::Bytes::from)
-                        .map_err(|e| e.to_string())
-                })
-                .await
-                .map_err(|e| e.to_string())?
-            }
-            .into_actor(self),
-        )
+                    tokio::task::spawn_blocking(move || {
+                        let mut by_worker: BTreeMap<WorkerId, Vec<ChunkIdx>> = BTreeMap::new();
+                        for (c, w) in locations {
+                            by_worker
+                                .entry(w.ok_or_else(|| format!("result chunk {c} is lost"))?)
+                                .or_default()
+                                .push(c);
+                        }
+                        let mut store = vec![None; graph.chunks.len()];
+                        for (w, chunks) in by_worker {
+                            let addr = addrs
+                                .get(&w)
+                                .ok_or_else(|| format!("{w} holding results is gone"))?;
+                            for (c, data) in transfer::fetch(addr, &data, task, &chunks)
+                                .map_err(|e| format!("reading results from {w}: {e}"))?
+                            {
+                                store[c.index()] = Some(Arc::new(data));
+                            }
+                        }
+                        let tensors = graph
+                            .chunks
+                            .results
+                            .iter()
+                            .map(|r| {
+                                crate::executor::assemble(&graph.chunks, r, &store)
+                                    .map_err(|e| e.to_string())
+                            })
+                            .collect::<Result<Vec<_>, _>>()?;
+                        let refs: Vec<(ChunkIdx, &crate::array::ArrayData)> = tensors
+                            .iter()
+                            .enumerate()
+                            .map(|(i, t)| (ChunkIdx(i as u32), t))
+                            .collect();
+                        codec::encode_chunks(&refs)
+                            .map(bytes::Bytes::from)
+                            .map_err(|e| e.to_string())
+                    })
+                    .await
+                    .map_err(|e| e.to_string())?
+                }
+                .into_actor(act),
+            )
+        })
+        .unwrap_or_else(|| Box::pin(fut::ready(Err(RESTARTING.to_string()))))
     }
 }

@@ -1,6 +1,7 @@
 //! Read-only views of a task for status pages and later tasks: its graphs with per-subtask
 //! status, and the fetch arguments that let another task read its result.
 
+use super::super::guard::guard;
 use super::super::messages::{GetFetchArgs, GetGraph, GraphView, SubtaskView};
 use super::state;
 use super::TaskProcessor;
@@ -9,42 +10,53 @@ use actix::prelude::*;
 
 impl Handler<GetGraph> for TaskProcessor {
     type Result = MessageResult<GetGraph>;
-    fn handle(&mut self, m: GetGraph, _: &mut Context<Self>) -> Self::Result {
-        let mut view = GraphView {
-            info: self.info(),
-            tileable: Some(self.graph.clone()),
-            subtasks_total: 0,
-            by_depth: Vec::new(),
-            subtasks: Vec::new(),
-        };
-        if let Some(st) = self.life.state() {
-            let g = &st.graph;
-            view.subtasks_total = g.len();
-            for (s, state) in st.states().iter().enumerate() {
-                let depth = g.subtasks[s].depth as usize;
-                if view.by_depth.len() <= depth {
-                    view.by_depth.resize_with(depth + 1, || [0; 4]);
-                }
-                let row = &mut view.by_depth[depth];
-                row[0] = depth;
-                row[1 + *state as usize] += 1;
-                if s < m.limit {
-                    view.subtasks.push(SubtaskView {
-                        id: g.subtasks[s].id.to_string(),
-                        depth: depth as u32,
-                        state: match state {
-                            state::SubState::Waiting => "waiting",
-                            state::SubState::Submitted => "submitted",
-                            state::SubState::Done => "done",
-                        },
-                        chunks: g.members.row(s).len(),
-                        worker: g.subtasks[s].worker.map(|w| w.to_string()),
-                        preds: g.preds.row(s).to_vec(),
-                    });
+    fn handle(&mut self, m: GetGraph, ctx: &mut Context<Self>) -> Self::Result {
+        guard(self, ctx, "GetGraph", |act, _ctx| -> Self::Result {
+            let mut view = GraphView {
+                info: act.info(),
+                tileable: Some(act.graph.clone()),
+                subtasks_total: 0,
+                by_depth: Vec::new(),
+                subtasks: Vec::new(),
+            };
+            if let Some(st) = act.life.state() {
+                let g = &st.graph;
+                view.subtasks_total = g.len();
+                for (s, state) in st.states().iter().enumerate() {
+                    let depth = g.subtasks[s].depth as usize;
+                    if view.by_depth.len() <= depth {
+                        view.by_depth.resize_with(depth + 1, || [0; 4]);
+                    }
+                    let row = &mut view.by_depth[depth];
+                    row[0] = depth;
+                    row[1 + *state as usize] += 1;
+                    if s < m.limit {
+                        view.subtasks.push(SubtaskView {
+                            id: g.subtasks[s].id.to_string(),
+                            depth: depth as u32,
+                            state: match state {
+                                state::SubState::Waiting => "waiting",
+                                state::SubState::Submitted => "submitted",
+                                state::SubState::Done => "done",
+                            },
+                            chunks: g.members.row(s).len(),
+                            worker: g.subtasks[s].worker.map(|w| w.to_string()),
+                            preds: g.preds.row(s).to_vec(),
+                        });
+                    }
                 }
             }
-        }
-        MessageResult(view)
+            MessageResult(view)
+        })
+        .unwrap_or_else(|| {
+            MessageResult(GraphView {
+                info: self.info(),
+                tileable: None,
+                subtasks_total: 0,
+                by_depth: Vec::new(),
+                subtasks: Vec::new(),
+            })
+        })
     }
 }
 
@@ -52,18 +64,21 @@ impl Handler<GetGraph> for TaskProcessor {
 /// results are still held.
 impl Handler<GetFetchArgs> for TaskProcessor {
     type Result = Option<crate::ops::OpArgs>;
-    fn handle(&mut self, _: GetFetchArgs, _: &mut Context<Self>) -> Self::Result {
-        if self.life.status() != TaskStatus::Succeeded {
-            return None;
-        }
-        let (result, chunks) = self.life.state()?.result_layout(0)?;
-        Some(crate::ops::OpArgs::FetchResult {
-            task: self.task,
-            output: 0,
-            shape: result.shape,
-            dtype: result.dtype,
-            splits: result.splits,
-            chunks,
+    fn handle(&mut self, _: GetFetchArgs, ctx: &mut Context<Self>) -> Self::Result {
+        guard(self, ctx, "GetFetchArgs", |act, _ctx| -> Self::Result {
+            if act.life.status() != TaskStatus::Succeeded {
+                return None;
+            }
+            let (result, chunks) = act.life.state()?.result_layout(0)?;
+            Some(crate::ops::OpArgs::FetchResult {
+                task: act.task,
+                output: 0,
+                shape: result.shape,
+                dtype: result.dtype,
+                splits: result.splits,
+                chunks,
+            })
         })
+        .flatten()
     }
 }
