@@ -49,6 +49,8 @@ pub enum Family {
     Fuse,
     /// Reads a result another task of the session left on the workers.
     Fetch,
+    /// Reads or writes a file (`from_npy`, `to_zarr`...; see `crate::io`).
+    Io,
 }
 
 macro_rules! ops {
@@ -135,6 +137,11 @@ ops! {
     Assemble => Indexing, "assemble", "ares.tensor.merge.assemble";
     Fuse => Fuse, "fuse", "ares.tensor.fuse.fuse";
     Fetch => Fetch, "fetch", "ares.tensor.fetch.fetch";
+    // io (branch io): sources and sinks
+    FromNpy => Io, "from_npy", "ares.tensor.datasource.from_npy";
+    FromZarr => Io, "from_zarr", "ares.tensor.datasource.from_zarr";
+    ToNpy => Io, "to_npy", "ares.tensor.datastore.to_npy";
+    ToZarr => Io, "to_zarr", "ares.tensor.datastore.to_zarr";
 }
 
 /// murmur3_32 of a name with seed 0.
