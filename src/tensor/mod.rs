@@ -21,6 +21,8 @@ mod dtypes;
 pub mod infer;
 mod linalg;
 mod ops;
+mod shuffle;
+pub use shuffle::shuffle_bench;
 mod slice_arg;
 
 pub use compose::{select, stack};
