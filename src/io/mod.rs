@@ -15,6 +15,7 @@
 pub mod npy;
 pub mod region;
 pub mod roots;
+pub mod stream;
 pub mod zarr;
 
 use crate::array::{fmt_shape, DType, Shape};

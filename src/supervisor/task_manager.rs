@@ -8,7 +8,9 @@
 
 use super::admission::Admission;
 use super::scheduler::Scheduler;
-use super::task_processor::{Cancel, FailTask, FetchResult, GetInfo, TaskProcessor, WaitDone};
+use super::task_processor::{
+    Cancel, FailTask, FetchPart, FetchResult, GetInfo, TaskProcessor, WaitDone,
+};
 use crate::config::{Config, TaskConfig};
 use crate::graph::TileableGraph;
 use crate::ids::TaskId;
@@ -413,6 +415,19 @@ impl Handler<FromClient> for TaskManager {
                     let data =
                         async { p?.send(FetchResult).await.map_err(|e| e.to_string())? }.await;
                     ClientReply::ResultData { request, data }
+                })
+            }
+            ClientRequest::FetchPart {
+                request,
+                task,
+                output,
+                positions,
+            } => {
+                let p = find(task);
+                Box::pin(async move {
+                    let fetch = FetchPart { output, positions };
+                    let part = async { p?.send(fetch).await.map_err(|e| e.to_string())? }.await;
+                    ClientReply::ResultPart { request, part }
                 })
             }
             ClientRequest::Hello { .. } => Box::pin(async {

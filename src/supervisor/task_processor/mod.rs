@@ -3,9 +3,11 @@
 //! chunks, applies results and worker losses, and answers status, wait, cancel and result
 //! fetches.
 
+mod part;
 pub mod state;
 mod views;
 
+pub use part::FetchPart;
 pub use views::{GetFetchArgs, GetGraph, GraphView, SubtaskView};
 
 use super::scheduler::{GetWorkers, PeerUnreachable, Release, Scheduler, StopTask, SubmitReady};
