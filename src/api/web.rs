@@ -165,3 +165,45 @@ impl TaskApi for WebTaskApi {
             .collect())
     }
 }
+
+// Tensor uploads and downloads (branch io).
+impl WebTaskApi {
+    /// Uploads an `.npy` stream as tensor `name` of this session (usable in later `expr`s),
+    /// chunked by `chunk` (`"64"`, `"64,800"`; `None`: whole rows of about 2^20 elements);
+    /// returns the server's answer `{name, task_id, shape, dtype, bytes}`.
+    pub fn put_tensor(
+        &self,
+        name: &str,
+        chunk: Option<&str>,
+        npy: impl std::io::Read,
+    ) -> ApiResult<Value> {
+        let query = chunk.map_or(String::new(), |c| format!("?chunk={c}"));
+        let path = format!("/api/session/{}/tensor/{name}{query}", self.session);
+        let resp = self
+            .request("PUT", &path)
+            .set("Content-Type", "application/octet-stream")
+            .send(npy)
+            .map_err(|e| self.fail(e))?;
+        resp.into_json()
+            .map_err(|e| ApiError::Unexpected(format!("answer to PUT {path}: {e}")))
+    }
+
+    /// Downloads tensor or named result `name` of this session as `.npy` into `out`, as it
+    /// streams in; returns the bytes written.
+    pub fn get_tensor_npy(&self, name: &str, mut out: impl std::io::Write) -> ApiResult<u64> {
+        let path = format!("/api/session/{}/tensor/{name}?format=npy", self.session);
+        let resp = self
+            .request("GET", &path)
+            .call()
+            .map_err(|e| self.fail(e))?;
+        let want: Option<u64> = resp.header("Content-Length").and_then(|l| l.parse().ok());
+        let n = std::io::copy(&mut resp.into_reader(), &mut out)
+            .map_err(|e| ApiError::Unexpected(format!("GET {path}: {e}")))?;
+        match want {
+            Some(w) if w != n => Err(ApiError::Unexpected(format!(
+                "GET {path}: {n} of {w} bytes arrived"
+            ))),
+            _ => Ok(n),
+        }
+    }
+}

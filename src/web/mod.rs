@@ -11,6 +11,7 @@
 pub mod auth;
 mod dashboard;
 pub mod routes;
+pub mod tensors;
 mod tls;
 
 use crate::config::WebConfig;

@@ -35,6 +35,8 @@ pub const ROUTES: &[(&str, &str)] = &[
     ("delete", "/api/session/{sid}/task/{tid}"),
     ("get", "/api/session/{sid}/task/{tid}/result"),
     ("get", "/api/session/{sid}/task/{tid}/graph"),
+    ("put", "/api/session/{sid}/tensor/{name}"),
+    ("get", "/api/session/{sid}/tensor/{name}"),
 ];
 
 /// Largest array returned as JSON by default; bigger ones come as raw bytes.
@@ -68,6 +70,14 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
             web::get().to(result),
         )
         .route("/api/session/{sid}/task/{tid}/graph", web::get().to(graph))
+        .route(
+            "/api/session/{sid}/tensor/{name}",
+            web::put().to(super::tensors::put_tensor),
+        )
+        .route(
+            "/api/session/{sid}/tensor/{name}",
+            web::get().to(super::tensors::get_tensor),
+        )
         .default_service(web::to(|| async {
             Err::<HttpResponse, _>(ApiError::not_found("no such route"))
         }));
