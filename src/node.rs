@@ -113,7 +113,7 @@ pub fn run_node(
                 // Running tasks fail with a clear error, and their waiting clients hear it
                 // before the process goes.
                 if let Some(m) = manager {
-                    let _ = m.send(supervisor::task_manager::ShutDown).await;
+                    let _ = m.send(supervisor::messages::ShutDown).await;
                     tokio::time::sleep(Duration::from_millis(200)).await;
                 }
                 actix_rt::System::current().stop();

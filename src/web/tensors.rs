@@ -13,9 +13,9 @@ use super::routes::find;
 use super::{ApiError, WebState};
 use crate::io::stream::{le_bytes, Layout};
 use crate::protocol::{codec, TaskStatus};
+use crate::supervisor::messages::TaskHandle;
 use crate::supervisor::task_manager::{ListSessions, Names, SubmitError, SubmitTask};
-use crate::supervisor::task_processor::{FetchPart, TaskProcessor, WaitDone};
-use actix::Addr;
+use crate::supervisor::task_processor::{FetchPart, WaitDone};
 use actix_web::{http::StatusCode, web, HttpResponse};
 use futures_util::StreamExt;
 use serde_json::json;
@@ -40,7 +40,7 @@ fn valid_name(name: &str) -> bool {
         && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
-async fn named(state: &WebState, sid: &str, name: &str) -> Result<Addr<TaskProcessor>, ApiError> {
+async fn named(state: &WebState, sid: &str, name: &str) -> Result<TaskHandle, ApiError> {
     let names = state
         .manager
         .send(Names(sid.to_string()))
@@ -92,7 +92,7 @@ pub async fn get_tensor(
 }
 
 async fn band_bytes(
-    p: &Addr<TaskProcessor>,
+    p: &TaskHandle,
     layout: &Layout,
     b: usize,
     budget: u64,

@@ -7,18 +7,11 @@ use super::TaskProcessor;
 use crate::array::numel;
 use crate::ids::{ChunkIdx, WorkerId};
 use crate::protocol::{codec, ResultPart, TaskStatus};
-use crate::supervisor::scheduler::GetWorkers;
+use crate::supervisor::guard::guard;
+use crate::supervisor::messages::{FetchPart, GetWorkers};
 use crate::worker::transfer;
 use actix::prelude::*;
 use std::collections::BTreeMap;
-
-/// Layout of result `output` and its chunks at `positions` (C-order grid positions).
-#[derive(Message)]
-#[rtype(result = "Result<ResultPart, String>")]
-pub struct FetchPart {
-    pub output: u32,
-    pub positions: Vec<u32>,
-}
 
 /// Most chunk bytes in one part: half a frame, leaving room for the rest.
 pub fn part_budget(max_frame_bytes: usize) -> u64 {
@@ -27,60 +20,64 @@ pub fn part_budget(max_frame_bytes: usize) -> u64 {
 
 impl Handler<FetchPart> for TaskProcessor {
     type Result = ResponseActFuture<Self, Result<ResultPart, String>>;
-    fn handle(&mut self, m: FetchPart, _: &mut Context<Self>) -> Self::Result {
-        let budget = part_budget(self.data.max_frame);
-        let plan = match (&self.status, &self.state) {
-            (TaskStatus::Succeeded, Some(s)) => plan(s, &m, budget, self.task),
-            (status, _) => Err(format!("{} has no result ({status:?})", self.task)),
-        };
-        let (scheduler, task, data) = (self.scheduler.clone(), self.task, self.data.clone());
-        Box::pin(
-            async move {
-                let (mut part, wanted) = plan?;
-                if wanted.is_empty() {
-                    part.chunks = codec::encode_chunks(&[]).map_err(|e| e.to_string())?.into();
-                    return Ok(part);
-                }
-                let addrs: BTreeMap<WorkerId, String> = scheduler
-                    .send(GetWorkers)
+    fn handle(&mut self, m: FetchPart, ctx: &mut Context<Self>) -> Self::Result {
+        guard(self, ctx, "FetchPart", |act, _ctx| -> Self::Result {
+            let budget = part_budget(act.data.max_frame);
+            let plan = match (act.life.status(), act.life.state()) {
+                (TaskStatus::Succeeded, Some(s)) => plan(s, &m, budget, act.task),
+                (status, _) => Err(format!("{} has no result ({status:?})", act.task)),
+            };
+            let scheduler = act.scheduler.workers.clone();
+            let (task, data) = (act.task, act.data.clone());
+            Box::pin(
+                async move {
+                    let (mut part, wanted) = plan?;
+                    if wanted.is_empty() {
+                        part.chunks = codec::encode_chunks(&[]).map_err(|e| e.to_string())?.into();
+                        return Ok(part);
+                    }
+                    let addrs: BTreeMap<WorkerId, String> = scheduler
+                        .send(GetWorkers)
+                        .await
+                        .unwrap_or_default()
+                        .into_iter()
+                        .map(|(w, a)| (w.worker, a))
+                        .collect();
+                    tokio::task::spawn_blocking(move || {
+                        let mut by_worker: BTreeMap<WorkerId, Vec<ChunkIdx>> = BTreeMap::new();
+                        for (_, c, w) in &wanted {
+                            by_worker.entry(*w).or_default().push(*c);
+                        }
+                        let mut got: BTreeMap<ChunkIdx, crate::array::ArrayData> = BTreeMap::new();
+                        for (w, chunks) in by_worker {
+                            let addr = addrs
+                                .get(&w)
+                                .ok_or_else(|| format!("{w} holding results is gone"))?;
+                            got.extend(
+                                transfer::fetch(addr, &data, task, &chunks)
+                                    .map_err(|e| format!("reading results from {w}: {e}"))?,
+                            );
+                        }
+                        let refs = wanted
+                            .iter()
+                            .map(|(pos, c, _)| {
+                                got.get(c)
+                                    .map(|d| (ChunkIdx(*pos), d))
+                                    .ok_or_else(|| format!("result chunk {c} was not sent"))
+                            })
+                            .collect::<Result<Vec<_>, String>>()?;
+                        part.chunks = codec::encode_chunks(&refs)
+                            .map_err(|e| e.to_string())?
+                            .into();
+                        Ok(part)
+                    })
                     .await
-                    .unwrap_or_default()
-                    .into_iter()
-                    .map(|(w, a)| (w.worker, a))
-                    .collect();
-                tokio::task::spawn_blocking(move || {
-                    let mut by_worker: BTreeMap<WorkerId, Vec<ChunkIdx>> = BTreeMap::new();
-                    for (_, c, w) in &wanted {
-                        by_worker.entry(*w).or_default().push(*c);
-                    }
-                    let mut got: BTreeMap<ChunkIdx, crate::array::ArrayData> = BTreeMap::new();
-                    for (w, chunks) in by_worker {
-                        let addr = addrs
-                            .get(&w)
-                            .ok_or_else(|| format!("{w} holding results is gone"))?;
-                        got.extend(
-                            transfer::fetch(addr, &data, task, &chunks)
-                                .map_err(|e| format!("reading results from {w}: {e}"))?,
-                        );
-                    }
-                    let refs = wanted
-                        .iter()
-                        .map(|(pos, c, _)| {
-                            got.get(c)
-                                .map(|d| (ChunkIdx(*pos), d))
-                                .ok_or_else(|| format!("result chunk {c} was not sent"))
-                        })
-                        .collect::<Result<Vec<_>, String>>()?;
-                    part.chunks = codec::encode_chunks(&refs)
-                        .map_err(|e| e.to_string())?
-                        .into();
-                    Ok(part)
-                })
-                .await
-                .map_err(|e| e.to_string())?
-            }
-            .into_actor(self),
-        )
+                    .map_err(|e| e.to_string())?
+                }
+                .into_actor(act),
+            )
+        })
+        .unwrap_or_else(|| Box::pin(fut::ready(Err(super::RESTARTING.to_string()))))
     }
 }
 
