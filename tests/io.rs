@@ -399,7 +399,7 @@ fn results_larger_than_a_frame_stream_over_both_protocols() {
     let want = common::run(&x, &Default::default(), 1, 1);
     assert_eq!(got, want);
     // HTTP: upload an .npy larger than a frame, use it, download results as .npy.
-    let web = ares::api::WebTaskApi::connect(
+    let mut web = ares::api::WebTaskApi::connect(
         &format!("http://{}", cluster.web.as_ref().unwrap()),
         "up",
         None,
@@ -447,7 +447,12 @@ fn results_larger_than_a_frame_stream_over_both_protocols() {
     web.get_tensor_npy("pos", &mut npy).unwrap();
     let f = npyz::NpyFile::new(&npy[..]).unwrap();
     let pos: Vec<bool> = f.into_vec().unwrap();
-    assert_eq!(pos, values.iter().map(|v| *v > 0.0).collect::<Vec<_>>());
+    let want: Vec<bool> = values.iter().map(|v| *v > 0.0).collect();
+    assert_eq!(pos, want);
+    // The TaskApi fetch over HTTP streams the same result as .npy.
+    let fetched = web.fetch(ares::ids::TaskId(tid as u32)).unwrap().remove(0);
+    assert_eq!(fetched.shape(), &[500, 800]);
+    assert!(matches!(&fetched, ArrayData::Bool(a) if a.iter().copied().eq(want.iter().copied())));
     // Bad uploads: not an .npy, a bad name, an unknown session; the spool is cleaned up.
     let e = web
         .put_tensor("junk", None, &b"not an npy at all"[..])

@@ -333,6 +333,13 @@ async fn result(
     q: web::Query<HashMap<String, String>>,
 ) -> Result<HttpResponse, ApiError> {
     let p = find(&state, &path.0, path.1).await?;
+    if q.get("format").map(String::as_str) == Some("npy") {
+        let index: u32 = q
+            .get("index")
+            .map_or(Ok(0), |i| i.parse())
+            .map_err(|_| ApiError::bad_request("index must be an integer"))?;
+        return super::tensors::npy_response(p, index).await;
+    }
     let bytes = p
         .send(FetchResult)
         .await
@@ -357,7 +364,7 @@ async fn result(
         Some("json") => false,
         Some(other) => {
             return Err(ApiError::bad_request(format!(
-                "unknown format {other:?} (json, raw)"
+                "unknown format {other:?} (json, raw, npy)"
             )))
         }
     };

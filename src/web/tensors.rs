@@ -68,9 +68,14 @@ pub async fn get_tensor(
         }
     }
     let p = named(&state, &path.0, &path.1).await?;
+    npy_response(p, 0).await
+}
+
+/// Result `output` of a task as a streamed `.npy` answer (also `GET .../result?format=npy`).
+pub async fn npy_response(p: TaskHandle, output: u32) -> Result<HttpResponse, ApiError> {
     let head = p
         .send(FetchPart {
-            output: 0,
+            output,
             positions: vec![],
         })
         .await
@@ -83,7 +88,7 @@ pub async fn get_tensor(
     let first = futures_util::stream::once(async move { Ok(bytes::Bytes::from(header)) });
     let bands = futures_util::stream::iter(0..layout.bands()).then(move |b| {
         let (p, layout) = (p.clone(), layout.clone());
-        async move { band_bytes(&p, &layout, b, budget).await }
+        async move { band_bytes(&p, &layout, output, b, budget).await }
     });
     Ok(HttpResponse::Ok()
         .content_type("application/octet-stream")
@@ -94,6 +99,7 @@ pub async fn get_tensor(
 async fn band_bytes(
     p: &TaskHandle,
     layout: &Layout,
+    output: u32,
     b: usize,
     budget: u64,
 ) -> Result<bytes::Bytes, actix_web::Error> {
@@ -104,10 +110,7 @@ async fn band_bytes(
     let mut chunks = Vec::new();
     for positions in layout.parts(&layout.band_positions(b), budget) {
         let part = p
-            .send(FetchPart {
-                output: 0,
-                positions,
-            })
+            .send(FetchPart { output, positions })
             .await
             .map_err(|e| fail(e.to_string()))?
             .map_err(fail)?;
