@@ -24,6 +24,7 @@
 pub mod api;
 pub mod array;
 pub mod bench;
+pub mod bench_shuffle;
 pub mod bench_tps;
 pub mod cli;
 pub mod config;

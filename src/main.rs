@@ -182,6 +182,21 @@ fn main() -> Result<()> {
                     prefetch,
                     repeat,
                 } => ares::bench_tps::bench_tps(shape, subtasks, workers, slots, prefetch, repeat)?,
+                Bench::Shuffle {
+                    in_parts,
+                    out_parts,
+                    rows,
+                    workers,
+                    slots,
+                    repeat,
+                } => ares::bench_shuffle::bench_shuffle(ares::bench_shuffle::ShuffleBench {
+                    in_parts,
+                    out_parts,
+                    rows,
+                    workers,
+                    slots,
+                    repeat,
+                })?,
             };
             println!("{out}");
         }

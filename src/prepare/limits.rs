@@ -215,6 +215,27 @@ pub fn projected_chunks(graph: &TileableGraph) -> u64 {
             (OpArgs::Arg { axis, keepdims, .. }, _) if !ins.is_empty() => {
                 reduced(ins[0], &[*axis], *keepdims)
             }
+            // Shuffle (issue 11): mappers, proxy, reducers; sort: two shuffles and samples.
+            (
+                OpArgs::ShuffleBench {
+                    in_parts,
+                    out_parts,
+                    ..
+                },
+                _,
+            ) => (
+                [Dim::AtMost(*out_parts as u64), Dim::whole(3)]
+                    .into_iter()
+                    .collect(),
+                (*in_parts as u64)
+                    .saturating_add(*out_parts as u64)
+                    .saturating_add(1),
+            ),
+            (OpArgs::Sort { .. }, _) if !ins.is_empty() => {
+                let g: Grid = ins[0].iter().map(|d| Dim::AtMost(d.count())).collect();
+                let n = total(ins[0]);
+                (g, n.saturating_mul(7).saturating_add(4))
+            }
             (OpArgs::Scan { .. }, _) if !ins.is_empty() => {
                 // Per chunk: its scan, the carry sliced from the previous one, the combine.
                 let g = ins[0].clone();

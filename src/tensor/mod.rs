@@ -22,6 +22,8 @@ pub mod infer;
 mod io;
 mod linalg;
 mod ops;
+mod shuffle;
+pub use shuffle::shuffle_bench;
 mod slice_arg;
 
 pub use compose::{select, stack};
