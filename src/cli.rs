@@ -34,6 +34,14 @@ pub struct PrepareOpts {
     /// Disable fusion (overrides `task.default_config.fuse_enabled`).
     #[arg(long)]
     pub no_fuse: bool,
+    /// Bind a name of the program to a file under the data roots: `NAME=PATH`, a `.npy` file
+    /// or a Zarr array (repeatable).
+    #[arg(long = "input", value_name = "NAME=PATH")]
+    pub inputs: Vec<String>,
+    /// Write the program's result to PATH (`.npy`, else a Zarr array) from the workers, and
+    /// print what was written instead of the values.
+    #[arg(long, value_name = "PATH")]
+    pub output: Option<String>,
 }
 
 #[derive(Subcommand, Debug)]

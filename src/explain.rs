@@ -78,6 +78,11 @@ pub fn describe_args(args: &OpArgs) -> String {
             chunk,
             worker,
         } => format!("{task} c{chunk} on w{worker}"),
+        OpArgs::Source { data, chunk } => format!("{} chunk={chunk}", data.path),
+        OpArgs::Read { data, offset, .. } | OpArgs::Write { data, offset, .. } => {
+            format!("{} at {}", data.path, fmt_shape(offset))
+        }
+        OpArgs::Sink { data, .. } => data.path.clone(),
         OpArgs::Fuse(steps) => steps
             .iter()
             .map(|s| s.op.name())

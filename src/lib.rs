@@ -34,6 +34,7 @@ pub mod explain;
 pub mod expr;
 pub mod graph;
 pub mod ids;
+pub mod io;
 pub mod kernels;
 pub mod net;
 pub mod node;

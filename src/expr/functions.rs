@@ -246,6 +246,7 @@ impl Ctx {
                     .map_or_else(|| err(p, "astype needs a dtype"), Ok)?;
                 wrap(x.astype(dtype))
             }
+            "from_npy" | "from_zarr" | "to_npy" | "to_zarr" => self.call_io(name, a),
             // Shuffle (issue 11).
             "sort" | "argsort" => {
                 a.check(2, &["a", "axis"])?;

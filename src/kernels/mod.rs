@@ -137,6 +137,27 @@ pub fn apply(op: Op, args: &OpArgs, table: &[OpArgs], inputs: &[&ArrayData]) -> 
         (_, OpArgs::Assemble { grid }) => indexing::assemble(inputs, grid),
         (Family::Fuse, OpArgs::Fuse(steps)) => fused::run_fused(steps, table, inputs),
         (Family::Fetch, _) => kerr("fetch chunks are read by the worker, not computed"),
+        (
+            Family::Io,
+            OpArgs::Read {
+                data,
+                offset,
+                shape,
+            },
+        ) => crate::io::read_chunk(data, offset, shape).map_err(|e| KernelError(e.to_string())),
+        (
+            Family::Io,
+            OpArgs::Write {
+                data,
+                offset,
+                index,
+            },
+        ) => {
+            let n = crate::io::write_chunk(data, offset, index, one(inputs)?)
+                .map_err(|e| KernelError(e.to_string()))?;
+            let ones = vec![1; data.shape.len()];
+            Ok(ArrayData::I64(ndarray::ArrayD::from_elem(ones, n as i64)))
+        }
         // Shuffle (issue 11): mappers and reducers go through the executor's shuffle path.
         (_, OpArgs::Sort { arg }) => shuffle::sort_lanes(one(inputs)?, *arg),
         (_, OpArgs::SortSample { count }) => shuffle::sample(one(inputs)?, *count),

@@ -167,6 +167,30 @@ pub enum OpArgs {
         chunk: u32,
         worker: u32,
     },
+    /// Tileable `from_npy`/`from_zarr`: the file and how to chunk it.
+    Source {
+        data: crate::io::DataRef,
+        chunk: ChunkSpec,
+    },
+    /// Chunk level: region `offset..offset+shape` of the file.
+    Read {
+        data: crate::io::DataRef,
+        offset: Shape,
+        shape: Shape,
+    },
+    /// Tileable `to_npy`/`to_zarr`: the file written (shape and dtype of the input). For Zarr,
+    /// `chunk` is the store's chunk shape (empty: the input's own chunks).
+    Sink {
+        data: crate::io::DataRef,
+        chunk: Shape,
+    },
+    /// Chunk level: write the input chunk at `offset`; `index` is its position in the chunk
+    /// grid (the store chunk, for Zarr).
+    Write {
+        data: crate::io::DataRef,
+        offset: Shape,
+        index: Shape,
+    },
     /// Tileable `shuffle_bench` (dask#3872's graph): `in_parts` mappers draw `rows` int64
     /// each and split them by `value % out_parts`; each of the `out_parts` reducers returns
     /// one row `(count, sum, Σ i·sorted[i] mod 2^61)`.

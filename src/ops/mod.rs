@@ -49,6 +49,8 @@ pub enum Family {
     Fuse,
     /// Reads a result another task of the session left on the workers.
     Fetch,
+    /// Reads or writes a file (`from_npy`, `to_zarr`...; see `crate::io`).
+    Io,
     /// Map-reduce shuffles (MEP-0002): tileable ops that tile into mappers, a proxy and
     /// reducers, and those chunk-level ops ([`crate::graph::shuffle`]).
     Shuffle,
@@ -138,6 +140,11 @@ ops! {
     Assemble => Indexing, "assemble", "ares.tensor.merge.assemble";
     Fuse => Fuse, "fuse", "ares.tensor.fuse.fuse";
     Fetch => Fetch, "fetch", "ares.tensor.fetch.fetch";
+    // io (branch io): sources and sinks
+    FromNpy => Io, "from_npy", "ares.tensor.datasource.from_npy";
+    FromZarr => Io, "from_zarr", "ares.tensor.datasource.from_zarr";
+    ToNpy => Io, "to_npy", "ares.tensor.datastore.to_npy";
+    ToZarr => Io, "to_zarr", "ares.tensor.datastore.to_zarr";
     // Shuffle (issue 11): tileable ops, then the chunk-level map / proxy / reduce ops.
     ShuffleBench => Shuffle, "shuffle_bench", "ares.tensor.shuffle.bench";
     Sort => Shuffle, "sort", "ares.tensor.base.sort";

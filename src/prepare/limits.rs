@@ -188,6 +188,21 @@ pub fn projected_chunks(graph: &TileableGraph) -> u64 {
                 let n = total(&g);
                 (g, n)
             }
+            (OpArgs::Source { data, chunk }, _) => {
+                let g = spec_grid(&data.shape, chunk);
+                let n = total(&g);
+                (g, n)
+            }
+            (OpArgs::Sink { .. }, _) if !ins.is_empty() => {
+                // Writes, a regularizing rechunk (Zarr) and the tree summing the byte counts.
+                let pieces = ins[0]
+                    .iter()
+                    .fold(1u64, |n, d| n.saturating_mul(d.count().saturating_mul(2)));
+                (
+                    Grid::new(),
+                    pieces.saturating_add(total(ins[0]).saturating_mul(3)),
+                )
+            }
             (OpArgs::FetchResult { splits, chunks, .. }, _) => (
                 splits.iter().map(|s| Dim::AtMost(s.len() as u64)).collect(),
                 chunks.len() as u64,

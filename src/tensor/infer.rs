@@ -106,6 +106,34 @@ pub fn infer(op: Op, args: &OpArgs, inputs: &[(&Shape, DType)]) -> Result<(Shape
             check_chunk_spec(name, chunk, shape)?;
             (shape.clone(), fill_dtype(fill))
         }
+        (Family::Io, OpArgs::Source { data, chunk }) => {
+            arity(op, inputs.len(), 0)?;
+            check_shape(name, &data.shape)?;
+            check_chunk_spec(name, chunk, &data.shape)?;
+            (data.shape.clone(), data.dtype)
+        }
+        (Family::Io, OpArgs::Sink { data, chunk }) => {
+            arity(op, inputs.len(), 1)?;
+            if inputs[0].0 != &data.shape || inputs[0].1 != data.dtype {
+                return Err(AresError::arg(
+                    name,
+                    format!(
+                        "the file is described as {} {} but the input is {} {}",
+                        crate::array::fmt_shape(&data.shape),
+                        data.dtype,
+                        crate::array::fmt_shape(inputs[0].0),
+                        inputs[0].1
+                    ),
+                ));
+            }
+            if !chunk.is_empty() && (chunk.len() != data.shape.len() || chunk.contains(&0)) {
+                return Err(AresError::arg(
+                    name,
+                    "store chunk shape does not fit the array",
+                ));
+            }
+            (Shape::new(), DType::I64)
+        }
         (Family::Unary, _) => {
             arity(op, inputs.len(), 1)?;
             (inputs[0].0.clone(), unary_dtype(op, args, inputs[0].1)?)

@@ -19,6 +19,7 @@ mod compose;
 mod creation;
 mod dtypes;
 pub mod infer;
+mod io;
 mod linalg;
 mod ops;
 mod shuffle;
@@ -27,6 +28,7 @@ mod slice_arg;
 
 pub use compose::{select, stack};
 pub use creation::*;
+pub use io::{from_npy, from_zarr};
 pub use ops::{concatenate, SliceArg};
 
 use crate::array::{DType, Shape};

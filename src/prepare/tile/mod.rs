@@ -9,6 +9,7 @@ pub mod creation;
 mod elementwise;
 mod grid;
 mod indexing;
+mod io;
 mod records;
 mod reduction;
 mod reshape;
@@ -112,7 +113,7 @@ fn estimate_chunks(graph: &TileableGraph) -> usize {
                 .product::<usize>()
         };
         let e = match &node.args {
-            OpArgs::Create { chunk, .. } => grid(chunk),
+            OpArgs::Create { chunk, .. } | OpArgs::Source { chunk, .. } => grid(chunk),
             OpArgs::Rechunk(chunk) => grid(chunk).max(max_in),
             OpArgs::Concat { .. } => node.inputs.iter().map(|i| est[i.index()]).sum(),
             OpArgs::Reduce { .. } => max_in + max_in / 3,
@@ -224,6 +225,10 @@ impl Tiler {
                     ..
                 },
             ) => Ok(self.tile_fetch(*task, splits, chunks, dtype)),
+            (Family::Io, OpArgs::Source { data, chunk }) => self.tile_source(op, data, chunk),
+            (Family::Io, OpArgs::Sink { data, chunk }) => {
+                self.tile_sink(op, data, chunk, inputs[0])
+            }
             (_, OpArgs::Slice(dims)) => Ok(self.tile_slice(dims, dtype, inputs[0])),
             (_, OpArgs::Transpose(perm)) => Ok(self.tile_transpose(perm, dtype, inputs[0])),
             (_, OpArgs::Concat { axis }) => Ok(self.tile_concat(*axis, dtype, inputs, in_shapes)),

@@ -343,6 +343,23 @@ impl TaskState {
         }
     }
 
+    /// The scheduler restarted and lost its queues: every subtask submitted and not yet
+    /// reported is submitted again (not counted as a retry). A report from the earlier
+    /// dispatch is still accepted while the subtask is submitted; its duplicate is stale.
+    pub fn redrive(&mut self) {
+        if self.ended {
+            return;
+        }
+        let submitted: Vec<usize> = (0..self.graph.len())
+            .filter(|s| self.state[*s] == SubState::Submitted)
+            .collect();
+        for s in submitted {
+            // Ready again at once if its inputs are all there; else recovered below.
+            self.state[s] = SubState::Waiting;
+        }
+        self.recover();
+    }
+
     /// A worker died (`why`): its chunks are gone and `requeue` (what it ran or had queued)
     /// must run elsewhere.
     pub fn on_worker_lost(&mut self, worker: WorkerId, requeue: &[SubtaskIdx], why: &str) {
