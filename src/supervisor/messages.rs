@@ -191,6 +191,15 @@ pub struct Cancel;
 #[rtype(result = "Result<Bytes, String>")]
 pub struct FetchResult;
 
+/// Streamed result fetch (branch io): the layout of result `output` and its chunks at
+/// `positions` of the C-order grid (none: the layout alone); see `task_processor::part`.
+#[derive(Message)]
+#[rtype(result = "Result<crate::protocol::ResultPart, String>")]
+pub struct FetchPart {
+    pub output: u32,
+    pub positions: Vec<u32>,
+}
+
 /// The task's graphs with per-node status, subtasks listed up to `limit`.
 #[derive(Message)]
 #[rtype(result = "GraphView")]
@@ -342,6 +351,7 @@ pub struct TaskHandle {
     pub fetch: Recipient<FetchResult>,
     pub graph: Recipient<GetGraph>,
     pub fetch_args: Recipient<GetFetchArgs>,
+    pub part: Recipient<FetchPart>,
 }
 
 /// Which of a handle's recipients takes `M`.
@@ -394,4 +404,5 @@ routes!(
     fetch: FetchResult,
     graph: GetGraph,
     fetch_args: GetFetchArgs,
+    part: FetchPart,
 );

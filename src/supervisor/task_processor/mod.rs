@@ -4,14 +4,15 @@
 //! fetches.
 
 pub mod lifecycle;
+mod part;
 pub mod state;
 mod views;
 
 // Re-exported: the web API's historical paths.
 use super::guard::{guard, Guarded};
 pub use super::messages::{
-    Cancel, FailTask, FetchResult, GetFetchArgs, GetGraph, GetInfo, GraphView, SubtaskView,
-    WaitDone,
+    Cancel, FailTask, FetchPart, FetchResult, GetFetchArgs, GetGraph, GetInfo, GraphView,
+    SubtaskView, WaitDone,
 };
 use super::messages::{
     GetWorkers, PeerUnreachable, Redrive, Release, Reports, SchedulerHandle, StopTask, SubmitReady,
@@ -66,7 +67,8 @@ impl From<Addr<TaskProcessor>> for TaskHandle {
             cancel: a.clone().recipient(),
             fetch: a.clone().recipient(),
             graph: a.clone().recipient(),
-            fetch_args: a.recipient(),
+            fetch_args: a.clone().recipient(),
+            part: a.recipient(),
         }
     }
 }

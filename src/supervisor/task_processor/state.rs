@@ -107,6 +107,11 @@ impl TaskState {
     }
 
     /// Where each result chunk lives.
+    /// The worker holding chunk `c`, if any (streamed result fetch).
+    pub fn location_of(&self, c: ChunkIdx) -> Option<WorkerId> {
+        self.location.get(c.index()).copied().flatten().map(|l| l.0)
+    }
+
     pub fn result_locations(&self) -> Vec<(ChunkIdx, Option<WorkerId>)> {
         self.graph
             .chunks
