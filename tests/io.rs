@@ -617,3 +617,27 @@ print("BAD", bad) if bad else print("OK")
     );
     assert_eq!(py(check).trim(), "OK");
 }
+
+#[test]
+fn explain_checks_a_sink_without_creating_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_ares"))
+        .args(["explain", "--expr", "to_npy(ones(40, chunk=10), 'e.npy')"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("to_npy"));
+    assert!(!dir.path().join("e.npy").exists());
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_ares"))
+        .args(["explain", "--expr", "to_npy(ones(4), '../e.npy')"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("outside the data roots"));
+}
