@@ -288,10 +288,16 @@ pub fn write_region(
             path: shown(path),
             detail: e.to_string(),
         })?;
-    let bytes: Vec<u8> = match data {
-        ArrayData::F64(a) => a.iter().flat_map(|x| x.to_le_bytes()).collect(),
-        ArrayData::I64(a) => a.iter().flat_map(|x| x.to_le_bytes()).collect(),
-        ArrayData::Bool(a) => a.iter().map(|b| u8::from(*b)).collect(),
+    // The chunk's own memory when it is C-contiguous on a little-endian host, else a copy.
+    let le = cfg!(target_endian = "little");
+    let bytes: std::borrow::Cow<[u8]> = match data {
+        ArrayData::F64(a) if le && a.as_slice().is_some() => {
+            bytemuck::cast_slice(a.as_slice().unwrap_or_default()).into()
+        }
+        ArrayData::I64(a) if le && a.as_slice().is_some() => {
+            bytemuck::cast_slice(a.as_slice().unwrap_or_default()).into()
+        }
+        _ => super::stream::le_bytes(data).into(),
     };
     let size = meta.dtype.itemsize();
     for_each_run(&meta.shape, offset, data.shape(), |at, done, len| {
