@@ -369,6 +369,21 @@ fn bad_files_fail_their_task_naming_file_and_chunk() {
         .unwrap()
         .to_string();
     assert!(e.contains("odd.zarr"), "{e}");
+    // An unsupported data type.
+    std::fs::create_dir_all(d.join("f32.zarr")).unwrap();
+    std::fs::write(
+        d.join("f32.zarr/zarr.json"),
+        meta.replace("\"float64\"", "\"float32\""),
+    )
+    .unwrap();
+    let e = tensor::from_zarr("bad/f32.zarr", None)
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(
+        e.contains("f32.zarr") && e.contains("unsupported data type"),
+        "{e}"
+    );
     // The nodes keep serving.
     write_npy(
         &d.join("n.npy"),

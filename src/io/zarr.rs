@@ -53,14 +53,7 @@ fn dtype_of(path: &Path, a: &ZArray) -> Result<DType, IoError> {
     } else {
         Err(IoError::bad(
             shown(path),
-            format!(
-                "unsupported data type {} (ares reads float64, int64, bool)",
-                a.metadata()
-                    .to_string_pretty()
-                    .lines()
-                    .find(|l| l.contains("data_type") || l.contains("dtype"))
-                    .map_or("?".into(), |l| l.trim().to_string())
-            ),
+            format!("unsupported data type {dt} (ares reads float64, int64, bool)"),
         ))
     }
 }
