@@ -58,6 +58,10 @@ pub enum SubtaskError {
     /// The kernel failed (or panicked): the task fails with this message.
     #[error("{0}")]
     Failed(String),
+    /// The worker did not start it (it is draining after SIGTERM): it runs elsewhere, not
+    /// counted as a retry.
+    #[error("not run: {0}")]
+    NotRun(String),
 }
 
 /// A task's state as clients see it.
@@ -121,6 +125,11 @@ pub enum FromWorker {
         task: TaskId,
         reports: Vec<SubtaskReport>,
     },
+    /// SIGTERM: the worker takes no new work and finishes what runs (`worker.drain_timeout_ms`).
+    Draining,
+    /// The drain is over: every report was sent; the worker exits and its chunks are
+    /// recomputed from lineage where still needed.
+    Leaving,
 }
 
 /// Supervisor → worker.

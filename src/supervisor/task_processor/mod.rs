@@ -283,10 +283,10 @@ impl Handler<WorkerLost> for TaskProcessor {
 
 impl Handler<Redrive> for TaskProcessor {
     type Result = ();
-    fn handle(&mut self, _: Redrive, ctx: &mut Context<Self>) {
+    fn handle(&mut self, Redrive(only): Redrive, ctx: &mut Context<Self>) {
         guard(self, ctx, "Redrive", |act, ctx| {
             if let Lifecycle::Running(s) = &mut act.life {
-                s.redrive();
+                s.redrive(only.as_deref());
                 act.flush(ctx);
             }
         });
