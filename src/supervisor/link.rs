@@ -82,13 +82,17 @@ impl Link {
             (
                 State::Unknown,
                 FromWorker::Hello {
-                    slots, data_addr, ..
+                    slots,
+                    data_addr,
+                    memory_limit,
+                    ..
                 },
             ) => {
                 let register = RegisterWorker {
                     link: ctx.address(),
                     slots: slots.max(1) as usize,
                     data_addr,
+                    memory_limit,
                 };
                 ctx.wait(self.scheduler.send(register).into_actor(self).map(
                     |id, act, ctx| match id {
@@ -110,12 +114,14 @@ impl Link {
                 FromWorker::Heartbeat {
                     stored_chunks,
                     stored_bytes,
+                    memory,
                 },
             ) => {
                 self.scheduler.do_send(Heartbeat {
                     worker: w,
                     stored_chunks,
                     stored_bytes,
+                    memory,
                 });
                 self.out.push(ToWorker::HeartbeatAck, ctx);
             }

@@ -14,7 +14,10 @@
 //! `worker.fetch_timeout_ms`.
 
 mod execute;
+pub mod footprint;
+pub mod memory;
 pub mod pool;
+pub mod spill;
 pub mod storage;
 pub mod transfer;
 
@@ -90,6 +93,7 @@ pub struct StorageReport {
     pub worker: Option<WorkerId>,
     pub chunks: usize,
     pub bytes: usize,
+    pub memory: memory::MemoryStats,
 }
 
 impl Actor for Worker {
@@ -118,6 +122,7 @@ impl Actor for Worker {
             let beat = FromWorker::Heartbeat {
                 stored_chunks: storage.len() as u64,
                 stored_bytes: storage.bytes() as u64,
+                memory: storage.stats(),
             };
             act.out.push(beat, ctx)
         });
@@ -133,6 +138,14 @@ impl Actor for Worker {
             let code = if self.me.is_some() { REJOIN_EXIT } else { 1 };
             System::current().stop_with_code(code);
         }
+    }
+}
+
+/// A worker that goes (signal, lost supervisor, rejoin) removes its spill files at once,
+/// even while a compute thread still holds the store.
+impl Drop for Worker {
+    fn drop(&mut self) {
+        self.shared.storage.close();
     }
 }
 
@@ -189,6 +202,7 @@ impl Handler<StorageStats> for Worker {
             worker: self.me,
             chunks: self.shared.storage.len(),
             bytes: self.shared.storage.bytes(),
+            memory: self.shared.storage.stats(),
         }
     }
 }
@@ -279,6 +293,10 @@ impl Worker {
         };
         let me = self.me.unwrap_or(WorkerId(u32::MAX));
         let addr = ctx.address();
+        for run in &subtasks {
+            let local = memory::local_inputs(&run.inputs, me);
+            self.shared.storage.want(task, &local, true);
+        }
         let jobs = subtasks.into_iter().map(|run| {
             let (graph, shared, addr) = (graph.clone(), self.shared.clone(), addr.clone());
             let depth = run.depth;
@@ -309,7 +327,8 @@ pub async fn start(
     wait: Duration,
 ) -> std::io::Result<(Addr<Worker>, SocketAddr)> {
     let max_frame = config.cluster.max_frame_bytes;
-    let storage = Arc::new(Storage::default());
+    let storage = storage::open(&config.worker)?;
+    let memory_limit = storage.stats().limit;
     let gate = transfer::gate(creds.keys(), config);
     let data_addr =
         transfer::serve(&config.worker.data_listen, storage.clone(), max_frame, gate).await?;
@@ -362,7 +381,6 @@ pub async fn start(
         max_frame,
     });
     let heartbeat = Duration::from_millis(config.cluster.heartbeat_interval_ms);
-    let memory_limit = config.worker.memory_limit;
     let supervisor_timeout = Duration::from_millis(config.cluster.node_timeout_ms);
     let addr = Worker::create(move |ctx| {
         let (read, write) = stream.into_split();

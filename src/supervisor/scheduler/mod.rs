@@ -16,6 +16,7 @@ use super::task_processor::{FailTask, TaskProcessor, WorkerLost};
 use crate::ids::{ChunkIdx, TaskId, WorkerId};
 use crate::prepare::WorkerSlots;
 use crate::protocol::{SubtaskReport, ToWorker};
+use crate::worker::memory::MemoryStats;
 use actix::prelude::*;
 use bytes::Bytes;
 use state::{ReadySubtask, SchedOut, SchedulerState};
@@ -28,6 +29,7 @@ struct WorkerEntry {
     tasks: HashSet<TaskId>,
     /// (chunks, bytes) held, from the last heartbeat.
     stored: (u64, u64),
+    memory: MemoryStats,
 }
 
 pub struct Scheduler {
@@ -191,12 +193,15 @@ pub struct RegisterWorker {
     pub link: Addr<Link>,
     pub slots: usize,
     pub data_addr: String,
+    /// `worker.memory_limit` in bytes (0 = none).
+    pub memory_limit: u64,
 }
 
 impl Handler<RegisterWorker> for Scheduler {
     type Result = MessageResult<RegisterWorker>;
     fn handle(&mut self, m: RegisterWorker, _: &mut Context<Self>) -> Self::Result {
         let id = self.state.add_worker(m.slots, self.now_ms());
+        self.state.set_memory_limit(id, m.memory_limit);
         tracing::info!(worker = %id, slots = m.slots, data = %m.data_addr, "worker registered");
         self.no_worker_since = None;
         self.told_no_workers.clear();
@@ -207,6 +212,7 @@ impl Handler<RegisterWorker> for Scheduler {
                 data_addr: m.data_addr,
                 tasks: HashSet::new(),
                 stored: (0, 0),
+                memory: MemoryStats::default(),
             },
         );
         self.broadcast_peers();
@@ -252,6 +258,7 @@ pub struct Heartbeat {
     pub worker: WorkerId,
     pub stored_chunks: u64,
     pub stored_bytes: u64,
+    pub memory: MemoryStats,
 }
 
 impl Handler<Heartbeat> for Scheduler {
@@ -261,6 +268,7 @@ impl Handler<Heartbeat> for Scheduler {
         self.state.heartbeat(m.worker, now);
         if let Some(w) = self.workers.get_mut(&m.worker) {
             w.stored = (m.stored_chunks, m.stored_bytes);
+            w.memory = m.memory;
         }
     }
 }
@@ -276,6 +284,8 @@ pub struct NodeStatus {
     pub stored_chunks: u64,
     pub stored_bytes: u64,
     pub alive: bool,
+    /// Memory accounting from the last heartbeat (limit, peak, spilled, pauses).
+    pub memory: MemoryStats,
 }
 
 #[derive(Message)]
@@ -301,6 +311,7 @@ impl Handler<GetClusterStatus> for Scheduler {
                     stored_chunks: w.stored.0,
                     stored_bytes: w.stored.1,
                     alive: true,
+                    memory: w.memory,
                 })
             })
             .collect();
@@ -423,5 +434,18 @@ impl Handler<GetWorkers> for Scheduler {
                 })
                 .collect(),
         )
+    }
+}
+
+/// Every live worker's `worker.memory_limit` (0 = none), for the refusal at submission of
+/// subtasks that fit in none.
+#[derive(Message)]
+#[rtype(result = "Vec<u64>")]
+pub struct MemoryLimits;
+
+impl Handler<MemoryLimits> for Scheduler {
+    type Result = MessageResult<MemoryLimits>;
+    fn handle(&mut self, _: MemoryLimits, _: &mut Context<Self>) -> Self::Result {
+        MessageResult(self.state.memory_limits())
     }
 }

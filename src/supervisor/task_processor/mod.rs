@@ -8,7 +8,9 @@ mod views;
 
 pub use views::{GetFetchArgs, GetGraph, GraphView, SubtaskView};
 
-use super::scheduler::{GetWorkers, PeerUnreachable, Release, Scheduler, StopTask, SubmitReady};
+use super::scheduler::{
+    GetWorkers, MemoryLimits, PeerUnreachable, Release, Scheduler, StopTask, SubmitReady,
+};
 use super::task_manager::TaskEnded;
 use crate::config::TaskConfig;
 use crate::graph::TileableGraph;
@@ -163,6 +165,7 @@ impl Actor for TaskProcessor {
                 .into_iter()
                 .map(|(w, _)| w)
                 .collect();
+            let limits = scheduler.send(MemoryLimits).await.unwrap_or_default();
             let workers = if workers.is_empty() {
                 uniform_cluster(1, 1)
             } else {
@@ -171,6 +174,7 @@ impl Actor for TaskProcessor {
             tokio::task::spawn_blocking(move || -> Result<_, String> {
                 let start = std::time::Instant::now();
                 let p = prepare(&graph, &config, &workers, task).map_err(|e| e.to_string())?;
+                crate::worker::memory::check_fits(&p.subtasks, &limits)?;
                 let bytes = codec::encode(&p.subtasks.worker_view()).map_err(|e| e.to_string())?;
                 Ok((p.subtasks, bytes, start.elapsed().as_secs_f64()))
             })
