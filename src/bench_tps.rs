@@ -23,7 +23,7 @@ pub enum Shape {
 }
 
 /// Kills the node processes when the bench ends, however it ends.
-struct Nodes(Vec<Child>);
+pub struct Nodes(pub Vec<Child>);
 
 impl Drop for Nodes {
     fn drop(&mut self) {
@@ -39,7 +39,7 @@ fn wait_ready(path: &Path) -> Result<String> {
 }
 
 /// (user + system CPU seconds, peak RSS in KiB) of a process, from /proc.
-fn proc_usage(pid: u32) -> (f64, u64) {
+pub fn proc_usage(pid: u32) -> (f64, u64) {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
     let fields: Vec<&str> = stat
         .rsplit_once(") ")
@@ -62,15 +62,41 @@ fn proc_usage(pid: u32) -> (f64, u64) {
     (cpu, hwm)
 }
 
-pub fn bench_tps(
-    shape: Shape,
-    n: usize,
+/// A supervisor and workers as separate processes on loopback, with a connected client.
+pub struct BenchCluster {
+    pub nodes: Nodes,
+    pub client: NativeClient,
+    dir: PathBuf,
+}
+
+impl BenchCluster {
+    /// Starts the nodes, connects, and runs a warm-up task so every worker has registered.
+    pub fn start(workers: usize, slots: usize, prefetch: usize) -> Result<Self> {
+        let (nodes, client, dir) = start_cluster(workers, slots, prefetch)?;
+        Ok(Self { nodes, client, dir })
+    }
+
+    /// Peak RSS in KiB: `{"supervisor": ..., "workers": [...]}`.
+    pub fn peak_rss(&self) -> Value {
+        let rss: Vec<u64> = self.nodes.0.iter().map(|c| proc_usage(c.id()).1).collect();
+        json!({"supervisor": rss[0], "workers": &rss[1..]})
+    }
+}
+
+impl Drop for BenchCluster {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// Starts the supervisor and `workers` workers (each with `slots` slots) with a random secret,
+/// connects a client and runs a warm-up task.
+fn start_cluster(
     workers: usize,
     slots: usize,
     prefetch: usize,
-    repeat: usize,
-) -> Result<Value> {
-    let dir = std::env::temp_dir().join(format!("ares-tps-{}", std::process::id()));
+) -> Result<(Nodes, NativeClient, PathBuf)> {
+    let dir = std::env::temp_dir().join(format!("ares-bench-{}", std::process::id()));
     std::fs::create_dir_all(&dir)?;
     let config = dir.join("bench.yml");
     // Authentication on, as in production: a random secret in a file only we can read.
@@ -130,7 +156,18 @@ pub fn bench_tps(
     let t = client.submit_tileable_graph(&Tensor::graph(&[&warm]), None)?;
     client.wait_task(t, Duration::from_secs(30))?;
     client.cancel_task(t)?;
+    Ok((nodes, client, dir))
+}
 
+pub fn bench_tps(
+    shape: Shape,
+    n: usize,
+    workers: usize,
+    slots: usize,
+    prefetch: usize,
+    repeat: usize,
+) -> Result<Value> {
+    let (nodes, mut client, dir) = start_cluster(workers, slots, prefetch)?;
     let (graph, fuse) = match shape {
         Shape::Indep => (
             Tensor::graph(&[&tensor::rand(&[n], 1, Some(1))?]),

@@ -34,6 +34,14 @@ pub struct PrepareOpts {
     /// Disable fusion (overrides `task.default_config.fuse_enabled`).
     #[arg(long)]
     pub no_fuse: bool,
+    /// Bind a name of the program to a file under the data roots: `NAME=PATH`, a `.npy` file
+    /// or a Zarr array (repeatable).
+    #[arg(long = "input", value_name = "NAME=PATH")]
+    pub inputs: Vec<String>,
+    /// Write the program's result to PATH (`.npy`, else a Zarr array) from the workers, and
+    /// print what was written instead of the values.
+    #[arg(long, value_name = "PATH")]
+    pub output: Option<String>,
 }
 
 #[derive(Subcommand, Debug)]
@@ -109,6 +117,24 @@ pub enum Bench {
         /// `scheduling.worker_prefetch` for the run.
         #[arg(long, default_value_t = crate::config::SchedulingConfig::default().worker_prefetch)]
         prefetch: usize,
+        /// Measured runs on the same cluster; the median is reported.
+        #[arg(long, default_value_t = 3)]
+        repeat: usize,
+    },
+    /// dask#3872's all-to-all shuffle end to end (`in_parts` mappers × `out_parts` reducers of
+    /// `rows` int64 per mapper), checked against an independent computation.
+    Shuffle {
+        #[arg(long, default_value_t = 300)]
+        in_parts: u32,
+        #[arg(long, default_value_t = 300)]
+        out_parts: u32,
+        #[arg(long, default_value_t = 1000)]
+        rows: u64,
+        #[arg(long, default_value_t = 2)]
+        workers: usize,
+        /// Slots per worker.
+        #[arg(long, default_value_t = 1)]
+        slots: usize,
         /// Measured runs on the same cluster; the median is reported.
         #[arg(long, default_value_t = 3)]
         repeat: usize,

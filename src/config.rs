@@ -320,6 +320,16 @@ pub struct Config {
     pub worker: WorkerConfig,
     pub web: WebConfig,
     pub limits: LimitsConfig,
+    pub data: DataConfig,
+}
+
+/// `data`: where `from_npy`/`to_zarr`... may read and write (see `crate::io::roots`).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct DataConfig {
+    /// Directories data paths must lie in; relative paths are relative to the first. Empty:
+    /// no path is allowed (`ares run`'s embedded cluster then allows the current directory).
+    pub roots: Vec<std::path::PathBuf>,
 }
 
 impl Config {

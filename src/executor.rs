@@ -9,7 +9,7 @@
 
 use crate::array::{ArrayData, DType};
 use crate::error::{AresError, Result};
-use crate::graph::{ChunkGraph, ResultTensor, SubtaskGraph};
+use crate::graph::{shuffle, ChunkGraph, ResultTensor, SubtaskGraph};
 use crate::ids::ChunkIdx;
 use crate::kernels::compute_chunk;
 use crate::prepare::tile::Odometer;
@@ -33,6 +33,8 @@ struct State {
     ready: BinaryHeap<(u32, Reverse<u32>)>,
     waiting_on: Vec<u32>,
     store: Vec<Option<Arc<ArrayData>>>,
+    /// Shuffle pieces by key, until their reducer takes them.
+    pieces: FxHashMap<ChunkIdx, Arc<ArrayData>>,
     refs: Vec<u32>,
     finished: usize,
     error: Option<AresError>,
@@ -48,6 +50,7 @@ pub fn run_subtask(
     fetched: &FxHashMap<ChunkIdx, Arc<ArrayData>>,
 ) -> Result<Vec<(ChunkIdx, Arc<ArrayData>)>> {
     let mut local: FxHashMap<ChunkIdx, Arc<ArrayData>> = FxHashMap::default();
+    let mut pieces_out: Vec<(ChunkIdx, Arc<ArrayData>)> = Vec::new();
     for &c in members {
         let idx = ChunkIdx(c);
         if chunks.node(idx).op == crate::ops::Op::Fetch {
@@ -64,8 +67,16 @@ pub fn run_subtask(
             local.insert(idx, data);
             continue;
         }
-        let inputs: Vec<&ArrayData> = chunks
-            .inputs(idx)
+        // A reducer reads its pieces, fetched under their own keys, instead of the proxy.
+        let input_keys: Vec<ChunkIdx> = match shuffle::reducer_index(chunks, idx) {
+            Some(r) => chunks
+                .inputs(idx)
+                .iter()
+                .flat_map(|p| shuffle::reducer_pieces(chunks, *p, r).map(|(k, _)| k))
+                .collect(),
+            None => chunks.inputs(idx).to_vec(),
+        };
+        let inputs: Vec<&ArrayData> = input_keys
             .iter()
             .map(|i| local.get(i).or_else(|| fetched.get(i)).map(|a| a.as_ref()))
             .collect::<Option<_>>()
@@ -75,6 +86,26 @@ pub fn run_subtask(
                     format!("an input of {} is missing", chunks.node(idx).key),
                 )
             })?;
+        if chunks.node(idx).op == crate::ops::Op::ShuffleMap {
+            // A mapper keeps its pieces as outputs of their own; its chunk holds their lengths.
+            let (lengths, pieces) = catch_unwind(AssertUnwindSafe(|| {
+                crate::kernels::map_pieces(chunks, idx, &inputs)
+            }))
+            .unwrap_or_else(|panic| {
+                Err(AresError::Kernel {
+                    op: "shuffle_map",
+                    chunk: chunks.node(idx).key.to_string(),
+                    detail: format!(
+                        "panicked: {}",
+                        crate::prepare::panic_message(panic.as_ref())
+                    ),
+                })
+            })?;
+            let keys = shuffle::mapper_pieces(chunks, idx);
+            pieces_out.extend(keys.zip(pieces.into_iter().map(Arc::new)));
+            local.insert(idx, Arc::new(lengths));
+            continue;
+        }
         let out = catch_unwind(AssertUnwindSafe(|| compute_chunk(chunks, idx, &inputs)))
             .unwrap_or_else(|panic| {
                 let msg = crate::prepare::panic_message(panic.as_ref());
@@ -86,10 +117,12 @@ pub fn run_subtask(
             })?;
         local.insert(idx, Arc::new(out));
     }
-    Ok(outputs
+    let mut out: Vec<(ChunkIdx, Arc<ArrayData>)> = outputs
         .iter()
         .map(|c| (ChunkIdx(*c), local[&ChunkIdx(*c)].clone()))
-        .collect())
+        .collect();
+    out.extend(pieces_out);
+    Ok(out)
 }
 
 /// Runs every subtask on `slots` threads and returns the result tensors.
@@ -107,6 +140,7 @@ pub fn execute(graph: &SubtaskGraph, slots: usize) -> Result<(Vec<ArrayData>, Ex
         ready,
         waiting_on,
         store: vec![None; n_chunks],
+        pieces: FxHashMap::default(),
         refs,
         finished: 0,
         error: None,
@@ -146,12 +180,26 @@ fn slot_loop(graph: &SubtaskGraph, state: &Mutex<State>, wake: &Condvar) {
                     return;
                 }
                 if let Some((_, Reverse(s))) = st.ready.pop() {
-                    let fetched: FxHashMap<ChunkIdx, Arc<ArrayData>> = graph
+                    let mut fetched: FxHashMap<ChunkIdx, Arc<ArrayData>> = graph
                         .inputs
                         .row(s as usize)
                         .iter()
                         .filter_map(|c| st.store[*c as usize].clone().map(|a| (ChunkIdx(*c), a)))
                         .collect();
+                    // A reducer's pieces, each read once: taken out of the piece store.
+                    let members = graph.members.row(s as usize);
+                    for &c in graph.inputs.row(s as usize) {
+                        let c = ChunkIdx(c);
+                        let Some(r) = shuffle::reducer_of(&graph.chunks, members, c) else {
+                            continue;
+                        };
+                        for (key, _) in shuffle::reducer_pieces(&graph.chunks, c, r) {
+                            if let Some(d) = st.pieces.remove(&key) {
+                                st.live_bytes -= d.nbytes();
+                                fetched.insert(key, d);
+                            }
+                        }
+                    }
                     break (s as usize, fetched);
                 }
                 st = wake.wait(st).unwrap_or_else(|p| p.into_inner());
@@ -173,7 +221,11 @@ fn slot_loop(graph: &SubtaskGraph, state: &Mutex<State>, wake: &Condvar) {
                 st.stats.chunks_computed += graph.members.row(s).len();
                 for (c, data) in outputs {
                     st.live_bytes += data.nbytes();
-                    st.store[c.index()] = Some(data);
+                    if shuffle::is_piece(c) {
+                        st.pieces.insert(c, data);
+                    } else {
+                        st.store[c.index()] = Some(data);
+                    }
                 }
                 st.stats.peak_bytes = st.stats.peak_bytes.max(st.live_bytes);
                 for &c in graph.inputs.row(s) {

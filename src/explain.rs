@@ -78,11 +78,33 @@ pub fn describe_args(args: &OpArgs) -> String {
             chunk,
             worker,
         } => format!("{task} c{chunk} on w{worker}"),
+        OpArgs::Source { data, chunk } => format!("{} chunk={chunk}", data.path),
+        OpArgs::Read { data, offset, .. } | OpArgs::Write { data, offset, .. } => {
+            format!("{} at {}", data.path, fmt_shape(offset))
+        }
+        OpArgs::Sink { data, .. } => data.path.clone(),
         OpArgs::Fuse(steps) => steps
             .iter()
             .map(|s| s.op.name())
             .collect::<Vec<_>>()
             .join(", "),
+        // Shuffle (issue 11).
+        OpArgs::ShuffleBench {
+            in_parts,
+            out_parts,
+            rows,
+        } => format!("in_parts={in_parts} out_parts={out_parts} rows={rows}"),
+        OpArgs::Sort { arg } => format!("arg={arg}"),
+        OpArgs::ShuffleMap {
+            kind,
+            ordinal,
+            reducers,
+            ..
+        } => format!("{kind:?} mapper {ordinal} of {reducers} reducers"),
+        OpArgs::ShuffleProxy { reducers, .. } => format!("{reducers} reducers"),
+        OpArgs::ShuffleReduce { kind, index } => format!("{kind:?} reducer {index}"),
+        OpArgs::SortSample { count } => format!("count={count}"),
+        OpArgs::SortSplitters { parts } => format!("parts={parts}"),
     }
 }
 

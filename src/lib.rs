@@ -24,6 +24,7 @@
 pub mod api;
 pub mod array;
 pub mod bench;
+pub mod bench_shuffle;
 pub mod bench_tps;
 pub mod cli;
 pub mod config;
@@ -33,6 +34,7 @@ pub mod explain;
 pub mod expr;
 pub mod graph;
 pub mod ids;
+pub mod io;
 pub mod kernels;
 pub mod net;
 pub mod node;

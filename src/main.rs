@@ -48,13 +48,17 @@ pub fn task_config(opts: &PrepareOpts) -> Result<TaskConfig> {
 fn plan(
     opts: &PrepareOpts,
     timings: &mut serde_json::Map<String, serde_json::Value>,
-) -> Result<Prepared> {
+) -> Result<(Prepared, Option<ares::runner::Output>)> {
     if opts.workers == 0 || opts.slots == 0 {
         anyhow::bail!("--workers and --slots must be at least 1");
     }
     let config = task_config(opts)?;
     let start = Instant::now();
-    let tensor = ares::expr::evaluate(&opts.expr).map_err(|e| anyhow::anyhow!("--expr: {e}"))?;
+    let full = match &opts.config {
+        Some(path) => Config::load(path)?,
+        None => Config::default(),
+    };
+    let (tensor, output) = ares::runner::program(opts, &full)?;
     timings.insert("parse".into(), json!(start.elapsed().as_secs_f64()));
     let graph = Tensor::graph(&[&tensor]);
     let prepared = prepare(
@@ -67,7 +71,7 @@ fn plan(
     for r in &prepared.passes {
         timings.insert(r.pass.into(), json!(r.seconds));
     }
-    Ok(prepared)
+    Ok((prepared, output))
 }
 
 fn main() -> Result<()> {
@@ -80,7 +84,7 @@ fn main() -> Result<()> {
             format,
             limit,
         } => {
-            let p = plan(&opts, &mut Default::default())?;
+            let (p, _) = plan(&opts, &mut Default::default())?;
             match format {
                 Format::Text => print!("{}", explain::text(&p, limit)),
                 Format::Json => println!(
@@ -89,8 +93,11 @@ fn main() -> Result<()> {
                 ),
                 Format::Dot => print!("{}", explain::dot(&p, limit)),
                 Format::Graph => {
-                    let t = ares::expr::evaluate(&opts.expr)
-                        .map_err(|e| anyhow::anyhow!("--expr: {e}"))?;
+                    let config = match &opts.config {
+                        Some(path) => Config::load(path)?,
+                        None => Config::default(),
+                    };
+                    let (t, _) = ares::runner::program(&opts, &config)?;
                     println!(
                         "{}",
                         serde_json::to_string_pretty(&ares::tensor::Tensor::graph(&[&t]))?
@@ -107,16 +114,17 @@ fn main() -> Result<()> {
             let total = Instant::now();
             let mut timings = serde_json::Map::new();
             let (result, summary) = if local {
-                let p = plan(&opts, &mut timings)?;
+                let (p, output) = plan(&opts, &mut timings)?;
                 let start = Instant::now();
                 let slots = opts.workers * opts.slots;
                 let (mut results, stats) =
                     ares::executor::execute(&p.subtasks, slots).context("executing the graph")?;
                 timings.insert("execute".into(), json!(start.elapsed().as_secs_f64()));
-                (
-                    results.remove(0),
-                    json!({"subtasks": stats.subtasks, "peak_bytes": stats.peak_bytes}),
-                )
+                let result = results.remove(0);
+                let mut summary =
+                    json!({"subtasks": stats.subtasks, "peak_bytes": stats.peak_bytes});
+                ares::runner::add_output(&mut summary, output, &result);
+                (result, summary)
             } else {
                 ares::runner::run_on_cluster(&opts, supervisor.as_deref(), !json, &mut timings)?
             };
@@ -133,7 +141,10 @@ fn main() -> Result<()> {
                 }
                 println!("{out}");
             } else {
-                println!("{}", ares::summary::text(&result));
+                match summary.get("output") {
+                    Some(o) => println!("wrote {o}"),
+                    None => println!("{}", ares::summary::text(&result)),
+                }
                 let phases: Vec<String> = timings
                     .iter()
                     .map(|(k, v)| format!("{k}={:.4}s", v.as_f64().unwrap_or(0.0)))
@@ -170,6 +181,21 @@ fn main() -> Result<()> {
                     prefetch,
                     repeat,
                 } => ares::bench_tps::bench_tps(shape, subtasks, workers, slots, prefetch, repeat)?,
+                Bench::Shuffle {
+                    in_parts,
+                    out_parts,
+                    rows,
+                    workers,
+                    slots,
+                    repeat,
+                } => ares::bench_shuffle::bench_shuffle(ares::bench_shuffle::ShuffleBench {
+                    in_parts,
+                    out_parts,
+                    rows,
+                    workers,
+                    slots,
+                    repeat,
+                })?,
             };
             println!("{out}");
         }

@@ -66,6 +66,7 @@ pub fn run_node(
     ready_file: Option<&Path>,
 ) -> anyhow::Result<()> {
     let creds = Credentials::load(&config.cluster)?;
+    crate::io::roots::init_global(&config.data.roots, None)?;
     let allow = config.cluster.allow_unauthenticated;
     match role {
         Role::Supervisor => {
@@ -112,7 +113,7 @@ pub fn run_node(
                 // Running tasks fail with a clear error, and their waiting clients hear it
                 // before the process goes.
                 if let Some(m) = manager {
-                    let _ = m.send(supervisor::task_manager::ShutDown).await;
+                    let _ = m.send(supervisor::messages::ShutDown).await;
                     tokio::time::sleep(Duration::from_millis(200)).await;
                 }
                 actix_rt::System::current().stop();
@@ -145,6 +146,8 @@ pub struct EmbeddedCluster {
 impl EmbeddedCluster {
     pub fn start(config: &Config, workers: usize, slots: usize) -> anyhow::Result<Self> {
         let mut config = config.clone();
+        // The embedded cluster reads and writes data in the current directory by default.
+        crate::io::roots::init_global(&config.data.roots, std::env::current_dir().ok().as_deref())?;
         config.cluster.listen = "127.0.0.1:0".into();
         config.worker.data_listen = "127.0.0.1:0".into();
         config.worker.slots = slots;

@@ -23,7 +23,7 @@ pub fn run_on_cluster(
         None => Config::default(),
     };
     let start = Instant::now();
-    let tensor = crate::expr::evaluate(&opts.expr).map_err(|e| anyhow::anyhow!("--expr: {e}"))?;
+    let (tensor, output) = program(opts, &config)?;
     timings.insert("parse".into(), json!(start.elapsed().as_secs_f64()));
     let embedded = match supervisor {
         Some(_) => None,
@@ -80,5 +80,69 @@ pub fn run_on_cluster(
         let memory = crate::summary::memory_json(&crate::worker::storage::live_stats());
         summary["memory"] = memory;
     }
-    Ok((results.remove(0), summary))
+    let result = results.remove(0);
+    add_output(&mut summary, output, &result);
+    Ok((result, summary))
+}
+
+/// What `--output` wrote, for the run's summary.
+pub struct Output {
+    pub path: String,
+    pub format: &'static str,
+    pub shape: Vec<usize>,
+    pub dtype: crate::array::DType,
+}
+
+/// Adds `"output": {path, format, shape, dtype, bytes}` to a run's summary (`result` is the
+/// byte count the sink returned).
+pub fn add_output(summary: &mut Value, output: Option<Output>, result: &ArrayData) {
+    if let (Some(o), Some(map)) = (output, summary.as_object_mut()) {
+        let bytes = result.get_flat(0).map_or(0, |b| b.as_i64());
+        map.insert(
+            "output".into(),
+            json!({"path": o.path, "format": o.format, "shape": o.shape, "dtype": o.dtype, "bytes": bytes}),
+        );
+    }
+}
+
+/// The program of `--expr` with its `--input` bindings, writing to `--output` if given. Data
+/// paths are checked against `data.roots`, or the current directory when none is configured.
+pub fn program(opts: &PrepareOpts, config: &Config) -> Result<(Tensor, Option<Output>)> {
+    crate::io::roots::init_global(&config.data.roots, std::env::current_dir().ok().as_deref())?;
+    let mut bindings = Vec::new();
+    for input in &opts.inputs {
+        let Some((name, path)) = input.split_once('=') else {
+            bail!("--input {input:?}: expected NAME=PATH");
+        };
+        let t = if is_npy(path) {
+            crate::tensor::from_npy(path, None)
+        } else {
+            crate::tensor::from_zarr(path, None)
+        }
+        .with_context(|| format!("--input {name}"))?;
+        bindings.push((name.to_string(), t));
+    }
+    let tensor = crate::expr::evaluate_with(&opts.expr, &bindings)
+        .map_err(|e| anyhow::anyhow!("--expr: {e}"))?;
+    let Some(path) = &opts.output else {
+        return Ok((tensor, None));
+    };
+    let (format, sink) = if is_npy(path) {
+        ("npy", tensor.to_npy(path))
+    } else {
+        let codec = crate::io::Codec::Zstd { level: 1 };
+        ("zarr", tensor.to_zarr(path, None, codec))
+    };
+    let sink = sink.with_context(|| format!("--output {path}"))?;
+    let output = Output {
+        path: crate::io::sink_path(path)?,
+        format,
+        shape: tensor.shape().to_vec(),
+        dtype: tensor.dtype(),
+    };
+    Ok((sink, Some(output)))
+}
+
+fn is_npy(path: &str) -> bool {
+    path.to_ascii_lowercase().ends_with(".npy")
 }

@@ -246,6 +246,36 @@ impl Ctx {
                     .map_or_else(|| err(p, "astype needs a dtype"), Ok)?;
                 wrap(x.astype(dtype))
             }
+            "from_npy" | "from_zarr" | "to_npy" | "to_zarr" => self.call_io(name, a),
+            // Shuffle (issue 11).
+            "sort" | "argsort" => {
+                a.check(2, &["a", "axis"])?;
+                let x = a.tensor(0, "a")?;
+                let axis = a.int_or(1, "axis", -1)?;
+                if axis != -1 && axis != x.ndim() as i64 - 1 {
+                    return err(
+                        p,
+                        format!("{name}: only the last axis (axis=-1) is supported"),
+                    );
+                }
+                wrap(if name == "sort" {
+                    x.sort()
+                } else {
+                    x.argsort()
+                })
+            }
+            "shuffle_bench" => {
+                a.check(3, &["in_parts", "out_parts", "rows"])?;
+                let count = |i, n| -> Result<u32, ExprError> {
+                    let v = a.int_or(i, n, -1)?;
+                    u32::try_from(v).or_else(|_| err(p, format!("{n} must be in 0..2^32, got {v}")))
+                };
+                let (i, o) = (count(0, "in_parts")?, count(1, "out_parts")?);
+                let rows = a.int_or(2, "rows", -1)?;
+                let rows = u64::try_from(rows)
+                    .or_else(|_| err(p, format!("rows must be non-negative, got {rows}")))?;
+                wrap(tensor::shuffle_bench(i, o, rows))
+            }
             _ => self.call_composed(name, a),
         }
     }

@@ -11,6 +11,7 @@ mod args;
 mod composed;
 mod eval;
 mod functions;
+mod io;
 mod lexer;
 mod parser;
 

@@ -4,7 +4,7 @@
 use super::{kerr, KResult};
 use crate::array::ArrayData;
 use crate::ops::DimIndex;
-use ndarray::{concatenate, ArrayD, ArrayViewD, Axis, IxDyn, Slice};
+use ndarray::{concatenate, ArrayD, ArrayViewD, Axis, Ix1, Ix2, IxDyn, Slice};
 
 fn slice_one<T: Clone>(a: &ArrayD<T>, dims: &[DimIndex]) -> KResult<ArrayD<T>> {
     if dims.len() != a.ndim() {
@@ -45,7 +45,27 @@ fn slice_one<T: Clone>(a: &ArrayD<T>, dims: &[DimIndex]) -> KResult<ArrayD<T>> {
             view = view.index_axis_move(Axis(d), 0);
         }
     }
-    Ok(view.as_standard_layout().into_owned())
+    Ok(to_standard(view))
+}
+
+/// A C-order copy of a view. ndarray's generic copy steps a dynamic-rank index per element;
+/// views of rank 1 and 2 (what strided slices of vectors and matrices give) are copied through
+/// fixed-rank views, which step plain strides.
+fn to_standard<T: Clone>(view: ArrayViewD<T>) -> ArrayD<T> {
+    match view.ndim() {
+        1 => view
+            .clone()
+            .into_dimensionality::<Ix1>()
+            .map(|v| v.to_owned().into_dyn()),
+        2 => view
+            .clone()
+            .into_dimensionality::<Ix2>()
+            .map(|v| v.as_standard_layout().into_owned().into_dyn()),
+        _ => Err(ndarray::ShapeError::from_kind(
+            ndarray::ErrorKind::IncompatibleShape,
+        )),
+    }
+    .unwrap_or_else(|_| view.as_standard_layout().into_owned())
 }
 
 pub fn slice(a: &ArrayData, dims: &[DimIndex]) -> KResult<ArrayData> {
@@ -59,11 +79,9 @@ pub fn transpose(a: &ArrayData, perm: &[usize]) -> KResult<ArrayData> {
             a.shape().len()
         ));
     }
-    Ok(crate::map_array!(a, |x| x
-        .view()
-        .permuted_axes(IxDyn(perm))
-        .as_standard_layout()
-        .into_owned()))
+    Ok(crate::map_array!(a, |x| to_standard(
+        x.view().permuted_axes(IxDyn(perm))
+    )))
 }
 
 pub fn reshape(a: &ArrayData, shape: &[usize]) -> KResult<ArrayData> {

@@ -14,6 +14,7 @@ mod indexing;
 mod linalg;
 pub mod moments;
 mod reduction;
+pub mod shuffle;
 
 use crate::array::ArrayData;
 use crate::error::{AresError, Result};
@@ -45,6 +46,29 @@ pub fn compute_chunk(
             detail: e.0,
         }
     })
+}
+
+/// Computes mapper `idx`: its pieces (one per reducer) and its chunk (their lengths).
+pub fn map_pieces(
+    graph: &ChunkGraph,
+    idx: ChunkIdx,
+    inputs: &[&ArrayData],
+) -> Result<(ArrayData, Vec<ArrayData>)> {
+    let node = graph.node(idx);
+    let err = |e: KernelError| AresError::Kernel {
+        op: node.op.name(),
+        chunk: node.key.to_string(),
+        detail: e.0,
+    };
+    match graph.args_of(idx) {
+        OpArgs::ShuffleMap {
+            kind,
+            ordinal,
+            reducers,
+            ..
+        } => shuffle::map(kind, *reducers, *ordinal, inputs).map_err(err),
+        other => Err(err(KernelError(format!("not a mapper: {other:?}")))),
+    }
 }
 
 /// Applies one op; `table` resolves the argument indices of FUSE steps.
@@ -113,6 +137,35 @@ pub fn apply(op: Op, args: &OpArgs, table: &[OpArgs], inputs: &[&ArrayData]) -> 
         (_, OpArgs::Assemble { grid }) => indexing::assemble(inputs, grid),
         (Family::Fuse, OpArgs::Fuse(steps)) => fused::run_fused(steps, table, inputs),
         (Family::Fetch, _) => kerr("fetch chunks are read by the worker, not computed"),
+        (
+            Family::Io,
+            OpArgs::Read {
+                data,
+                offset,
+                shape,
+            },
+        ) => crate::io::read_chunk(data, offset, shape).map_err(|e| KernelError(e.to_string())),
+        (
+            Family::Io,
+            OpArgs::Write {
+                data,
+                offset,
+                index,
+            },
+        ) => {
+            let n = crate::io::write_chunk(data, offset, index, one(inputs)?)
+                .map_err(|e| KernelError(e.to_string()))?;
+            let ones = vec![1; data.shape.len()];
+            Ok(ArrayData::I64(ndarray::ArrayD::from_elem(ones, n as i64)))
+        }
+        // Shuffle (issue 11): mappers and reducers go through the executor's shuffle path.
+        (_, OpArgs::Sort { arg }) => shuffle::sort_lanes(one(inputs)?, *arg),
+        (_, OpArgs::SortSample { count }) => shuffle::sample(one(inputs)?, *count),
+        (_, OpArgs::SortSplitters { parts }) => shuffle::splitters(inputs, *parts),
+        (_, OpArgs::ShuffleReduce { kind, .. }) => shuffle::reduce(kind, inputs),
+        (_, OpArgs::ShuffleProxy { .. }) => {
+            Ok(ArrayData::I64(ndarray::ArrayD::zeros(ndarray::IxDyn(&[0]))))
+        }
         _ => kerr(format!("no kernel for {op} with arguments {args:?}")),
     }
 }

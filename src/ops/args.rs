@@ -167,4 +167,94 @@ pub enum OpArgs {
         chunk: u32,
         worker: u32,
     },
+    /// Tileable `from_npy`/`from_zarr`: the file and how to chunk it.
+    Source {
+        data: crate::io::DataRef,
+        chunk: ChunkSpec,
+    },
+    /// Chunk level: region `offset..offset+shape` of the file.
+    Read {
+        data: crate::io::DataRef,
+        offset: Shape,
+        shape: Shape,
+    },
+    /// Tileable `to_npy`/`to_zarr`: the file written (shape and dtype of the input). For Zarr,
+    /// `chunk` is the store's chunk shape (empty: the input's own chunks).
+    Sink {
+        data: crate::io::DataRef,
+        chunk: Shape,
+    },
+    /// Chunk level: write the input chunk at `offset`; `index` is its position in the chunk
+    /// grid (the store chunk, for Zarr).
+    Write {
+        data: crate::io::DataRef,
+        offset: Shape,
+        index: Shape,
+    },
+    /// Tileable `shuffle_bench` (dask#3872's graph): `in_parts` mappers draw `rows` int64
+    /// each and split them by `value % out_parts`; each of the `out_parts` reducers returns
+    /// one row `(count, sum, Σ i·sorted[i] mod 2^61)`.
+    ShuffleBench {
+        in_parts: u32,
+        out_parts: u32,
+        rows: u64,
+    },
+    /// Tileable `sort` / `argsort` of a 1-D tensor (`arg`: positions instead of values).
+    Sort {
+        arg: bool,
+    },
+    /// A mapper: how it splits its input into one piece per reducer, its position among the
+    /// proxy's mappers and the first piece key of its shuffle (see [`crate::graph::shuffle`]).
+    ShuffleMap {
+        kind: MapKind,
+        ordinal: u32,
+        base: u32,
+        reducers: u32,
+    },
+    /// The proxy between `mappers` and `reducers`: a virtual chunk, never computed.
+    ShuffleProxy {
+        base: u32,
+        reducers: u32,
+    },
+    /// A reducer: what it makes of its pieces, and which reducer it is.
+    ShuffleReduce {
+        kind: ReduceKind,
+        index: u32,
+    },
+    /// Sort sampling: `count` regularly spaced values of the sorted chunk; splitters:
+    /// `parts - 1` values cutting the merged samples evenly.
+    SortSample {
+        count: u32,
+    },
+    SortSplitters {
+        parts: u32,
+    },
+}
+
+/// How a mapper splits its data.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MapKind {
+    /// No input: draws `rows` int64 in [0, 2^31) from `seed`, piece `r` holds `v % reducers == r`.
+    BenchGen { rows: u64, seed: u64 },
+    /// Inputs (chunk, splitters): piece `r` holds the values between splitters `r - 1` and `r`
+    /// (NaN last), with their global positions when `arg` (argsort), `offset` being the
+    /// chunk's first position.
+    SortPartition { arg: bool, offset: u64 },
+    /// Inputs (sorted bucket `ordinal`, every bucket's length): the bucket starts after the
+    /// buckets before it; piece `r` holds what falls in output chunk `r` (chunks of `chunk`
+    /// elements). Buckets of argsort hold (key, position) pairs.
+    Rebalance { chunk: u64, arg: bool },
+}
+
+/// What a reducer makes of its pieces (in mapper order).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ReduceKind {
+    /// `[[count, sum, Σ i·sorted[i] mod 2^61]]` (int64, wrapping sum).
+    BenchStats,
+    /// The pieces concatenated and sorted (value/position pairs by value when `arg`).
+    SortMerge { arg: bool },
+    /// The pieces concatenated; positions only when `arg`.
+    Concat { arg: bool },
 }

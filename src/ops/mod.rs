@@ -13,7 +13,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::fmt;
 use std::sync::OnceLock;
 
-pub use args::{ChunkSpec, DimIndex, Fill, FuseStep, OpArgs};
+pub use args::{ChunkSpec, DimIndex, Fill, FuseStep, MapKind, OpArgs, ReduceKind};
 
 /// Wire id of an operation: murmur3_32 of its full name.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -49,6 +49,11 @@ pub enum Family {
     Fuse,
     /// Reads a result another task of the session left on the workers.
     Fetch,
+    /// Reads or writes a file (`from_npy`, `to_zarr`...; see `crate::io`).
+    Io,
+    /// Map-reduce shuffles (MEP-0002): tileable ops that tile into mappers, a proxy and
+    /// reducers, and those chunk-level ops ([`crate::graph::shuffle`]).
+    Shuffle,
 }
 
 macro_rules! ops {
@@ -135,6 +140,19 @@ ops! {
     Assemble => Indexing, "assemble", "ares.tensor.merge.assemble";
     Fuse => Fuse, "fuse", "ares.tensor.fuse.fuse";
     Fetch => Fetch, "fetch", "ares.tensor.fetch.fetch";
+    // io (branch io): sources and sinks
+    FromNpy => Io, "from_npy", "ares.tensor.datasource.from_npy";
+    FromZarr => Io, "from_zarr", "ares.tensor.datasource.from_zarr";
+    ToNpy => Io, "to_npy", "ares.tensor.datastore.to_npy";
+    ToZarr => Io, "to_zarr", "ares.tensor.datastore.to_zarr";
+    // Shuffle (issue 11): tileable ops, then the chunk-level map / proxy / reduce ops.
+    ShuffleBench => Shuffle, "shuffle_bench", "ares.tensor.shuffle.bench";
+    Sort => Shuffle, "sort", "ares.tensor.base.sort";
+    ShuffleMap => Shuffle, "shuffle_map", "ares.tensor.shuffle.map";
+    ShuffleProxy => Shuffle, "shuffle_proxy", "ares.tensor.shuffle.proxy";
+    ShuffleReduce => Shuffle, "shuffle_reduce", "ares.tensor.shuffle.reduce";
+    SortSample => Shuffle, "sort_sample", "ares.tensor.base.sort_sample";
+    SortSplitters => Shuffle, "sort_splitters", "ares.tensor.base.sort_splitters";
 }
 
 /// murmur3_32 of a name with seed 0.
@@ -185,7 +203,10 @@ impl Op {
     /// Ops that may join a FUSE chain: everything that computes a chunk from its inputs.
     /// FUSE itself and fetches (resolved by the worker, not computed) do not.
     pub fn is_fusable(self) -> bool {
-        !matches!(self, Op::Fuse | Op::Fetch)
+        !matches!(
+            self.family(),
+            Family::Fuse | Family::Fetch | Family::Shuffle
+        )
     }
 
     /// Elementwise ops: the fused kernel evaluates runs of these block by block.

@@ -90,7 +90,13 @@ pub fn color(graph: &ChunkGraph, config: &TaskConfig, total_slots: usize) -> (Ve
         }
         let first = colors[inputs[0].index()];
         let single_pred = inputs.iter().all(|i| *i == inputs[0]);
-        let joins = if single_pred && succ.row(inputs[0].index()).len() > broadcaster {
+        // A shuffle proxy is a subtask of its own (the supervisor completes it without a
+        // worker), and so is every reducer reading it.
+        let shuffle = crate::graph::shuffle::is_proxy(graph, ChunkIdx(c as u32))
+            || inputs
+                .iter()
+                .any(|i| crate::graph::shuffle::is_proxy(graph, *i));
+        let joins = if shuffle || single_pred && succ.row(inputs[0].index()).len() > broadcaster {
             false
         } else {
             inputs.iter().all(|i| colors[i.index()] == first)

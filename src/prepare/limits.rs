@@ -188,6 +188,21 @@ pub fn projected_chunks(graph: &TileableGraph) -> u64 {
                 let n = total(&g);
                 (g, n)
             }
+            (OpArgs::Source { data, chunk }, _) => {
+                let g = spec_grid(&data.shape, chunk);
+                let n = total(&g);
+                (g, n)
+            }
+            (OpArgs::Sink { .. }, _) if !ins.is_empty() => {
+                // Writes, a regularizing rechunk (Zarr) and the tree summing the byte counts.
+                let pieces = ins[0]
+                    .iter()
+                    .fold(1u64, |n, d| n.saturating_mul(d.count().saturating_mul(2)));
+                (
+                    Grid::new(),
+                    pieces.saturating_add(total(ins[0]).saturating_mul(3)),
+                )
+            }
             (OpArgs::FetchResult { splits, chunks, .. }, _) => (
                 splits.iter().map(|s| Dim::AtMost(s.len() as u64)).collect(),
                 chunks.len() as u64,
@@ -199,6 +214,27 @@ pub fn projected_chunks(graph: &TileableGraph) -> u64 {
             }
             (OpArgs::Arg { axis, keepdims, .. }, _) if !ins.is_empty() => {
                 reduced(ins[0], &[*axis], *keepdims)
+            }
+            // Shuffle (issue 11): mappers, proxy, reducers; sort: two shuffles and samples.
+            (
+                OpArgs::ShuffleBench {
+                    in_parts,
+                    out_parts,
+                    ..
+                },
+                _,
+            ) => (
+                [Dim::AtMost(*out_parts as u64), Dim::whole(3)]
+                    .into_iter()
+                    .collect(),
+                (*in_parts as u64)
+                    .saturating_add(*out_parts as u64)
+                    .saturating_add(1),
+            ),
+            (OpArgs::Sort { .. }, _) if !ins.is_empty() => {
+                let g: Grid = ins[0].iter().map(|d| Dim::AtMost(d.count())).collect();
+                let n = total(ins[0]);
+                (g, n.saturating_mul(7).saturating_add(4))
             }
             (OpArgs::Scan { .. }, _) if !ins.is_empty() => {
                 // Per chunk: its scan, the carry sliced from the previous one, the combine.

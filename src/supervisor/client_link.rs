@@ -6,7 +6,8 @@
 //! request holds memory in its task's processor). A bad frame closes that connection only,
 //! with one rate-limited log line.
 
-use super::task_manager::{FromClient, TaskManager};
+use super::guard::{guard, Guarded};
+use super::messages::FromClient;
 use crate::net::Admitted;
 use crate::protocol::outbound::{Flush, Outbound};
 use crate::protocol::{codec, ClientReply, ClientRequest, PROTOCOL_VERSION};
@@ -31,7 +32,7 @@ pub struct ClientLink {
     max_pending: usize,
     peer: SocketAddr,
     _permit: tokio::sync::OwnedSemaphorePermit,
-    manager: Addr<TaskManager>,
+    manager: Recipient<FromClient>,
 }
 
 impl ClientLink {
@@ -39,7 +40,7 @@ impl ClientLink {
         admitted: Admitted,
         max_frame: usize,
         max_pending: usize,
-        manager: Addr<TaskManager>,
+        manager: Recipient<FromClient>,
     ) {
         let Admitted {
             stream,
@@ -47,7 +48,7 @@ impl ClientLink {
             permit,
             ..
         } = admitted;
-        ClientLink::create(move |ctx| {
+        Supervisor::start(move |ctx: &mut Context<Self>| {
             let (read, write) = stream.into_split();
             let limit = codec::FrameLimit::new(max_frame);
             ctx.add_stream(FramedRead::new(read, codec::Framing::new(limit.clone())));
@@ -121,37 +122,55 @@ impl Actor for ClientLink {
     type Context = Context<Self>;
 }
 
+impl Guarded for ClientLink {
+    const NAME: &'static str = "ClientLink";
+    fn panicked(&mut self, _: &'static str, _: &str) {}
+}
+
+impl Supervised for ClientLink {
+    /// A connection cannot be rebuilt (its read half went with the stopped context): the
+    /// restarted link only closes, and the client reconnects; its tasks live on in their
+    /// processors.
+    fn restarting(&mut self, _: &mut Context<Self>) {
+        self.state = State::Closing;
+    }
+}
+
 impl actix::io::WriteHandler<std::io::Error> for ClientLink {}
 
 impl Handler<Flush> for ClientLink {
     type Result = ();
     fn handle(&mut self, _: Flush, ctx: &mut Context<Self>) {
-        if let Err(e) = self.out.flush() {
-            tracing::error!(peer = %self.peer, "cannot encode a frame: {e}");
-            ctx.stop();
-        }
+        guard(self, ctx, "Flush", |act, ctx| {
+            if let Err(e) = act.out.flush() {
+                tracing::error!(peer = %act.peer, "cannot encode a frame: {e}");
+                ctx.stop();
+            }
+        });
     }
 }
 
 impl StreamHandler<Result<BytesMut, std::io::Error>> for ClientLink {
     fn handle(&mut self, frame: Result<BytesMut, std::io::Error>, ctx: &mut Context<Self>) {
-        match frame
-            .map_err(|e| e.to_string())
-            .and_then(|f| codec::decode_frame::<ClientRequest>(&f).map_err(|e| e.to_string()))
-        {
-            Ok(messages) => {
-                for m in messages {
-                    if self.state == State::Closing {
-                        break;
+        guard(self, ctx, "frame", |act, ctx| {
+            match frame
+                .map_err(|e| e.to_string())
+                .and_then(|f| codec::decode_frame::<ClientRequest>(&f).map_err(|e| e.to_string()))
+            {
+                Ok(messages) => {
+                    for m in messages {
+                        if act.state == State::Closing {
+                            break;
+                        }
+                        act.on_message(m, ctx);
                     }
-                    self.on_message(m, ctx);
+                }
+                Err(e) => {
+                    peer_rejected(act.peer, "closing client connection", e);
+                    ctx.stop();
                 }
             }
-            Err(e) => {
-                peer_rejected(self.peer, "closing client connection", e);
-                ctx.stop();
-            }
-        }
+        });
     }
 
     fn finished(&mut self, ctx: &mut Context<Self>) {

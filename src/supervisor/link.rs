@@ -5,7 +5,10 @@
 //! scheduler. A bad or oversized frame closes that connection only, with one rate-limited log
 //! line; the connection closing tells the scheduler the worker is gone.
 
-use super::scheduler::{Finished, Heartbeat, RegisterWorker, Scheduler, WorkerGone};
+use super::guard::{guard, Guarded};
+use super::messages::{
+    Expel, Finished, Heartbeat, LinkHandle, RegisterWorker, SchedulerHandle, Send, WorkerGone,
+};
 use crate::ids::WorkerId;
 use crate::net::Admitted;
 use crate::protocol::outbound::{Flush, Outbound};
@@ -30,23 +33,27 @@ pub struct Link {
     state: State,
     peer: SocketAddr,
     _permit: tokio::sync::OwnedSemaphorePermit,
-    scheduler: Addr<Scheduler>,
+    scheduler: SchedulerHandle,
 }
 
-/// Queues a message on the link.
-#[derive(Message)]
-#[rtype(result = "()")]
-pub struct Send(pub ToWorker);
+impl From<Addr<Link>> for LinkHandle {
+    fn from(a: Addr<Link>) -> Self {
+        LinkHandle {
+            send: a.clone().recipient(),
+            expel: a.recipient(),
+        }
+    }
+}
 
 impl Link {
-    pub fn spawn(admitted: Admitted, max_frame: usize, scheduler: Addr<Scheduler>) -> Addr<Link> {
+    pub fn spawn(admitted: Admitted, max_frame: usize, scheduler: SchedulerHandle) -> Addr<Link> {
         let Admitted {
             stream,
             peer,
             permit,
             ..
         } = admitted;
-        Link::create(move |ctx| {
+        Supervisor::start(move |ctx: &mut Context<Self>| {
             let (read, write) = stream.into_split();
             let limit = codec::FrameLimit::new(max_frame);
             ctx.add_stream(FramedRead::new(read, codec::Framing::new(limit.clone())));
@@ -89,14 +96,14 @@ impl Link {
                 },
             ) => {
                 let register = RegisterWorker {
-                    link: ctx.address(),
+                    link: ctx.address().into(),
                     slots: slots.max(1) as usize,
                     data_addr,
                     memory_limit,
                 };
-                ctx.wait(self.scheduler.send(register).into_actor(self).map(
+                ctx.wait(self.scheduler.register.send(register).into_actor(self).map(
                     |id, act, ctx| match id {
-                        Ok(id) => {
+                        Ok(Some(id)) => {
                             act.state = State::Registered(id);
                             let welcome = ToWorker::Welcome {
                                 version: PROTOCOL_VERSION,
@@ -104,6 +111,7 @@ impl Link {
                             };
                             act.out.push(welcome, ctx);
                         }
+                        Ok(None) => act.refuse("the scheduler is restarting; retry".into(), ctx),
                         Err(e) => act.refuse(format!("scheduler unavailable: {e}"), ctx),
                     },
                 ));
@@ -117,7 +125,7 @@ impl Link {
                     memory,
                 },
             ) => {
-                self.scheduler.do_send(Heartbeat {
+                self.scheduler.heartbeat.do_send(Heartbeat {
                     worker: w,
                     stored_chunks,
                     stored_bytes,
@@ -126,7 +134,7 @@ impl Link {
                 self.out.push(ToWorker::HeartbeatAck, ctx);
             }
             (State::Registered(w), FromWorker::SubtasksFinished { task, reports }) => {
-                self.scheduler.do_send(Finished {
+                self.scheduler.finished.do_send(Finished {
                     worker: w,
                     task,
                     reports,
@@ -145,8 +153,23 @@ impl Actor for Link {
 
     fn stopped(&mut self, _: &mut Context<Self>) {
         if let State::Registered(w) = self.state {
-            self.scheduler.do_send(WorkerGone(w));
+            self.scheduler.gone.do_send(WorkerGone(w));
         }
+    }
+}
+
+impl Guarded for Link {
+    const NAME: &'static str = "Link";
+    fn panicked(&mut self, _: &'static str, _: &str) {}
+}
+
+impl Supervised for Link {
+    /// A connection cannot be rebuilt: its read half went with the stopped context, and the
+    /// scheduler was told the worker is gone (`stopped`), so the worker's work is re-queued.
+    /// The restarted link only closes: once the scheduler drops its handle it stops, the
+    /// socket closes, and the worker starts afresh and registers again.
+    fn restarting(&mut self, _: &mut Context<Self>) {
+        self.state = State::Closing;
     }
 }
 
@@ -155,53 +178,56 @@ impl actix::io::WriteHandler<std::io::Error> for Link {}
 impl Handler<Flush> for Link {
     type Result = ();
     fn handle(&mut self, _: Flush, ctx: &mut Context<Self>) {
-        if let Err(e) = self.out.flush() {
-            tracing::error!(peer = %self.peer, "cannot encode a frame: {e}");
-            ctx.stop();
-        }
+        guard(self, ctx, "Flush", |act, ctx| {
+            if let Err(e) = act.out.flush() {
+                tracing::error!(peer = %act.peer, "cannot encode a frame: {e}");
+                ctx.stop();
+            }
+        });
     }
 }
-
-/// Closes the connection of a worker the scheduler declared dead, telling it why.
-#[derive(Message)]
-#[rtype(result = "()")]
-pub struct Expel(pub String);
 
 impl Handler<Expel> for Link {
     type Result = ();
     fn handle(&mut self, Expel(reason): Expel, ctx: &mut Context<Self>) {
-        if self.state != State::Closing {
-            self.refuse(reason, ctx);
-        }
+        guard(self, ctx, "Expel", |act, ctx| {
+            if act.state != State::Closing {
+                act.refuse(reason, ctx);
+            }
+        });
     }
 }
 
 impl Handler<Send> for Link {
     type Result = ();
     fn handle(&mut self, Send(m): Send, ctx: &mut Context<Self>) {
-        self.out.push(m, ctx);
+        guard(self, ctx, "Send", |act, ctx| {
+            act.out.push(m, ctx);
+        });
     }
 }
 
 impl StreamHandler<Result<BytesMut, std::io::Error>> for Link {
     fn handle(&mut self, frame: Result<BytesMut, std::io::Error>, ctx: &mut Context<Self>) {
-        match frame
-            .map_err(|e| e.to_string())
-            .and_then(|f| codec::decode_frame::<FromWorker>(&f).map_err(|e| e.to_string()))
-        {
-            Ok(messages) => {
-                for m in messages {
-                    if self.state == State::Closing {
-                        break;
+        guard(self, ctx, "frame", |act, ctx| {
+            match frame
+                .map_err(|e| e.to_string())
+                .and_then(|f| codec::decode_frame::<FromWorker>(&f).map_err(|e| e.to_string()))
+            {
+                Ok(messages) => {
+                    for m in messages {
+                        if act.state == State::Closing {
+                            break;
+                        }
+                        act.on_message(m, ctx);
                     }
-                    self.on_message(m, ctx);
+                }
+                Err(e) => {
+                    peer_rejected(act.peer, "closing worker connection", e);
+                    ctx.stop();
                 }
             }
-            Err(e) => {
-                peer_rejected(self.peer, "closing worker connection", e);
-                ctx.stop();
-            }
-        }
+        });
     }
 
     fn finished(&mut self, ctx: &mut Context<Self>) {

@@ -1,9 +1,15 @@
 //! The supervisor: TaskManager, one TaskProcessor per task, the Scheduler, and one Link per
 //! connection, each a thin actix shell over a pure state machine (`*/state.rs`).
+//!
+//! The actors know each other only through the messages and `Recipient` handles of
+//! [`messages`]: no actor module imports another's, except that the TaskManager creates the
+//! TaskProcessors.
 
 pub mod admission;
 pub mod client_link;
+pub mod guard;
 pub mod link;
+pub mod messages;
 pub mod scheduler;
 pub mod task_manager;
 pub mod task_processor;
@@ -35,15 +41,22 @@ pub async fn start(config: &Config, creds: &Credentials) -> std::io::Result<Supe
     let listener = TcpListener::bind(&config.cluster.listen).await?;
     let rpc_addr = listener.local_addr()?;
     let c = &config.cluster;
-    let scheduler = Scheduler::new(
-        config.scheduling.max_batch,
-        config.scheduling.worker_prefetch,
-        c.node_timeout_ms,
-        c.heartbeat_interval_ms,
-        c.no_worker_timeout_ms,
-    )
-    .start();
-    let manager = TaskManager::new(config.clone(), creds.node_secret(), scheduler.clone()).start();
+    let (sc, c2) = (config.scheduling.clone(), c.clone());
+    let scheduler = Supervisor::start(move |_| {
+        Scheduler::new(
+            sc.max_batch,
+            sc.worker_prefetch,
+            c2.node_timeout_ms,
+            c2.heartbeat_interval_ms,
+            c2.no_worker_timeout_ms,
+        )
+    });
+    let (mc, secret, sh) = (
+        config.clone(),
+        creds.node_secret(),
+        scheduler.clone().into(),
+    );
+    let manager = Supervisor::start(move |_| TaskManager::new(mc, secret, sh));
     let (s, m, max_frame) = (scheduler.clone(), manager.clone(), c.max_frame_bytes);
     let max_pending = config.limits.max_requests_in_flight_per_connection;
     let gate = Gate {
@@ -55,9 +68,11 @@ pub async fn start(config: &Config, creds: &Credentials) -> std::io::Result<Supe
     };
     accept_loop(listener, gate, move |admitted| match admitted.role {
         Role::Worker => {
-            link::Link::spawn(admitted, max_frame, s.clone());
+            link::Link::spawn(admitted, max_frame, s.clone().into());
         }
-        _ => client_link::ClientLink::spawn(admitted, max_frame, max_pending, m.clone()),
+        _ => {
+            client_link::ClientLink::spawn(admitted, max_frame, max_pending, m.clone().recipient())
+        }
     });
     tracing::info!(%rpc_addr, "supervisor listening");
     let web_addr = match &config.web.listen {

@@ -7,8 +7,17 @@
 //! session is deleted.
 
 use super::admission::Admission;
-use super::scheduler::Scheduler;
-use super::task_processor::{Cancel, FailTask, FetchResult, GetInfo, TaskProcessor, WaitDone};
+// Re-exported: the web API's and `ares node`'s historical paths.
+use super::guard::{guard, Guarded};
+use super::messages::{
+    Cancel, FailTask, FetchResult, FromClient, GetInfo, SchedulerHandle, TaskEnded, TaskHandle,
+    WaitDone,
+};
+pub use super::messages::{
+    CreateSession, DeleteSession, FindTask, ListSessions, Names, ReleaseTask, ShutDown,
+    SubmitError, SubmitTask,
+};
+use super::task_processor::TaskProcessor;
 use crate::config::{Config, TaskConfig};
 use crate::graph::TileableGraph;
 use crate::ids::TaskId;
@@ -17,17 +26,6 @@ use crate::protocol::{ClientReply, ClientRequest, TaskInfo};
 use actix::prelude::*;
 use std::collections::{BTreeMap, HashMap};
 use std::time::Duration;
-
-/// Why a submission was refused: callers decide on the variant (HTTP 404 or 400), never on
-/// the text.
-#[derive(Debug, thiserror::Error)]
-pub enum SubmitError {
-    #[error("unknown session {0:?}")]
-    UnknownSession(String),
-    /// A limit, a bad name, an invalid graph or config: the message says which.
-    #[error("{0}")]
-    Refused(String),
-}
 
 /// The session of tasks submitted over the native protocol.
 pub const DEFAULT_SESSION: &str = "default";
@@ -63,44 +61,41 @@ pub struct TaskManager {
     config: Config,
     /// Proved to workers' data planes when fetching results.
     node_secret: Secret,
-    scheduler: Addr<Scheduler>,
-    tasks: HashMap<TaskId, (String, Addr<TaskProcessor>)>,
+    scheduler: SchedulerHandle,
+    tasks: HashMap<TaskId, (String, TaskHandle)>,
     sessions: BTreeMap<String, Session>,
     next: u32,
     admission: Admission,
 }
 
-/// A task ended (sent by its processor once).
-#[derive(Message)]
-#[rtype(result = "()")]
-pub struct TaskEnded(pub TaskId);
-
 impl Handler<TaskEnded> for TaskManager {
     type Result = ();
-    fn handle(&mut self, TaskEnded(task): TaskEnded, _: &mut Context<Self>) {
-        let named = |t: TaskId| {
-            self.tasks.get(&t).is_some_and(|(s, _)| {
-                self.sessions
-                    .get(s)
-                    .is_some_and(|s| s.names.values().any(|n| *n == t))
-            })
-        };
-        let evict = self.admission.ended(task, named);
-        for t in evict {
-            if let Some((session, p)) = self.tasks.remove(&t) {
-                if let Some(s) = self.sessions.get_mut(&session) {
-                    s.tasks.retain(|x| *x != t);
+    fn handle(&mut self, TaskEnded(task): TaskEnded, ctx: &mut Context<Self>) {
+        guard(self, ctx, "TaskEnded", |act, _ctx| {
+            let named = |t: TaskId| {
+                act.tasks.get(&t).is_some_and(|(s, _)| {
+                    act.sessions
+                        .get(s)
+                        .is_some_and(|s| s.names.values().any(|n| *n == t))
+                })
+            };
+            let evict = act.admission.ended(task, named);
+            for t in evict {
+                if let Some((session, p)) = act.tasks.remove(&t) {
+                    if let Some(s) = act.sessions.get_mut(&session) {
+                        s.tasks.retain(|x| *x != t);
+                    }
+                    // Frees its results on the workers; the processor stops once unreferenced.
+                    p.do_send(Cancel);
+                    tracing::info!(task = %t, "evicted (task.keep_finished)");
                 }
-                // Frees its results on the workers; the processor stops once unreferenced.
-                p.do_send(Cancel);
-                tracing::info!(task = %t, "evicted (task.keep_finished)");
             }
-        }
+        });
     }
 }
 
 impl TaskManager {
-    pub fn new(config: Config, node_secret: Secret, scheduler: Addr<Scheduler>) -> Self {
+    pub fn new(config: Config, node_secret: Secret, scheduler: SchedulerHandle) -> Self {
         let sessions = BTreeMap::from([(DEFAULT_SESSION.to_string(), Session::default())]);
         let admission = Admission::new(config.limits.clone(), config.task.keep_finished);
         Self {
@@ -160,20 +155,17 @@ impl TaskManager {
         let task = TaskId(self.next);
         self.next += 1;
         let c = &self.config;
-        let processor = TaskProcessor::new(
-            task,
-            graph,
-            config,
-            c.scheduling.subtask_max_retries,
-            crate::worker::transfer::DataPlane {
-                secret: self.node_secret.clone(),
-                max_frame: c.cluster.max_frame_bytes,
-                timeout: Duration::from_millis(c.worker.fetch_timeout_ms),
-            },
-            self.scheduler.clone(),
-            ctx.address().recipient(),
-        )
-        .start();
+        let data = crate::worker::transfer::DataPlane {
+            secret: self.node_secret.clone(),
+            max_frame: c.cluster.max_frame_bytes,
+            timeout: Duration::from_millis(c.worker.fetch_timeout_ms),
+        };
+        let (retries, scheduler) = (c.scheduling.subtask_max_retries, self.scheduler.clone());
+        let on_end = ctx.address().recipient();
+        let processor: TaskHandle = Supervisor::start(move |_| {
+            TaskProcessor::new(task, graph, config, retries, data, scheduler, on_end)
+        })
+        .into();
         self.admission.started(task, session);
         entry.tasks.push(task);
         if let Some(n) = name {
@@ -189,166 +181,191 @@ impl Actor for TaskManager {
     type Context = Context<Self>;
 }
 
-/// Submits a tileable graph to a session.
-#[derive(Message)]
-#[rtype(result = "Result<TaskId, SubmitError>")]
-pub struct SubmitTask {
-    pub session: String,
-    pub graph: TileableGraph,
-    /// Replaces `task.default_config` for this task.
-    pub config: Option<TaskConfig>,
-    pub fuse_enabled: Option<bool>,
-    /// Binds the task's result to this name in the session.
-    pub name: Option<String>,
+/// The answer to a request whose handler panicked.
+const RESTARTING: &str = "the task manager is restarting after a panic; retry";
+
+fn restarting_reply(m: &ClientRequest) -> ClientReply {
+    match *m {
+        ClientRequest::Submit { request, .. } => ClientReply::Submitted {
+            request,
+            task: Err(RESTARTING.into()),
+        },
+        ClientRequest::GetInfo { request, .. }
+        | ClientRequest::Wait { request, .. }
+        | ClientRequest::Cancel { request, .. } => ClientReply::Info {
+            request,
+            info: Err(RESTARTING.into()),
+        },
+        ClientRequest::FetchResult { request, .. } => ClientReply::ResultData {
+            request,
+            data: Err(RESTARTING.into()),
+        },
+        ClientRequest::Hello { .. } => ClientReply::Refused {
+            reason: RESTARTING.into(),
+        },
+    }
+}
+
+impl Guarded for TaskManager {
+    const NAME: &'static str = "TaskManager";
+    fn panicked(&mut self, _: &'static str, _: &str) {}
+}
+
+impl Supervised for TaskManager {
+    /// Sessions, names and task processors survive (each processor is its own actor, and a
+    /// half-done handler leaves at worst a task without a session entry); the admission
+    /// counts are rebuilt from the processors' statuses before any other message is handled.
+    fn restarting(&mut self, ctx: &mut Context<Self>) {
+        let tasks: Vec<(TaskId, String, TaskHandle)> = self
+            .tasks
+            .iter()
+            .map(|(t, (s, p))| (*t, s.clone(), p.clone()))
+            .collect();
+        tracing::warn!(
+            tasks = tasks.len(),
+            "task manager restarted: recounting tasks"
+        );
+        self.admission = Admission::new(self.config.limits.clone(), self.config.task.keep_finished);
+        let statuses = futures_util::future::join_all(
+            tasks
+                .into_iter()
+                .map(|(t, session, p)| async move { (t, session, p.send(GetInfo).await) }),
+        );
+        ctx.wait(statuses.into_actor(self).map(|statuses, act, _| {
+            for (task, session, info) in statuses {
+                act.admission.started(task, &session);
+                // A processor that does not answer is gone: count it as ended.
+                if info.map_or(true, |i| i.status.is_terminal()) {
+                    act.admission.ended(task, |_| true);
+                }
+            }
+        }));
+    }
 }
 
 impl Handler<SubmitTask> for TaskManager {
     type Result = Result<TaskId, SubmitError>;
     fn handle(&mut self, m: SubmitTask, ctx: &mut Context<Self>) -> Self::Result {
-        self.submit(&m.session, m.graph, m.config, m.fuse_enabled, m.name, ctx)
+        guard(self, ctx, "SubmitTask", |act, ctx| {
+            act.submit(&m.session, m.graph, m.config, m.fuse_enabled, m.name, ctx)
+        })
+        .unwrap_or_else(|| Err(SubmitError::Refused(RESTARTING.into())))
     }
 }
-
-/// The named results of a session: (name, task, processor).
-#[derive(Message)]
-#[rtype(result = "Vec<(String, TaskId, Addr<TaskProcessor>)>")]
-pub struct Names(pub String);
 
 impl Handler<Names> for TaskManager {
     type Result = MessageResult<Names>;
-    fn handle(&mut self, Names(session): Names, _: &mut Context<Self>) -> Self::Result {
-        let names = self.sessions.get(&session).map(|s| &s.names);
-        let list = names
-            .into_iter()
-            .flatten()
-            .filter_map(|(n, t)| self.tasks.get(t).map(|(_, p)| (n.clone(), *t, p.clone())))
-            .collect();
-        MessageResult(list)
+    fn handle(&mut self, Names(session): Names, ctx: &mut Context<Self>) -> Self::Result {
+        guard(self, ctx, "Names", |act, _ctx| {
+            let names = act.sessions.get(&session).map(|s| &s.names);
+            let list = names
+                .into_iter()
+                .flatten()
+                .filter_map(|(n, t)| act.tasks.get(t).map(|(_, p)| (n.clone(), *t, p.clone())))
+                .collect();
+            MessageResult(list)
+        })
+        .unwrap_or(MessageResult(Vec::new()))
     }
-}
-
-/// Cancels a running task or releases an ended one's results; its name is unbound.
-#[derive(Message)]
-#[rtype(result = "Option<Addr<TaskProcessor>>")]
-pub struct ReleaseTask {
-    pub session: String,
-    pub task: TaskId,
 }
 
 impl Handler<ReleaseTask> for TaskManager {
-    type Result = Option<Addr<TaskProcessor>>;
-    fn handle(&mut self, m: ReleaseTask, _: &mut Context<Self>) -> Self::Result {
-        let (session, p) = self.tasks.get(&m.task).filter(|(s, _)| *s == m.session)?;
-        if let Some(s) = self.sessions.get_mut(session) {
-            s.names.retain(|_, t| *t != m.task);
-        }
-        Some(p.clone())
+    type Result = Option<TaskHandle>;
+    fn handle(&mut self, m: ReleaseTask, ctx: &mut Context<Self>) -> Self::Result {
+        guard(self, ctx, "ReleaseTask", |act, _ctx| {
+            let (session, p) = act.tasks.get(&m.task).filter(|(s, _)| *s == m.session)?;
+            if let Some(s) = act.sessions.get_mut(session) {
+                s.names.retain(|_, t| *t != m.task);
+            }
+            Some(p.clone())
+        })
+        .flatten()
     }
-}
-
-/// The processor of a task in a session (`None` when either is unknown).
-#[derive(Message)]
-#[rtype(result = "Option<Addr<TaskProcessor>>")]
-pub struct FindTask {
-    pub session: String,
-    pub task: TaskId,
 }
 
 impl Handler<FindTask> for TaskManager {
-    type Result = Option<Addr<TaskProcessor>>;
-    fn handle(&mut self, m: FindTask, _: &mut Context<Self>) -> Self::Result {
-        self.tasks
-            .get(&m.task)
-            .filter(|(s, _)| *s == m.session)
-            .map(|(_, p)| p.clone())
+    type Result = Option<TaskHandle>;
+    fn handle(&mut self, m: FindTask, ctx: &mut Context<Self>) -> Self::Result {
+        guard(self, ctx, "FindTask", |act, _ctx| {
+            act.tasks
+                .get(&m.task)
+                .filter(|(s, _)| *s == m.session)
+                .map(|(_, p)| p.clone())
+        })
+        .flatten()
     }
 }
-
-/// Creates a session (idempotent); `false` when the id is not valid.
-#[derive(Message)]
-#[rtype(result = "bool")]
-pub struct CreateSession(pub String);
 
 impl Handler<CreateSession> for TaskManager {
     type Result = bool;
-    fn handle(&mut self, CreateSession(id): CreateSession, _: &mut Context<Self>) -> bool {
-        if !valid_session_id(&id) {
-            return false;
-        }
-        self.sessions.entry(id).or_default();
-        true
+    fn handle(&mut self, CreateSession(id): CreateSession, ctx: &mut Context<Self>) -> bool {
+        guard(self, ctx, "CreateSession", |act, _ctx| {
+            if !valid_session_id(&id) {
+                return false;
+            }
+            act.sessions.entry(id).or_default();
+            true
+        })
+        .unwrap_or(false)
     }
 }
-
-/// Deletes a session: its tasks are cancelled and their data freed. `false` if unknown.
-#[derive(Message)]
-#[rtype(result = "bool")]
-pub struct DeleteSession(pub String);
 
 impl Handler<DeleteSession> for TaskManager {
     type Result = bool;
-    fn handle(&mut self, DeleteSession(id): DeleteSession, _: &mut Context<Self>) -> bool {
-        let Some(session) = self.sessions.remove(&id) else {
-            return false;
-        };
-        for t in session.tasks {
-            self.admission.forget(t);
-            if let Some((_, p)) = self.tasks.remove(&t) {
-                p.do_send(Cancel);
+    fn handle(&mut self, DeleteSession(id): DeleteSession, ctx: &mut Context<Self>) -> bool {
+        guard(self, ctx, "DeleteSession", |act, _ctx| {
+            let Some(session) = act.sessions.remove(&id) else {
+                return false;
+            };
+            for t in session.tasks {
+                act.admission.forget(t);
+                if let Some((_, p)) = act.tasks.remove(&t) {
+                    p.do_send(Cancel);
+                }
             }
-        }
-        if id == DEFAULT_SESSION {
-            self.sessions.insert(id, Session::default());
-        }
-        true
+            if id == DEFAULT_SESSION {
+                act.sessions.insert(id, Session::default());
+            }
+            true
+        })
+        .unwrap_or(false)
     }
 }
-
-/// Sessions with their tasks' processors (one session, or all).
-#[derive(Message)]
-#[rtype(result = "Vec<(String, Vec<Addr<TaskProcessor>>)>")]
-pub struct ListSessions(pub Option<String>);
 
 impl Handler<ListSessions> for TaskManager {
     type Result = MessageResult<ListSessions>;
-    fn handle(&mut self, m: ListSessions, _: &mut Context<Self>) -> Self::Result {
-        let list = self
-            .sessions
-            .iter()
-            .filter(|(id, _)| m.0.as_ref().is_none_or(|want| want == *id))
-            .map(|(id, s)| {
-                (
-                    id.clone(),
-                    s.tasks
-                        .iter()
-                        .filter_map(|t| self.tasks.get(t).map(|(_, p)| p.clone()))
-                        .collect(),
-                )
-            })
-            .collect();
-        MessageResult(list)
+    fn handle(&mut self, m: ListSessions, ctx: &mut Context<Self>) -> Self::Result {
+        guard(self, ctx, "ListSessions", |act, _ctx| {
+            let list = act
+                .sessions
+                .iter()
+                .filter(|(id, _)| m.0.as_ref().is_none_or(|want| want == *id))
+                .map(|(id, s)| {
+                    (
+                        id.clone(),
+                        s.tasks
+                            .iter()
+                            .filter_map(|t| act.tasks.get(t).map(|(_, p)| p.clone()))
+                            .collect(),
+                    )
+                })
+                .collect();
+            MessageResult(list)
+        })
+        .unwrap_or(MessageResult(Vec::new()))
     }
 }
-
-/// SIGTERM: every task that has not ended fails with "supervisor shutting down", so no
-/// client waits on a supervisor that is going away.
-#[derive(Message)]
-#[rtype(result = "()")]
-pub struct ShutDown;
 
 impl Handler<ShutDown> for TaskManager {
     type Result = ();
-    fn handle(&mut self, _: ShutDown, _: &mut Context<Self>) {
-        for (_, p) in self.tasks.values() {
-            p.do_send(FailTask("supervisor shutting down".into()));
-        }
+    fn handle(&mut self, _: ShutDown, ctx: &mut Context<Self>) {
+        guard(self, ctx, "ShutDown", |act, _ctx| {
+            for (_, p) in act.tasks.values() {
+                p.do_send(FailTask("supervisor shutting down".into()));
+            }
+        });
     }
 }
-
-/// A native-protocol client request; the answer is the reply message.
-#[derive(Message)]
-#[rtype(result = "ClientReply")]
-pub struct FromClient(pub ClientRequest);
 
 fn info_reply(request: u64, info: Result<TaskInfo, String>) -> ClientReply {
     ClientReply::Info { request, info }
@@ -358,68 +375,73 @@ impl Handler<FromClient> for TaskManager {
     type Result = ResponseFuture<ClientReply>;
 
     fn handle(&mut self, FromClient(m): FromClient, ctx: &mut Context<Self>) -> Self::Result {
-        let find = |task: TaskId| {
-            self.tasks
-                .get(&task)
-                .map(|(_, p)| p.clone())
-                .ok_or_else(|| format!("unknown task {task}"))
-        };
-        match m {
-            ClientRequest::Submit {
-                request,
-                graph,
-                fuse_enabled,
-                config,
-            } => {
-                let task = self
-                    .submit(DEFAULT_SESSION, graph, config, fuse_enabled, None, ctx)
-                    .map_err(|e| e.to_string());
-                Box::pin(async move { ClientReply::Submitted { request, task } })
-            }
-            ClientRequest::GetInfo { request, task } => {
-                let p = find(task);
-                Box::pin(async move {
-                    info_reply(
-                        request,
-                        async { p?.send(GetInfo).await.map_err(|e| e.to_string()) }.await,
-                    )
-                })
-            }
-            ClientRequest::Wait {
-                request,
-                task,
-                timeout_ms,
-            } => {
-                let (p, wait) = (find(task), Duration::from_millis(timeout_ms.min(3_600_000)));
-                Box::pin(async move {
-                    info_reply(
-                        request,
-                        async { p?.send(WaitDone(wait)).await.map_err(|e| e.to_string()) }.await,
-                    )
-                })
-            }
-            ClientRequest::Cancel { request, task } => {
-                let p = find(task);
-                Box::pin(async move {
-                    info_reply(
-                        request,
-                        async { p?.send(Cancel).await.map_err(|e| e.to_string()) }.await,
-                    )
-                })
-            }
-            ClientRequest::FetchResult { request, task } => {
-                let p = find(task);
-                Box::pin(async move {
-                    let data =
-                        async { p?.send(FetchResult).await.map_err(|e| e.to_string())? }.await;
-                    ClientReply::ResultData { request, data }
-                })
-            }
-            ClientRequest::Hello { .. } => Box::pin(async {
-                ClientReply::Refused {
-                    reason: "a second hello".into(),
+        let refusal = restarting_reply(&m);
+        guard(self, ctx, "FromClient", |act, ctx| -> Self::Result {
+            let find = |task: TaskId| {
+                act.tasks
+                    .get(&task)
+                    .map(|(_, p)| p.clone())
+                    .ok_or_else(|| format!("unknown task {task}"))
+            };
+            match m {
+                ClientRequest::Submit {
+                    request,
+                    graph,
+                    fuse_enabled,
+                    config,
+                } => {
+                    let task = act
+                        .submit(DEFAULT_SESSION, graph, config, fuse_enabled, None, ctx)
+                        .map_err(|e| e.to_string());
+                    Box::pin(async move { ClientReply::Submitted { request, task } })
                 }
-            }),
-        }
+                ClientRequest::GetInfo { request, task } => {
+                    let p = find(task);
+                    Box::pin(async move {
+                        info_reply(
+                            request,
+                            async { p?.send(GetInfo).await.map_err(|e| e.to_string()) }.await,
+                        )
+                    })
+                }
+                ClientRequest::Wait {
+                    request,
+                    task,
+                    timeout_ms,
+                } => {
+                    let (p, wait) = (find(task), Duration::from_millis(timeout_ms.min(3_600_000)));
+                    Box::pin(async move {
+                        info_reply(
+                            request,
+                            async { p?.send(WaitDone(wait)).await.map_err(|e| e.to_string()) }
+                                .await,
+                        )
+                    })
+                }
+                ClientRequest::Cancel { request, task } => {
+                    let p = find(task);
+                    Box::pin(async move {
+                        info_reply(
+                            request,
+                            async { p?.send(Cancel).await.map_err(|e| e.to_string()) }.await,
+                        )
+                    })
+                }
+                ClientRequest::FetchResult { request, task } => {
+                    let p = find(task);
+                    Box::pin(async move {
+                        let data =
+                            async { p?.send(FetchResult).await.map_err(|e| e.to_string())? }.await;
+                        ClientReply::ResultData { request, data }
+                    })
+                }
+                ClientRequest::Hello { .. } => Box::pin(async {
+                    ClientReply::Refused {
+                        reason: "a second hello".into(),
+                    }
+                }),
+            }
+        })
+        .unwrap_or_else(|| Box::pin(async move { refusal }))
     }
 }

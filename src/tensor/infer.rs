@@ -106,6 +106,34 @@ pub fn infer(op: Op, args: &OpArgs, inputs: &[(&Shape, DType)]) -> Result<(Shape
             check_chunk_spec(name, chunk, shape)?;
             (shape.clone(), fill_dtype(fill))
         }
+        (Family::Io, OpArgs::Source { data, chunk }) => {
+            arity(op, inputs.len(), 0)?;
+            check_shape(name, &data.shape)?;
+            check_chunk_spec(name, chunk, &data.shape)?;
+            (data.shape.clone(), data.dtype)
+        }
+        (Family::Io, OpArgs::Sink { data, chunk }) => {
+            arity(op, inputs.len(), 1)?;
+            if inputs[0].0 != &data.shape || inputs[0].1 != data.dtype {
+                return Err(AresError::arg(
+                    name,
+                    format!(
+                        "the file is described as {} {} but the input is {} {}",
+                        crate::array::fmt_shape(&data.shape),
+                        data.dtype,
+                        crate::array::fmt_shape(inputs[0].0),
+                        inputs[0].1
+                    ),
+                ));
+            }
+            if !chunk.is_empty() && (chunk.len() != data.shape.len() || chunk.contains(&0)) {
+                return Err(AresError::arg(
+                    name,
+                    "store chunk shape does not fit the array",
+                ));
+            }
+            (Shape::new(), DType::I64)
+        }
         (Family::Unary, _) => {
             arity(op, inputs.len(), 1)?;
             (inputs[0].0.clone(), unary_dtype(op, args, inputs[0].1)?)
@@ -259,6 +287,42 @@ pub fn infer(op: Op, args: &OpArgs, inputs: &[(&Shape, DType)]) -> Result<(Shape
                 ));
             }
             (shape.clone(), inputs[0].1)
+        }
+        // Shuffle (issue 11).
+        (
+            _,
+            OpArgs::ShuffleBench {
+                in_parts,
+                out_parts,
+                rows,
+            },
+        ) if op == Op::ShuffleBench => {
+            arity(op, inputs.len(), 0)?;
+            if *in_parts == 0 || *out_parts == 0 {
+                return Err(AresError::arg(
+                    name,
+                    "in_parts and out_parts must be positive",
+                ));
+            }
+            let total = (*in_parts as u128) * (*rows as u128);
+            if total > MAX_ELEMENTS {
+                return Err(AresError::arg(
+                    name,
+                    format!("{in_parts} × {rows} rows exceed the limit of 2^48 elements"),
+                ));
+            }
+            (smallvec![*out_parts as usize, 3], DType::I64)
+        }
+        (_, OpArgs::Sort { arg }) if op == Op::Sort => {
+            arity(op, inputs.len(), 1)?;
+            if inputs[0].0.is_empty() {
+                return Err(AresError::arg(
+                    name,
+                    "cannot sort a 0-d tensor (axis -1 is out of bounds)",
+                ));
+            }
+            let dtype = if *arg { DType::I64 } else { inputs[0].1 };
+            (inputs[0].0.clone(), dtype)
         }
         _ => {
             return Err(AresError::arg(

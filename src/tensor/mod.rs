@@ -19,12 +19,16 @@ mod compose;
 mod creation;
 mod dtypes;
 pub mod infer;
+mod io;
 mod linalg;
 mod ops;
+mod shuffle;
+pub use shuffle::shuffle_bench;
 mod slice_arg;
 
 pub use compose::{select, stack};
 pub use creation::*;
+pub use io::{from_npy, from_zarr};
 pub use ops::{concatenate, SliceArg};
 
 use crate::array::{DType, Shape};

@@ -10,6 +10,7 @@
 
 pub mod auth;
 mod dashboard;
+pub mod metrics;
 pub mod routes;
 mod tls;
 
@@ -123,6 +124,7 @@ pub fn start(
             .app_data(query)
             .wrap(from_fn(auth::authorize))
             .wrap(DefaultHeaders::new().add(("Referrer-Policy", "no-referrer")))
+            .configure(metrics::configure)
             .configure(routes::configure)
             .configure(dashboard::configure)
     })

@@ -6,15 +6,15 @@ use crate::config::TaskConfig;
 use crate::graph::TileableGraph;
 use crate::ids::TaskId;
 use crate::protocol::{codec, TaskInfo};
+use crate::supervisor::messages::TaskHandle;
 use crate::supervisor::scheduler::GetClusterStatus;
 use crate::supervisor::task_manager::{
     CreateSession, DeleteSession, FindTask, ListSessions, Names, ReleaseTask, SubmitError,
     SubmitTask,
 };
 use crate::supervisor::task_processor::{
-    Cancel, FetchResult, GetFetchArgs, GetGraph, GetInfo, TaskProcessor, WaitDone,
+    Cancel, FetchResult, GetFetchArgs, GetGraph, GetInfo, WaitDone,
 };
-use actix::Addr;
 use actix_web::{http::StatusCode, web, HttpResponse};
 use serde::Deserialize;
 use serde_json::json;
@@ -91,7 +91,7 @@ async fn nodes(state: web::Data<WebState>) -> Result<HttpResponse, ApiError> {
     Ok(HttpResponse::Ok().json(json!({ "nodes": nodes })))
 }
 
-pub async fn task_infos(processors: Vec<Addr<TaskProcessor>>) -> Vec<TaskInfo> {
+pub async fn task_infos(processors: Vec<TaskHandle>) -> Vec<TaskInfo> {
     let mut infos = Vec::with_capacity(processors.len());
     for p in processors {
         if let Ok(info) = p.send(GetInfo).await {
@@ -246,7 +246,7 @@ async fn list_tasks(
     Ok(HttpResponse::Ok().json(json!({ "tasks": task_infos(processors).await })))
 }
 
-pub async fn find(state: &WebState, sid: &str, tid: u32) -> Result<Addr<TaskProcessor>, ApiError> {
+pub async fn find(state: &WebState, sid: &str, tid: u32) -> Result<TaskHandle, ApiError> {
     state
         .manager
         .send(FindTask {

@@ -114,5 +114,20 @@ pub fn check_fits(graph: &crate::graph::SubtaskGraph, limits: &[u64]) -> Result<
 
 /// "1.2 GiB"-style sizes for messages.
 pub fn human(bytes: u64) -> String {
-    bytesize::ByteSize::b(bytes).display().iec().to_string()
+    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let (mut value, mut unit) = (bytes as f64, 0);
+    while value >= 1024.0 && unit < UNITS.len() - 1 {
+        value /= 1024.0;
+        unit += 1;
+    }
+    let text = format!("{value:.1}");
+    format!("{} {}", text.trim_end_matches(".0"), UNITS[unit])
+}
+
+#[cfg(test)]
+#[test]
+fn sizes_read_like_cubed() {
+    assert_eq!(human(1288490189), "1.2 GiB");
+    assert_eq!(human((128 << 20) + 16), "128 MiB");
+    assert_eq!(human(512), "512 B");
 }

@@ -30,6 +30,7 @@ use crate::protocol::secret::Credentials;
 use crate::protocol::{
     auth, codec, FromWorker, RunSubtask, SubtaskError, SubtaskReport, ToWorker, PROTOCOL_VERSION,
 };
+use crate::supervisor::guard::{guard, Guarded};
 use actix::prelude::*;
 use bytes::BytesMut;
 use dashmap::{DashMap, DashSet};
@@ -108,23 +109,7 @@ impl Actor for Worker {
         };
         self.out.push(hello, ctx);
         ctx.run_interval(self.heartbeat, |act, ctx| {
-            let silent = act.last_heard.elapsed();
-            if silent > act.supervisor_timeout {
-                tracing::warn!(
-                    "no answer from the supervisor for {} ms (cluster.node_timeout_ms)",
-                    silent.as_millis()
-                );
-                act.lost_supervisor = true;
-                ctx.stop();
-                return;
-            }
-            let storage = &act.shared.storage;
-            let beat = FromWorker::Heartbeat {
-                stored_chunks: storage.len() as u64,
-                stored_bytes: storage.bytes() as u64,
-                memory: storage.stats(),
-            };
-            act.out.push(beat, ctx)
+            guard(act, ctx, "tick", Self::tick);
         });
     }
 
@@ -140,6 +125,18 @@ impl Actor for Worker {
         }
     }
 }
+
+impl Guarded for Worker {
+    const NAME: &'static str = "Worker";
+    /// Its graphs, queue and reports may be half-updated: the worker starts afresh in the
+    /// same process (as after losing its supervisor) and registers again, and the
+    /// supervisor recomputes what it held from lineage.
+    fn panicked(&mut self, _: &'static str, _: &str) {
+        self.lost_supervisor = true;
+    }
+}
+
+impl Supervised for Worker {}
 
 /// A worker that goes (signal, lost supervisor, rejoin) removes its spill files at once,
 /// even while a compute thread still holds the store.
@@ -160,71 +157,83 @@ impl actix::io::WriteHandler<std::io::Error> for Worker {
 impl Handler<Flush> for Worker {
     type Result = ();
     fn handle(&mut self, _: Flush, ctx: &mut Context<Self>) {
-        for (task, reports) in std::mem::take(&mut self.reports) {
-            self.out
-                .push(FromWorker::SubtasksFinished { task, reports }, ctx);
-        }
-        if let Err(e) = self.out.flush() {
-            tracing::error!("cannot encode a frame: {e}");
-            self.lost_supervisor = true;
-            ctx.stop();
-        }
+        guard(self, ctx, "Flush", |act, ctx| {
+            for (task, reports) in std::mem::take(&mut act.reports) {
+                act.out
+                    .push(FromWorker::SubtasksFinished { task, reports }, ctx);
+            }
+            if let Err(e) = act.out.flush() {
+                tracing::error!("cannot encode a frame: {e}");
+                act.lost_supervisor = true;
+                ctx.stop();
+            }
+        });
     }
 }
 
 impl Handler<Drain> for Worker {
     type Result = ();
     fn handle(&mut self, _: Drain, ctx: &mut Context<Self>) {
-        self.shared.drain_pending.store(false, Ordering::Release);
-        let finished = std::mem::take(
-            &mut *self
-                .shared
-                .finished
-                .lock()
-                .unwrap_or_else(|p| p.into_inner()),
-        );
-        if finished.is_empty() {
-            return;
-        }
-        if self.reports.is_empty() {
-            ctx.notify(Flush);
-        }
-        for (task, report) in finished {
-            self.reports.entry(task).or_default().push(report);
-        }
+        guard(self, ctx, "Drain", |act, ctx| {
+            act.shared.drain_pending.store(false, Ordering::Release);
+            let finished = std::mem::take(
+                &mut *act
+                    .shared
+                    .finished
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner()),
+            );
+            if finished.is_empty() {
+                return;
+            }
+            if act.reports.is_empty() {
+                ctx.notify(Flush);
+            }
+            for (task, report) in finished {
+                act.reports.entry(task).or_default().push(report);
+            }
+        });
     }
 }
 
 impl Handler<StorageStats> for Worker {
     type Result = StorageReport;
-    fn handle(&mut self, _: StorageStats, _: &mut Context<Self>) -> StorageReport {
-        StorageReport {
-            worker: self.me,
-            chunks: self.shared.storage.len(),
-            bytes: self.shared.storage.bytes(),
-            memory: self.shared.storage.stats(),
-        }
+    fn handle(&mut self, _: StorageStats, ctx: &mut Context<Self>) -> StorageReport {
+        guard(self, ctx, "StorageStats", |act, _ctx| StorageReport {
+            worker: act.me,
+            chunks: act.shared.storage.len(),
+            bytes: act.shared.storage.bytes(),
+            memory: act.shared.storage.stats(),
+        })
+        .unwrap_or(StorageReport {
+            worker: None,
+            chunks: 0,
+            bytes: 0,
+            memory: memory::MemoryStats::default(),
+        })
     }
 }
 
 impl StreamHandler<Result<BytesMut, std::io::Error>> for Worker {
     fn handle(&mut self, frame: Result<BytesMut, std::io::Error>, ctx: &mut Context<Self>) {
-        self.last_heard = std::time::Instant::now();
-        let messages = match frame
-            .map_err(|e| e.to_string())
-            .and_then(|f| codec::decode_frame::<ToWorker>(&f).map_err(|e| e.to_string()))
-        {
-            Ok(m) => m,
-            Err(e) => {
-                tracing::error!("bad frame from the supervisor: {e}");
-                self.lost_supervisor = true;
-                ctx.stop();
-                return;
+        guard(self, ctx, "frame", |act, ctx| {
+            act.last_heard = std::time::Instant::now();
+            let messages = match frame
+                .map_err(|e| e.to_string())
+                .and_then(|f| codec::decode_frame::<ToWorker>(&f).map_err(|e| e.to_string()))
+            {
+                Ok(m) => m,
+                Err(e) => {
+                    tracing::error!("bad frame from the supervisor: {e}");
+                    act.lost_supervisor = true;
+                    ctx.stop();
+                    return;
+                }
+            };
+            for m in messages {
+                act.on_message(m, ctx);
             }
-        };
-        for m in messages {
-            self.on_message(m, ctx);
-        }
+        });
     }
 
     fn finished(&mut self, ctx: &mut Context<Self>) {
@@ -234,6 +243,27 @@ impl StreamHandler<Result<BytesMut, std::io::Error>> for Worker {
 }
 
 impl Worker {
+    /// Every heartbeat period: gives up on a silent supervisor, else sends a heartbeat.
+    fn tick(&mut self, ctx: &mut Context<Self>) {
+        let silent = self.last_heard.elapsed();
+        if silent > self.supervisor_timeout {
+            tracing::warn!(
+                "no answer from the supervisor for {} ms (cluster.node_timeout_ms)",
+                silent.as_millis()
+            );
+            self.lost_supervisor = true;
+            ctx.stop();
+            return;
+        }
+        let storage = &self.shared.storage;
+        let beat = FromWorker::Heartbeat {
+            stored_chunks: storage.len() as u64,
+            stored_bytes: storage.bytes() as u64,
+            memory: storage.stats(),
+        };
+        self.out.push(beat, ctx)
+    }
+
     fn on_message(&mut self, m: ToWorker, ctx: &mut Context<Self>) {
         match m {
             ToWorker::Welcome { worker, .. } => {
@@ -382,7 +412,7 @@ pub async fn start(
     });
     let heartbeat = Duration::from_millis(config.cluster.heartbeat_interval_ms);
     let supervisor_timeout = Duration::from_millis(config.cluster.node_timeout_ms);
-    let addr = Worker::create(move |ctx| {
+    let addr = Supervisor::start(move |ctx: &mut Context<Worker>| {
         let (read, write) = stream.into_split();
         let limit = codec::FrameLimit::new(max_frame);
         ctx.add_stream(FramedRead::new(read, codec::Framing::new(limit.clone())));

@@ -263,17 +263,19 @@ static LIVE: Mutex<Vec<Weak<Storage>>> = Mutex::new(Vec::new());
 /// machine), its spill directory created when there is a limit.
 pub fn open(config: &WorkerConfig) -> std::io::Result<Arc<Storage>> {
     let limit = config.memory_limit_bytes();
-    let spill = if limit > 0 {
-        let root = config.spill_dir.clone().unwrap_or_else(default_spill_dir);
-        let dir = SpillDir::create(&root).map_err(|e| {
-            std::io::Error::new(
-                e.kind(),
-                format!("worker.spill_dir {}: {e}", root.display()),
-            )
-        })?;
-        Some(dir)
-    } else {
-        None
+    let root = config.spill_dir.clone().unwrap_or_else(default_spill_dir);
+    let spill = match (limit > 0).then(|| SpillDir::create(&root)) {
+        None => None,
+        Some(Ok(dir)) => Some(dir),
+        // The default directory unusable (a read-only image): account and pause, no spilling.
+        Some(Err(e)) if config.spill_dir.is_none() => {
+            tracing::warn!("cannot create {}: {e}; spilling is off", root.display());
+            None
+        }
+        Some(Err(e)) => {
+            let what = format!("worker.spill_dir {}: {e}", root.display());
+            return Err(std::io::Error::new(e.kind(), what));
+        }
     };
     tracing::info!(limit = %human(limit), "worker memory limit");
     let m = &config.memory;

@@ -2,7 +2,7 @@
 //! workers (optionally under `ulimit -v`), each a real `ares node` process on loopback with
 //! its log beside its ready file, so a test can stop, kill or resume any of them.
 
-use super::cluster::{node, wait_ready};
+use super::cluster::wait_ready;
 use ares::api::{NativeClient, TaskApi};
 use ares::protocol::secret::Secret;
 use ares::protocol::TaskInfo;
@@ -47,6 +47,11 @@ impl Nodes {
     /// A supervisor with `cluster_extra` keys (indented two spaces) and `worker_extra` keys in
     /// the `worker:` section; no worker yet.
     pub fn supervisor(cluster_extra: &str, worker_extra: &str) -> Nodes {
+        Self::supervisor_env(cluster_extra, worker_extra, &[])
+    }
+
+    /// [`Nodes::supervisor`] with environment variables for the supervisor process.
+    pub fn supervisor_env(cluster_extra: &str, worker_extra: &str, env: &[(&str, &str)]) -> Nodes {
         let serial = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
         let dir = tempfile::tempdir().unwrap();
         let secret = Secret::random();
@@ -66,7 +71,21 @@ impl Nodes {
         .unwrap();
         let cfg = config.to_str().unwrap().to_string();
         let ready = dir.path().join("supervisor.json");
-        let supervisor = node(&["node", "--role", "supervisor", "--config", &cfg], &ready);
+        let supervisor = std::process::Command::new(env!("CARGO_BIN_EXE_ares"))
+            .args([
+                "node",
+                "--role",
+                "supervisor",
+                "--config",
+                &cfg,
+                "--ready-file",
+            ])
+            .arg(&ready)
+            .envs(env.iter().copied())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::fs::File::create(ready.with_extension("log")).unwrap())
+            .spawn()
+            .unwrap();
         let (addr, web) = wait_ready(&ready);
         Nodes {
             _serial: serial,
@@ -87,6 +106,11 @@ impl Nodes {
 
     /// Starts one more worker, with at most `vm_kb` of virtual memory (`ulimit -v`) if set.
     pub fn add_worker_limited(&mut self, vm_kb: Option<u64>) -> String {
+        self.add_worker_env(vm_kb, &[])
+    }
+
+    /// Starts one more worker with `ulimit -v` if set and environment variables.
+    pub fn add_worker_env(&mut self, vm_kb: Option<u64>, env: &[(&str, &str)]) -> String {
         let n = self.workers.len();
         let ready = self.dir.path().join(format!("w{n}.json"));
         let bin = env!("CARGO_BIN_EXE_ares");
@@ -99,6 +123,7 @@ impl Nodes {
         let log = std::fs::File::create(ready.with_extension("log")).unwrap();
         let child = std::process::Command::new("bash")
             .args(&args)
+            .envs(env.iter().copied())
             .stdout(std::process::Stdio::null())
             .stderr(log)
             .spawn()

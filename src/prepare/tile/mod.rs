@@ -9,9 +9,11 @@ pub mod creation;
 mod elementwise;
 mod grid;
 mod indexing;
+mod io;
 mod records;
 mod reduction;
 mod reshape;
+pub(crate) mod shuffle;
 
 use crate::array::{DType, Shape};
 use crate::config::TaskConfig;
@@ -111,10 +113,16 @@ fn estimate_chunks(graph: &TileableGraph) -> usize {
                 .product::<usize>()
         };
         let e = match &node.args {
-            OpArgs::Create { chunk, .. } => grid(chunk),
+            OpArgs::Create { chunk, .. } | OpArgs::Source { chunk, .. } => grid(chunk),
             OpArgs::Rechunk(chunk) => grid(chunk).max(max_in),
             OpArgs::Concat { .. } => node.inputs.iter().map(|i| est[i.index()]).sum(),
             OpArgs::Reduce { .. } => max_in + max_in / 3,
+            OpArgs::ShuffleBench {
+                in_parts,
+                out_parts,
+                ..
+            } => *in_parts as usize + *out_parts as usize + 1,
+            OpArgs::Sort { .. } => max_in * 5 + 4,
             _ if node.op.family() == Family::Linalg => {
                 node.inputs.iter().map(|i| est[i.index()]).product()
             }
@@ -132,6 +140,8 @@ pub(crate) struct Tiler {
     /// Next chunk index per op key.
     next_index: Vec<u32>,
     pub combine_size: usize,
+    /// Shuffle pieces allocated so far (the next shuffle's first piece key).
+    pub pieces: u64,
 }
 
 impl Tiler {
@@ -140,6 +150,7 @@ impl Tiler {
             graph: ChunkGraph::with_capacity(capacity),
             next_index: Vec::new(),
             combine_size,
+            pieces: 0,
         }
     }
 
@@ -214,6 +225,10 @@ impl Tiler {
                     ..
                 },
             ) => Ok(self.tile_fetch(*task, splits, chunks, dtype)),
+            (Family::Io, OpArgs::Source { data, chunk }) => self.tile_source(op, data, chunk),
+            (Family::Io, OpArgs::Sink { data, chunk }) => {
+                self.tile_sink(op, data, chunk, inputs[0])
+            }
             (_, OpArgs::Slice(dims)) => Ok(self.tile_slice(dims, dtype, inputs[0])),
             (_, OpArgs::Transpose(perm)) => Ok(self.tile_transpose(perm, dtype, inputs[0])),
             (_, OpArgs::Concat { axis }) => Ok(self.tile_concat(*axis, dtype, inputs, in_shapes)),
@@ -222,6 +237,19 @@ impl Tiler {
             }
             (_, OpArgs::Reshape(target)) => {
                 self.tile_reshape(target, dtype, inputs[0], in_shapes[0])
+            }
+            // Shuffle (issue 11).
+            (
+                _,
+                OpArgs::ShuffleBench {
+                    in_parts,
+                    out_parts,
+                    rows,
+                },
+            ) => self.tile_shuffle_bench(*in_parts, *out_parts, *rows),
+            (_, OpArgs::Sort { arg }) if op == Op::Sort && inputs.len() == 1 => {
+                let in_dtype = self.graph.node(inputs[0].chunks[0]).dtype;
+                self.tile_sort(*arg, in_dtype, inputs[0], in_shapes[0])
             }
             _ => Err(AresError::prepare(
                 "tile",

@@ -4,6 +4,14 @@
 //! Every event is applied to the state, then one `dispatch` runs, so a burst of results
 //! coalesces into one scheduling pass and one RunSubtasks per worker and task.
 //!
+//! Supervised: a panic in a handler restarts the actor (see [`super::guard`]). What survives
+//! is membership: the links (worker ids, slots, addresses, which tasks each was told about)
+//! and the processors of running tasks. The queues and in-flight sets are dropped, since a
+//! half-done handler may have left them inconsistent, and re-derived from the processors:
+//! each is told to [`Redrive`], re-submitting every subtask submitted and not yet reported.
+//! A subtask that was already running still reports and is accepted; its duplicate run is
+//! ignored (at worst it runs twice).
+//!
 //! No wait is unbounded: with no live worker for `cluster.no_worker_timeout_ms` (counted from
 //! the later of the last worker's loss and the task's first submission), every task with work
 //! left fails with "no live workers for N s" instead of waiting for a worker that may never
@@ -11,31 +19,42 @@
 
 pub mod state;
 
-use super::link::{Expel, Link, Send};
-use super::task_processor::{FailTask, TaskProcessor, WorkerLost};
-use crate::ids::{ChunkIdx, TaskId, WorkerId};
+// Re-exported: the web API's historical path.
+use super::guard::{guard, Guarded};
+use super::messages::{
+    Expel, FailTask, Finished, GetWorkers, Heartbeat, LinkHandle, MemoryLimits, PeerUnreachable,
+    Redrive, RegisterWorker, Release, Reports, SchedulerHandle, Send, StopTask, SubmitReady,
+    TaskHandle, WorkerGone, WorkerLost,
+};
+pub use super::messages::{GetClusterStatus, NodeStatus};
+use crate::ids::{TaskId, WorkerId};
 use crate::prepare::WorkerSlots;
-use crate::protocol::{SubtaskReport, ToWorker};
+use crate::protocol::SubtaskError;
+use crate::protocol::ToWorker;
+use crate::web::metrics;
 use crate::worker::memory::MemoryStats;
 use actix::prelude::*;
 use bytes::Bytes;
-use state::{ReadySubtask, SchedOut, SchedulerState};
+use state::{SchedOut, SchedulerState};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::time::{Duration, Instant};
 
 struct WorkerEntry {
-    link: Addr<Link>,
+    link: LinkHandle,
+    slots: usize,
     data_addr: String,
     tasks: HashSet<TaskId>,
     /// (chunks, bytes) held, from the last heartbeat.
     stored: (u64, u64),
+    /// `worker.memory_limit` from its hello, and its accounting from the last heartbeat.
+    memory_limit: u64,
     memory: MemoryStats,
 }
 
 pub struct Scheduler {
     state: SchedulerState,
     workers: BTreeMap<WorkerId, WorkerEntry>,
-    processors: HashMap<TaskId, (Addr<TaskProcessor>, Bytes, Instant)>,
+    processors: HashMap<TaskId, (TaskHandle, Bytes, Instant)>,
     epoch: Instant,
     node_timeout_ms: u64,
     check_every: Duration,
@@ -73,7 +92,7 @@ impl Scheduler {
 
     fn send(&self, worker: WorkerId, message: ToWorker) {
         if let Some(w) = self.workers.get(&worker) {
-            w.link.do_send(Send(message));
+            w.link.send.do_send(Send(message));
         }
     }
 
@@ -108,7 +127,7 @@ impl Scheduler {
                     };
                     if entry.tasks.insert(task) {
                         if let Some((_, graph, _)) = self.processors.get(&task) {
-                            entry.link.do_send(Send(ToWorker::RegisterTask {
+                            entry.link.send.do_send(Send(ToWorker::RegisterTask {
                                 task,
                                 graph: graph.clone(),
                             }));
@@ -116,6 +135,7 @@ impl Scheduler {
                     }
                     entry
                         .link
+                        .send
                         .do_send(Send(ToWorker::RunSubtasks { task, subtasks }));
                 }
                 SchedOut::Cancel {
@@ -132,9 +152,14 @@ impl Scheduler {
             return;
         };
         // Whatever it still sends is stale (its work is re-queued): close its connection.
-        entry.link.do_send(Expel(format!("declared dead: {why}")));
+        entry
+            .link
+            .expel
+            .do_send(Expel(format!("declared dead: {why}")));
         tracing::warn!(%worker, "worker is dead: {why}");
         let lost = self.state.remove_worker(worker);
+        metrics::set_workers_live(self.workers.len());
+        metrics::forget_worker(&worker.to_string());
         if self.workers.is_empty() {
             self.no_worker_since = Some(Instant::now());
         }
@@ -155,15 +180,43 @@ impl Actor for Scheduler {
     type Context = Context<Self>;
 
     fn started(&mut self, ctx: &mut Context<Self>) {
-        ctx.run_interval(self.check_every, |act, _| {
-            let now = act.now_ms();
-            for w in act.state.expired(now, act.node_timeout_ms) {
-                act.remove_worker(w, "missed its heartbeats");
-            }
-            act.state
-                .mark_silent(now, 3 * act.check_every.as_millis() as u64);
-            act.fail_without_workers();
+        ctx.run_interval(self.check_every, |act, ctx| {
+            guard(act, ctx, "tick", |act, _| {
+                let now = act.now_ms();
+                for w in act.state.expired(now, act.node_timeout_ms) {
+                    act.remove_worker(w, "missed its heartbeats");
+                }
+                act.state
+                    .mark_silent(now, 3 * act.check_every.as_millis() as u64);
+                act.fail_without_workers();
+            });
         });
+    }
+}
+
+impl Guarded for Scheduler {
+    const NAME: &'static str = "Scheduler";
+    fn panicked(&mut self, _: &'static str, _: &str) {}
+}
+
+impl Supervised for Scheduler {
+    /// Keeps membership, drops queues and in-flight sets, and has every processor re-drive
+    /// what it had submitted (see the module doc).
+    fn restarting(&mut self, _: &mut Context<Self>) {
+        let workers: Vec<(WorkerId, usize)> =
+            self.workers.iter().map(|(id, w)| (*id, w.slots)).collect();
+        self.state.restart(&workers, self.now_ms());
+        for (id, w) in &self.workers {
+            self.state.set_memory_limit(*id, w.memory_limit);
+        }
+        tracing::warn!(
+            workers = workers.len(),
+            tasks = self.processors.len(),
+            "scheduler restarted: its queues are re-driven by the tasks"
+        );
+        for (processor, _, _) in self.processors.values() {
+            processor.do_send(Redrive);
+        }
     }
 }
 
@@ -187,261 +240,223 @@ impl Scheduler {
     }
 }
 
-#[derive(Message)]
-#[rtype(result = "WorkerId")]
-pub struct RegisterWorker {
-    pub link: Addr<Link>,
-    pub slots: usize,
-    pub data_addr: String,
-    /// `worker.memory_limit` in bytes (0 = none).
-    pub memory_limit: u64,
-}
-
 impl Handler<RegisterWorker> for Scheduler {
-    type Result = MessageResult<RegisterWorker>;
-    fn handle(&mut self, m: RegisterWorker, _: &mut Context<Self>) -> Self::Result {
-        let id = self.state.add_worker(m.slots, self.now_ms());
-        self.state.set_memory_limit(id, m.memory_limit);
-        tracing::info!(worker = %id, slots = m.slots, data = %m.data_addr, "worker registered");
-        self.no_worker_since = None;
-        self.told_no_workers.clear();
-        self.workers.insert(
-            id,
-            WorkerEntry {
-                link: m.link,
-                data_addr: m.data_addr,
-                tasks: HashSet::new(),
-                stored: (0, 0),
-                memory: MemoryStats::default(),
-            },
-        );
-        self.broadcast_peers();
-        self.dispatch();
-        MessageResult(id)
+    type Result = Option<WorkerId>;
+    fn handle(&mut self, m: RegisterWorker, ctx: &mut Context<Self>) -> Self::Result {
+        guard(self, ctx, "RegisterWorker", |act, _ctx| {
+            let id = act.state.add_worker(m.slots, act.now_ms());
+            act.state.set_memory_limit(id, m.memory_limit);
+            tracing::info!(worker = %id, slots = m.slots, data = %m.data_addr, "worker registered");
+            act.no_worker_since = None;
+            act.told_no_workers.clear();
+            act.workers.insert(
+                id,
+                WorkerEntry {
+                    link: m.link,
+                    slots: m.slots,
+                    data_addr: m.data_addr,
+                    tasks: HashSet::new(),
+                    stored: (0, 0),
+                    memory_limit: m.memory_limit,
+                    memory: MemoryStats::default(),
+                },
+            );
+            metrics::set_workers_live(act.workers.len());
+            act.broadcast_peers();
+            act.dispatch();
+            Some(id)
+        })
+        .flatten()
     }
-}
-
-/// A peer did not serve chunks within `worker.fetch_timeout_ms`: it is dead to the cluster
-/// (frozen, partitioned or overloaded), so its work and chunks are recomputed elsewhere
-/// without waiting for `cluster.node_timeout_ms`.
-#[derive(Message)]
-#[rtype(result = "()")]
-pub struct PeerUnreachable {
-    pub worker: WorkerId,
-    pub why: String,
 }
 
 impl Handler<PeerUnreachable> for Scheduler {
     type Result = ();
-    fn handle(&mut self, m: PeerUnreachable, _: &mut Context<Self>) {
-        self.remove_worker(
-            m.worker,
-            &format!("a peer could not fetch from it: {}", m.why),
-        );
+    fn handle(&mut self, m: PeerUnreachable, ctx: &mut Context<Self>) {
+        guard(self, ctx, "PeerUnreachable", |act, _ctx| {
+            act.remove_worker(
+                m.worker,
+                &format!("a peer could not fetch from it: {}", m.why),
+            );
+        });
     }
 }
-
-#[derive(Message)]
-#[rtype(result = "()")]
-pub struct WorkerGone(pub WorkerId);
 
 impl Handler<WorkerGone> for Scheduler {
     type Result = ();
-    fn handle(&mut self, WorkerGone(w): WorkerGone, _: &mut Context<Self>) {
-        self.remove_worker(w, "connection closed");
+    fn handle(&mut self, WorkerGone(w): WorkerGone, ctx: &mut Context<Self>) {
+        guard(self, ctx, "WorkerGone", |act, _ctx| {
+            act.remove_worker(w, "connection closed");
+        });
     }
-}
-
-#[derive(Message)]
-#[rtype(result = "()")]
-pub struct Heartbeat {
-    pub worker: WorkerId,
-    pub stored_chunks: u64,
-    pub stored_bytes: u64,
-    pub memory: MemoryStats,
 }
 
 impl Handler<Heartbeat> for Scheduler {
     type Result = ();
-    fn handle(&mut self, m: Heartbeat, _: &mut Context<Self>) {
-        let now = self.now_ms();
-        self.state.heartbeat(m.worker, now);
-        if let Some(w) = self.workers.get_mut(&m.worker) {
-            w.stored = (m.stored_chunks, m.stored_bytes);
-            w.memory = m.memory;
-        }
+    fn handle(&mut self, m: Heartbeat, ctx: &mut Context<Self>) {
+        guard(self, ctx, "Heartbeat", |act, _ctx| {
+            let now = act.now_ms();
+            act.state.heartbeat(m.worker, now);
+            if let Some(w) = act.workers.get_mut(&m.worker) {
+                w.stored = (m.stored_chunks, m.stored_bytes);
+                w.memory = m.memory;
+                metrics::set_worker_held(&m.worker.to_string(), m.stored_bytes);
+            }
+        });
     }
 }
-
-/// One worker as status pages show it.
-#[derive(Clone, Debug, serde::Serialize)]
-pub struct NodeStatus {
-    pub worker: String,
-    pub slots: usize,
-    pub running: usize,
-    pub queued: usize,
-    pub data_addr: String,
-    pub stored_chunks: u64,
-    pub stored_bytes: u64,
-    pub alive: bool,
-    /// Memory accounting from the last heartbeat (limit, peak, spilled, pauses).
-    pub memory: MemoryStats,
-}
-
-#[derive(Message)]
-#[rtype(result = "Vec<NodeStatus>")]
-pub struct GetClusterStatus;
 
 impl Handler<GetClusterStatus> for Scheduler {
     type Result = MessageResult<GetClusterStatus>;
-    fn handle(&mut self, _: GetClusterStatus, _: &mut Context<Self>) -> Self::Result {
-        let slots: BTreeMap<WorkerId, usize> = self.state.workers().collect();
-        let nodes = self
-            .state
-            .load()
-            .into_iter()
-            .filter_map(|(id, running, queued)| {
-                let w = self.workers.get(&id)?;
-                Some(NodeStatus {
-                    worker: id.to_string(),
-                    slots: slots.get(&id).copied().unwrap_or(0),
-                    running,
-                    queued,
-                    data_addr: w.data_addr.clone(),
-                    stored_chunks: w.stored.0,
-                    stored_bytes: w.stored.1,
-                    alive: true,
-                    memory: w.memory,
+    fn handle(&mut self, _: GetClusterStatus, ctx: &mut Context<Self>) -> Self::Result {
+        guard(self, ctx, "GetClusterStatus", |act, _ctx| {
+            let slots: BTreeMap<WorkerId, usize> = act.state.workers().collect();
+            let nodes = act
+                .state
+                .load()
+                .into_iter()
+                .filter_map(|(id, running, queued)| {
+                    let w = act.workers.get(&id)?;
+                    Some(NodeStatus {
+                        worker: id.to_string(),
+                        slots: slots.get(&id).copied().unwrap_or(0),
+                        running,
+                        queued,
+                        data_addr: w.data_addr.clone(),
+                        stored_chunks: w.stored.0,
+                        stored_bytes: w.stored.1,
+                        alive: true,
+                        memory: w.memory,
+                    })
                 })
-            })
-            .collect();
-        MessageResult(nodes)
+                .collect();
+            MessageResult(nodes)
+        })
+        .unwrap_or(MessageResult(Vec::new()))
     }
-}
-
-#[derive(Message)]
-#[rtype(result = "()")]
-pub struct Finished {
-    pub worker: WorkerId,
-    pub task: TaskId,
-    pub reports: Vec<SubtaskReport>,
 }
 
 impl Handler<Finished> for Scheduler {
     type Result = ();
-    fn handle(&mut self, m: Finished, _: &mut Context<Self>) {
-        if !self.workers.contains_key(&m.worker) {
-            return; // declared dead: its subtasks were re-queued
-        }
-        let now = self.now_ms();
-        self.state.heartbeat(m.worker, now);
-        self.state
-            .finished(m.worker, m.task, m.reports.iter().map(|r| r.subtask));
-        if let Some((p, _, _)) = self.processors.get(&m.task) {
-            p.do_send(super::task_processor::Reports {
-                worker: m.worker,
-                reports: m.reports,
-            });
-        }
-        self.dispatch();
+    fn handle(&mut self, m: Finished, ctx: &mut Context<Self>) {
+        guard(self, ctx, "Finished", |act, _ctx| {
+            if !act.workers.contains_key(&m.worker) {
+                return; // declared dead: its subtasks were re-queued
+            }
+            let now = act.now_ms();
+            let failed = m
+                .reports
+                .iter()
+                .filter(|r| matches!(r.outcome, Err(SubtaskError::Failed(_))))
+                .count();
+            let ran = m.reports.iter().filter(|r| r.outcome.is_ok()).count();
+            metrics::subtasks_reported(ran as u64, failed as u64);
+            for r in &m.reports {
+                if let Err(SubtaskError::PeerUnreachable { .. }) = r.outcome {
+                    metrics::fetch_timeout();
+                }
+            }
+            act.state.heartbeat(m.worker, now);
+            act.state
+                .finished(m.worker, m.task, m.reports.iter().map(|r| r.subtask));
+            if let Some((p, _, _)) = act.processors.get(&m.task) {
+                p.do_send(Reports {
+                    worker: m.worker,
+                    reports: m.reports,
+                });
+            }
+            act.dispatch();
+        });
     }
-}
-
-/// Subtasks of a task that can run; the first submission registers the task.
-#[derive(Message)]
-#[rtype(result = "()")]
-pub struct SubmitReady {
-    pub task: TaskId,
-    pub processor: Addr<TaskProcessor>,
-    pub graph: Bytes,
-    pub items: Vec<ReadySubtask>,
 }
 
 impl Handler<SubmitReady> for Scheduler {
     type Result = ();
-    fn handle(&mut self, m: SubmitReady, _: &mut Context<Self>) {
-        self.processors
-            .entry(m.task)
-            .or_insert((m.processor, m.graph, Instant::now()));
-        self.state.enqueue(m.items);
-        self.dispatch();
+    fn handle(&mut self, m: SubmitReady, ctx: &mut Context<Self>) {
+        guard(self, ctx, "SubmitReady", |act, _ctx| {
+            act.processors
+                .entry(m.task)
+                .or_insert((m.processor, m.graph, Instant::now()));
+            act.state.enqueue(m.items);
+            act.dispatch();
+        });
     }
-}
-
-#[derive(Message)]
-#[rtype(result = "()")]
-pub struct Release {
-    pub task: TaskId,
-    pub chunks: BTreeMap<WorkerId, Vec<ChunkIdx>>,
 }
 
 impl Handler<Release> for Scheduler {
     type Result = ();
-    fn handle(&mut self, m: Release, _: &mut Context<Self>) {
-        for (w, chunks) in m.chunks {
-            self.send(
-                w,
-                ToWorker::ReleaseChunks {
-                    task: m.task,
-                    chunks,
-                },
-            );
-        }
+    fn handle(&mut self, m: Release, ctx: &mut Context<Self>) {
+        guard(self, ctx, "Release", |act, _ctx| {
+            for (w, chunks) in m.chunks {
+                act.send(
+                    w,
+                    ToWorker::ReleaseChunks {
+                        task: m.task,
+                        chunks,
+                    },
+                );
+            }
+        });
     }
-}
-
-/// Stops a task's queued and running subtasks; with `forget`, workers drop it entirely.
-#[derive(Message)]
-#[rtype(result = "()")]
-pub struct StopTask {
-    pub task: TaskId,
-    pub forget: bool,
 }
 
 impl Handler<StopTask> for Scheduler {
     type Result = ();
-    fn handle(&mut self, m: StopTask, _: &mut Context<Self>) {
-        self.state.cancel_task(m.task);
-        self.dispatch();
-        if m.forget {
-            self.processors.remove(&m.task);
-            self.told_no_workers.remove(&m.task);
-            for entry in self.workers.values_mut() {
-                if entry.tasks.remove(&m.task) {
-                    entry
-                        .link
-                        .do_send(Send(ToWorker::ForgetTask { task: m.task }));
+    fn handle(&mut self, m: StopTask, ctx: &mut Context<Self>) {
+        guard(self, ctx, "StopTask", |act, _ctx| {
+            act.state.cancel_task(m.task);
+            act.dispatch();
+            if m.forget {
+                act.processors.remove(&m.task);
+                act.told_no_workers.remove(&m.task);
+                for entry in act.workers.values_mut() {
+                    if entry.tasks.remove(&m.task) {
+                        entry
+                            .link
+                            .send
+                            .do_send(Send(ToWorker::ForgetTask { task: m.task }));
+                    }
                 }
             }
-        }
+        });
     }
 }
-
-#[derive(Message)]
-#[rtype(result = "Vec<(WorkerSlots, String)>")]
-pub struct GetWorkers;
 
 impl Handler<GetWorkers> for Scheduler {
     type Result = MessageResult<GetWorkers>;
-    fn handle(&mut self, _: GetWorkers, _: &mut Context<Self>) -> Self::Result {
-        MessageResult(
-            self.state
-                .workers()
-                .filter_map(|(id, slots)| {
-                    self.workers
-                        .get(&id)
-                        .map(|w| (WorkerSlots { worker: id, slots }, w.data_addr.clone()))
-                })
-                .collect(),
-        )
+    fn handle(&mut self, _: GetWorkers, ctx: &mut Context<Self>) -> Self::Result {
+        guard(self, ctx, "GetWorkers", |act, _ctx| {
+            MessageResult(
+                act.state
+                    .workers()
+                    .filter_map(|(id, slots)| {
+                        act.workers
+                            .get(&id)
+                            .map(|w| (WorkerSlots { worker: id, slots }, w.data_addr.clone()))
+                    })
+                    .collect(),
+            )
+        })
+        .unwrap_or(MessageResult(Vec::new()))
     }
 }
 
-/// Every live worker's `worker.memory_limit` (0 = none), for the refusal at submission of
-/// subtasks that fit in none.
-#[derive(Message)]
-#[rtype(result = "Vec<u64>")]
-pub struct MemoryLimits;
+impl From<Addr<Scheduler>> for SchedulerHandle {
+    fn from(a: Addr<Scheduler>) -> Self {
+        SchedulerHandle {
+            register: a.clone().recipient(),
+            heartbeat: a.clone().recipient(),
+            finished: a.clone().recipient(),
+            gone: a.clone().recipient(),
+            peer_unreachable: a.clone().recipient(),
+            submit: a.clone().recipient(),
+            release: a.clone().recipient(),
+            stop: a.clone().recipient(),
+            workers: a.clone().recipient(),
+            memory_limits: a.recipient(),
+        }
+    }
+}
 
 impl Handler<MemoryLimits> for Scheduler {
     type Result = MessageResult<MemoryLimits>;

@@ -148,6 +148,31 @@ impl SchedulerState {
         id
     }
 
+    /// After a restart of the scheduler: `workers` (id, slots) with nothing queued or in
+    /// flight, every other worker and every unplaced subtask forgotten (the tasks re-submit
+    /// them). Ids keep counting from where they were.
+    pub fn restart(&mut self, workers: &[(WorkerId, usize)], now_ms: u64) {
+        self.unplaced.clear();
+        self.outbox.clear();
+        self.workers.clear();
+        for (id, slots) in workers {
+            self.workers.insert(
+                *id,
+                WorkerState {
+                    slots: (*slots).max(1),
+                    capacity: (*slots).max(1) * self.prefetch,
+                    running: FxHashMap::default(),
+                    queue: BinaryHeap::new(),
+                    memory_limit: 0,
+                    projected: 0,
+                    last_seen_ms: now_ms,
+                    silent: false,
+                },
+            );
+            self.next_worker = self.next_worker.max(id.0 + 1);
+        }
+    }
+
     /// Sets a worker's `worker.memory_limit` (bytes, 0 = none).
     pub fn set_memory_limit(&mut self, worker: WorkerId, limit: u64) {
         if let Some(w) = self.workers.get_mut(&worker) {

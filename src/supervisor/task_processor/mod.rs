@@ -3,48 +3,72 @@
 //! chunks, applies results and worker losses, and answers status, wait, cancel and result
 //! fetches.
 
+pub mod lifecycle;
 pub mod state;
 mod views;
 
-pub use views::{GetFetchArgs, GetGraph, GraphView, SubtaskView};
-
-use super::scheduler::{
-    GetWorkers, MemoryLimits, PeerUnreachable, Release, Scheduler, StopTask, SubmitReady,
+// Re-exported: the web API's historical paths.
+use super::guard::{guard, Guarded};
+pub use super::messages::{
+    Cancel, FailTask, FetchResult, GetFetchArgs, GetGraph, GetInfo, GraphView, SubtaskView,
+    WaitDone,
 };
-use super::task_manager::TaskEnded;
+use super::messages::{
+    GetWorkers, MemoryLimits, PeerUnreachable, Redrive, Release, Reports, SchedulerHandle,
+    StopTask, SubmitReady, TaskEnded, TaskHandle, WorkerLost,
+};
 use crate::config::TaskConfig;
 use crate::graph::TileableGraph;
-use crate::ids::{ChunkIdx, SubtaskIdx, TaskId, WorkerId};
+use crate::ids::{ChunkIdx, TaskId, WorkerId};
 use crate::prepare::{prepare, uniform_cluster};
-use crate::protocol::{codec, SubtaskReport, TaskInfo, TaskStatus};
+use crate::protocol::{codec, TaskInfo, TaskStatus};
 use crate::worker::transfer;
 use actix::prelude::*;
+use lifecycle::Lifecycle;
 use state::{TaskEnd, TaskOut, TaskState};
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 use tokio::sync::oneshot;
 
 pub struct TaskProcessor {
     task: TaskId,
-    graph: Option<TileableGraph>,
+    /// The submitted graph, kept for status pages.
+    graph: TileableGraph,
     config: TaskConfig,
     max_retries: u32,
     /// How to read results from the workers' data planes.
     data: transfer::DataPlane,
-    scheduler: Addr<Scheduler>,
+    scheduler: SchedulerHandle,
     /// Told once when the task ends (admission counts and eviction).
     on_end: Recipient<TaskEnded>,
-    state: Option<TaskState>,
+    life: Lifecycle,
     graph_bytes: bytes::Bytes,
-    status: TaskStatus,
-    error: Option<String>,
     started: Instant,
     ended: Option<Instant>,
     waiters: Vec<oneshot::Sender<()>>,
     prepare_seconds: Option<f64>,
-    /// Summary kept once the state is dropped (after the client released the task).
-    released: Option<(usize, f64, u32)>,
+    /// The handler panic being restarted from.
+    panic: Option<String>,
+    /// Retries already counted in `/metrics`.
+    retries_counted: u32,
+}
+
+impl From<Addr<TaskProcessor>> for TaskHandle {
+    fn from(a: Addr<TaskProcessor>) -> Self {
+        TaskHandle {
+            reports: a.clone().recipient(),
+            lost: a.clone().recipient(),
+            redrive: a.clone().recipient(),
+            fail: a.clone().recipient(),
+            info: a.clone().recipient(),
+            wait: a.clone().recipient(),
+            cancel: a.clone().recipient(),
+            fetch: a.clone().recipient(),
+            graph: a.clone().recipient(),
+            fetch_args: a.recipient(),
+        }
+    }
 }
 
 impl TaskProcessor {
@@ -54,47 +78,38 @@ impl TaskProcessor {
         config: TaskConfig,
         max_retries: u32,
         data: transfer::DataPlane,
-        scheduler: Addr<Scheduler>,
+        scheduler: SchedulerHandle,
         on_end: Recipient<TaskEnded>,
     ) -> Self {
         Self {
             task,
-            graph: Some(graph),
+            graph,
             config,
             max_retries,
             data,
             scheduler,
             on_end,
-            state: None,
+            life: Lifecycle::Preparing,
             graph_bytes: bytes::Bytes::new(),
-            status: TaskStatus::Pending,
-            error: None,
             started: Instant::now(),
             ended: None,
             waiters: Vec::new(),
-            released: None,
             prepare_seconds: None,
+            panic: None,
+            retries_counted: 0,
         }
     }
 
     fn info(&self) -> TaskInfo {
+        let summary = self.life.summary();
         TaskInfo {
             task: self.task,
-            status: self.status,
-            progress: self
-                .state
-                .as_ref()
-                .map_or(self.released.map_or(0.0, |r| r.1), |s| s.progress()),
-            subtasks: self
-                .state
-                .as_ref()
-                .map_or(self.released.map_or(0, |r| r.0), |s| s.graph.len()),
-            error: self.error.clone(),
+            status: self.life.status(),
+            progress: summary.progress,
+            subtasks: summary.subtasks,
+            error: self.life.error(),
             prepare_seconds: self.prepare_seconds,
-            retries: self
-                .state
-                .as_ref()
-                .map_or(self.released.map_or(0, |r| r.2), |s| s.retries()),
+            retries: summary.retries,
             elapsed: self
                 .ended
                 .unwrap_or_else(Instant::now)
@@ -103,15 +118,14 @@ impl TaskProcessor {
         }
     }
 
-    fn end(&mut self, status: TaskStatus, error: Option<String>) {
-        if self.status.is_terminal() {
+    fn end(&mut self, end: TaskEnd) {
+        let failed = end != TaskEnd::Succeeded;
+        if !self.life.end(end) {
             return;
         }
-        self.status = status;
-        self.error = error;
         self.ended = Some(Instant::now());
-        if status != TaskStatus::Succeeded {
-            self.scheduler.do_send(StopTask {
+        if failed {
+            self.scheduler.stop.do_send(StopTask {
                 task: self.task,
                 forget: false,
             });
@@ -120,34 +134,73 @@ impl TaskProcessor {
             let _ = w.send(());
         }
         self.on_end.do_send(TaskEnded(self.task));
-        tracing::info!(task = %self.task, ?status, "task ended");
+        tracing::info!(task = %self.task, status = ?self.life.status(), "task ended");
     }
 
     /// Carries out what the state machine decided.
     fn flush(&mut self, ctx: &mut Context<Self>) {
-        let Some(state) = self.state.as_mut() else {
+        let Some(state) = self.life.state_mut() else {
+            return;
+        };
+        let retries = state.retries();
+        if retries > self.retries_counted {
+            crate::web::metrics::subtasks_retried((retries - self.retries_counted) as u64);
+            self.retries_counted = retries;
+        }
+        let Some(state) = self.life.state_mut() else {
             return;
         };
         for out in std::mem::take(&mut state.outbox) {
             match out {
-                TaskOut::Submit(items) => self.scheduler.do_send(SubmitReady {
+                TaskOut::Submit(items) => self.scheduler.submit.do_send(SubmitReady {
                     task: self.task,
-                    processor: ctx.address(),
+                    processor: ctx.address().into(),
                     graph: self.graph_bytes.clone(),
                     items,
                 }),
-                TaskOut::Release(chunks) => self.scheduler.do_send(Release {
+                TaskOut::Release(chunks) => self.scheduler.release.do_send(Release {
                     task: self.task,
                     chunks,
                 }),
-                TaskOut::PeerUnreachable(worker, why) => {
-                    self.scheduler.do_send(PeerUnreachable { worker, why })
-                }
-                TaskOut::Finished(TaskEnd::Succeeded) => self.end(TaskStatus::Succeeded, None),
-                TaskOut::Finished(TaskEnd::Cancelled) => self.end(TaskStatus::Cancelled, None),
-                TaskOut::Finished(TaskEnd::Failed(e)) => self.end(TaskStatus::Failed, Some(e)),
+                TaskOut::PeerUnreachable(worker, why) => self
+                    .scheduler
+                    .peer_unreachable
+                    .do_send(PeerUnreachable { worker, why }),
+                TaskOut::Finished(end) => self.end(end),
             }
         }
+    }
+}
+
+/// The answer to a request whose handler panicked.
+const RESTARTING: &str = "the task's processor is restarting after a panic; retry";
+
+impl Guarded for TaskProcessor {
+    const NAME: &'static str = "TaskProcessor";
+    fn panicked(&mut self, message: &'static str, cause: &str) {
+        self.panic = Some(format!("while handling {message}: {cause}"));
+    }
+}
+
+impl Supervised for TaskProcessor {
+    /// A task that had ended keeps its end and results (only a cancel changes an ended
+    /// task, and a cancel can run again). A task still preparing or running fails: its
+    /// subtask states may be half-updated and cannot be trusted, so its chunks are released
+    /// and every waiting client hears the error at once.
+    fn restarting(&mut self, ctx: &mut Context<Self>) {
+        let why = self.panic.take().unwrap_or_else(|| "unknown".into());
+        if self.life.is_ended() {
+            return;
+        }
+        tracing::error!(task = %self.task, "task processor restarted {why}: failing the task");
+        self.end(TaskEnd::Failed(format!(
+            "the task's processor panicked {why}; its state cannot be trusted, so the task fails"
+        )));
+        if let Some(s) = self.life.state_mut() {
+            s.outbox.clear();
+            s.release_all();
+        }
+        self.flush(ctx);
     }
 }
 
@@ -155,8 +208,13 @@ impl Actor for TaskProcessor {
     type Context = Context<Self>;
 
     fn started(&mut self, ctx: &mut Context<Self>) {
-        let graph = self.graph.clone().expect("graph present until started");
-        let (config, task, scheduler) = (self.config.clone(), self.task, self.scheduler.clone());
+        if !matches!(self.life, Lifecycle::Preparing) {
+            return; // restarted after a panic
+        }
+        let graph = self.graph.clone();
+        let (config, task) = (self.config.clone(), self.task);
+        let scheduler = self.scheduler.workers.clone();
+        let memory_limits = self.scheduler.memory_limits.clone();
         let prepared = async move {
             let workers: Vec<_> = scheduler
                 .send(GetWorkers)
@@ -165,7 +223,7 @@ impl Actor for TaskProcessor {
                 .into_iter()
                 .map(|(w, _)| w)
                 .collect();
-            let limits = scheduler.send(MemoryLimits).await.unwrap_or_default();
+            let limits = memory_limits.send(MemoryLimits).await.unwrap_or_default();
             let workers = if workers.is_empty() {
                 uniform_cluster(1, 1)
             } else {
@@ -190,192 +248,180 @@ impl Actor for TaskProcessor {
                         act.graph_bytes = bytes.into();
                         let mut state = TaskState::new(Arc::new(graph), act.max_retries);
                         state.start();
-                        act.state = Some(state);
-                        if act.status == TaskStatus::Pending {
-                            act.status = TaskStatus::Running;
+                        if act.life.prepared(state) {
                             act.flush(ctx);
                         }
                     }
-                    Err(e) => act.end(TaskStatus::Failed, Some(e)),
+                    Err(e) => act.end(TaskEnd::Failed(e)),
                 }),
         );
     }
 }
 
-#[derive(Message)]
-#[rtype(result = "()")]
-pub struct Reports {
-    pub worker: WorkerId,
-    pub reports: Vec<SubtaskReport>,
-}
-
 impl Handler<Reports> for TaskProcessor {
     type Result = ();
     fn handle(&mut self, m: Reports, ctx: &mut Context<Self>) {
-        if let Some(s) = self.state.as_mut() {
-            s.on_reports(m.worker, m.reports);
-            self.flush(ctx);
-        }
+        guard(self, ctx, "Reports", |act, ctx| {
+            if let Some(s) = act.life.state_mut() {
+                s.on_reports(m.worker, m.reports);
+                act.flush(ctx);
+            }
+        });
     }
-}
-
-#[derive(Message)]
-#[rtype(result = "()")]
-pub struct WorkerLost {
-    pub worker: WorkerId,
-    pub subtasks: Vec<SubtaskIdx>,
-    /// Why it counts as lost ("connection closed", "missed its heartbeats", ...).
-    pub why: String,
 }
 
 impl Handler<WorkerLost> for TaskProcessor {
     type Result = ();
     fn handle(&mut self, m: WorkerLost, ctx: &mut Context<Self>) {
-        if let Some(s) = self.state.as_mut() {
-            s.on_worker_lost(m.worker, &m.subtasks, &m.why);
-            self.flush(ctx);
-        }
+        guard(self, ctx, "WorkerLost", |act, ctx| {
+            if let Some(s) = act.life.state_mut() {
+                s.on_worker_lost(m.worker, &m.subtasks, &m.why);
+                act.flush(ctx);
+            }
+        });
     }
 }
 
-/// The task fails with this message if it has not ended: no worker has been live for
-/// `cluster.no_worker_timeout_ms`, or the supervisor is shutting down.
-#[derive(Message)]
-#[rtype(result = "()")]
-pub struct FailTask(pub String);
+impl Handler<Redrive> for TaskProcessor {
+    type Result = ();
+    fn handle(&mut self, _: Redrive, ctx: &mut Context<Self>) {
+        guard(self, ctx, "Redrive", |act, ctx| {
+            if let Lifecycle::Running(s) = &mut act.life {
+                s.redrive();
+                act.flush(ctx);
+            }
+        });
+    }
+}
 
 impl Handler<FailTask> for TaskProcessor {
     type Result = ();
-    fn handle(&mut self, FailTask(error): FailTask, _: &mut Context<Self>) {
-        self.end(TaskStatus::Failed, Some(error));
+    fn handle(&mut self, FailTask(error): FailTask, ctx: &mut Context<Self>) {
+        guard(self, ctx, "FailTask", |act, _ctx| {
+            act.end(TaskEnd::Failed(error));
+        });
     }
 }
-
-#[derive(Message)]
-#[rtype(result = "TaskInfo")]
-pub struct GetInfo;
 
 impl Handler<GetInfo> for TaskProcessor {
     type Result = MessageResult<GetInfo>;
-    fn handle(&mut self, _: GetInfo, _: &mut Context<Self>) -> Self::Result {
-        MessageResult(self.info())
+    fn handle(&mut self, _: GetInfo, ctx: &mut Context<Self>) -> Self::Result {
+        guard(self, ctx, "GetInfo", |act, _ctx| -> Self::Result {
+            MessageResult(act.info())
+        })
+        .unwrap_or_else(|| MessageResult(self.info()))
     }
 }
-
-/// Answers when the task ends or after `timeout`, whichever comes first.
-#[derive(Message)]
-#[rtype(result = "TaskInfo")]
-pub struct WaitDone(pub Duration);
 
 impl Handler<WaitDone> for TaskProcessor {
-    type Result = ResponseActFuture<Self, TaskInfo>;
-    fn handle(&mut self, WaitDone(timeout): WaitDone, _: &mut Context<Self>) -> Self::Result {
-        let (tx, rx) = oneshot::channel();
-        if self.status.is_terminal() {
-            let _ = tx.send(());
-        } else {
-            self.waiters.push(tx);
-        }
-        Box::pin(
-            async move { tokio::time::timeout(timeout, rx).await }
-                .into_actor(self)
-                .map(|_, act, _| act.info()),
-        )
+    /// A plain future (not the actor's): it outlives a restart of the processor, whose
+    /// waiters are woken when the restart fails the task.
+    type Result = ResponseFuture<TaskInfo>;
+    fn handle(&mut self, WaitDone(timeout): WaitDone, ctx: &mut Context<Self>) -> Self::Result {
+        let (me, info) = (ctx.address(), self.info());
+        let rx = guard(self, ctx, "WaitDone", |act, _ctx| {
+            let (tx, rx) = oneshot::channel();
+            if act.life.is_ended() {
+                let _ = tx.send(());
+            } else {
+                act.waiters.push(tx);
+            }
+            rx
+        });
+        Box::pin(async move {
+            if let Some(rx) = rx {
+                let _ = tokio::time::timeout(timeout, rx).await;
+            }
+            me.send(GetInfo).await.unwrap_or(info)
+        })
     }
 }
-
-/// Cancels a running task; on an ended task, frees its results.
-#[derive(Message)]
-#[rtype(result = "TaskInfo")]
-pub struct Cancel;
 
 impl Handler<Cancel> for TaskProcessor {
     type Result = MessageResult<Cancel>;
     fn handle(&mut self, _: Cancel, ctx: &mut Context<Self>) -> Self::Result {
-        if !self.status.is_terminal() {
-            self.end(TaskStatus::Cancelled, None);
-        }
-        if let Some(s) = self.state.as_mut() {
-            s.cancel();
-        }
-        self.flush(ctx);
-        self.scheduler.do_send(StopTask {
-            task: self.task,
-            forget: true,
-        });
-        // Nothing more will run or be fetched: keep the summary, drop the graphs.
-        if let Some(s) = self.state.take() {
-            self.released = Some((s.graph.len(), s.progress(), s.retries()));
-        }
-        self.graph_bytes = bytes::Bytes::new();
-        MessageResult(self.info())
+        guard(self, ctx, "Cancel", |act, ctx| -> Self::Result {
+            act.end(TaskEnd::Cancelled);
+            if let Some(s) = act.life.state_mut() {
+                s.cancel();
+            }
+            act.flush(ctx);
+            act.scheduler.stop.do_send(StopTask {
+                task: act.task,
+                forget: true,
+            });
+            // Nothing more will run or be fetched: keep the summary, drop the graphs.
+            act.life.release();
+            act.graph_bytes = bytes::Bytes::new();
+            MessageResult(act.info())
+        })
+        .unwrap_or_else(|| MessageResult(self.info()))
     }
 }
 
-/// The result tensors, in the codec's chunk encoding (chunk index = output position).
-#[derive(Message)]
-#[rtype(result = "Result<bytes::Bytes, String>")]
-pub struct FetchResult;
-
 impl Handler<FetchResult> for TaskProcessor {
     type Result = ResponseActFuture<Self, Result<bytes::Bytes, String>>;
-    fn handle(&mut self, _: FetchResult, _: &mut Context<Self>) -> Self::Result {
-        let ready = match (&self.status, &self.state) {
-            (TaskStatus::Succeeded, Some(s)) => Ok((s.graph.clone(), s.result_locations())),
-            (status, _) => Err(format!("{} has no result ({status:?})", self.task)),
-        };
-        let (scheduler, task, data) = (self.scheduler.clone(), self.task, self.data.clone());
-        Box::pin(
-            async move {
-                let (graph, locations) = ready?;
-                let addrs: BTreeMap<WorkerId, String> = scheduler
-                    .send(GetWorkers)
-                    .await
-                    .unwrap_or_default()
-                    .into_iter()
-                    .map(|(w, a)| (w.worker, a))
-                    .collect();
-                tokio::task::spawn_blocking(move || {
-                    let mut by_worker: BTreeMap<WorkerId, Vec<ChunkIdx>> = BTreeMap::new();
-                    for (c, w) in locations {
-                        by_worker
-                            .entry(w.ok_or_else(|| format!("result chunk {c} is lost"))?)
-                            .or_default()
-                            .push(c);
-                    }
-                    let mut store = vec![None; graph.chunks.len()];
-                    for (w, chunks) in by_worker {
-                        let addr = addrs
-                            .get(&w)
-                            .ok_or_else(|| format!("{w} holding results is gone"))?;
-                        for (c, data) in transfer::fetch(addr, &data, task, &chunks)
-                            .map_err(|e| format!("reading results from {w}: {e}"))?
-                        {
-                            store[c.index()] = Some(Arc::new(data));
-                        }
-                    }
-                    let tensors = graph
-                        .chunks
-                        .results
-                        .iter()
-                        .map(|r| {
-                            crate::executor::assemble(&graph.chunks, r, &store)
-                                .map_err(|e| e.to_string())
-                        })
-                        .collect::<Result<Vec<_>, _>>()?;
-                    let refs: Vec<(ChunkIdx, &crate::array::ArrayData)> = tensors
-                        .iter()
-                        .enumerate()
-                        .map(|(i, t)| (ChunkIdx(i as u32), t))
+    fn handle(&mut self, _: FetchResult, ctx: &mut Context<Self>) -> Self::Result {
+        guard(self, ctx, "FetchResult", |act, _ctx| -> Self::Result {
+            let ready = match (act.life.status(), act.life.state()) {
+                (TaskStatus::Succeeded, Some(s)) => Ok((s.graph.clone(), s.result_locations())),
+                (status, _) => Err(format!("{} has no result ({status:?})", act.task)),
+            };
+            let scheduler = act.scheduler.workers.clone();
+            let (task, data) = (act.task, act.data.clone());
+            Box::pin(
+                async move {
+                    let (graph, locations) = ready?;
+                    let addrs: BTreeMap<WorkerId, String> = scheduler
+                        .send(GetWorkers)
+                        .await
+                        .unwrap_or_default()
+                        .into_iter()
+                        .map(|(w, a)| (w.worker, a))
                         .collect();
-                    codec::encode_chunks(&refs)
-                        .map(bytes::Bytes::from)
-                        .map_err(|e| e.to_string())
-                })
-                .await
-                .map_err(|e| e.to_string())?
-            }
-            .into_actor(self),
-        )
+                    tokio::task::spawn_blocking(move || {
+                        let mut by_worker: BTreeMap<WorkerId, Vec<ChunkIdx>> = BTreeMap::new();
+                        for (c, w) in locations {
+                            by_worker
+                                .entry(w.ok_or_else(|| format!("result chunk {c} is lost"))?)
+                                .or_default()
+                                .push(c);
+                        }
+                        let mut store = vec![None; graph.chunks.len()];
+                        for (w, chunks) in by_worker {
+                            let addr = addrs
+                                .get(&w)
+                                .ok_or_else(|| format!("{w} holding results is gone"))?;
+                            for (c, data) in transfer::fetch(addr, &data, task, &chunks)
+                                .map_err(|e| format!("reading results from {w}: {e}"))?
+                            {
+                                store[c.index()] = Some(Arc::new(data));
+                            }
+                        }
+                        let tensors = graph
+                            .chunks
+                            .results
+                            .iter()
+                            .map(|r| {
+                                crate::executor::assemble(&graph.chunks, r, &store)
+                                    .map_err(|e| e.to_string())
+                            })
+                            .collect::<Result<Vec<_>, _>>()?;
+                        let refs: Vec<(ChunkIdx, &crate::array::ArrayData)> = tensors
+                            .iter()
+                            .enumerate()
+                            .map(|(i, t)| (ChunkIdx(i as u32), t))
+                            .collect();
+                        codec::encode_chunks(&refs)
+                            .map(bytes::Bytes::from)
+                            .map_err(|e| e.to_string())
+                    })
+                    .await
+                    .map_err(|e| e.to_string())?
+                }
+                .into_actor(act),
+            )
+        })
+        .unwrap_or_else(|| Box::pin(fut::ready(Err(RESTARTING.to_string()))))
     }
 }

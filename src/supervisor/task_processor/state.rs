@@ -16,7 +16,7 @@
 //! `node_timeout_ms`) and reported ([`TaskOut::PeerUnreachable`]) so the scheduler stops
 //! using it.
 
-use crate::graph::SubtaskGraph;
+use crate::graph::{shuffle, SubtaskGraph};
 use crate::ids::{ChunkIdx, SubtaskIdx, WorkerId};
 use crate::protocol::{SubtaskError, SubtaskReport};
 use crate::supervisor::scheduler::state::ReadySubtask;
@@ -63,7 +63,12 @@ pub struct TaskState {
     max_retries: u32,
     ended: bool,
     pub outbox: Vec<TaskOut>,
+    /// Shuffle proxies ([`shuffle`]): virtual chunks, located while all their mappers are.
+    proxies: Vec<ChunkIdx>,
 }
+
+/// Where a completed proxy "is": nowhere, it holds no data.
+const PROXY_HOME: WorkerId = WorkerId(u32::MAX);
 
 impl TaskState {
     pub fn new(graph: Arc<SubtaskGraph>, max_retries: u32) -> Self {
@@ -79,6 +84,7 @@ impl TaskState {
             max_retries,
             ended: false,
             outbox: Vec::new(),
+            proxies: shuffle::proxies(&graph.chunks),
             graph,
         }
     }
@@ -120,17 +126,25 @@ impl TaskState {
     }
 
     fn ready_item(&self, s: usize) -> ReadySubtask {
-        let inputs = self
-            .graph
-            .inputs
-            .row(s)
-            .iter()
-            .map(|c| {
-                let (w, size) =
-                    self.location[*c as usize].expect("ready subtasks have their inputs");
-                (ChunkIdx(*c), w, size)
-            })
-            .collect();
+        let chunks = &self.graph.chunks;
+        let mut inputs = Vec::new();
+        for &c in self.graph.inputs.row(s) {
+            let c = ChunkIdx(c);
+            // A reducer reads its pieces where their mappers are; size 0 so the scheduler
+            // spreads reducers by load rather than following one mapper.
+            if let Some(r) = shuffle::is_proxy(chunks, c)
+                .then(|| shuffle::reducer_of(chunks, self.graph.members.row(s), c))
+                .flatten()
+            {
+                inputs.extend(shuffle::reducer_pieces(chunks, c, r).map(|(key, m)| {
+                    let (w, _) = self.location[m.index()].expect("a located proxy has its mappers");
+                    (key, w, 0)
+                }));
+                continue;
+            }
+            let (w, size) = self.location[c.index()].expect("ready subtasks have their inputs");
+            inputs.push((c, w, size));
+        }
         ReadySubtask {
             task: self.graph.task,
             subtask: SubtaskIdx(s as u32),
@@ -192,6 +206,13 @@ impl TaskState {
         if subtasks.is_empty() || self.ended {
             return;
         }
+        let (proxies, subtasks): (Vec<usize>, Vec<usize>) = subtasks.into_iter().partition(|s| {
+            shuffle::is_proxy_subtask(&self.graph.chunks, self.graph.members.row(*s))
+        });
+        self.complete_proxies(proxies);
+        if subtasks.is_empty() {
+            return;
+        }
         let items = subtasks
             .into_iter()
             .map(|s| {
@@ -200,6 +221,51 @@ impl TaskState {
             })
             .collect();
         self.outbox.push(TaskOut::Submit(items));
+    }
+
+    /// A proxy subtask completes as soon as its mappers are done, without a worker; its
+    /// reducers may then run.
+    fn complete_proxies(&mut self, proxies: Vec<usize>) {
+        let mut ready = Vec::new();
+        for s in proxies {
+            self.state[s] = SubState::Done;
+            self.done += 1;
+            for &c in self.graph.members.row(s) {
+                self.location[c as usize] = Some((PROXY_HOME, 0));
+            }
+            ready.extend(
+                self.graph
+                    .succs
+                    .row(s)
+                    .iter()
+                    .map(|t| *t as usize)
+                    .filter(|t| self.state[*t] == SubState::Waiting && self.inputs_available(*t)),
+            );
+        }
+        ready.sort_unstable();
+        ready.dedup();
+        self.submit(ready);
+    }
+
+    /// Every reducer of `proxy` finished: its mappers' pieces are released, and the mappers'
+    /// chunks once nothing else reads them.
+    fn release_proxy(&mut self, proxy: ChunkIdx, release: &mut BTreeMap<WorkerId, Vec<ChunkIdx>>) {
+        self.location[proxy.index()] = None;
+        let chunks = &self.graph.chunks;
+        for &m in chunks.inputs(proxy) {
+            let Some((w, _)) = self.location[m.index()] else {
+                continue;
+            };
+            release
+                .entry(w)
+                .or_default()
+                .extend(shuffle::mapper_pieces(chunks, m));
+            self.refs[m.index()] = self.refs[m.index()].saturating_sub(1);
+            if self.refs[m.index()] == 0 {
+                self.location[m.index()] = None;
+                release.entry(w).or_default().push(m);
+            }
+        }
     }
 
     fn finish(&mut self, result: TaskEnd) {
@@ -227,10 +293,13 @@ impl TaskState {
                             self.location[c.index()] = Some((worker, size));
                         }
                     }
-                    for &c in self.graph.inputs.row(s) {
+                    let graph = self.graph.clone();
+                    for &c in graph.inputs.row(s) {
                         self.refs[c as usize] -= 1;
                         if self.refs[c as usize] == 0 {
-                            if let Some((w, _)) = self.location[c as usize].take() {
+                            if shuffle::is_proxy(&self.graph.chunks, ChunkIdx(c)) {
+                                self.release_proxy(ChunkIdx(c), &mut release);
+                            } else if let Some((w, _)) = self.location[c as usize].take() {
                                 release.entry(w).or_default().push(ChunkIdx(c));
                             }
                         }
@@ -277,6 +346,23 @@ impl TaskState {
         if self.done == self.graph.len() {
             self.finish(TaskEnd::Succeeded);
         }
+    }
+
+    /// The scheduler restarted and lost its queues: every subtask submitted and not yet
+    /// reported is submitted again (not counted as a retry). A report from the earlier
+    /// dispatch is still accepted while the subtask is submitted; its duplicate is stale.
+    pub fn redrive(&mut self) {
+        if self.ended {
+            return;
+        }
+        let submitted: Vec<usize> = (0..self.graph.len())
+            .filter(|s| self.state[*s] == SubState::Submitted)
+            .collect();
+        for s in submitted {
+            // Ready again at once if its inputs are all there; else recovered below.
+            self.state[s] = SubState::Waiting;
+        }
+        self.recover();
     }
 
     /// A worker died (`why`): its chunks are gone and `requeue` (what it ran or had queued)
@@ -326,6 +412,17 @@ impl TaskState {
                 *loc = None;
             }
         }
+        // A proxy is only as available as all of its mappers.
+        for p in &self.proxies {
+            let chunks = &self.graph.chunks;
+            if chunks
+                .inputs(*p)
+                .iter()
+                .any(|m| self.location[m.index()].is_none())
+            {
+                self.location[p.index()] = None;
+            }
+        }
     }
 
     /// Re-runs finished producers of every chunk that is needed but no longer exists, then
@@ -353,8 +450,15 @@ impl TaskState {
                 self.done -= 1;
                 self.attempts[s] += 1;
                 self.causes[s] = Some("its output was lost with its worker".into());
-                for &c in self.graph.inputs.row(s) {
-                    self.refs[c as usize] += 1;
+                if shuffle::is_proxy_subtask(&self.graph.chunks, self.graph.members.row(s)) {
+                    // Its hold on the mappers is released with the pieces, never re-taken.
+                    for &c in self.graph.members.row(s) {
+                        self.location[c as usize] = None;
+                    }
+                } else {
+                    for &c in self.graph.inputs.row(s) {
+                        self.refs[c as usize] += 1;
+                    }
                 }
             }
             if self.attempts[s] > self.max_retries {
@@ -382,7 +486,7 @@ impl TaskState {
     pub fn release_all(&mut self) {
         let mut release: BTreeMap<WorkerId, Vec<ChunkIdx>> = BTreeMap::new();
         for (c, loc) in self.location.iter_mut().enumerate() {
-            if let Some((w, _)) = loc.take() {
+            if let Some((w, _)) = loc.take().filter(|(w, _)| *w != PROXY_HOME) {
                 release.entry(w).or_default().push(ChunkIdx(c as u32));
             }
         }

@@ -171,3 +171,21 @@ fn fetch_failures_requeue_instead_of_failing() {
     assert_eq!(submitted(&mut st.outbox), vec![1]);
     assert!(!st.is_ended());
 }
+
+#[test]
+fn a_redrive_resubmits_what_was_in_flight_without_counting_retries() {
+    let mut st = state(0);
+    st.start();
+    assert_eq!(submitted(&mut st.outbox), vec![0, 1, 2, 3]);
+    st.on_reports(WorkerId(0), vec![ok(&st, 0)]);
+    assert_eq!(submitted(&mut st.outbox), vec![4]);
+    // The scheduler restarted: everything submitted and unreported goes again.
+    st.redrive();
+    assert_eq!(submitted(&mut st.outbox), vec![1, 2, 3, 4]);
+    assert_eq!(st.retries(), 0);
+    // A report of the earlier dispatch still counts; its duplicate is stale.
+    st.on_reports(WorkerId(1), vec![ok(&st, 1)]);
+    st.on_reports(WorkerId(0), vec![ok(&st, 1)]);
+    assert_eq!(submitted(&mut st.outbox), vec![5]);
+    assert!((st.progress() - 2.0 / 9.0).abs() < 1e-9);
+}

@@ -1,0 +1,249 @@
+//! Zarr arrays through `zarrs` on the local file system: v3 read and write, v2 read.
+//!
+//! A read decodes the store chunks a region overlaps (all of them only when the region is the
+//! whole array). `to_zarr` writes one store chunk per ares chunk: tiling makes the two grids
+//! the same, so no two writers ever touch the same store object. The supervisor creates the
+//! array metadata (`zarr.json`) before any writer runs; an existing Zarr array at the path is
+//! replaced, anything else there is refused.
+
+use super::IoError;
+use crate::array::{ArrayData, DType, Shape};
+use ndarray::{ArrayD, IxDyn};
+use std::ops::Range;
+use std::path::Path;
+use std::sync::Arc;
+use zarrs::array::{data_type, Array, ArrayBuilder};
+use zarrs::filesystem::FilesystemStore;
+
+type ZArray = Array<FilesystemStore>;
+
+/// What the array metadata says.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ZarrMeta {
+    pub shape: Shape,
+    pub dtype: DType,
+    /// The shape of the store's first chunk (its chunk grid, for a regular grid).
+    pub chunk: Shape,
+}
+
+fn shown(p: &Path) -> String {
+    p.display().to_string()
+}
+
+fn open(path: &Path) -> Result<ZArray, IoError> {
+    let bad = |d: String| IoError::bad(shown(path), d);
+    if !path.is_dir() {
+        return Err(IoError::Missing {
+            path: shown(path),
+            detail: "no Zarr array (not a directory)".into(),
+        });
+    }
+    let store = FilesystemStore::new(path).map_err(|e| bad(format!("cannot open store: {e}")))?;
+    Array::open(Arc::new(store), "/").map_err(|e| bad(format!("not a readable Zarr array: {e}")))
+}
+
+fn dtype_of(path: &Path, a: &ZArray) -> Result<DType, IoError> {
+    let dt = a.data_type();
+    if *dt == data_type::float64() {
+        Ok(DType::F64)
+    } else if *dt == data_type::int64() {
+        Ok(DType::I64)
+    } else if *dt == data_type::bool() {
+        Ok(DType::Bool)
+    } else {
+        Err(IoError::bad(
+            shown(path),
+            format!(
+                "unsupported data type {} (ares reads float64, int64, bool)",
+                a.metadata()
+                    .to_string_pretty()
+                    .lines()
+                    .find(|l| l.contains("data_type") || l.contains("dtype"))
+                    .map_or("?".into(), |l| l.trim().to_string())
+            ),
+        ))
+    }
+}
+
+fn usize_shape(path: &Path, dims: &[u64]) -> Result<Shape, IoError> {
+    dims.iter()
+        .map(|d| {
+            usize::try_from(*d)
+                .map_err(|_| IoError::bad(shown(path), format!("dimension {d} is too large")))
+        })
+        .collect()
+}
+
+/// Reads the metadata of the array at `path` (resolved inside a data root).
+pub fn read_meta(path: &Path) -> Result<ZarrMeta, IoError> {
+    let a = open(path)?;
+    let dtype = dtype_of(path, &a)?;
+    let shape = usize_shape(path, a.shape())?;
+    let chunk = if shape.is_empty() {
+        Shape::new()
+    } else {
+        let origin = vec![0u64; shape.len()];
+        let c = a
+            .chunk_shape(&origin)
+            .map_err(|e| IoError::bad(shown(path), format!("chunk grid: {e}")))?;
+        c.iter()
+            .zip(&shape)
+            .map(|(c, d)| (c.get() as usize).min((*d).max(1)))
+            .collect()
+    };
+    Ok(ZarrMeta {
+        shape,
+        dtype,
+        chunk,
+    })
+}
+
+fn ranges(offset: &[usize], shape: &[usize]) -> Vec<Range<u64>> {
+    offset
+        .iter()
+        .zip(shape)
+        .map(|(o, s)| *o as u64..(o + s) as u64)
+        .collect()
+}
+
+/// Reads region `offset..offset+shape` (checked against `dtype`).
+pub fn read_region(
+    path: &Path,
+    dtype: DType,
+    offset: &[usize],
+    shape: &[usize],
+) -> Result<ArrayData, IoError> {
+    let a = open(path)?;
+    let have = dtype_of(path, &a)?;
+    if have != dtype {
+        return Err(IoError::bad(
+            shown(path),
+            format!("holds {have}, expected {dtype}"),
+        ));
+    }
+    let subset = ranges(offset, shape);
+    let bad = |e: zarrs::array::ArrayError| {
+        IoError::bad(shown(path), format!("reading region {subset:?}: {e}"))
+    };
+    let dims = IxDyn(shape);
+    let wrap = |e: ndarray::ShapeError| IoError::bad(shown(path), e.to_string());
+    Ok(match dtype {
+        DType::F64 => {
+            let v: Vec<f64> = a.retrieve_array_subset(&subset.as_slice()).map_err(bad)?;
+            ArrayData::F64(ArrayD::from_shape_vec(dims, v).map_err(wrap)?)
+        }
+        DType::I64 => {
+            let v: Vec<i64> = a.retrieve_array_subset(&subset.as_slice()).map_err(bad)?;
+            ArrayData::I64(ArrayD::from_shape_vec(dims, v).map_err(wrap)?)
+        }
+        DType::Bool => {
+            let v: Vec<bool> = a.retrieve_array_subset(&subset.as_slice()).map_err(bad)?;
+            ArrayData::Bool(ArrayD::from_shape_vec(dims, v).map_err(wrap)?)
+        }
+    })
+}
+
+/// Creates the array metadata at `path` (replacing a Zarr array there): `shape`, `dtype`,
+/// a regular grid of `chunk`, compressed with `codec`.
+pub fn create(
+    path: &Path,
+    shape: &[usize],
+    dtype: DType,
+    chunk: &[usize],
+    codec: super::Codec,
+) -> Result<(), IoError> {
+    let bad = |d: String| IoError::bad(shown(path), d);
+    if path.exists() {
+        let is_zarr = path.join("zarr.json").is_file() || path.join(".zarray").is_file();
+        if !path.is_dir() || !is_zarr {
+            return Err(bad(
+                "exists and is not a Zarr array: refusing to replace it".into(),
+            ));
+        }
+        std::fs::remove_dir_all(path).map_err(|e| bad(format!("cannot replace: {e}")))?;
+    }
+    std::fs::create_dir(path).map_err(|e| bad(format!("cannot create: {e}")))?;
+    let store = FilesystemStore::new(path).map_err(|e| bad(format!("cannot open store: {e}")))?;
+    let dims: Vec<u64> = shape.iter().map(|d| *d as u64).collect();
+    let grid: Vec<u64> = chunk.iter().map(|c| (*c).max(1) as u64).collect();
+    let mut builder = match dtype {
+        DType::F64 => ArrayBuilder::new(dims, grid, data_type::float64(), 0.0f64),
+        DType::I64 => ArrayBuilder::new(dims, grid, data_type::int64(), 0i64),
+        DType::Bool => ArrayBuilder::new(
+            dims,
+            grid,
+            data_type::bool(),
+            zarrs::array::FillValue::from(false),
+        ),
+    };
+    let codecs: Vec<Arc<dyn zarrs::array::BytesToBytesCodecTraits>> = match codec {
+        super::Codec::None => vec![],
+        super::Codec::Zstd { level } => {
+            vec![Arc::new(zarrs::array::codec::ZstdCodec::new(level, false))]
+        }
+        super::Codec::Gzip { level } => vec![Arc::new(
+            zarrs::array::codec::GzipCodec::new(level)
+                .map_err(|e| bad(format!("gzip level: {e}")))?,
+        )],
+    };
+    builder.bytes_to_bytes_codecs(codecs);
+    let array = builder
+        .build(Arc::new(store), "/")
+        .map_err(|e| bad(format!("cannot build the array: {e}")))?;
+    array
+        .store_metadata()
+        .map_err(|e| bad(format!("cannot write metadata: {e}")))
+}
+
+/// Writes `data` as store chunk `index` of the array at `path`; returns its size in bytes
+/// (uncompressed).
+pub fn write_chunk(path: &Path, index: &[u64], data: &ArrayData) -> Result<u64, IoError> {
+    let a = open(path)?;
+    let have = dtype_of(path, &a)?;
+    if have != data.dtype() {
+        return Err(IoError::bad(
+            shown(path),
+            format!("chunk of {} for an array of {have}", data.dtype()),
+        ));
+    }
+    // The region of store chunk `index` inside the array (an edge chunk is cut short).
+    let region = a
+        .chunk_grid()
+        .subset(index)
+        .ok()
+        .flatten()
+        .map(|s| s.to_ranges())
+        .ok_or_else(|| IoError::bad(shown(path), format!("no store chunk {index:?}")))?;
+    let want: Vec<usize> = region
+        .iter()
+        .zip(a.shape())
+        .map(|(r, d)| (r.end.min(*d) - r.start) as usize)
+        .collect();
+    if want.as_slice() != data.shape() {
+        return Err(IoError::bad(
+            shown(path),
+            format!(
+                "chunk {index:?} is {want:?} in the store, the data is {:?}",
+                data.shape()
+            ),
+        ));
+    }
+    let subset: Vec<Range<u64>> = region
+        .iter()
+        .zip(&want)
+        .map(|(r, w)| r.start..r.start + *w as u64)
+        .collect();
+    let bad = |e: zarrs::array::ArrayError| {
+        IoError::bad(shown(path), format!("writing chunk {index:?}: {e}"))
+    };
+    let subset = &subset.as_slice();
+    match data {
+        ArrayData::F64(x) => a.store_array_subset(subset, x.iter().copied().collect::<Vec<f64>>()),
+        ArrayData::I64(x) => a.store_array_subset(subset, x.iter().copied().collect::<Vec<i64>>()),
+        ArrayData::Bool(x) => {
+            a.store_array_subset(subset, x.iter().copied().collect::<Vec<bool>>())
+        }
+    }
+    .map_err(bad)?;
+    Ok(data.nbytes() as u64)
+}

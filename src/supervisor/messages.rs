@@ -1,0 +1,398 @@
+//! Every message the supervisor's actors exchange, and the handles they hold of each other.
+//!
+//! The actors never name each other's types: the scheduler holds a [`LinkHandle`] per worker
+//! and a [`TaskHandle`] per task, processors and links hold a [`SchedulerHandle`], each a
+//! bundle of `Recipient<M>`s. So an actor's whole input is listed here, and reading one actor
+//! needs this file, not the other three. Who sends what:
+//!
+//! ```text
+//!  ClientLink ──FromClient──▶ TaskManager ──(creates)──▶ TaskProcessor (one per task)
+//!                                ▲  TaskEnded                 │ SubmitReady Release StopTask
+//!                                └────────────────────────────┤ PeerUnreachable GetWorkers
+//!                                                             ▼
+//!  Link (one per worker) ──RegisterWorker Heartbeat──▶    Scheduler
+//!        ▲                  Finished WorkerGone              │ Reports WorkerLost FailTask
+//!        └───────────── Send Expel ──────────────────────────┤ Redrive ──▶ TaskProcessor
+//! ```
+//!
+//! The web API and `ares node` talk to the TaskManager and the Scheduler through the same
+//! messages.
+
+use super::scheduler::state::ReadySubtask;
+use crate::config::TaskConfig;
+use crate::graph::TileableGraph;
+use crate::ids::{ChunkIdx, SubtaskIdx, TaskId, WorkerId};
+use crate::prepare::WorkerSlots;
+use crate::protocol::{ClientReply, ClientRequest, SubtaskReport, TaskInfo, ToWorker};
+use actix::dev::RecipientRequest;
+use actix::prelude::*;
+use bytes::Bytes;
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+// ---------------------------------------------------------------- to the Scheduler
+
+/// A worker proved the secret and said hello; `None` when the scheduler cannot take it.
+#[derive(Message)]
+#[rtype(result = "Option<WorkerId>")]
+pub struct RegisterWorker {
+    pub link: LinkHandle,
+    pub slots: usize,
+    pub data_addr: String,
+    /// `worker.memory_limit` in bytes (0 = none).
+    pub memory_limit: u64,
+}
+
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct Heartbeat {
+    pub worker: WorkerId,
+    pub stored_chunks: u64,
+    pub stored_bytes: u64,
+    pub memory: crate::worker::memory::MemoryStats,
+}
+
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct Finished {
+    pub worker: WorkerId,
+    pub task: TaskId,
+    pub reports: Vec<SubtaskReport>,
+}
+
+/// A worker's connection closed.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct WorkerGone(pub WorkerId);
+
+/// A peer did not serve chunks within `worker.fetch_timeout_ms`: it is dead to the cluster
+/// (frozen, partitioned or overloaded), so its work and chunks are recomputed elsewhere
+/// without waiting for `cluster.node_timeout_ms`.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct PeerUnreachable {
+    pub worker: WorkerId,
+    pub why: String,
+}
+
+/// Subtasks of a task that can run; the first submission registers the task.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct SubmitReady {
+    pub task: TaskId,
+    pub processor: TaskHandle,
+    pub graph: Bytes,
+    pub items: Vec<ReadySubtask>,
+}
+
+/// Chunks to delete, per worker.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct Release {
+    pub task: TaskId,
+    pub chunks: BTreeMap<WorkerId, Vec<ChunkIdx>>,
+}
+
+/// Stops a task's queued and running subtasks; with `forget`, workers drop it entirely.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct StopTask {
+    pub task: TaskId,
+    pub forget: bool,
+}
+
+/// Live workers with their slots and data-plane addresses.
+#[derive(Message)]
+#[rtype(result = "Vec<(WorkerSlots, String)>")]
+pub struct GetWorkers;
+
+/// Every live worker's `worker.memory_limit` (0 = none), for the refusal at submission of
+/// subtasks that fit in none.
+#[derive(Message)]
+#[rtype(result = "Vec<u64>")]
+pub struct MemoryLimits;
+
+#[derive(Message)]
+#[rtype(result = "Vec<NodeStatus>")]
+pub struct GetClusterStatus;
+
+/// One worker as status pages show it.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct NodeStatus {
+    pub worker: String,
+    pub slots: usize,
+    pub running: usize,
+    pub queued: usize,
+    pub data_addr: String,
+    pub stored_chunks: u64,
+    pub stored_bytes: u64,
+    pub alive: bool,
+    /// Memory accounting from the last heartbeat (limit, peak, spilled, pauses).
+    pub memory: crate::worker::memory::MemoryStats,
+}
+
+// ---------------------------------------------------------------- to a worker's Link
+
+/// Queues a message on the link.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct Send(pub ToWorker);
+
+/// Closes the connection of a worker the scheduler declared dead, telling it why.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct Expel(pub String);
+
+// ---------------------------------------------------------------- to a TaskProcessor
+
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct Reports {
+    pub worker: WorkerId,
+    pub reports: Vec<SubtaskReport>,
+}
+
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct WorkerLost {
+    pub worker: WorkerId,
+    pub subtasks: Vec<SubtaskIdx>,
+    /// Why it counts as lost ("connection closed", "missed its heartbeats", ...).
+    pub why: String,
+}
+
+/// The scheduler restarted and lost its queues: submit every subtask that was submitted
+/// and has not reported again (not counted as a retry).
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct Redrive;
+
+/// The task fails with this message if it has not ended: no worker has been live for
+/// `cluster.no_worker_timeout_ms`, or the supervisor is shutting down.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct FailTask(pub String);
+
+#[derive(Message)]
+#[rtype(result = "TaskInfo")]
+pub struct GetInfo;
+
+/// Answers when the task ends or after the timeout, whichever comes first.
+#[derive(Message)]
+#[rtype(result = "TaskInfo")]
+pub struct WaitDone(pub Duration);
+
+/// Cancels a running task; on an ended task, frees its results.
+#[derive(Message)]
+#[rtype(result = "TaskInfo")]
+pub struct Cancel;
+
+/// The result tensors, in the codec's chunk encoding (chunk index = output position).
+#[derive(Message)]
+#[rtype(result = "Result<Bytes, String>")]
+pub struct FetchResult;
+
+/// The task's graphs with per-node status, subtasks listed up to `limit`.
+#[derive(Message)]
+#[rtype(result = "GraphView")]
+pub struct GetGraph {
+    pub limit: usize,
+}
+
+/// Arguments of an `Op::Fetch` reading output `0` of this task, if it succeeded and its
+/// results are still held.
+#[derive(Message)]
+#[rtype(result = "Option<crate::ops::OpArgs>")]
+pub struct GetFetchArgs;
+
+/// One subtask as status pages show it.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct SubtaskView {
+    pub id: String,
+    pub depth: u32,
+    pub state: &'static str,
+    pub chunks: usize,
+    pub worker: Option<String>,
+    pub preds: Vec<u32>,
+}
+
+/// A task's graphs with per-node status: counts per depth always, subtasks up to a limit.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct GraphView {
+    pub info: TaskInfo,
+    pub tileable: Option<TileableGraph>,
+    pub subtasks_total: usize,
+    /// `[depth, waiting, submitted, done]` for every depth level.
+    pub by_depth: Vec<[usize; 4]>,
+    pub subtasks: Vec<SubtaskView>,
+}
+
+// ---------------------------------------------------------------- to the TaskManager
+
+/// Why a submission was refused: callers decide on the variant (HTTP 404 or 400), never on
+/// the text.
+#[derive(Debug, thiserror::Error)]
+pub enum SubmitError {
+    #[error("unknown session {0:?}")]
+    UnknownSession(String),
+    /// A limit, a bad name, an invalid graph or config: the message says which.
+    #[error("{0}")]
+    Refused(String),
+}
+
+/// A task ended (sent by its processor once).
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct TaskEnded(pub TaskId);
+
+/// Submits a tileable graph to a session.
+#[derive(Message)]
+#[rtype(result = "Result<TaskId, SubmitError>")]
+pub struct SubmitTask {
+    pub session: String,
+    pub graph: TileableGraph,
+    /// Replaces `task.default_config` for this task.
+    pub config: Option<TaskConfig>,
+    pub fuse_enabled: Option<bool>,
+    /// Binds the task's result to this name in the session.
+    pub name: Option<String>,
+}
+
+/// The named results of a session: (name, task, processor).
+#[derive(Message)]
+#[rtype(result = "Vec<(String, TaskId, TaskHandle)>")]
+pub struct Names(pub String);
+
+/// Cancels a running task or releases an ended one's results; its name is unbound.
+#[derive(Message)]
+#[rtype(result = "Option<TaskHandle>")]
+pub struct ReleaseTask {
+    pub session: String,
+    pub task: TaskId,
+}
+
+/// The processor of a task in a session (`None` when either is unknown).
+#[derive(Message)]
+#[rtype(result = "Option<TaskHandle>")]
+pub struct FindTask {
+    pub session: String,
+    pub task: TaskId,
+}
+
+/// Creates a session (idempotent); `false` when the id is not valid.
+#[derive(Message)]
+#[rtype(result = "bool")]
+pub struct CreateSession(pub String);
+
+/// Deletes a session: its tasks are cancelled and their data freed. `false` if unknown.
+#[derive(Message)]
+#[rtype(result = "bool")]
+pub struct DeleteSession(pub String);
+
+/// Sessions with their tasks' processors (one session, or all).
+#[derive(Message)]
+#[rtype(result = "Vec<(String, Vec<TaskHandle>)>")]
+pub struct ListSessions(pub Option<String>);
+
+/// SIGTERM: every task that has not ended fails with "supervisor shutting down", so no
+/// client waits on a supervisor that is going away.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct ShutDown;
+
+/// A native-protocol client request; the answer is the reply message.
+#[derive(Message)]
+#[rtype(result = "ClientReply")]
+pub struct FromClient(pub ClientRequest);
+
+// ---------------------------------------------------------------- handles
+
+/// What a link and a task processor may ask of the scheduler.
+#[derive(Clone)]
+pub struct SchedulerHandle {
+    pub register: Recipient<RegisterWorker>,
+    pub heartbeat: Recipient<Heartbeat>,
+    pub finished: Recipient<Finished>,
+    pub gone: Recipient<WorkerGone>,
+    pub peer_unreachable: Recipient<PeerUnreachable>,
+    pub submit: Recipient<SubmitReady>,
+    pub release: Recipient<Release>,
+    pub stop: Recipient<StopTask>,
+    pub workers: Recipient<GetWorkers>,
+    pub memory_limits: Recipient<MemoryLimits>,
+}
+
+/// What the scheduler may ask of a worker's link.
+#[derive(Clone)]
+pub struct LinkHandle {
+    pub send: Recipient<Send>,
+    pub expel: Recipient<Expel>,
+}
+
+/// One task's processor, as the scheduler, the task manager and the web API see it.
+/// `handle.send(GetInfo)` works as on an `Addr` for every message a processor takes.
+#[derive(Clone)]
+pub struct TaskHandle {
+    pub reports: Recipient<Reports>,
+    pub lost: Recipient<WorkerLost>,
+    pub redrive: Recipient<Redrive>,
+    pub fail: Recipient<FailTask>,
+    pub info: Recipient<GetInfo>,
+    pub wait: Recipient<WaitDone>,
+    pub cancel: Recipient<Cancel>,
+    pub fetch: Recipient<FetchResult>,
+    pub graph: Recipient<GetGraph>,
+    pub fetch_args: Recipient<GetFetchArgs>,
+}
+
+/// Which of a handle's recipients takes `M`.
+pub trait Route<M>
+where
+    M: Message + std::marker::Send,
+    M::Result: std::marker::Send,
+{
+    fn recipient(&self) -> &Recipient<M>;
+}
+
+impl TaskHandle {
+    pub fn send<M>(&self, m: M) -> RecipientRequest<M>
+    where
+        M: Message + std::marker::Send + 'static,
+        M::Result: std::marker::Send,
+        Self: Route<M>,
+    {
+        self.recipient().send(m)
+    }
+
+    pub fn do_send<M>(&self, m: M)
+    where
+        M: Message + std::marker::Send + 'static,
+        M::Result: std::marker::Send,
+        Self: Route<M>,
+    {
+        self.recipient().do_send(m)
+    }
+}
+
+macro_rules! routes {
+    ($($field:ident: $m:ty),* $(,)?) => {
+        $(impl Route<$m> for TaskHandle {
+            fn recipient(&self) -> &Recipient<$m> {
+                &self.$field
+            }
+        })*
+    };
+}
+
+routes!(
+    reports: Reports,
+    lost: WorkerLost,
+    redrive: Redrive,
+    fail: FailTask,
+    info: GetInfo,
+    wait: WaitDone,
+    cancel: Cancel,
+    fetch: FetchResult,
+    graph: GetGraph,
+    fetch_args: GetFetchArgs,
+);

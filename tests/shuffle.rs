@@ -1,0 +1,351 @@
+//! The map-reduce shuffle (issue 11): sort/argsort against an independent evaluation on random
+//! shapes and chunkings, the dask#3872 graph's size, the supervisor's shuffle bookkeeping
+//! (virtual proxy, one fetch list per reducer, release after the last reducer, lineage
+//! recovery of only the lost mapper), and real clusters, one losing a worker between the map
+//! and the reduce stages.
+
+mod common;
+
+use ares::array::ArrayData;
+use ares::config::TaskConfig;
+use ares::graph::shuffle;
+use ares::ids::{ChunkIdx, SubtaskIdx, TaskId, WorkerId};
+use ares::ops::Op;
+use ares::prepare::{prepare, uniform_cluster};
+use ares::protocol::{SubtaskReport, TaskStatus};
+use ares::supervisor::task_processor::state::{TaskOut, TaskState};
+use ares::tensor::{self, Tensor};
+use common::cluster::Cluster;
+use proptest::prelude::*;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// NumPy's order: by value, NaN last; ties keep their positions (a stable argsort).
+fn order(a: f64, b: f64) -> std::cmp::Ordering {
+    match (a.is_nan(), b.is_nan()) {
+        (true, true) => std::cmp::Ordering::Equal,
+        (true, false) => std::cmp::Ordering::Greater,
+        (false, true) => std::cmp::Ordering::Less,
+        _ => a.partial_cmp(&b).unwrap(),
+    }
+}
+
+/// Independent sort and stable argsort of every row of the last axis.
+fn reference(x: &ArrayData, arg: bool) -> Vec<f64> {
+    let v: Vec<f64> = x.iter_f64().collect();
+    let row = *x.shape().last().unwrap();
+    let mut out = Vec::with_capacity(v.len());
+    for lane in v.chunks(row.max(1)) {
+        let mut idx: Vec<usize> = (0..lane.len()).collect();
+        idx.sort_by(|a, b| order(lane[*a], lane[*b]));
+        out.extend(idx.iter().map(|i| if arg { *i as f64 } else { lane[*i] }));
+    }
+    out
+}
+
+fn same(got: &ArrayData, want: &[f64], what: &str) {
+    let got: Vec<f64> = got.iter_f64().collect();
+    assert_eq!(got.len(), want.len(), "{what}: length");
+    for (i, (g, w)) in got.iter().zip(want).enumerate() {
+        assert!(
+            (g.is_nan() && w.is_nan()) || g == w,
+            "{what}: element {i}: got {g}, want {w}"
+        );
+    }
+}
+
+/// Inputs with duplicates, NaN, a single repeated value (every value in one reducer).
+fn input(kind: u8, shape: &[usize], chunk: &[usize], seed: u64) -> String {
+    let s = shape
+        .iter()
+        .map(|d| d.to_string())
+        .collect::<Vec<_>>()
+        .join(", ");
+    let c = chunk
+        .iter()
+        .map(|d| d.to_string())
+        .collect::<Vec<_>>()
+        .join(", ");
+    let r = format!("rand(({s},), chunk=({c},), seed={seed})");
+    match kind % 4 {
+        0 => r,
+        1 => format!("log({r} - 0.3)"),
+        2 => format!("astype({r} * 5, 'int64') - 2"),
+        _ => format!("astype({r} * 0, 'int64') + 7"),
+    }
+}
+
+fn check_sort(program: &str, config: &TaskConfig) {
+    let x = ares::expr::evaluate(program).unwrap();
+    let data = common::run(&x, config, 2, 2);
+    for arg in [false, true] {
+        let t = if arg { x.argsort() } else { x.sort() }.unwrap();
+        assert_eq!(t.shape(), x.shape());
+        let got = common::run(&t, config, 2, 2);
+        let what = format!("{}({program})", if arg { "argsort" } else { "sort" });
+        assert_eq!(got.shape(), x.shape(), "{what}");
+        same(&got, &reference(&data, arg), &what);
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+    #[test]
+    fn sort_of_1d_matches_the_reference(
+        n in 0usize..120,
+        chunk in 1usize..40,
+        kind in 0u8..4,
+        seed in 0u64..1000,
+        fuse in any::<bool>(),
+    ) {
+        let config = TaskConfig { fuse_enabled: fuse, ..TaskConfig::default() };
+        check_sort(&input(kind, &[n], &[chunk.min(n.max(1))], seed), &config);
+    }
+
+    #[test]
+    fn sort_of_nd_along_the_last_axis_matches_the_reference(
+        rows in 1usize..6,
+        cols in 1usize..30,
+        chunk in (1usize..6, 1usize..12),
+        kind in 0u8..4,
+        seed in 0u64..1000,
+    ) {
+        check_sort(
+            &input(kind, &[rows, cols], &[chunk.0, chunk.1], seed),
+            &TaskConfig::default(),
+        );
+    }
+}
+
+#[test]
+fn chunks_of_one_and_every_value_in_one_reducer() {
+    for p in [
+        "rand(50, chunk=1, seed=3)",
+        "astype(rand(40, chunk=1, seed=4) * 0, 'int64')",
+        "astype(rand(64, chunk=5, seed=5) * 0, 'int64') + 1",
+        "rand(30, chunk=30, seed=6)",
+        "astype(rand(33, chunk=4, seed=7) > 0.5, 'bool')",
+    ] {
+        check_sort(p, &TaskConfig::default());
+    }
+}
+
+#[test]
+fn a_shuffle_graph_is_linear_in_mappers_plus_reducers() {
+    let (n, m) = (1000usize, 1000usize);
+    let t = tensor::shuffle_bench(n as u32, m as u32, 1).unwrap();
+    let graph = Tensor::graph(&[&t]);
+    assert_eq!(graph.nodes.len(), 1, "the client sends one node");
+    let p = prepare(
+        &graph,
+        &TaskConfig::default(),
+        &uniform_cluster(2, 2),
+        TaskId(1),
+    )
+    .unwrap();
+    let g = &p.subtasks;
+    assert_eq!(g.chunks.len(), n + 1 + m);
+    let edges: usize = (0..g.chunks.len())
+        .map(|c| g.chunks.inputs(ChunkIdx(c as u32)).len())
+        .sum();
+    assert_eq!(edges, n + m, "chunk edges");
+    assert!(
+        g.preds.edges() <= n + m,
+        "subtask edges {}",
+        g.preds.edges()
+    );
+    // One proxy subtask, alone; every reducer a subtask of its own.
+    let proxies: Vec<usize> = (0..g.len())
+        .filter(|s| shuffle::is_proxy_subtask(&g.chunks, g.members.row(*s)))
+        .collect();
+    assert_eq!(proxies.len(), 1);
+    assert_eq!(g.succs.row(proxies[0]).len(), m);
+}
+
+fn ok(st: &TaskState, s: u32) -> SubtaskReport {
+    // What a worker reports: the kept chunks, and a mapper's pieces.
+    let g = &st.graph;
+    let mut outputs: Vec<(ChunkIdx, u64)> = g
+        .outputs
+        .row(s as usize)
+        .iter()
+        .map(|c| (ChunkIdx(*c), 8))
+        .collect();
+    for &c in g.members.row(s as usize) {
+        outputs.extend(shuffle::mapper_pieces(&g.chunks, ChunkIdx(c)).map(|k| (k, 8)));
+    }
+    SubtaskReport {
+        subtask: SubtaskIdx(s),
+        outcome: Ok(outputs),
+    }
+}
+
+fn submitted(out: &mut Vec<TaskOut>) -> Vec<ares::supervisor::scheduler::state::ReadySubtask> {
+    let mut items = Vec::new();
+    for o in out.drain(..) {
+        if let TaskOut::Submit(v) = o {
+            items.extend(v);
+        }
+    }
+    items.sort_by_key(|r| r.subtask);
+    items
+}
+
+fn released(out: &[TaskOut]) -> Vec<ChunkIdx> {
+    out.iter()
+        .flat_map(|o| match o {
+            TaskOut::Release(m) => m.values().flatten().copied().collect(),
+            _ => vec![],
+        })
+        .collect()
+}
+
+#[test]
+fn the_supervisor_completes_the_proxy_releases_pieces_and_reruns_only_the_lost_mapper() {
+    // 4 mappers, 3 reducers, one chunk per subtask.
+    let t = tensor::shuffle_bench(4, 3, 10).unwrap();
+    let config = TaskConfig {
+        initial_same_color_num: Some(1),
+        ..TaskConfig::default()
+    };
+    let p = prepare(
+        &Tensor::graph(&[&t]),
+        &config,
+        &uniform_cluster(2, 2),
+        TaskId(3),
+    )
+    .unwrap();
+    let mut st = TaskState::new(Arc::new(p.subtasks), 3);
+    let g = st.graph.clone();
+    let is_op = |s: u32, op: Op| {
+        g.members
+            .row(s as usize)
+            .iter()
+            .all(|c| g.chunks.node(ChunkIdx(*c)).op == op)
+    };
+    st.start();
+    let mappers = submitted(&mut st.outbox);
+    assert_eq!(mappers.len(), 4);
+    assert!(mappers.iter().all(|r| is_op(r.subtask.0, Op::ShuffleMap)));
+    // Mappers 0, 1 on w0; 2, 3 on w1. The proxy completes without a worker.
+    for (i, r) in mappers.iter().enumerate() {
+        let report = ok(&st, r.subtask.0);
+        st.on_reports(WorkerId(i as u32 / 2), vec![report]);
+    }
+    let reducers = submitted(&mut st.outbox);
+    assert_eq!(
+        reducers.len(),
+        3,
+        "the proxy completed and its reducers are ready"
+    );
+    for r in &reducers {
+        assert!(is_op(r.subtask.0, Op::ShuffleReduce));
+        assert_eq!(r.inputs.len(), 4, "one piece per mapper");
+        assert!(r.inputs.iter().all(|(c, _, _)| shuffle::is_piece(*c)));
+        let on_w0 = r.inputs.iter().filter(|i| i.1 == WorkerId(0)).count();
+        assert_eq!(on_w0, 2, "pieces are where their mappers ran");
+    }
+    // Reducer 0 finishes: nothing is released yet.
+    let r0 = ok(&st, reducers[0].subtask.0);
+    st.on_reports(WorkerId(0), vec![r0]);
+    assert!(released(&st.outbox).is_empty());
+    // w1 dies while reducers 1 and 2 are running: only mappers 2 and 3 run again.
+    let running = [reducers[1].subtask, reducers[2].subtask];
+    st.on_worker_lost(WorkerId(1), &running, "killed");
+    let again = submitted(&mut st.outbox);
+    let again: Vec<u32> = again.iter().map(|r| r.subtask.0).collect();
+    assert_eq!(again, vec![mappers[2].subtask.0, mappers[3].subtask.0]);
+    for s in again {
+        let report = ok(&st, s);
+        st.on_reports(WorkerId(0), vec![report]);
+    }
+    let reducers_again = submitted(&mut st.outbox);
+    assert_eq!(reducers_again.len(), 2, "the two unfinished reducers");
+    assert!(reducers_again
+        .iter()
+        .all(|r| r.inputs.iter().all(|i| i.1 == WorkerId(0))));
+    for r in &reducers_again {
+        let report = ok(&st, r.subtask.0);
+        st.on_reports(WorkerId(0), vec![report]);
+    }
+    // The last reducer released every mapper's pieces and the mappers' chunks.
+    let gone = released(&st.outbox);
+    assert_eq!(gone.iter().filter(|c| shuffle::is_piece(**c)).count(), 12);
+    assert!(st.outbox.iter().any(|o| matches!(o, TaskOut::Finished(_))));
+}
+
+fn run(c: &mut ares::api::NativeClient, t: &Tensor) -> ArrayData {
+    use ares::api::TaskApi;
+    let task = c.submit_tileable_graph(&Tensor::graph(&[t]), None).unwrap();
+    let info = c.wait_task(task, Duration::from_secs(120)).unwrap();
+    assert_eq!(info.status, TaskStatus::Succeeded, "{:?}", info.error);
+    let r = c.fetch(task).unwrap().remove(0);
+    c.cancel_task(task).unwrap();
+    r
+}
+
+fn bench_result(n: u32, m: u32, rows: u64) -> Vec<f64> {
+    ares::bench_shuffle::expected(n, m, rows)
+        .iter()
+        .flatten()
+        .map(|v| *v as f64)
+        .collect()
+}
+
+#[test]
+fn shuffles_on_a_cluster_match_the_reference() {
+    let cluster = Cluster::start(3, 1);
+    let mut c = cluster.client();
+    let t = tensor::shuffle_bench(30, 20, 200).unwrap();
+    same(
+        &run(&mut c, &t),
+        &bench_result(30, 20, 200),
+        "shuffle_bench",
+    );
+    let x = ares::expr::evaluate("log(rand(5000, chunk=333, seed=2) - 0.1)").unwrap();
+    let data = common::run(&x, &TaskConfig::default(), 1, 1);
+    same(
+        &run(&mut c, &x.sort().unwrap()),
+        &reference(&data, false),
+        "sort",
+    );
+    same(
+        &run(&mut c, &x.argsort().unwrap()),
+        &reference(&data, true),
+        "argsort",
+    );
+}
+
+#[test]
+fn a_worker_killed_between_map_and_reduce_does_not_change_the_result() {
+    use ares::api::TaskApi;
+    let mut cluster = Cluster::start(3, 1);
+    let mut c = cluster.client();
+    // Mappers are quick; 24 reducers each sort 100,000 values.
+    let (n, m, rows) = (24u32, 24u32, 100_000u64);
+    let t = tensor::shuffle_bench(n, m, rows).unwrap();
+    let task = c
+        .submit_tileable_graph(&Tensor::graph(&[&t]), None)
+        .unwrap();
+    let mapped = (n + 1) as f64 / (n + 1 + m) as f64;
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let info = c.get_task_result(task).unwrap();
+        assert!(
+            !info.status.is_terminal(),
+            "ended before the kill: make it bigger"
+        );
+        if info.progress >= mapped {
+            break;
+        }
+        assert!(Instant::now() < deadline);
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    cluster.nodes[1].kill().unwrap();
+    let info = c.wait_task(task, Duration::from_secs(120)).unwrap();
+    assert_eq!(info.status, TaskStatus::Succeeded, "{:?}", info.error);
+    assert!(info.retries > 0, "the lost mappers ran again");
+    let got = c.fetch(task).unwrap().remove(0);
+    same(&got, &bench_result(n, m, rows), "after losing a worker");
+}
