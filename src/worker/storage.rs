@@ -99,7 +99,10 @@ impl Storage {
         if let Some(d) = self.chunks.get(&key).map(|c| c.clone()) {
             return Some(d);
         }
-        self.read_spilled(key).map(Arc::new)
+        // Loaded back (and its file deleted) meanwhile: it is in memory again.
+        self.read_spilled(key)
+            .map(Arc::new)
+            .or_else(|| self.chunks.get(&key).map(|c| c.clone()))
     }
 
     fn read_spilled(&self, key: Key) -> Option<ArrayData> {
