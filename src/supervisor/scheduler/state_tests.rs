@@ -11,6 +11,7 @@ fn ready(s: u32, depth: u32, preferred: Option<u32>, inputs: &[(u32, u32, u64)])
             .iter()
             .map(|(c, w, b)| (ChunkIdx(*c), WorkerId(*w), *b))
             .collect(),
+        memory: 0,
     }
 }
 
