@@ -122,6 +122,9 @@ pub struct ClusterConfig {
     pub handshake_timeout_ms: u64,
     /// A task with work left fails after this long without any live worker.
     pub no_worker_timeout_ms: u64,
+    /// A worker silent this long is suspect: what it runs or has queued runs again
+    /// elsewhere (first report wins), before `node_timeout_ms` declares it dead.
+    pub suspect_after_ms: u64,
 }
 
 impl Default for ClusterConfig {
@@ -137,6 +140,7 @@ impl Default for ClusterConfig {
             allow_unauthenticated: false,
             handshake_timeout_ms: 5000,
             no_worker_timeout_ms: 30_000,
+            suspect_after_ms: 3000,
         }
     }
 }
@@ -183,6 +187,8 @@ pub struct WorkerConfig {
     /// A peer fetch (connect, handshake, each read and write) that stalls this long fails;
     /// after its retries the subtask reports the peer unreachable.
     pub fetch_timeout_ms: u64,
+    /// SIGTERM: how long running subtasks may take to finish before the worker leaves.
+    pub drain_timeout_ms: u64,
 }
 
 impl Default for WorkerConfig {
@@ -194,6 +200,7 @@ impl Default for WorkerConfig {
             spill_dir: None,
             data_listen: "127.0.0.1:0".into(),
             fetch_timeout_ms: 10_000,
+            drain_timeout_ms: 30_000,
         }
     }
 }

@@ -126,40 +126,45 @@ fn partition(
     arg: bool,
     offset: u64,
 ) -> KResult<Vec<ArrayData>> {
-    fn go<T: Key + Clone>(v: &ArrayD<T>, s: &ArrayD<T>, m: usize) -> Vec<Vec<(T, u64)>> {
+    /// Bucket of every element: the number of splitters at or below it.
+    fn buckets<T: Key>(v: &ArrayD<T>, s: &ArrayD<T>, m: usize) -> Vec<u32> {
         let keys: Vec<u64> = s.iter().map(|x| x.key()).collect();
-        let mut parts: Vec<Vec<(T, u64)>> = vec![Vec::new(); m];
-        for (i, x) in v.iter().enumerate() {
-            let b = keys.partition_point(|k| *k <= x.key()).min(m - 1);
-            parts[b].push((*x, i as u64));
-        }
-        parts
+        v.iter()
+            .map(|x| keys.partition_point(|k| *k <= x.key()).min(m - 1) as u32)
+            .collect()
     }
     fn emit<T: Key + Clone>(
-        parts: Vec<Vec<(T, u64)>>,
+        v: &ArrayD<T>,
+        s: &ArrayD<T>,
+        m: usize,
         arg: bool,
         offset: u64,
         wrap: impl Fn(ArrayD<T>) -> ArrayData,
     ) -> Vec<ArrayData> {
-        parts
-            .into_iter()
-            .map(|p| {
-                if arg {
-                    let pairs = p
-                        .iter()
-                        .flat_map(|(x, i)| [x.key() as i64, (offset + i) as i64])
-                        .collect();
-                    ArrayData::I64(vec1(pairs))
-                } else {
-                    wrap(vec1(p.into_iter().map(|(x, _)| x).collect()))
-                }
-            })
-            .collect()
+        let b = buckets(v, s, m);
+        let mut sizes = vec![0usize; m];
+        for k in &b {
+            sizes[*k as usize] += 1;
+        }
+        if arg {
+            let mut parts: Vec<Vec<i64>> =
+                sizes.iter().map(|n| Vec::with_capacity(2 * n)).collect();
+            for (i, (x, k)) in v.iter().zip(&b).enumerate() {
+                parts[*k as usize].extend([x.key() as i64, (offset + i as u64) as i64]);
+            }
+            parts.into_iter().map(|p| ArrayData::I64(vec1(p))).collect()
+        } else {
+            let mut parts: Vec<Vec<T>> = sizes.iter().map(|n| Vec::with_capacity(*n)).collect();
+            for (x, k) in v.iter().zip(&b) {
+                parts[*k as usize].push(*x);
+            }
+            parts.into_iter().map(|p| wrap(vec1(p))).collect()
+        }
     }
     Ok(match (data, splitters) {
-        (ArrayData::F64(v), ArrayData::F64(s)) => emit(go(v, s, m), arg, offset, ArrayData::F64),
-        (ArrayData::I64(v), ArrayData::I64(s)) => emit(go(v, s, m), arg, offset, ArrayData::I64),
-        (ArrayData::Bool(v), ArrayData::Bool(s)) => emit(go(v, s, m), arg, offset, ArrayData::Bool),
+        (ArrayData::F64(v), ArrayData::F64(s)) => emit(v, s, m, arg, offset, ArrayData::F64),
+        (ArrayData::I64(v), ArrayData::I64(s)) => emit(v, s, m, arg, offset, ArrayData::I64),
+        (ArrayData::Bool(v), ArrayData::Bool(s)) => emit(v, s, m, arg, offset, ArrayData::Bool),
         _ => return kerr("sort: chunk and splitters of different dtypes"),
     })
 }
@@ -178,7 +183,11 @@ fn rebalance(
             let (lo, hi) = (r * chunk, (r + 1) * chunk);
             let a = lo.max(start).min(start + n) - start;
             let b = hi.max(start).min(start + n) - start;
-            each_dtype!(bucket, v => vec1(v.iter().skip(a * width).take((b - a) * width).cloned().collect()))
+            let range = a * width..b * width;
+            each_dtype!(bucket, v => vec1(match v.as_slice() {
+                Some(flat) => flat[range].to_vec(),
+                None => v.iter().skip(range.start).take(range.len()).cloned().collect(),
+            }))
         })
         .collect()
 }

@@ -7,7 +7,8 @@
 
 use super::guard::{guard, Guarded};
 use super::messages::{
-    Expel, Finished, Heartbeat, LinkHandle, RegisterWorker, SchedulerHandle, Send, WorkerGone,
+    Expel, Finished, Heartbeat, LinkHandle, RegisterWorker, SchedulerHandle, Send, WorkerDrain,
+    WorkerGone,
 };
 use crate::ids::WorkerId;
 use crate::net::Admitted;
@@ -139,6 +140,12 @@ impl Link {
                     task,
                     reports,
                 })
+            }
+            (State::Registered(w), m @ (FromWorker::Draining | FromWorker::Leaving)) => {
+                let left = m == FromWorker::Leaving;
+                self.scheduler
+                    .drain
+                    .do_send(WorkerDrain { worker: w, left });
             }
             (State::Registered(_), FromWorker::Hello { .. }) => {
                 self.refuse("a second hello".into(), ctx)

@@ -24,7 +24,7 @@ use super::guard::{guard, Guarded};
 use super::messages::{
     Expel, FailTask, Finished, GetWorkers, Heartbeat, LinkHandle, MemoryLimits, PeerUnreachable,
     Redrive, RegisterWorker, Release, Reports, SchedulerHandle, Send, StopTask, SubmitReady,
-    TaskHandle, WorkerGone, WorkerLost,
+    TaskHandle, WorkerDrain, WorkerGone, WorkerLost,
 };
 pub use super::messages::{GetClusterStatus, NodeStatus};
 use crate::ids::{TaskId, WorkerId};
@@ -57,6 +57,7 @@ pub struct Scheduler {
     processors: HashMap<TaskId, (TaskHandle, Bytes, Instant)>,
     epoch: Instant,
     node_timeout_ms: u64,
+    suspect_after_ms: u64,
     check_every: Duration,
     no_worker_timeout: Duration,
     /// Since when no worker has been live (`None` while one is).
@@ -72,8 +73,10 @@ impl Scheduler {
         node_timeout_ms: u64,
         heartbeat_ms: u64,
         no_worker_timeout_ms: u64,
+        suspect_after_ms: u64,
     ) -> Self {
         Self {
+            suspect_after_ms,
             no_worker_timeout: Duration::from_millis(no_worker_timeout_ms),
             no_worker_since: Some(Instant::now()),
             told_no_workers: HashSet::new(),
@@ -147,6 +150,15 @@ impl Scheduler {
         }
     }
 
+    /// Has each task submit these subtasks again (not counted as retries).
+    fn redrive(&self, subtasks: BTreeMap<TaskId, Vec<crate::ids::SubtaskIdx>>) {
+        for (task, list) in subtasks {
+            if let Some((p, _, _)) = self.processors.get(&task) {
+                p.do_send(Redrive(Some(list)));
+            }
+        }
+    }
+
     fn remove_worker(&mut self, worker: WorkerId, why: &str) {
         let Some(entry) = self.workers.remove(&worker) else {
             return;
@@ -188,6 +200,15 @@ impl Actor for Scheduler {
                 }
                 act.state
                     .mark_silent(now, 3 * act.check_every.as_millis() as u64);
+                let suspect = act.state.suspects(now, act.suspect_after_ms);
+                if !suspect.is_empty() {
+                    let n: usize = suspect.values().map(Vec::len).sum();
+                    tracing::warn!(
+                        "{n} subtasks of silent workers run again elsewhere (cluster.suspect_after_ms)"
+                    );
+                    act.redrive(suspect);
+                    act.dispatch();
+                }
                 act.fail_without_workers();
             });
         });
@@ -215,7 +236,7 @@ impl Supervised for Scheduler {
             "scheduler restarted: its queues are re-driven by the tasks"
         );
         for (processor, _, _) in self.processors.values() {
-            processor.do_send(Redrive);
+            processor.do_send(Redrive(None));
         }
     }
 }
@@ -278,6 +299,22 @@ impl Handler<PeerUnreachable> for Scheduler {
                 m.worker,
                 &format!("a peer could not fetch from it: {}", m.why),
             );
+        });
+    }
+}
+
+impl Handler<WorkerDrain> for Scheduler {
+    type Result = ();
+    fn handle(&mut self, m: WorkerDrain, ctx: &mut Context<Self>) {
+        guard(self, ctx, "WorkerDrain", |act, _ctx| {
+            if m.left {
+                act.remove_worker(m.worker, "drained after SIGTERM and left");
+            } else {
+                tracing::info!(worker = %m.worker, "worker draining (SIGTERM): no new work for it");
+                let requeue = act.state.set_draining(m.worker);
+                act.redrive(requeue);
+                act.dispatch();
+            }
         });
     }
 }
@@ -448,6 +485,7 @@ impl From<Addr<Scheduler>> for SchedulerHandle {
             heartbeat: a.clone().recipient(),
             finished: a.clone().recipient(),
             gone: a.clone().recipient(),
+            drain: a.clone().recipient(),
             peer_unreachable: a.clone().recipient(),
             submit: a.clone().recipient(),
             release: a.clone().recipient(),

@@ -66,6 +66,11 @@ struct WorkerState {
     /// Silent for a few heartbeats (frozen, overloaded): given no new work while another
     /// worker answers; cleared by its next heartbeat.
     silent: bool,
+    /// Suspect (silent for `suspect_after_ms`): its work was handed to others once; cleared
+    /// by its next heartbeat.
+    suspect: bool,
+    /// Draining after SIGTERM: never given work again.
+    draining: bool,
 }
 
 impl WorkerState {
@@ -141,6 +146,8 @@ impl SchedulerState {
                 projected: 0,
                 last_seen_ms: now_ms,
                 silent: false,
+                suspect: false,
+                draining: false,
             },
         );
         let waiting = std::mem::take(&mut self.unplaced);
@@ -167,6 +174,8 @@ impl SchedulerState {
                     projected: 0,
                     last_seen_ms: now_ms,
                     silent: false,
+                    suspect: false,
+                    draining: false,
                 },
             );
             self.next_worker = self.next_worker.max(id.0 + 1);
@@ -193,6 +202,7 @@ impl SchedulerState {
         if let Some(w) = self.workers.get_mut(&worker) {
             w.last_seen_ms = now_ms;
             w.silent = false;
+            w.suspect = false;
         }
     }
 
@@ -205,6 +215,40 @@ impl SchedulerState {
         }
     }
 
+    /// Workers silent for longer than `after_ms` become suspect, once per silence: what they
+    /// run or have queued is returned (per task) to run again elsewhere, and forgotten here,
+    /// so a frozen worker's in-flight subtask waits `after_ms`, not `node_timeout_ms`.
+    pub fn suspects(&mut self, now_ms: u64, after_ms: u64) -> BTreeMap<TaskId, Vec<SubtaskIdx>> {
+        let mut out: BTreeMap<TaskId, Vec<SubtaskIdx>> = BTreeMap::new();
+        for w in self.workers.values_mut() {
+            if w.suspect || now_ms.saturating_sub(w.last_seen_ms) <= after_ms {
+                continue;
+            }
+            w.suspect = true;
+            w.projected = 0;
+            for ((task, s), _) in w.running.drain() {
+                out.entry(task).or_default().push(s);
+            }
+            for q in std::mem::take(&mut w.queue) {
+                out.entry(q.task).or_default().push(q.run.subtask);
+            }
+        }
+        out
+    }
+
+    /// The worker drains after SIGTERM: it gets no more work; what it had queued here (not
+    /// yet sent) is returned per task to run elsewhere.
+    pub fn set_draining(&mut self, worker: WorkerId) -> BTreeMap<TaskId, Vec<SubtaskIdx>> {
+        let mut out: BTreeMap<TaskId, Vec<SubtaskIdx>> = BTreeMap::new();
+        if let Some(w) = self.workers.get_mut(&worker) {
+            w.draining = true;
+            for q in std::mem::take(&mut w.queue) {
+                out.entry(q.task).or_default().push(q.run.subtask);
+            }
+        }
+        out
+    }
+
     /// Workers silent for longer than `timeout_ms`.
     pub fn expired(&self, now_ms: u64, timeout_ms: u64) -> Vec<WorkerId> {
         self.workers
@@ -215,12 +259,13 @@ impl SchedulerState {
     }
 
     fn place(&self, item: &ReadySubtask) -> Option<WorkerId> {
-        // Silent workers are candidates only when every worker is silent.
-        let all_silent = self.workers.values().all(|w| w.silent);
+        // Silent workers are candidates only when every worker is silent; draining ones
+        // never are.
+        let all_silent = self.workers.values().all(|w| w.silent || w.draining);
         let usable = |id: &WorkerId| {
             self.workers
                 .get(id)
-                .is_some_and(|w| all_silent || !w.silent)
+                .is_some_and(|w| !w.draining && (all_silent || !w.silent))
         };
         if let Some(p) = item.preferred.filter(usable) {
             return Some(p);

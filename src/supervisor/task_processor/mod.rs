@@ -4,14 +4,15 @@
 //! fetches.
 
 pub mod lifecycle;
+mod part;
 pub mod state;
 mod views;
 
 // Re-exported: the web API's historical paths.
 use super::guard::{guard, Guarded};
 pub use super::messages::{
-    Cancel, FailTask, FetchResult, GetFetchArgs, GetGraph, GetInfo, GraphView, SubtaskView,
-    WaitDone,
+    Cancel, FailTask, FetchPart, FetchResult, GetFetchArgs, GetGraph, GetInfo, GraphView,
+    SubtaskView, WaitDone,
 };
 use super::messages::{
     GetWorkers, MemoryLimits, PeerUnreachable, Redrive, Release, Reports, SchedulerHandle,
@@ -66,7 +67,8 @@ impl From<Addr<TaskProcessor>> for TaskHandle {
             cancel: a.clone().recipient(),
             fetch: a.clone().recipient(),
             graph: a.clone().recipient(),
-            fetch_args: a.recipient(),
+            fetch_args: a.clone().recipient(),
+            part: a.recipient(),
         }
     }
 }
@@ -284,10 +286,10 @@ impl Handler<WorkerLost> for TaskProcessor {
 
 impl Handler<Redrive> for TaskProcessor {
     type Result = ();
-    fn handle(&mut self, _: Redrive, ctx: &mut Context<Self>) {
+    fn handle(&mut self, Redrive(only): Redrive, ctx: &mut Context<Self>) {
         guard(self, ctx, "Redrive", |act, ctx| {
             if let Lifecycle::Running(s) = &mut act.life {
-                s.redrive();
+                s.redrive(only.as_deref());
                 act.flush(ctx);
             }
         });
