@@ -369,6 +369,21 @@ fn bad_files_fail_their_task_naming_file_and_chunk() {
         .unwrap()
         .to_string();
     assert!(e.contains("odd.zarr"), "{e}");
+    // An unsupported data type.
+    std::fs::create_dir_all(d.join("f32.zarr")).unwrap();
+    std::fs::write(
+        d.join("f32.zarr/zarr.json"),
+        meta.replace("\"float64\"", "\"float32\""),
+    )
+    .unwrap();
+    let e = tensor::from_zarr("bad/f32.zarr", None)
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(
+        e.contains("f32.zarr") && e.contains("unsupported data type"),
+        "{e}"
+    );
     // The nodes keep serving.
     write_npy(
         &d.join("n.npy"),
@@ -616,4 +631,28 @@ print("BAD", bad) if bad else print("OK")
         ],
     );
     assert_eq!(py(check).trim(), "OK");
+}
+
+#[test]
+fn explain_checks_a_sink_without_creating_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_ares"))
+        .args(["explain", "--expr", "to_npy(ones(40, chunk=10), 'e.npy')"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("to_npy"));
+    assert!(!dir.path().join("e.npy").exists());
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_ares"))
+        .args(["explain", "--expr", "to_npy(ones(4), '../e.npy')"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("outside the data roots"));
 }

@@ -218,8 +218,14 @@ impl SchedulerState {
     /// Workers silent for longer than `after_ms` become suspect, once per silence: what they
     /// run or have queued is returned (per task) to run again elsewhere, and forgotten here,
     /// so a frozen worker's in-flight subtask waits `after_ms`, not `node_timeout_ms`.
+    /// When every worker is silent, the silence is more likely the supervisor's own (it was
+    /// frozen or starved): nothing is suspect then.
     pub fn suspects(&mut self, now_ms: u64, after_ms: u64) -> BTreeMap<TaskId, Vec<SubtaskIdx>> {
         let mut out: BTreeMap<TaskId, Vec<SubtaskIdx>> = BTreeMap::new();
+        let quiet = |w: &WorkerState| now_ms.saturating_sub(w.last_seen_ms) > after_ms;
+        if self.workers.values().all(quiet) {
+            return out;
+        }
         for w in self.workers.values_mut() {
             if w.suspect || now_ms.saturating_sub(w.last_seen_ms) <= after_ms {
                 continue;
