@@ -161,6 +161,7 @@ impl EmbeddedCluster {
         config.cluster.listen = "127.0.0.1:0".into();
         config.worker.data_listen = "127.0.0.1:0".into();
         config.worker.slots = slots;
+        config.worker.memory.node_workers = workers.max(1);
         let credentials = Credentials::random();
         let creds = credentials.clone();
         let (tx, rx) = std::sync::mpsc::channel();

@@ -32,7 +32,10 @@ fn log(nodes: &Nodes, file: &str) -> String {
 
 #[test]
 fn sigterm_drains_a_worker_which_exits_zero_and_the_job_is_exact() {
-    let mut nodes = Nodes::supervisor("  node_timeout_ms: 3000\n", "  drain_timeout_ms: 5000\n");
+    let mut nodes = Nodes::supervisor(
+        "  node_timeout_ms: 3000\n",
+        "  drain_timeout_ms: 5000\nweb:\n  listen: 127.0.0.1:0\n",
+    );
     nodes.add_worker();
     nodes.add_worker();
     let mut c = nodes.client();
@@ -48,6 +51,7 @@ fn sigterm_drains_a_worker_which_exits_zero_and_the_job_is_exact() {
     assert!(status.success(), "{status}");
     let info = wait_end(&mut c, task, Duration::from_secs(30));
     assert_eq!(info.status, TaskStatus::Succeeded, "{info:?}");
+    let first = info.subtasks;
     let got = c.fetch(task).unwrap().remove(0);
     common::assert_close(&got, &want, "after a worker drained");
     let sup = log(&nodes, "supervisor.log");
@@ -64,6 +68,22 @@ fn sigterm_drains_a_worker_which_exits_zero_and_the_job_is_exact() {
         .unwrap();
     let info = wait_end(&mut c, task, Duration::from_secs(30));
     assert_eq!(info.status, TaskStatus::Succeeded, "{info:?}");
+    let all = (first + info.subtasks) as f64;
+    // /metrics counts what happened: one worker left, two jobs done, subtasks run.
+    let url = format!("http://{}/metrics", nodes.web.clone().unwrap());
+    let text = ureq::get(&url).call().unwrap().into_string().unwrap();
+    let value = |key: &str| -> f64 {
+        let line = text.lines().find(|l| l.starts_with(key));
+        let line = line.unwrap_or_else(|| panic!("no {key} in:\n{text}"));
+        line.rsplit(' ').next().unwrap().parse().unwrap()
+    };
+    assert_eq!(value("ares_workers_live "), 1.0);
+    assert_eq!(value("ares_tasks{state=\"succeeded\"} "), 2.0);
+    assert_eq!(value("ares_tasks{state=\"running\"} "), 0.0);
+    assert!(
+        value("ares_subtasks_run_total ") >= all,
+        "{all} subtasks: {text}"
+    );
 }
 
 #[test]

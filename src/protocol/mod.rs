@@ -22,7 +22,7 @@ use bytes::Bytes;
 use serde::{Deserialize, Serialize};
 
 /// Bumped whenever a message changes shape.
-pub const PROTOCOL_VERSION: u32 = 3;
+pub const PROTOCOL_VERSION: u32 = 4;
 
 /// One subtask to run: its index in the task's subtask graph and where its inputs are.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -120,6 +120,8 @@ pub enum FromWorker {
     Heartbeat {
         stored_chunks: u64,
         stored_bytes: u64,
+        /// Accounting against `worker.memory_limit`: reserved, peak, spilled, pauses.
+        memory: crate::worker::memory::MemoryStats,
     },
     SubtasksFinished {
         task: TaskId,

@@ -90,13 +90,17 @@ impl Link {
             (
                 State::Unknown,
                 FromWorker::Hello {
-                    slots, data_addr, ..
+                    slots,
+                    data_addr,
+                    memory_limit,
+                    ..
                 },
             ) => {
                 let register = RegisterWorker {
                     link: ctx.address().into(),
                     slots: slots.max(1) as usize,
                     data_addr,
+                    memory_limit,
                 };
                 ctx.wait(self.scheduler.register.send(register).into_actor(self).map(
                     |id, act, ctx| match id {
@@ -119,12 +123,14 @@ impl Link {
                 FromWorker::Heartbeat {
                     stored_chunks,
                     stored_bytes,
+                    memory,
                 },
             ) => {
                 self.scheduler.heartbeat.do_send(Heartbeat {
                     worker: w,
                     stored_chunks,
                     stored_bytes,
+                    memory,
                 });
                 self.out.push(ToWorker::HeartbeatAck, ctx);
             }

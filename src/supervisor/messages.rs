@@ -39,6 +39,8 @@ pub struct RegisterWorker {
     pub link: LinkHandle,
     pub slots: usize,
     pub data_addr: String,
+    /// `worker.memory_limit` in bytes (0 = none).
+    pub memory_limit: u64,
 }
 
 #[derive(Message)]
@@ -47,6 +49,7 @@ pub struct Heartbeat {
     pub worker: WorkerId,
     pub stored_chunks: u64,
     pub stored_bytes: u64,
+    pub memory: crate::worker::memory::MemoryStats,
 }
 
 #[derive(Message)]
@@ -112,6 +115,12 @@ pub struct StopTask {
 #[rtype(result = "Vec<(WorkerSlots, String)>")]
 pub struct GetWorkers;
 
+/// Every live worker's `worker.memory_limit` (0 = none), for the refusal at submission of
+/// subtasks that fit in none.
+#[derive(Message)]
+#[rtype(result = "Vec<u64>")]
+pub struct MemoryLimits;
+
 #[derive(Message)]
 #[rtype(result = "Vec<NodeStatus>")]
 pub struct GetClusterStatus;
@@ -127,6 +136,8 @@ pub struct NodeStatus {
     pub stored_chunks: u64,
     pub stored_bytes: u64,
     pub alive: bool,
+    /// Memory accounting from the last heartbeat (limit, peak, spilled, pauses).
+    pub memory: crate::worker::memory::MemoryStats,
 }
 
 // ---------------------------------------------------------------- to a worker's Link
@@ -328,6 +339,7 @@ pub struct SchedulerHandle {
     pub release: Recipient<Release>,
     pub stop: Recipient<StopTask>,
     pub workers: Recipient<GetWorkers>,
+    pub memory_limits: Recipient<MemoryLimits>,
 }
 
 /// What the scheduler may ask of a worker's link.

@@ -14,7 +14,10 @@
 //! `worker.fetch_timeout_ms`.
 
 mod execute;
+pub mod footprint;
+pub mod memory;
 pub mod pool;
+pub mod spill;
 pub mod storage;
 pub mod transfer;
 
@@ -151,6 +154,7 @@ pub struct StorageReport {
     pub worker: Option<WorkerId>,
     pub chunks: usize,
     pub bytes: usize,
+    pub memory: memory::MemoryStats,
 }
 
 impl Actor for Worker {
@@ -189,6 +193,14 @@ impl Guarded for Worker {
     /// supervisor recomputes what it held from lineage.
     fn panicked(&mut self, _: &'static str, _: &str) {
         self.lost_supervisor = true;
+    }
+}
+
+/// A worker that goes (signal, lost supervisor, rejoin) removes its spill files at once,
+/// even while a compute thread still holds the store.
+impl Drop for Worker {
+    fn drop(&mut self) {
+        self.shared.storage.close();
     }
 }
 
@@ -249,11 +261,13 @@ impl Handler<StorageStats> for Worker {
             worker: act.me,
             chunks: act.shared.storage.len(),
             bytes: act.shared.storage.bytes(),
+            memory: act.shared.storage.stats(),
         })
         .unwrap_or(StorageReport {
             worker: None,
             chunks: 0,
             bytes: 0,
+            memory: memory::MemoryStats::default(),
         })
     }
 }
@@ -303,6 +317,7 @@ impl Worker {
         let beat = FromWorker::Heartbeat {
             stored_chunks: storage.len() as u64,
             stored_bytes: storage.bytes() as u64,
+            memory: storage.stats(),
         };
         self.out.push(beat, ctx)
     }
@@ -366,6 +381,10 @@ impl Worker {
         };
         let me = self.me.unwrap_or(WorkerId(u32::MAX));
         let addr = ctx.address();
+        for run in &subtasks {
+            let local = memory::local_inputs(&run.inputs, me);
+            self.shared.storage.want(task, &local, true);
+        }
         let jobs = subtasks.into_iter().map(|run| {
             let (graph, shared, addr) = (graph.clone(), self.shared.clone(), addr.clone());
             let depth = run.depth;
@@ -406,7 +425,8 @@ pub async fn start(
     wait: Duration,
 ) -> std::io::Result<(Addr<Worker>, SocketAddr)> {
     let max_frame = config.cluster.max_frame_bytes;
-    let storage = Arc::new(Storage::default());
+    let storage = storage::open(&config.worker)?;
+    let memory_limit = storage.stats().limit;
     let gate = transfer::gate(creds.keys(), config);
     let data_addr =
         transfer::serve(&config.worker.data_listen, storage.clone(), max_frame, gate).await?;
@@ -461,7 +481,6 @@ pub async fn start(
         in_pool: AtomicUsize::new(0),
     });
     let heartbeat = Duration::from_millis(config.cluster.heartbeat_interval_ms);
-    let memory_limit = config.worker.memory_limit;
     let supervisor_timeout = Duration::from_millis(config.cluster.node_timeout_ms);
     // Not under actix::Supervisor: a worker's restart is a fresh start of the whole worker
     // in the same process (`ares node`), which a guarded panic triggers (see `Guarded`).

@@ -22,9 +22,9 @@ pub mod state;
 // Re-exported: the web API's historical path.
 use super::guard::{guard, Guarded};
 use super::messages::{
-    Expel, FailTask, Finished, GetWorkers, Heartbeat, LinkHandle, PeerUnreachable, Redrive,
-    RegisterWorker, Release, Reports, SchedulerHandle, Send, StopTask, SubmitReady, TaskHandle,
-    WorkerDrain, WorkerGone, WorkerLost,
+    Expel, FailTask, Finished, GetWorkers, Heartbeat, LinkHandle, MemoryLimits, PeerUnreachable,
+    Redrive, RegisterWorker, Release, Reports, SchedulerHandle, Send, StopTask, SubmitReady,
+    TaskHandle, WorkerDrain, WorkerGone, WorkerLost,
 };
 pub use super::messages::{GetClusterStatus, NodeStatus};
 use crate::ids::{TaskId, WorkerId};
@@ -32,6 +32,7 @@ use crate::prepare::WorkerSlots;
 use crate::protocol::SubtaskError;
 use crate::protocol::ToWorker;
 use crate::web::metrics;
+use crate::worker::memory::MemoryStats;
 use actix::prelude::*;
 use bytes::Bytes;
 use state::{SchedOut, SchedulerState};
@@ -45,6 +46,9 @@ struct WorkerEntry {
     tasks: HashSet<TaskId>,
     /// (chunks, bytes) held, from the last heartbeat.
     stored: (u64, u64),
+    /// `worker.memory_limit` from its hello, and its accounting from the last heartbeat.
+    memory_limit: u64,
+    memory: MemoryStats,
 }
 
 pub struct Scheduler {
@@ -223,6 +227,9 @@ impl Supervised for Scheduler {
         let workers: Vec<(WorkerId, usize)> =
             self.workers.iter().map(|(id, w)| (*id, w.slots)).collect();
         self.state.restart(&workers, self.now_ms());
+        for (id, w) in &self.workers {
+            self.state.set_memory_limit(*id, w.memory_limit);
+        }
         tracing::warn!(
             workers = workers.len(),
             tasks = self.processors.len(),
@@ -259,6 +266,7 @@ impl Handler<RegisterWorker> for Scheduler {
     fn handle(&mut self, m: RegisterWorker, ctx: &mut Context<Self>) -> Self::Result {
         guard(self, ctx, "RegisterWorker", |act, _ctx| {
             let id = act.state.add_worker(m.slots, act.now_ms());
+            act.state.set_memory_limit(id, m.memory_limit);
             tracing::info!(worker = %id, slots = m.slots, data = %m.data_addr, "worker registered");
             act.no_worker_since = None;
             act.told_no_workers.clear();
@@ -270,6 +278,8 @@ impl Handler<RegisterWorker> for Scheduler {
                     data_addr: m.data_addr,
                     tasks: HashSet::new(),
                     stored: (0, 0),
+                    memory_limit: m.memory_limit,
+                    memory: MemoryStats::default(),
                 },
             );
             metrics::set_workers_live(act.workers.len());
@@ -326,6 +336,7 @@ impl Handler<Heartbeat> for Scheduler {
             act.state.heartbeat(m.worker, now);
             if let Some(w) = act.workers.get_mut(&m.worker) {
                 w.stored = (m.stored_chunks, m.stored_bytes);
+                w.memory = m.memory;
                 metrics::set_worker_held(&m.worker.to_string(), m.stored_bytes);
             }
         });
@@ -352,6 +363,7 @@ impl Handler<GetClusterStatus> for Scheduler {
                         stored_chunks: w.stored.0,
                         stored_bytes: w.stored.1,
                         alive: true,
+                        memory: w.memory,
                     })
                 })
                 .collect();
@@ -478,7 +490,15 @@ impl From<Addr<Scheduler>> for SchedulerHandle {
             submit: a.clone().recipient(),
             release: a.clone().recipient(),
             stop: a.clone().recipient(),
-            workers: a.recipient(),
+            workers: a.clone().recipient(),
+            memory_limits: a.recipient(),
         }
+    }
+}
+
+impl Handler<MemoryLimits> for Scheduler {
+    type Result = MessageResult<MemoryLimits>;
+    fn handle(&mut self, _: MemoryLimits, _: &mut Context<Self>) -> Self::Result {
+        MessageResult(self.state.memory_limits())
     }
 }

@@ -15,8 +15,8 @@ pub use super::messages::{
     SubtaskView, WaitDone,
 };
 use super::messages::{
-    GetWorkers, PeerUnreachable, Redrive, Release, Reports, SchedulerHandle, StopTask, SubmitReady,
-    TaskEnded, TaskHandle, WorkerLost,
+    GetWorkers, MemoryLimits, PeerUnreachable, Redrive, Release, Reports, SchedulerHandle,
+    StopTask, SubmitReady, TaskEnded, TaskHandle, WorkerLost,
 };
 use crate::config::TaskConfig;
 use crate::graph::TileableGraph;
@@ -216,6 +216,7 @@ impl Actor for TaskProcessor {
         let graph = self.graph.clone();
         let (config, task) = (self.config.clone(), self.task);
         let scheduler = self.scheduler.workers.clone();
+        let memory_limits = self.scheduler.memory_limits.clone();
         let prepared = async move {
             let workers: Vec<_> = scheduler
                 .send(GetWorkers)
@@ -224,6 +225,7 @@ impl Actor for TaskProcessor {
                 .into_iter()
                 .map(|(w, _)| w)
                 .collect();
+            let limits = memory_limits.send(MemoryLimits).await.unwrap_or_default();
             let workers = if workers.is_empty() {
                 uniform_cluster(1, 1)
             } else {
@@ -232,6 +234,7 @@ impl Actor for TaskProcessor {
             tokio::task::spawn_blocking(move || -> Result<_, String> {
                 let start = std::time::Instant::now();
                 let p = prepare(&graph, &config, &workers, task).map_err(|e| e.to_string())?;
+                crate::worker::memory::check_fits(&p.subtasks, &limits)?;
                 let bytes = codec::encode(&p.subtasks.worker_view()).map_err(|e| e.to_string())?;
                 Ok((p.subtasks, bytes, start.elapsed().as_secs_f64()))
             })

@@ -160,6 +160,11 @@ impl TaskState {
                 None
             }),
             inputs,
+            memory: crate::worker::memory::projected_bytes(
+                &self.graph.chunks,
+                self.graph.members.row(s),
+                self.graph.inputs.row(s).iter().map(|c| ChunkIdx(*c)),
+            ),
         }
     }
 
