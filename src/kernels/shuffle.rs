@@ -156,7 +156,7 @@ fn partition(
         } else {
             let mut parts: Vec<Vec<T>> = sizes.iter().map(|n| Vec::with_capacity(*n)).collect();
             for (x, k) in v.iter().zip(&b) {
-                parts[*k as usize].push(x.clone());
+                parts[*k as usize].push(*x);
             }
             parts.into_iter().map(|p| wrap(vec1(p))).collect()
         }
