@@ -8,6 +8,10 @@ use crate::error::{AresError, Result};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
+#[path = "config_memory.rs"]
+pub mod memory;
+pub use memory::{MemoryLimit, WorkerMemoryConfig};
+
 /// `task.default_config`: how graphs are prepared.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -118,6 +122,9 @@ pub struct ClusterConfig {
     pub handshake_timeout_ms: u64,
     /// A task with work left fails after this long without any live worker.
     pub no_worker_timeout_ms: u64,
+    /// A worker silent this long is suspect: what it runs or has queued runs again
+    /// elsewhere (first report wins), before `node_timeout_ms` declares it dead.
+    pub suspect_after_ms: u64,
 }
 
 impl Default for ClusterConfig {
@@ -133,6 +140,7 @@ impl Default for ClusterConfig {
             allow_unauthenticated: false,
             handshake_timeout_ms: 5000,
             no_worker_timeout_ms: 30_000,
+            suspect_after_ms: 3000,
         }
     }
 }
@@ -166,27 +174,46 @@ impl Default for SchedulingConfig {
 pub struct WorkerConfig {
     /// Subtasks run at once; 0 = one per CPU.
     pub slots: usize,
-    /// Bytes of chunk data the worker reports it can hold (0 = no limit).
-    pub memory_limit: u64,
+    /// Bytes of chunk data and running subtasks the worker may hold: `auto`, `512MiB`, `2GB`
+    /// or an integer (0 = no limit). See [`memory`].
+    pub memory_limit: MemoryLimit,
+    /// Spill and pause thresholds.
+    pub memory: WorkerMemoryConfig,
+    /// Where chunks are spilled (each worker in its own subdirectory); `null` = the system's
+    /// temporary directory.
+    pub spill_dir: Option<std::path::PathBuf>,
     /// Where the worker serves chunks to its peers (`HOST:PORT`; port 0 = any).
     pub data_listen: String,
     /// A peer fetch (connect, handshake, each read and write) that stalls this long fails;
     /// after its retries the subtask reports the peer unreachable.
     pub fetch_timeout_ms: u64,
+    /// SIGTERM: how long running subtasks may take to finish before the worker leaves.
+    pub drain_timeout_ms: u64,
 }
 
 impl Default for WorkerConfig {
     fn default() -> Self {
         Self {
             slots: 0,
-            memory_limit: 0,
+            memory_limit: MemoryLimit::Auto,
+            memory: WorkerMemoryConfig::default(),
+            spill_dir: None,
             data_listen: "127.0.0.1:0".into(),
             fetch_timeout_ms: 10_000,
+            drain_timeout_ms: 30_000,
         }
     }
 }
 
 impl WorkerConfig {
+    /// The memory limit in bytes (0 = none), `auto` resolved against this machine.
+    pub fn memory_limit_bytes(&self) -> u64 {
+        match self.memory_limit {
+            MemoryLimit::Bytes(n) => n,
+            auto => auto.resolve(memory::machine_memory(), self.memory.node_workers),
+        }
+    }
+
     pub fn effective_slots(&self) -> usize {
         if self.slots == 0 {
             std::thread::available_parallelism().map_or(1, |n| n.get())
@@ -325,6 +352,7 @@ impl Config {
 
     pub fn validate(&self) -> Result<()> {
         self.task.default_config.validate()?;
+        self.worker.memory.validate()?;
         let c = &self.cluster;
         if c.heartbeat_interval_ms == 0 || c.node_timeout_ms <= c.heartbeat_interval_ms {
             return Err(AresError::Config(format!(

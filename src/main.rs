@@ -84,6 +84,7 @@ fn main() -> Result<()> {
             format,
             limit,
         } => {
+            ares::io::set_plan_only(true);
             let (p, _) = plan(&opts, &mut Default::default())?;
             match format {
                 Format::Text => print!("{}", explain::text(&p, limit)),

@@ -87,6 +87,8 @@ pub fn run_node(
         let supervisor_addr = supervisor_addr.clone();
         let started: anyhow::Result<()> = system.block_on(async move {
             let mut manager = None;
+            let mut worker_addr = None;
+            let drain = Duration::from_millis(config.worker.drain_timeout_ms);
             let (addr, web) = match role {
                 Role::Supervisor => {
                     let s = supervisor::start(&config, &creds).await?;
@@ -97,7 +99,9 @@ pub fn run_node(
                     let sup = supervisor_addr
                         .or(config.cluster.supervisor.clone())
                         .ok_or_else(|| anyhow::anyhow!("a worker needs --supervisor HOST:PORT or cluster.supervisor in its config"))?;
-                    (worker::start(&config, &creds, &sup, wait).await?.1, None)
+                    let (w, data) = worker::start(&config, &creds, &sup, wait).await?;
+                    worker_addr = Some(w);
+                    (data, None)
                 }
             };
             if let Some(path) = &ready {
@@ -115,6 +119,12 @@ pub fn run_node(
                 if let Some(m) = manager {
                     let _ = m.send(supervisor::messages::ShutDown).await;
                     tokio::time::sleep(Duration::from_millis(200)).await;
+                }
+                // A worker drains: no new work, running subtasks finish (bounded), reports
+                // and its leaving reach the supervisor, then it exits 0.
+                if let Some(w) = worker_addr {
+                    let _ = w.send(worker::DrainAndLeave(drain)).await;
+                    tokio::time::sleep(Duration::from_millis(100)).await;
                 }
                 actix_rt::System::current().stop();
             });
@@ -151,6 +161,7 @@ impl EmbeddedCluster {
         config.cluster.listen = "127.0.0.1:0".into();
         config.worker.data_listen = "127.0.0.1:0".into();
         config.worker.slots = slots;
+        config.worker.memory.node_workers = workers.max(1);
         let credentials = Credentials::random();
         let creds = credentials.clone();
         let (tx, rx) = std::sync::mpsc::channel();

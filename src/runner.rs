@@ -75,6 +75,11 @@ pub fn run_on_cluster(
     timings.insert("fetch".into(), json!(start.elapsed().as_secs_f64()));
     client.cancel_task(task)?;
     let mut summary = json!({"task": task.to_string(), "subtasks": info.subtasks, "cluster": if embedded.is_some() { "embedded" } else if addr.starts_with("http") { "remote-http" } else { "remote" }});
+    // The embedded workers' memory accounting (a remote cluster's is on its dashboard).
+    if embedded.is_some() {
+        let memory = crate::summary::memory_json(&crate::worker::storage::live_stats());
+        summary["memory"] = memory;
+    }
     let result = results.remove(0);
     add_output(&mut summary, output, &result);
     Ok((result, summary))

@@ -80,6 +80,21 @@ pub fn json_nested(a: &ArrayData) -> Value {
     nest(&items(a), a.shape())
 }
 
+/// The `memory` object of `ares run --json`: each worker's accounting (limit, peak, spilled,
+/// pauses) and the totals.
+pub fn memory_json(workers: &[crate::worker::memory::MemoryStats]) -> Value {
+    let sum =
+        |f: fn(&crate::worker::memory::MemoryStats) -> u64| workers.iter().map(f).sum::<u64>();
+    json!({
+        "workers": workers,
+        "peak_bytes": workers.iter().map(|w| w.peak_bytes).max().unwrap_or(0),
+        "spills": sum(|w| w.spills),
+        "spilled_bytes_total": sum(|w| w.spilled_bytes_total),
+        "unspills": sum(|w| w.unspills),
+        "pauses": sum(|w| w.pauses),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

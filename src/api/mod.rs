@@ -3,6 +3,7 @@
 
 mod native;
 mod session;
+mod stream;
 mod web;
 
 pub use native::NativeClient;

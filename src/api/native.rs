@@ -89,7 +89,10 @@ impl NativeClient {
             .ok_or_else(|| ApiError::Unexpected("empty frame".into()))
     }
 
-    fn call(&mut self, build: impl FnOnce(u64) -> ClientRequest) -> ApiResult<ClientReply> {
+    pub(super) fn call(
+        &mut self,
+        build: impl FnOnce(u64) -> ClientRequest,
+    ) -> ApiResult<ClientReply> {
         let request = self.next_request;
         self.next_request += 1;
         codec::write_frame(&mut self.stream, &codec::encode_frame(&[build(request)])?)?;
@@ -99,7 +102,8 @@ impl NativeClient {
                 let id = match &m {
                     ClientReply::Submitted { request, .. }
                     | ClientReply::Info { request, .. }
-                    | ClientReply::ResultData { request, .. } => *request,
+                    | ClientReply::ResultData { request, .. }
+                    | ClientReply::ResultPart { request, .. } => *request,
                     ClientReply::Refused { reason } => {
                         return Err(ApiError::Refused(reason.clone()))
                     }
@@ -154,16 +158,8 @@ impl TaskApi for NativeClient {
         self.info(|request| ClientRequest::Cancel { request, task })
     }
 
+    /// Streamed part by part (see `api::stream`): no result size is capped by a frame.
     fn fetch(&mut self, task: TaskId) -> ApiResult<Vec<ArrayData>> {
-        match self.call(|request| ClientRequest::FetchResult { request, task })? {
-            ClientReply::ResultData {
-                data: Ok(bytes), ..
-            } => Ok(codec::decode_chunks(&bytes)?
-                .into_iter()
-                .map(|(_, d)| d)
-                .collect()),
-            ClientReply::ResultData { data: Err(e), .. } => Err(ApiError::Task(e)),
-            other => Err(ApiError::Unexpected(format!("{other:?}"))),
-        }
+        self.fetch_streamed(task)
     }
 }

@@ -4,7 +4,7 @@ use super::{ApiError, ApiResult, TaskApi};
 use crate::array::ArrayData;
 use crate::graph::TileableGraph;
 use crate::ids::TaskId;
-use crate::protocol::{codec, TaskInfo};
+use crate::protocol::TaskInfo;
 use serde_json::{json, Value};
 use std::time::{Duration, Instant};
 
@@ -148,20 +148,77 @@ impl TaskApi for WebTaskApi {
         Self::info(self.call("DELETE", &self.task_path(task), None)?)
     }
 
+    /// Streamed as `.npy` (the supervisor passes it on band by band); output 0.
     fn fetch(&mut self, task: TaskId) -> ApiResult<Vec<ArrayData>> {
+        let path = format!("{}/result?format=npy", self.task_path(task));
         let resp = self
-            .request(
-                "GET",
-                &format!("{}/result?format=raw", self.task_path(task)),
-            )
+            .request("GET", &path)
             .call()
             .map_err(|e| self.fail(e))?;
-        let mut bytes = Vec::new();
-        std::io::Read::read_to_end(&mut resp.into_reader(), &mut bytes)
-            .map_err(|e| ApiError::Unexpected(e.to_string()))?;
-        Ok(codec::decode_chunks(&bytes)?
-            .into_iter()
-            .map(|(_, d)| d)
-            .collect())
+        Ok(vec![read_npy(resp.into_reader()).map_err(|e| {
+            ApiError::Unexpected(format!("GET {path}: {e}"))
+        })?])
+    }
+}
+
+/// An `.npy` stream of float64, int64 or bool, C order, into an array.
+fn read_npy(r: impl std::io::Read) -> std::io::Result<ArrayData> {
+    let f = npyz::NpyFile::new(r)?;
+    let shape: Vec<usize> = f.shape().iter().map(|d| *d as usize).collect();
+    let bad = |e: ndarray::ShapeError| std::io::Error::other(e.to_string());
+    let descr = match f.dtype() {
+        npyz::DType::Plain(ts) => ts.to_string(),
+        other => other.descr(),
+    };
+    let dims = ndarray::IxDyn(&shape);
+    Ok(match descr.as_str() {
+        "<f8" => ArrayData::F64(ndarray::ArrayD::from_shape_vec(dims, f.into_vec()?).map_err(bad)?),
+        "<i8" => ArrayData::I64(ndarray::ArrayD::from_shape_vec(dims, f.into_vec()?).map_err(bad)?),
+        "|b1" => {
+            ArrayData::Bool(ndarray::ArrayD::from_shape_vec(dims, f.into_vec()?).map_err(bad)?)
+        }
+        other => return Err(std::io::Error::other(format!("unexpected dtype {other}"))),
+    })
+}
+
+// Tensor uploads and downloads (branch io).
+impl WebTaskApi {
+    /// Uploads an `.npy` stream as tensor `name` of this session (usable in later `expr`s),
+    /// chunked by `chunk` (`"64"`, `"64,800"`; `None`: whole rows of about 2^20 elements);
+    /// returns the server's answer `{name, task_id, shape, dtype, bytes}`.
+    pub fn put_tensor(
+        &self,
+        name: &str,
+        chunk: Option<&str>,
+        npy: impl std::io::Read,
+    ) -> ApiResult<Value> {
+        let query = chunk.map_or(String::new(), |c| format!("?chunk={c}"));
+        let path = format!("/api/session/{}/tensor/{name}{query}", self.session);
+        let resp = self
+            .request("PUT", &path)
+            .set("Content-Type", "application/octet-stream")
+            .send(npy)
+            .map_err(|e| self.fail(e))?;
+        resp.into_json()
+            .map_err(|e| ApiError::Unexpected(format!("answer to PUT {path}: {e}")))
+    }
+
+    /// Downloads tensor or named result `name` of this session as `.npy` into `out`, as it
+    /// streams in; returns the bytes written.
+    pub fn get_tensor_npy(&self, name: &str, mut out: impl std::io::Write) -> ApiResult<u64> {
+        let path = format!("/api/session/{}/tensor/{name}?format=npy", self.session);
+        let resp = self
+            .request("GET", &path)
+            .call()
+            .map_err(|e| self.fail(e))?;
+        let want: Option<u64> = resp.header("Content-Length").and_then(|l| l.parse().ok());
+        let n = std::io::copy(&mut resp.into_reader(), &mut out)
+            .map_err(|e| ApiError::Unexpected(format!("GET {path}: {e}")))?;
+        match want {
+            Some(w) if w != n => Err(ApiError::Unexpected(format!(
+                "GET {path}: {n} of {w} bytes arrived"
+            ))),
+            _ => Ok(n),
+        }
     }
 }

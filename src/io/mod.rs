@@ -15,6 +15,7 @@
 pub mod npy;
 pub mod region;
 pub mod roots;
+pub mod stream;
 pub mod zarr;
 
 use crate::array::{fmt_shape, DType, Shape};
@@ -210,6 +211,14 @@ pub fn read_chunk(
 ) -> Result<crate::array::ArrayData, IoError> {
     check_region(data, offset, shape)?;
     let p = roots::global().resolve_read(&data.path)?;
+    if shape.contains(&0) {
+        let dims = ndarray::IxDyn(shape);
+        return Ok(match data.dtype {
+            DType::F64 => crate::array::ArrayData::F64(ndarray::ArrayD::zeros(dims)),
+            DType::I64 => crate::array::ArrayData::I64(ndarray::ArrayD::zeros(dims)),
+            DType::Bool => crate::array::ArrayData::Bool(ndarray::ArrayD::from_elem(dims, false)),
+        });
+    }
     match data.format {
         Format::Npy => {
             let meta = npy::read_meta(&p)?;
@@ -235,10 +244,21 @@ pub fn sink_path(path: &str) -> Result<String, IoError> {
         })
 }
 
+static PLAN_ONLY: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// In a process that only plans (`ares explain`), tiling a sink checks its path but creates
+/// no file.
+pub fn set_plan_only(on: bool) {
+    PLAN_ONLY.store(on, std::sync::atomic::Ordering::Relaxed);
+}
+
 /// Supervisor side of a sink, before any writer runs: the `.npy` header and file size, or
 /// the Zarr array metadata with store chunks of `chunk`.
 pub fn create_sink(data: &DataRef, chunk: &[usize]) -> Result<(), IoError> {
     let p = roots::global().resolve_write(&data.path)?;
+    if PLAN_ONLY.load(std::sync::atomic::Ordering::Relaxed) {
+        return Ok(());
+    }
     match data.format {
         Format::Npy => npy::create(&p, &data.shape, data.dtype).map(|_| ()),
         Format::Zarr { codec } => zarr::create(&p, &data.shape, data.dtype, chunk, codec),
@@ -254,6 +274,9 @@ pub fn write_chunk(
 ) -> Result<u64, IoError> {
     check_region(data, offset, chunk.shape())?;
     let p = roots::global().resolve_write(&data.path)?;
+    if chunk.is_empty() {
+        return Ok(0);
+    }
     match data.format {
         Format::Npy => {
             let meta = npy::read_meta(&p)?;

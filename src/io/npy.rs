@@ -288,10 +288,16 @@ pub fn write_region(
             path: shown(path),
             detail: e.to_string(),
         })?;
-    let bytes: Vec<u8> = match data {
-        ArrayData::F64(a) => a.iter().flat_map(|x| x.to_le_bytes()).collect(),
-        ArrayData::I64(a) => a.iter().flat_map(|x| x.to_le_bytes()).collect(),
-        ArrayData::Bool(a) => a.iter().map(|b| u8::from(*b)).collect(),
+    // The chunk's own memory when it is C-contiguous on a little-endian host, else a copy.
+    let le = cfg!(target_endian = "little");
+    let bytes: std::borrow::Cow<[u8]> = match data {
+        ArrayData::F64(a) if le && a.as_slice().is_some() => {
+            bytemuck::cast_slice(a.as_slice().unwrap_or_default()).into()
+        }
+        ArrayData::I64(a) if le && a.as_slice().is_some() => {
+            bytemuck::cast_slice(a.as_slice().unwrap_or_default()).into()
+        }
+        _ => super::stream::le_bytes(data).into(),
     };
     let size = meta.dtype.itemsize();
     for_each_run(&meta.shape, offset, data.shape(), |at, done, len| {
@@ -305,4 +311,65 @@ pub fn write_region(
             })
     })?;
     Ok(bytes.len() as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn regions_of_c_and_fortran_files_match_slices_and_truncation_is_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let full = ArrayD::from_shape_fn(IxDyn(&[7, 5, 3]), |i| {
+            (i[0] * 100 + i[1] * 10 + i[2]) as i64
+        });
+        let c = dir.path().join("c.npy");
+        let meta = create(&c, &[7, 5, 3], DType::I64).unwrap();
+        // Written in four row blocks, then read back in odd blocks.
+        for r in [0..2, 2..3, 3..6, 6..7] {
+            let block = ArrayData::I64(
+                full.slice(ndarray::s![r.clone(), .., ..])
+                    .into_dyn()
+                    .to_owned(),
+            );
+            write_region(&c, &meta, &[r.start, 0, 0], &block).unwrap();
+        }
+        let meta = read_meta(&c).unwrap();
+        let got = read_region(&c, &meta, &[2, 1, 1], &[4, 3, 2]).unwrap();
+        let want = full
+            .slice(ndarray::s![2..6, 1..4, 1..3])
+            .into_dyn()
+            .to_owned();
+        assert_eq!(got, ArrayData::I64(want.clone()));
+        // The same array stored in Fortran order: the data is the transpose in C order.
+        let f = dir.path().join("f.npy");
+        let t = full.t().as_standard_layout().into_owned();
+        let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
+        let mut dict = "{'descr': '<i8', 'fortran_order': True, 'shape': (7, 5, 3), }".to_string();
+        dict.push_str(&" ".repeat(64 - (10 + dict.len() + 1) % 64));
+        dict.push('\n');
+        bytes.extend((dict.len() as u16).to_le_bytes());
+        bytes.extend(dict.as_bytes());
+        bytes.extend(t.iter().flat_map(|v| v.to_le_bytes()));
+        std::fs::write(&f, &bytes).unwrap();
+        let fmeta = read_meta(&f).unwrap();
+        assert!(fmeta.fortran);
+        assert_eq!(
+            read_region(&f, &fmeta, &[2, 1, 1], &[4, 3, 2]).unwrap(),
+            ArrayData::I64(want)
+        );
+        // Truncated: the header check says so; a region past the end names the file too.
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(&c)
+            .unwrap()
+            .set_len(meta.data_offset + 100)
+            .unwrap();
+        let e = read_meta(&c).unwrap_err().to_string();
+        assert!(e.contains("c.npy") && e.contains("truncated"), "{e}");
+        let e = read_region(&c, &meta, &[5, 0, 0], &[2, 5, 3])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("c.npy") && e.contains("reading"), "{e}");
+    }
 }

@@ -53,14 +53,7 @@ fn dtype_of(path: &Path, a: &ZArray) -> Result<DType, IoError> {
     } else {
         Err(IoError::bad(
             shown(path),
-            format!(
-                "unsupported data type {} (ares reads float64, int64, bool)",
-                a.metadata()
-                    .to_string_pretty()
-                    .lines()
-                    .find(|l| l.contains("data_type") || l.contains("dtype"))
-                    .map_or("?".into(), |l| l.trim().to_string())
-            ),
+            format!("unsupported data type {dt} (ares reads float64, int64, bool)"),
         ))
     }
 }
@@ -237,12 +230,19 @@ pub fn write_chunk(path: &Path, index: &[u64], data: &ArrayData) -> Result<u64, 
         IoError::bad(shown(path), format!("writing chunk {index:?}: {e}"))
     };
     let subset = &subset.as_slice();
+    // The chunk's own memory when it is C-contiguous, else a C-order copy.
+    macro_rules! store {
+        ($x:expr, $t:ty) => {
+            match $x.as_slice() {
+                Some(elements) => a.store_array_subset(subset, elements),
+                None => a.store_array_subset(subset, $x.iter().copied().collect::<Vec<$t>>()),
+            }
+        };
+    }
     match data {
-        ArrayData::F64(x) => a.store_array_subset(subset, x.iter().copied().collect::<Vec<f64>>()),
-        ArrayData::I64(x) => a.store_array_subset(subset, x.iter().copied().collect::<Vec<i64>>()),
-        ArrayData::Bool(x) => {
-            a.store_array_subset(subset, x.iter().copied().collect::<Vec<bool>>())
-        }
+        ArrayData::F64(x) => store!(x, f64),
+        ArrayData::I64(x) => store!(x, i64),
+        ArrayData::Bool(x) => store!(x, bool),
     }
     .map_err(bad)?;
     Ok(data.nbytes() as u64)

@@ -22,7 +22,7 @@ use bytes::Bytes;
 use serde::{Deserialize, Serialize};
 
 /// Bumped whenever a message changes shape.
-pub const PROTOCOL_VERSION: u32 = 3;
+pub const PROTOCOL_VERSION: u32 = 4;
 
 /// One subtask to run: its index in the task's subtask graph and where its inputs are.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -58,6 +58,10 @@ pub enum SubtaskError {
     /// The kernel failed (or panicked): the task fails with this message.
     #[error("{0}")]
     Failed(String),
+    /// The worker did not start it (it is draining after SIGTERM): it runs elsewhere, not
+    /// counted as a retry.
+    #[error("not run: {0}")]
+    NotRun(String),
 }
 
 /// A task's state as clients see it.
@@ -116,11 +120,18 @@ pub enum FromWorker {
     Heartbeat {
         stored_chunks: u64,
         stored_bytes: u64,
+        /// Accounting against `worker.memory_limit`: reserved, peak, spilled, pauses.
+        memory: crate::worker::memory::MemoryStats,
     },
     SubtasksFinished {
         task: TaskId,
         reports: Vec<SubtaskReport>,
     },
+    /// SIGTERM: the worker takes no new work and finishes what runs (`worker.drain_timeout_ms`).
+    Draining,
+    /// The drain is over: every report was sent; the worker exits and its chunks are
+    /// recomputed from lineage where still needed.
+    Leaving,
 }
 
 /// Supervisor → worker.
@@ -193,6 +204,29 @@ pub enum ClientRequest {
         request: u64,
         task: TaskId,
     },
+    /// Streamed result fetch (branch io): the layout of result `output` and the chunks at
+    /// `positions` of its C-order grid (none: the layout alone), at most `ResultPart::budget`
+    /// bytes of them per call.
+    FetchPart {
+        request: u64,
+        task: TaskId,
+        output: u32,
+        positions: Vec<u32>,
+    },
+}
+
+/// One part of a streamed result (branch io): its layout, and the requested chunks in the
+/// codec's chunk encoding (chunk index = position in the result's grid).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ResultPart {
+    pub shape: Vec<u64>,
+    pub dtype: crate::array::DType,
+    pub splits: Vec<Vec<u64>>,
+    /// How many results the task has.
+    pub outputs: u32,
+    /// Most bytes of chunk data one part may ask for.
+    pub budget: u64,
+    pub chunks: Bytes,
 }
 
 /// Supervisor → client.
@@ -216,6 +250,11 @@ pub enum ClientReply {
     ResultData {
         request: u64,
         data: Result<Bytes, String>,
+    },
+    /// The answer to `FetchPart`.
+    ResultPart {
+        request: u64,
+        part: Result<ResultPart, String>,
     },
 }
 

@@ -9,6 +9,16 @@
 //! the same actor again: `restarting` rebuilds what the actor owned from what survives, or
 //! fails what it cannot rebuild with a clear error. Each actor's module doc says which.
 //!
+//! What survives a restart, per actor, and why:
+//!
+//! | actor | survives | rebuilt or failed |
+//! |---|---|---|
+//! | Scheduler | workers (ids, slots, links, data addresses), the tasks' processors | queues and in-flight sets dropped (a half-done pass may have left them inconsistent); every processor re-drives what it submitted ([`super::messages::Redrive`]), first report wins |
+//! | TaskManager | sessions, names, task processors (separate actors) | admission counts recounted from the processors' statuses |
+//! | TaskProcessor | an ended task (end, results) | a running task fails with the panic's message: its subtask states may be half-updated; its chunks are released |
+//! | Link, ClientLink | nothing: the read half of the socket went with the stopped context | the connection closes; a worker starts afresh and registers again (its work re-queued, its chunks recomputed), a client reconnects |
+//! | Worker (not under `actix::Supervisor`) | nothing | the whole worker starts afresh in the same process and registers again |
+//!
 //! With the `fault-injection` cargo feature (never in release builds by default),
 //! `ARES_INJECT_PANIC=Actor:Message:N[,..]` makes the N-th `Message` handled by `Actor` panic,
 //! once per process, so tests can prove each restart path on real processes.

@@ -7,7 +7,8 @@
 
 use super::guard::{guard, Guarded};
 use super::messages::{
-    Expel, Finished, Heartbeat, LinkHandle, RegisterWorker, SchedulerHandle, Send, WorkerGone,
+    Expel, Finished, Heartbeat, LinkHandle, RegisterWorker, SchedulerHandle, Send, WorkerDrain,
+    WorkerGone,
 };
 use crate::ids::WorkerId;
 use crate::net::Admitted;
@@ -89,13 +90,17 @@ impl Link {
             (
                 State::Unknown,
                 FromWorker::Hello {
-                    slots, data_addr, ..
+                    slots,
+                    data_addr,
+                    memory_limit,
+                    ..
                 },
             ) => {
                 let register = RegisterWorker {
                     link: ctx.address().into(),
                     slots: slots.max(1) as usize,
                     data_addr,
+                    memory_limit,
                 };
                 ctx.wait(self.scheduler.register.send(register).into_actor(self).map(
                     |id, act, ctx| match id {
@@ -118,12 +123,14 @@ impl Link {
                 FromWorker::Heartbeat {
                     stored_chunks,
                     stored_bytes,
+                    memory,
                 },
             ) => {
                 self.scheduler.heartbeat.do_send(Heartbeat {
                     worker: w,
                     stored_chunks,
                     stored_bytes,
+                    memory,
                 });
                 self.out.push(ToWorker::HeartbeatAck, ctx);
             }
@@ -133,6 +140,12 @@ impl Link {
                     task,
                     reports,
                 })
+            }
+            (State::Registered(w), m @ (FromWorker::Draining | FromWorker::Leaving)) => {
+                let left = m == FromWorker::Leaving;
+                self.scheduler
+                    .drain
+                    .do_send(WorkerDrain { worker: w, left });
             }
             (State::Registered(_), FromWorker::Hello { .. }) => {
                 self.refuse("a second hello".into(), ctx)

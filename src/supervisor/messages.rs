@@ -11,7 +11,7 @@
 //!                                └────────────────────────────┤ PeerUnreachable GetWorkers
 //!                                                             ▼
 //!  Link (one per worker) ──RegisterWorker Heartbeat──▶    Scheduler
-//!        ▲                  Finished WorkerGone              │ Reports WorkerLost FailTask
+//!        ▲             Finished WorkerGone WorkerDrain       │ Reports WorkerLost FailTask
 //!        └───────────── Send Expel ──────────────────────────┤ Redrive ──▶ TaskProcessor
 //! ```
 //!
@@ -39,6 +39,8 @@ pub struct RegisterWorker {
     pub link: LinkHandle,
     pub slots: usize,
     pub data_addr: String,
+    /// `worker.memory_limit` in bytes (0 = none).
+    pub memory_limit: u64,
 }
 
 #[derive(Message)]
@@ -47,6 +49,7 @@ pub struct Heartbeat {
     pub worker: WorkerId,
     pub stored_chunks: u64,
     pub stored_bytes: u64,
+    pub memory: crate::worker::memory::MemoryStats,
 }
 
 #[derive(Message)]
@@ -61,6 +64,15 @@ pub struct Finished {
 #[derive(Message)]
 #[rtype(result = "()")]
 pub struct WorkerGone(pub WorkerId);
+
+/// A worker drains after SIGTERM (no new work for it); with `left`, the drain is over and it
+/// leaves (its chunks are recomputed from lineage where still needed).
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct WorkerDrain {
+    pub worker: WorkerId,
+    pub left: bool,
+}
 
 /// A peer did not serve chunks within `worker.fetch_timeout_ms`: it is dead to the cluster
 /// (frozen, partitioned or overloaded), so its work and chunks are recomputed elsewhere
@@ -103,6 +115,12 @@ pub struct StopTask {
 #[rtype(result = "Vec<(WorkerSlots, String)>")]
 pub struct GetWorkers;
 
+/// Every live worker's `worker.memory_limit` (0 = none), for the refusal at submission of
+/// subtasks that fit in none.
+#[derive(Message)]
+#[rtype(result = "Vec<u64>")]
+pub struct MemoryLimits;
+
 #[derive(Message)]
 #[rtype(result = "Vec<NodeStatus>")]
 pub struct GetClusterStatus;
@@ -118,6 +136,8 @@ pub struct NodeStatus {
     pub stored_chunks: u64,
     pub stored_bytes: u64,
     pub alive: bool,
+    /// Memory accounting from the last heartbeat (limit, peak, spilled, pauses).
+    pub memory: crate::worker::memory::MemoryStats,
 }
 
 // ---------------------------------------------------------------- to a worker's Link
@@ -150,11 +170,12 @@ pub struct WorkerLost {
     pub why: String,
 }
 
-/// The scheduler restarted and lost its queues: submit every subtask that was submitted
-/// and has not reported again (not counted as a retry).
+/// Submit again, not counted as a retry, these subtasks (`None`: every one submitted and
+/// not reported): the scheduler restarted and lost its queues, or the worker holding them
+/// is suspect (silent for `cluster.suspect_after_ms`) or draining. The first report wins.
 #[derive(Message)]
 #[rtype(result = "()")]
-pub struct Redrive;
+pub struct Redrive(pub Option<Vec<SubtaskIdx>>);
 
 /// The task fails with this message if it has not ended: no worker has been live for
 /// `cluster.no_worker_timeout_ms`, or the supervisor is shutting down.
@@ -180,6 +201,15 @@ pub struct Cancel;
 #[derive(Message)]
 #[rtype(result = "Result<Bytes, String>")]
 pub struct FetchResult;
+
+/// Streamed result fetch (branch io): the layout of result `output` and its chunks at
+/// `positions` of the C-order grid (none: the layout alone); see `task_processor::part`.
+#[derive(Message)]
+#[rtype(result = "Result<crate::protocol::ResultPart, String>")]
+pub struct FetchPart {
+    pub output: u32,
+    pub positions: Vec<u32>,
+}
 
 /// The task's graphs with per-node status, subtasks listed up to `limit`.
 #[derive(Message)]
@@ -303,11 +333,13 @@ pub struct SchedulerHandle {
     pub heartbeat: Recipient<Heartbeat>,
     pub finished: Recipient<Finished>,
     pub gone: Recipient<WorkerGone>,
+    pub drain: Recipient<WorkerDrain>,
     pub peer_unreachable: Recipient<PeerUnreachable>,
     pub submit: Recipient<SubmitReady>,
     pub release: Recipient<Release>,
     pub stop: Recipient<StopTask>,
     pub workers: Recipient<GetWorkers>,
+    pub memory_limits: Recipient<MemoryLimits>,
 }
 
 /// What the scheduler may ask of a worker's link.
@@ -331,6 +363,7 @@ pub struct TaskHandle {
     pub fetch: Recipient<FetchResult>,
     pub graph: Recipient<GetGraph>,
     pub fetch_args: Recipient<GetFetchArgs>,
+    pub part: Recipient<FetchPart>,
 }
 
 /// Which of a handle's recipients takes `M`.
@@ -383,4 +416,5 @@ routes!(
     fetch: FetchResult,
     graph: GetGraph,
     fetch_args: GetFetchArgs,
+    part: FetchPart,
 );

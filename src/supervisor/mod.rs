@@ -49,6 +49,7 @@ pub async fn start(config: &Config, creds: &Credentials) -> std::io::Result<Supe
             c2.node_timeout_ms,
             c2.heartbeat_interval_ms,
             c2.no_worker_timeout_ms,
+            c2.suspect_after_ms,
         )
     });
     let (mc, secret, sh) = (

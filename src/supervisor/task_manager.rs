@@ -10,8 +10,8 @@ use super::admission::Admission;
 // Re-exported: the web API's and `ares node`'s historical paths.
 use super::guard::{guard, Guarded};
 use super::messages::{
-    Cancel, FailTask, FetchResult, FromClient, GetInfo, SchedulerHandle, TaskEnded, TaskHandle,
-    WaitDone,
+    Cancel, FailTask, FetchPart, FetchResult, FromClient, GetInfo, SchedulerHandle, TaskEnded,
+    TaskHandle, WaitDone,
 };
 pub use super::messages::{
     CreateSession, DeleteSession, FindTask, ListSessions, Names, ReleaseTask, ShutDown,
@@ -199,6 +199,10 @@ fn restarting_reply(m: &ClientRequest) -> ClientReply {
         ClientRequest::FetchResult { request, .. } => ClientReply::ResultData {
             request,
             data: Err(RESTARTING.into()),
+        },
+        ClientRequest::FetchPart { request, .. } => ClientReply::ResultPart {
+            request,
+            part: Err(RESTARTING.into()),
         },
         ClientRequest::Hello { .. } => ClientReply::Refused {
             reason: RESTARTING.into(),
@@ -433,6 +437,19 @@ impl Handler<FromClient> for TaskManager {
                         let data =
                             async { p?.send(FetchResult).await.map_err(|e| e.to_string())? }.await;
                         ClientReply::ResultData { request, data }
+                    })
+                }
+                ClientRequest::FetchPart {
+                    request,
+                    task,
+                    output,
+                    positions,
+                } => {
+                    let p = find(task);
+                    Box::pin(async move {
+                        let fetch = FetchPart { output, positions };
+                        let part = async { p?.send(fetch).await.map_err(|e| e.to_string())? }.await;
+                        ClientReply::ResultPart { request, part }
                     })
                 }
                 ClientRequest::Hello { .. } => Box::pin(async {

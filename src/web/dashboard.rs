@@ -70,17 +70,28 @@ async fn index(
         .send(ListSessions(None))
         .await
         .map_err(|e| ApiError::internal(e.to_string()))?;
-    let mut body = String::from("<h2>Cluster</h2><table><tr><th class=l>worker</th><th>slots</th><th>running</th><th>queued</th><th>chunks held</th><th>memory</th><th class=l>data address</th></tr>");
+    let mut body = String::from("<h2>Cluster</h2><table><tr><th class=l>worker</th><th>slots</th><th>running</th><th>queued</th><th>chunks held</th><th>memory</th><th>limit</th><th>peak</th><th>spilled</th><th>spills</th><th>pauses</th><th class=l>data address</th></tr>");
     for n in &nodes {
+        let m = &n.memory;
+        let limit = if m.limit == 0 {
+            "none".into()
+        } else {
+            human_bytes(m.limit)
+        };
         let _ = write!(
             body,
-            "<tr><td class=l>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=l>{}</td></tr>",
+            "<tr><td class=l>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{limit}</td><td>{}</td><td>{} in {}</td><td>{}</td><td>{}</td><td class=l>{}</td></tr>",
             n.worker,
             n.slots,
             n.running.min(n.slots),
             n.queued + n.running.saturating_sub(n.slots),
             n.stored_chunks,
             human_bytes(n.stored_bytes),
+            human_bytes(m.peak_bytes),
+            human_bytes(m.spilled_bytes),
+            m.spilled_chunks,
+            m.spills,
+            m.pauses,
             escape(&n.data_addr)
         );
     }

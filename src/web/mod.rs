@@ -12,6 +12,7 @@ pub mod auth;
 mod dashboard;
 pub mod metrics;
 pub mod routes;
+pub mod tensors;
 mod tls;
 
 use crate::config::WebConfig;

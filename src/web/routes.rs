@@ -35,6 +35,8 @@ pub const ROUTES: &[(&str, &str)] = &[
     ("delete", "/api/session/{sid}/task/{tid}"),
     ("get", "/api/session/{sid}/task/{tid}/result"),
     ("get", "/api/session/{sid}/task/{tid}/graph"),
+    ("put", "/api/session/{sid}/tensor/{name}"),
+    ("get", "/api/session/{sid}/tensor/{name}"),
 ];
 
 /// Largest array returned as JSON by default; bigger ones come as raw bytes.
@@ -68,6 +70,14 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
             web::get().to(result),
         )
         .route("/api/session/{sid}/task/{tid}/graph", web::get().to(graph))
+        .route(
+            "/api/session/{sid}/tensor/{name}",
+            web::put().to(super::tensors::put_tensor),
+        )
+        .route(
+            "/api/session/{sid}/tensor/{name}",
+            web::get().to(super::tensors::get_tensor),
+        )
         .default_service(web::to(|| async {
             Err::<HttpResponse, _>(ApiError::not_found("no such route"))
         }));
@@ -323,6 +333,13 @@ async fn result(
     q: web::Query<HashMap<String, String>>,
 ) -> Result<HttpResponse, ApiError> {
     let p = find(&state, &path.0, path.1).await?;
+    if q.get("format").map(String::as_str) == Some("npy") {
+        let index: u32 = q
+            .get("index")
+            .map_or(Ok(0), |i| i.parse())
+            .map_err(|_| ApiError::bad_request("index must be an integer"))?;
+        return super::tensors::npy_response(p, index).await;
+    }
     let bytes = p
         .send(FetchResult)
         .await
@@ -347,7 +364,7 @@ async fn result(
         Some("json") => false,
         Some(other) => {
             return Err(ApiError::bad_request(format!(
-                "unknown format {other:?} (json, raw)"
+                "unknown format {other:?} (json, raw, npy)"
             )))
         }
     };

@@ -22,11 +22,17 @@ pub(super) fn execute_one(
     shared: &Shared,
 ) -> Option<SubtaskReport> {
     let s = run.subtask;
+    let local = super::memory::local_inputs(&run.inputs, me);
+    shared.storage.want(task, &local, false);
     if shared.cancelled.remove(&(task, s)).is_some() {
         return None;
     }
     // A panic anywhere in fetching or computing is this subtask's error, never a lost report.
     let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        // Waits for room under `worker.memory_limit`; released after everything below.
+        let run_bytes = super::memory::run_bytes(graph, &run, me);
+        let lease =
+            (shared.storage.begin(task, &local, run_bytes)).map_err(SubtaskError::Failed)?;
         let mut fetched: FxHashMap<ChunkIdx, Arc<crate::array::ArrayData>> = FxHashMap::default();
         let mut remote: BTreeMap<WorkerId, Vec<ChunkIdx>> = BTreeMap::new();
         for (c, w) in &run.inputs {
@@ -108,7 +114,7 @@ pub(super) fn execute_one(
             .into_iter()
             .map(|(c, d)| {
                 let size = d.nbytes() as u64;
-                shared.storage.put(task, c, d);
+                lease.put(c, d);
                 (c, size)
             })
             .collect())

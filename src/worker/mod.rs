@@ -14,7 +14,10 @@
 //! `worker.fetch_timeout_ms`.
 
 mod execute;
+pub mod footprint;
+pub mod memory;
 pub mod pool;
+pub mod spill;
 pub mod storage;
 pub mod transfer;
 
@@ -33,7 +36,7 @@ use bytes::BytesMut;
 use dashmap::{DashMap, DashSet};
 use std::collections::{BTreeMap, HashMap};
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use storage::Storage;
@@ -56,6 +59,10 @@ struct Shared {
     connections: transfer::Connections,
     cancelled: DashSet<(TaskId, SubtaskIdx)>,
     max_frame: usize,
+    /// SIGTERM: subtasks not yet started are handed back ([`SubtaskError::NotRun`]).
+    draining: AtomicBool,
+    /// Subtasks handed to the pool and not yet reported.
+    in_pool: AtomicUsize,
 }
 
 pub struct Worker {
@@ -74,12 +81,68 @@ pub struct Worker {
     last_heard: std::time::Instant,
     /// Silence from the supervisor after which it counts as gone.
     supervisor_timeout: Duration,
+    /// The drain after SIGTERM is over: the link closing is expected.
+    leaving: bool,
 }
 
 /// Collects what the compute threads finished since the last drain.
 #[derive(Message)]
 #[rtype(result = "()")]
 struct Drain;
+
+/// SIGTERM: drain and leave. The worker tells the supervisor it drains (no new work comes),
+/// hands back the subtasks it has not started ([`SubtaskError::NotRun`]), lets the running
+/// ones finish for up to the given time, sends their reports, says it leaves and closes the
+/// link; the supervisor recomputes from lineage whatever of its chunks is still needed.
+/// Answers `true` if every running subtask finished in time.
+#[derive(Message)]
+#[rtype(result = "bool")]
+pub struct DrainAndLeave(pub Duration);
+
+impl Handler<DrainAndLeave> for Worker {
+    type Result = ResponseActFuture<Self, bool>;
+    fn handle(
+        &mut self,
+        DrainAndLeave(limit): DrainAndLeave,
+        ctx: &mut Context<Self>,
+    ) -> Self::Result {
+        tracing::warn!(
+            running = self.shared.in_pool.load(Ordering::Acquire),
+            "SIGTERM: draining for up to {} ms (worker.drain_timeout_ms)",
+            limit.as_millis()
+        );
+        self.shared.draining.store(true, Ordering::Release);
+        self.out.push(FromWorker::Draining, ctx);
+        let shared = self.shared.clone();
+        let deadline = tokio::time::Instant::now() + limit;
+        Box::pin(
+            async move {
+                while shared.in_pool.load(Ordering::Acquire) > 0 {
+                    if tokio::time::Instant::now() >= deadline {
+                        return false;
+                    }
+                    tokio::time::sleep(Duration::from_millis(10)).await;
+                }
+                true
+            }
+            .into_actor(self)
+            .map(|drained, act, ctx| {
+                <Self as Handler<Drain>>::handle(act, Drain, ctx);
+                for (task, reports) in std::mem::take(&mut act.reports) {
+                    act.out
+                        .push(FromWorker::SubtasksFinished { task, reports }, ctx);
+                }
+                act.out.push(FromWorker::Leaving, ctx);
+                act.leaving = true;
+                if act.out.close().is_err() {
+                    ctx.stop();
+                }
+                tracing::warn!(drained, "drain over: leaving the cluster");
+                drained
+            }),
+        )
+    }
+}
 
 /// Reports what a worker holds, for tests and status.
 #[derive(Message)]
@@ -91,6 +154,7 @@ pub struct StorageReport {
     pub worker: Option<WorkerId>,
     pub chunks: usize,
     pub bytes: usize,
+    pub memory: memory::MemoryStats,
 }
 
 impl Actor for Worker {
@@ -113,7 +177,7 @@ impl Actor for Worker {
     /// worker is useless: the process exits non-zero. (A signal stops the actor too; that
     /// exit keeps the system's code.)
     fn stopped(&mut self, _: &mut Context<Self>) {
-        if self.lost_supervisor {
+        if self.lost_supervisor && !self.leaving {
             tracing::warn!(worker = ?self.me, "lost the supervisor; worker stops");
             // A registered worker may rejoin afresh; one refused before that may not.
             let code = if self.me.is_some() { REJOIN_EXIT } else { 1 };
@@ -132,7 +196,13 @@ impl Guarded for Worker {
     }
 }
 
-impl Supervised for Worker {}
+/// A worker that goes (signal, lost supervisor, rejoin) removes its spill files at once,
+/// even while a compute thread still holds the store.
+impl Drop for Worker {
+    fn drop(&mut self) {
+        self.shared.storage.close();
+    }
+}
 
 impl actix::io::WriteHandler<std::io::Error> for Worker {
     fn error(&mut self, e: std::io::Error, _: &mut Context<Self>) -> Running {
@@ -191,11 +261,13 @@ impl Handler<StorageStats> for Worker {
             worker: act.me,
             chunks: act.shared.storage.len(),
             bytes: act.shared.storage.bytes(),
+            memory: act.shared.storage.stats(),
         })
         .unwrap_or(StorageReport {
             worker: None,
             chunks: 0,
             bytes: 0,
+            memory: memory::MemoryStats::default(),
         })
     }
 }
@@ -245,6 +317,7 @@ impl Worker {
         let beat = FromWorker::Heartbeat {
             stored_chunks: storage.len() as u64,
             stored_bytes: storage.bytes() as u64,
+            memory: storage.stats(),
         };
         self.out.push(beat, ctx)
     }
@@ -308,11 +381,24 @@ impl Worker {
         };
         let me = self.me.unwrap_or(WorkerId(u32::MAX));
         let addr = ctx.address();
+        for run in &subtasks {
+            let local = memory::local_inputs(&run.inputs, me);
+            self.shared.storage.want(task, &local, true);
+        }
         let jobs = subtasks.into_iter().map(|run| {
             let (graph, shared, addr) = (graph.clone(), self.shared.clone(), addr.clone());
             let depth = run.depth;
+            shared.in_pool.fetch_add(1, Ordering::AcqRel);
             let work: pool::Work = Box::new(move || {
-                if let Some(report) = execute::execute_one(&graph, task, run, me, &shared) {
+                let report = if shared.draining.load(Ordering::Acquire) {
+                    Some(SubtaskReport {
+                        subtask: run.subtask,
+                        outcome: Err(SubtaskError::NotRun("the worker is draining".into())),
+                    })
+                } else {
+                    execute::execute_one(&graph, task, run, me, &shared)
+                };
+                if let Some(report) = report {
                     shared
                         .finished
                         .lock()
@@ -322,6 +408,7 @@ impl Worker {
                         addr.do_send(Drain);
                     }
                 }
+                shared.in_pool.fetch_sub(1, Ordering::AcqRel);
             });
             (depth, work)
         });
@@ -338,7 +425,8 @@ pub async fn start(
     wait: Duration,
 ) -> std::io::Result<(Addr<Worker>, SocketAddr)> {
     let max_frame = config.cluster.max_frame_bytes;
-    let storage = Arc::new(Storage::default());
+    let storage = storage::open(&config.worker)?;
+    let memory_limit = storage.stats().limit;
     let gate = transfer::gate(creds.keys(), config);
     let data_addr =
         transfer::serve(&config.worker.data_listen, storage.clone(), max_frame, gate).await?;
@@ -389,11 +477,14 @@ pub async fn start(
         ),
         cancelled: DashSet::new(),
         max_frame,
+        draining: AtomicBool::new(false),
+        in_pool: AtomicUsize::new(0),
     });
     let heartbeat = Duration::from_millis(config.cluster.heartbeat_interval_ms);
-    let memory_limit = config.worker.memory_limit;
     let supervisor_timeout = Duration::from_millis(config.cluster.node_timeout_ms);
-    let addr = Supervisor::start(move |ctx: &mut Context<Worker>| {
+    // Not under actix::Supervisor: a worker's restart is a fresh start of the whole worker
+    // in the same process (`ares node`), which a guarded panic triggers (see `Guarded`).
+    let addr = Worker::create(move |ctx| {
         let (read, write) = stream.into_split();
         let limit = codec::FrameLimit::new(max_frame);
         ctx.add_stream(FramedRead::new(read, codec::Framing::new(limit.clone())));
@@ -411,6 +502,7 @@ pub async fn start(
             lost_supervisor: false,
             last_heard: std::time::Instant::now(),
             supervisor_timeout,
+            leaving: false,
         }
     });
     Ok((addr, data_addr))

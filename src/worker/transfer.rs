@@ -68,7 +68,7 @@ fn gather(
     let mut out = Vec::with_capacity(chunks.len());
     for c in chunks {
         let d = storage
-            .get(task, *c)
+            .read(task, *c)
             .ok_or_else(|| format!("chunk {c} of {task} is not here"))?;
         total = total.saturating_add(d.nbytes() + data::HEADER_BYTES_PER_CHUNK);
         if total > max_frame {

@@ -91,9 +91,15 @@ impl Cluster {
         let client_secret = Secret::random();
         let client_file = dir.path().join("client-secret");
         std::fs::write(&client_file, client_secret.bytes()).unwrap();
+        // A `max_frame_bytes` in `cluster_extra` replaces the default one.
+        let frame = if cluster_extra.contains("max_frame_bytes") {
+            ""
+        } else {
+            "  max_frame_bytes: 67108864\n"
+        };
         std::fs::write(
             &config,
-            format!("cluster:\n  listen: 127.0.0.1:0\n  secret_file: {}\n  client_secret_file: {}\n  heartbeat_interval_ms: 100\n  node_timeout_ms: 2000\n  max_frame_bytes: 67108864\n{cluster_extra}worker:\n  slots: {slots}\n{extra_yaml}", secret_file.display(), client_file.display()),
+            format!("cluster:\n  listen: 127.0.0.1:0\n  secret_file: {}\n  client_secret_file: {}\n  heartbeat_interval_ms: 100\n  node_timeout_ms: 2000\n{frame}{cluster_extra}worker:\n  slots: {slots}\n{extra_yaml}", secret_file.display(), client_file.display()),
         )
         .unwrap();
         let cfg = config.to_str().unwrap().to_string();

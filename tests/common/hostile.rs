@@ -143,6 +143,7 @@ pub fn every_message(task: TaskId) -> Kinds {
             FromWorker::Heartbeat {
                 stored_chunks: 0,
                 stored_bytes: 0,
+                memory: Default::default(),
             },
             FromWorker::SubtasksFinished {
                 task,

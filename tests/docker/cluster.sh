@@ -3,6 +3,11 @@
 # docker-compose.yml (1 supervisor + 3 workers on a private network), runs a job through the
 # HTTP API, SIGKILLs one worker container mid-job, checks the result against a local
 # evaluation, and tears everything down (logs kept in target/docker-cluster.log).
+# With ARES_DOCKER_FAULTS=1 it goes on with issue 9's row 7: it kills the supervisor
+# container and shows the workers exit, restart and rejoin, and cuts a worker off the network
+# for 20 s mid-job (`docker network disconnect`), checking the job ends exact and the worker
+# rejoins and takes work. That part has not been run yet (no time for the static release
+# build on the shared machine), so CI does not enable it.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -73,3 +78,63 @@ assert abs(got - want) <= 1e-9 * max(1.0, abs(want)), f"result {got} != expected
 PY
 nodes="$(curl -sf -H "Authorization: Bearer ${ARES_WEB_TOKEN}" "${WEB}/api/cluster/nodes" | json 'len(d["nodes"])')"
 echo "docker cluster: ok (result ${got} = local ${expected}; ${retries} re-runs after the kill; ${nodes} workers left)"
+
+[ "${ARES_DOCKER_FAULTS:-0}" = 1 ] || exit 0
+
+# ---- row 7: the supervisor dies; workers exit, restart (restart: on-failure) and rejoin.
+api() { curl -sf -H "Authorization: Bearer ${ARES_WEB_TOKEN}" "$@"; }
+wait_workers() { # $1 = how many, $2 = seconds
+  local n=0
+  for _ in $(seq 1 $(( $2 * 5 ))); do
+    n="$(api "${WEB}/api/cluster/nodes" 2> /dev/null | json 'len(d["nodes"])' 2> /dev/null || echo 0)"
+    [ "$n" = "$1" ] && return 0
+    sleep 0.2
+  done
+  echo "expected $1 workers, have ${n}"; return 1
+}
+restarts() { docker inspect -f '{{.RestartCount}}' "$(compose ps -q "$1")"; }
+compose up -d worker2 > /dev/null 2>&1
+wait_workers 3 30
+before="$(( $(restarts worker1) + $(restarts worker3) ))"
+sup="$(compose ps -q supervisor)"
+echo "== killing the supervisor (${sup:0:12}); workers rejoin for node_timeout_ms (5 s), then exit"
+docker kill "$sup" > /dev/null
+sleep 14
+compose start supervisor > /dev/null 2>&1
+wait_workers 3 40 || { echo "workers did not rejoin the restarted supervisor"; exit 1; }
+after="$(( $(restarts worker1) + $(restarts worker3) ))"
+[ "$after" -gt "$before" ] || { echo "no worker container restarted (${before} -> ${after})"; exit 1; }
+echo "supervisor killed: workers exited non-zero, were restarted (${before} -> ${after} restarts) and rejoined"
+
+# ---- row 7: a worker cut off the network for 20 s mid-job.
+EXPR2='x = rand(120000000, chunk=250000, seed=7); sum(exp(sin(x)) * 2 - x)'
+expected2="$("$BIN" run --local --json --expr "$EXPR2" 2> /dev/null | json 'repr(d["result"])')"
+api -X PUT "${WEB}/api/session/docker" > /dev/null   # the restarted supervisor starts empty
+tid="$(api -X POST -H 'content-type: application/json' -d "{\"expr\": \"${EXPR2}\"}" "${WEB}/api/session/docker/task" | json 'd["task_id"]')"
+for _ in $(seq 1 600); do
+  progress="$(api "${WEB}/api/session/docker/task/${tid}" | json 'd["progress"]')"
+  python3 -c "import sys; sys.exit(0 if ${progress} >= 0.1 else 1)" && break
+  sleep 0.05
+done
+net="${PROJECT}_ares"
+cut="$(compose ps -q worker1)"
+echo "== disconnecting worker1 (${cut:0:12}) from ${net} for 20 s at progress ${progress}"
+docker network disconnect "$net" "$cut"
+sleep 20
+docker network connect --alias worker1 "$net" "$cut" 2> /dev/null || docker network connect "$net" "$(compose ps -q worker1)"
+info="$(api "${WEB}/api/session/docker/task/${tid}?action=wait&timeout=300")"
+status="$(echo "$info" | json 'd["status"]')"
+[ "$status" = succeeded ] || { echo "task ended ${status} after the partition: ${info}"; exit 1; }
+got="$(api "${WEB}/api/session/docker/task/${tid}/result" | json 'repr(d["data"])')"
+python3 - "$got" "$expected2" << 'PY'
+import sys
+got, want = float(sys.argv[1]), float(sys.argv[2])
+assert abs(got - want) <= 1e-9 * max(1.0, abs(want)), f"result {got} != expected {want}"
+PY
+wait_workers 3 60 || { echo "the partitioned worker did not rejoin"; exit 1; }
+# It takes work again: a kept result spread over all three workers.
+tid="$(api -X POST -H 'content-type: application/json' -d '{"expr": "x = rand(3000000, chunk=50000, seed=8); x * 2"}' "${WEB}/api/session/docker/task" | json 'd["task_id"]')"
+api "${WEB}/api/session/docker/task/${tid}?action=wait&timeout=120" | json 'd["status"]' | grep -q succeeded
+holding="$(api "${WEB}/api/cluster/nodes" | json 'sum(1 for n in d["nodes"] if n["stored_chunks"] > 0)')"
+[ "$holding" = 3 ] || { echo "only ${holding} of 3 workers took work after the partition"; exit 1; }
+echo "partition: job exact (${got}); worker1 rejoined and holds results of the next job"

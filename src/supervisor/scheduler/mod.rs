@@ -22,9 +22,9 @@ pub mod state;
 // Re-exported: the web API's historical path.
 use super::guard::{guard, Guarded};
 use super::messages::{
-    Expel, FailTask, Finished, GetWorkers, Heartbeat, LinkHandle, PeerUnreachable, Redrive,
-    RegisterWorker, Release, Reports, SchedulerHandle, Send, StopTask, SubmitReady, TaskHandle,
-    WorkerGone, WorkerLost,
+    Expel, FailTask, Finished, GetWorkers, Heartbeat, LinkHandle, MemoryLimits, PeerUnreachable,
+    Redrive, RegisterWorker, Release, Reports, SchedulerHandle, Send, StopTask, SubmitReady,
+    TaskHandle, WorkerDrain, WorkerGone, WorkerLost,
 };
 pub use super::messages::{GetClusterStatus, NodeStatus};
 use crate::ids::{TaskId, WorkerId};
@@ -32,6 +32,7 @@ use crate::prepare::WorkerSlots;
 use crate::protocol::SubtaskError;
 use crate::protocol::ToWorker;
 use crate::web::metrics;
+use crate::worker::memory::MemoryStats;
 use actix::prelude::*;
 use bytes::Bytes;
 use state::{SchedOut, SchedulerState};
@@ -45,6 +46,9 @@ struct WorkerEntry {
     tasks: HashSet<TaskId>,
     /// (chunks, bytes) held, from the last heartbeat.
     stored: (u64, u64),
+    /// `worker.memory_limit` from its hello, and its accounting from the last heartbeat.
+    memory_limit: u64,
+    memory: MemoryStats,
 }
 
 pub struct Scheduler {
@@ -53,6 +57,7 @@ pub struct Scheduler {
     processors: HashMap<TaskId, (TaskHandle, Bytes, Instant)>,
     epoch: Instant,
     node_timeout_ms: u64,
+    suspect_after_ms: u64,
     check_every: Duration,
     no_worker_timeout: Duration,
     /// Since when no worker has been live (`None` while one is).
@@ -68,8 +73,10 @@ impl Scheduler {
         node_timeout_ms: u64,
         heartbeat_ms: u64,
         no_worker_timeout_ms: u64,
+        suspect_after_ms: u64,
     ) -> Self {
         Self {
+            suspect_after_ms,
             no_worker_timeout: Duration::from_millis(no_worker_timeout_ms),
             no_worker_since: Some(Instant::now()),
             told_no_workers: HashSet::new(),
@@ -143,6 +150,15 @@ impl Scheduler {
         }
     }
 
+    /// Has each task submit these subtasks again (not counted as retries).
+    fn redrive(&self, subtasks: BTreeMap<TaskId, Vec<crate::ids::SubtaskIdx>>) {
+        for (task, list) in subtasks {
+            if let Some((p, _, _)) = self.processors.get(&task) {
+                p.do_send(Redrive(Some(list)));
+            }
+        }
+    }
+
     fn remove_worker(&mut self, worker: WorkerId, why: &str) {
         let Some(entry) = self.workers.remove(&worker) else {
             return;
@@ -184,6 +200,15 @@ impl Actor for Scheduler {
                 }
                 act.state
                     .mark_silent(now, 3 * act.check_every.as_millis() as u64);
+                let suspect = act.state.suspects(now, act.suspect_after_ms);
+                if !suspect.is_empty() {
+                    let n: usize = suspect.values().map(Vec::len).sum();
+                    tracing::warn!(
+                        "{n} subtasks of silent workers run again elsewhere (cluster.suspect_after_ms)"
+                    );
+                    act.redrive(suspect);
+                    act.dispatch();
+                }
                 act.fail_without_workers();
             });
         });
@@ -202,13 +227,16 @@ impl Supervised for Scheduler {
         let workers: Vec<(WorkerId, usize)> =
             self.workers.iter().map(|(id, w)| (*id, w.slots)).collect();
         self.state.restart(&workers, self.now_ms());
+        for (id, w) in &self.workers {
+            self.state.set_memory_limit(*id, w.memory_limit);
+        }
         tracing::warn!(
             workers = workers.len(),
             tasks = self.processors.len(),
             "scheduler restarted: its queues are re-driven by the tasks"
         );
         for (processor, _, _) in self.processors.values() {
-            processor.do_send(Redrive);
+            processor.do_send(Redrive(None));
         }
     }
 }
@@ -238,6 +266,7 @@ impl Handler<RegisterWorker> for Scheduler {
     fn handle(&mut self, m: RegisterWorker, ctx: &mut Context<Self>) -> Self::Result {
         guard(self, ctx, "RegisterWorker", |act, _ctx| {
             let id = act.state.add_worker(m.slots, act.now_ms());
+            act.state.set_memory_limit(id, m.memory_limit);
             tracing::info!(worker = %id, slots = m.slots, data = %m.data_addr, "worker registered");
             act.no_worker_since = None;
             act.told_no_workers.clear();
@@ -249,6 +278,8 @@ impl Handler<RegisterWorker> for Scheduler {
                     data_addr: m.data_addr,
                     tasks: HashSet::new(),
                     stored: (0, 0),
+                    memory_limit: m.memory_limit,
+                    memory: MemoryStats::default(),
                 },
             );
             metrics::set_workers_live(act.workers.len());
@@ -272,6 +303,22 @@ impl Handler<PeerUnreachable> for Scheduler {
     }
 }
 
+impl Handler<WorkerDrain> for Scheduler {
+    type Result = ();
+    fn handle(&mut self, m: WorkerDrain, ctx: &mut Context<Self>) {
+        guard(self, ctx, "WorkerDrain", |act, _ctx| {
+            if m.left {
+                act.remove_worker(m.worker, "drained after SIGTERM and left");
+            } else {
+                tracing::info!(worker = %m.worker, "worker draining (SIGTERM): no new work for it");
+                let requeue = act.state.set_draining(m.worker);
+                act.redrive(requeue);
+                act.dispatch();
+            }
+        });
+    }
+}
+
 impl Handler<WorkerGone> for Scheduler {
     type Result = ();
     fn handle(&mut self, WorkerGone(w): WorkerGone, ctx: &mut Context<Self>) {
@@ -289,6 +336,7 @@ impl Handler<Heartbeat> for Scheduler {
             act.state.heartbeat(m.worker, now);
             if let Some(w) = act.workers.get_mut(&m.worker) {
                 w.stored = (m.stored_chunks, m.stored_bytes);
+                w.memory = m.memory;
                 metrics::set_worker_held(&m.worker.to_string(), m.stored_bytes);
             }
         });
@@ -315,6 +363,7 @@ impl Handler<GetClusterStatus> for Scheduler {
                         stored_chunks: w.stored.0,
                         stored_bytes: w.stored.1,
                         alive: true,
+                        memory: w.memory,
                     })
                 })
                 .collect();
@@ -436,11 +485,20 @@ impl From<Addr<Scheduler>> for SchedulerHandle {
             heartbeat: a.clone().recipient(),
             finished: a.clone().recipient(),
             gone: a.clone().recipient(),
+            drain: a.clone().recipient(),
             peer_unreachable: a.clone().recipient(),
             submit: a.clone().recipient(),
             release: a.clone().recipient(),
             stop: a.clone().recipient(),
-            workers: a.recipient(),
+            workers: a.clone().recipient(),
+            memory_limits: a.recipient(),
         }
+    }
+}
+
+impl Handler<MemoryLimits> for Scheduler {
+    type Result = MessageResult<MemoryLimits>;
+    fn handle(&mut self, _: MemoryLimits, _: &mut Context<Self>) -> Self::Result {
+        MessageResult(self.state.memory_limits())
     }
 }

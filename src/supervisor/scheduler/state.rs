@@ -12,7 +12,7 @@
 
 use crate::ids::{ChunkIdx, SubtaskIdx, TaskId, WorkerId};
 use crate::protocol::RunSubtask;
-use rustc_hash::{FxHashMap, FxHashSet};
+use rustc_hash::FxHashMap;
 use std::cmp::{Ordering, Reverse};
 use std::collections::{BTreeMap, BinaryHeap};
 
@@ -26,6 +26,8 @@ pub struct ReadySubtask {
     pub preferred: Option<WorkerId>,
     /// Every input chunk, the worker holding it and its size.
     pub inputs: Vec<(ChunkIdx, WorkerId, u64)>,
+    /// Projected bytes while it runs (inputs, chunks computed, scratch).
+    pub memory: u64,
 }
 
 #[derive(Debug, PartialEq, Eq)]
@@ -34,6 +36,7 @@ struct Queued {
     seq: Reverse<u64>,
     task: TaskId,
     run: RunSubtask,
+    memory: u64,
 }
 
 impl Ord for Queued {
@@ -52,12 +55,22 @@ struct WorkerState {
     slots: usize,
     /// Subtasks that may be in flight on the worker: slots × prefetch.
     capacity: usize,
-    running: FxHashSet<(TaskId, SubtaskIdx)>,
+    /// In flight, with each one's projected memory.
+    running: FxHashMap<(TaskId, SubtaskIdx), u64>,
     queue: BinaryHeap<Queued>,
+    /// `worker.memory_limit` (0 = none) and the projected memory of what is in flight: no
+    /// subtask starts that would take the sum over the limit, unless nothing is in flight.
+    memory_limit: u64,
+    projected: u64,
     last_seen_ms: u64,
     /// Silent for a few heartbeats (frozen, overloaded): given no new work while another
     /// worker answers; cleared by its next heartbeat.
     silent: bool,
+    /// Suspect (silent for `suspect_after_ms`): its work was handed to others once; cleared
+    /// by its next heartbeat.
+    suspect: bool,
+    /// Draining after SIGTERM: never given work again.
+    draining: bool,
 }
 
 impl WorkerState {
@@ -69,6 +82,16 @@ impl WorkerState {
     }
     fn saturated(&self) -> bool {
         self.running.len() >= self.capacity
+    }
+    fn fits(&self, memory: u64) -> bool {
+        self.memory_limit == 0
+            || self.running.is_empty()
+            || self.projected + memory <= self.memory_limit
+    }
+    fn ended(&mut self, key: (TaskId, SubtaskIdx)) {
+        if let Some(m) = self.running.remove(&key) {
+            self.projected -= m.min(self.projected);
+        }
     }
 }
 
@@ -117,10 +140,14 @@ impl SchedulerState {
             WorkerState {
                 slots: slots.max(1),
                 capacity: slots.max(1) * self.prefetch,
-                running: FxHashSet::default(),
+                running: FxHashMap::default(),
                 queue: BinaryHeap::new(),
+                memory_limit: 0,
+                projected: 0,
                 last_seen_ms: now_ms,
                 silent: false,
+                suspect: false,
+                draining: false,
             },
         );
         let waiting = std::mem::take(&mut self.unplaced);
@@ -141,14 +168,30 @@ impl SchedulerState {
                 WorkerState {
                     slots: (*slots).max(1),
                     capacity: (*slots).max(1) * self.prefetch,
-                    running: FxHashSet::default(),
+                    running: FxHashMap::default(),
                     queue: BinaryHeap::new(),
+                    memory_limit: 0,
+                    projected: 0,
                     last_seen_ms: now_ms,
                     silent: false,
+                    suspect: false,
+                    draining: false,
                 },
             );
             self.next_worker = self.next_worker.max(id.0 + 1);
         }
+    }
+
+    /// Sets a worker's `worker.memory_limit` (bytes, 0 = none).
+    pub fn set_memory_limit(&mut self, worker: WorkerId, limit: u64) {
+        if let Some(w) = self.workers.get_mut(&worker) {
+            w.memory_limit = limit;
+        }
+    }
+
+    /// Every worker's memory limit (0 = none).
+    pub fn memory_limits(&self) -> Vec<u64> {
+        self.workers.values().map(|w| w.memory_limit).collect()
     }
 
     pub fn workers(&self) -> impl Iterator<Item = (WorkerId, usize)> + '_ {
@@ -159,6 +202,7 @@ impl SchedulerState {
         if let Some(w) = self.workers.get_mut(&worker) {
             w.last_seen_ms = now_ms;
             w.silent = false;
+            w.suspect = false;
         }
     }
 
@@ -171,6 +215,46 @@ impl SchedulerState {
         }
     }
 
+    /// Workers silent for longer than `after_ms` become suspect, once per silence: what they
+    /// run or have queued is returned (per task) to run again elsewhere, and forgotten here,
+    /// so a frozen worker's in-flight subtask waits `after_ms`, not `node_timeout_ms`.
+    /// When every worker is silent, the silence is more likely the supervisor's own (it was
+    /// frozen or starved): nothing is suspect then.
+    pub fn suspects(&mut self, now_ms: u64, after_ms: u64) -> BTreeMap<TaskId, Vec<SubtaskIdx>> {
+        let mut out: BTreeMap<TaskId, Vec<SubtaskIdx>> = BTreeMap::new();
+        let quiet = |w: &WorkerState| now_ms.saturating_sub(w.last_seen_ms) > after_ms;
+        if self.workers.values().all(quiet) {
+            return out;
+        }
+        for w in self.workers.values_mut() {
+            if w.suspect || now_ms.saturating_sub(w.last_seen_ms) <= after_ms {
+                continue;
+            }
+            w.suspect = true;
+            w.projected = 0;
+            for ((task, s), _) in w.running.drain() {
+                out.entry(task).or_default().push(s);
+            }
+            for q in std::mem::take(&mut w.queue) {
+                out.entry(q.task).or_default().push(q.run.subtask);
+            }
+        }
+        out
+    }
+
+    /// The worker drains after SIGTERM: it gets no more work; what it had queued here (not
+    /// yet sent) is returned per task to run elsewhere.
+    pub fn set_draining(&mut self, worker: WorkerId) -> BTreeMap<TaskId, Vec<SubtaskIdx>> {
+        let mut out: BTreeMap<TaskId, Vec<SubtaskIdx>> = BTreeMap::new();
+        if let Some(w) = self.workers.get_mut(&worker) {
+            w.draining = true;
+            for q in std::mem::take(&mut w.queue) {
+                out.entry(q.task).or_default().push(q.run.subtask);
+            }
+        }
+        out
+    }
+
     /// Workers silent for longer than `timeout_ms`.
     pub fn expired(&self, now_ms: u64, timeout_ms: u64) -> Vec<WorkerId> {
         self.workers
@@ -181,12 +265,13 @@ impl SchedulerState {
     }
 
     fn place(&self, item: &ReadySubtask) -> Option<WorkerId> {
-        // Silent workers are candidates only when every worker is silent.
-        let all_silent = self.workers.values().all(|w| w.silent);
+        // Silent workers are candidates only when every worker is silent; draining ones
+        // never are.
+        let all_silent = self.workers.values().all(|w| w.silent || w.draining);
         let usable = |id: &WorkerId| {
             self.workers
                 .get(id)
-                .is_some_and(|w| all_silent || !w.silent)
+                .is_some_and(|w| !w.draining && (all_silent || !w.silent))
         };
         if let Some(p) = item.preferred.filter(usable) {
             return Some(p);
@@ -245,6 +330,7 @@ impl SchedulerState {
                 seq: Reverse(self.seq),
                 task: item.task,
                 run,
+                memory: item.memory,
             };
             self.workers
                 .get_mut(&worker)
@@ -259,8 +345,12 @@ impl SchedulerState {
         for (id, w) in self.workers.iter_mut() {
             let mut batches: BTreeMap<TaskId, Vec<RunSubtask>> = BTreeMap::new();
             while w.running.len() < w.capacity {
+                if !w.queue.peek().is_some_and(|q| w.fits(q.memory)) {
+                    break;
+                }
                 let Some(q) = w.queue.pop() else { break };
-                w.running.insert((q.task, q.run.subtask));
+                w.projected += q.memory;
+                w.running.insert((q.task, q.run.subtask), q.memory);
                 batches.entry(q.task).or_default().push(q.run);
             }
             for (task, runs) in batches {
@@ -283,7 +373,7 @@ impl SchedulerState {
     ) {
         if let Some(w) = self.workers.get_mut(&worker) {
             for s in subtasks {
-                w.running.remove(&(task, s));
+                w.ended((task, s));
             }
         }
     }
@@ -292,7 +382,7 @@ impl SchedulerState {
     pub fn remove_worker(&mut self, worker: WorkerId) -> BTreeMap<TaskId, Vec<SubtaskIdx>> {
         let mut lost: BTreeMap<TaskId, Vec<SubtaskIdx>> = BTreeMap::new();
         if let Some(w) = self.workers.remove(&worker) {
-            for (task, s) in w.running {
+            for (task, s) in w.running.into_keys() {
                 lost.entry(task).or_default().push(s);
             }
             for q in w.queue {
@@ -313,13 +403,13 @@ impl SchedulerState {
             w.queue = queue.into_iter().filter(|q| q.task != task).collect();
             let running: Vec<SubtaskIdx> = w
                 .running
-                .iter()
+                .keys()
                 .filter(|(t, _)| *t == task)
                 .map(|(_, s)| *s)
                 .collect();
             if !running.is_empty() {
                 for s in &running {
-                    w.running.remove(&(task, *s));
+                    w.ended((task, *s));
                 }
                 self.outbox.push(SchedOut::Cancel {
                     worker: *id,
@@ -342,3 +432,7 @@ impl SchedulerState {
 #[cfg(test)]
 #[path = "state_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "state_memory_tests.rs"]
+mod memory_tests;

@@ -11,6 +11,7 @@ fn ready(s: u32, depth: u32, preferred: Option<u32>, inputs: &[(u32, u32, u64)])
             .iter()
             .map(|(c, w, b)| (ChunkIdx(*c), WorkerId(*w), *b))
             .collect(),
+        memory: 0,
     }
 }
 
@@ -142,4 +143,50 @@ fn silent_workers_get_no_new_work_while_another_answers() {
     s.enqueue(vec![ready(1, 0, Some(0), &[])]);
     s.dispatch();
     assert_eq!(runs(&s.outbox), vec![(0, vec![1])]);
+}
+
+#[test]
+fn a_silent_worker_is_suspect_once_and_its_work_is_handed_back() {
+    let mut s = SchedulerState::new(100, 1);
+    let (a, b) = (s.add_worker(1, 0), s.add_worker(1, 0));
+    s.enqueue(vec![ready(0, 0, Some(0), &[]), ready(1, 0, Some(1), &[])]);
+    s.dispatch();
+    s.outbox.clear();
+    // Everyone silent: the supervisor's own pause, not a suspect worker.
+    assert!(s.suspects(5000, 1000).is_empty());
+    s.heartbeat(b, 4500);
+    let back = s.suspects(5000, 1000);
+    assert_eq!(back.get(&TaskId(1)), Some(&vec![SubtaskIdx(0)]));
+    assert!(s.suspects(6000, 1000).is_empty(), "once per silence");
+    // Its late report changes nothing; a heartbeat makes it usable again.
+    s.finished(a, TaskId(1), [SubtaskIdx(0)]);
+    s.heartbeat(a, 6000);
+    assert_eq!(s.load(), vec![(a, 0, 0), (b, 1, 0)]);
+}
+
+#[test]
+fn a_draining_worker_gets_no_work_and_hands_back_its_queue() {
+    let mut s = SchedulerState::new(100, 1);
+    let (a, b) = (s.add_worker(1, 0), s.add_worker(1, 0));
+    s.enqueue(vec![ready(0, 0, Some(0), &[]), ready(1, 0, Some(0), &[])]);
+    s.dispatch();
+    s.outbox.clear();
+    let back = s.set_draining(a);
+    assert_eq!(back.get(&TaskId(1)), Some(&vec![SubtaskIdx(1)]));
+    // Preferred or holding the inputs, it is still never chosen.
+    s.enqueue(vec![ready(1, 0, Some(0), &[(5, 0, 1 << 20)])]);
+    s.dispatch();
+    assert_eq!(runs(&s.outbox), vec![(b.0, vec![1])]);
+}
+
+#[test]
+fn a_restart_keeps_the_workers_and_forgets_the_queues() {
+    let mut s = SchedulerState::new(100, 1);
+    let (a, b) = (s.add_worker(1, 0), s.add_worker(2, 0));
+    s.enqueue((0..6).map(|i| ready(i, 0, None, &[])).collect());
+    s.dispatch();
+    s.restart(&[(a, 1), (b, 2)], 10);
+    assert_eq!(s.load(), vec![(a, 0, 0), (b, 0, 0)]);
+    assert!(s.outbox.is_empty());
+    assert_eq!(s.add_worker(1, 10), WorkerId(2), "ids keep counting");
 }

@@ -4,18 +4,19 @@
 //! fetches.
 
 pub mod lifecycle;
+mod part;
 pub mod state;
 mod views;
 
 // Re-exported: the web API's historical paths.
 use super::guard::{guard, Guarded};
 pub use super::messages::{
-    Cancel, FailTask, FetchResult, GetFetchArgs, GetGraph, GetInfo, GraphView, SubtaskView,
-    WaitDone,
+    Cancel, FailTask, FetchPart, FetchResult, GetFetchArgs, GetGraph, GetInfo, GraphView,
+    SubtaskView, WaitDone,
 };
 use super::messages::{
-    GetWorkers, PeerUnreachable, Redrive, Release, Reports, SchedulerHandle, StopTask, SubmitReady,
-    TaskEnded, TaskHandle, WorkerLost,
+    GetWorkers, MemoryLimits, PeerUnreachable, Redrive, Release, Reports, SchedulerHandle,
+    StopTask, SubmitReady, TaskEnded, TaskHandle, WorkerLost,
 };
 use crate::config::TaskConfig;
 use crate::graph::TileableGraph;
@@ -66,7 +67,8 @@ impl From<Addr<TaskProcessor>> for TaskHandle {
             cancel: a.clone().recipient(),
             fetch: a.clone().recipient(),
             graph: a.clone().recipient(),
-            fetch_args: a.recipient(),
+            fetch_args: a.clone().recipient(),
+            part: a.recipient(),
         }
     }
 }
@@ -214,6 +216,7 @@ impl Actor for TaskProcessor {
         let graph = self.graph.clone();
         let (config, task) = (self.config.clone(), self.task);
         let scheduler = self.scheduler.workers.clone();
+        let memory_limits = self.scheduler.memory_limits.clone();
         let prepared = async move {
             let workers: Vec<_> = scheduler
                 .send(GetWorkers)
@@ -222,6 +225,7 @@ impl Actor for TaskProcessor {
                 .into_iter()
                 .map(|(w, _)| w)
                 .collect();
+            let limits = memory_limits.send(MemoryLimits).await.unwrap_or_default();
             let workers = if workers.is_empty() {
                 uniform_cluster(1, 1)
             } else {
@@ -230,6 +234,7 @@ impl Actor for TaskProcessor {
             tokio::task::spawn_blocking(move || -> Result<_, String> {
                 let start = std::time::Instant::now();
                 let p = prepare(&graph, &config, &workers, task).map_err(|e| e.to_string())?;
+                crate::worker::memory::check_fits(&p.subtasks, &limits)?;
                 let bytes = codec::encode(&p.subtasks.worker_view()).map_err(|e| e.to_string())?;
                 Ok((p.subtasks, bytes, start.elapsed().as_secs_f64()))
             })
@@ -281,10 +286,10 @@ impl Handler<WorkerLost> for TaskProcessor {
 
 impl Handler<Redrive> for TaskProcessor {
     type Result = ();
-    fn handle(&mut self, _: Redrive, ctx: &mut Context<Self>) {
+    fn handle(&mut self, Redrive(only): Redrive, ctx: &mut Context<Self>) {
         guard(self, ctx, "Redrive", |act, ctx| {
             if let Lifecycle::Running(s) = &mut act.life {
-                s.redrive();
+                s.redrive(only.as_deref());
                 act.flush(ctx);
             }
         });

@@ -111,6 +111,11 @@ impl TaskState {
     }
 
     /// Where each result chunk lives.
+    /// The worker holding chunk `c`, if any (streamed result fetch).
+    pub fn location_of(&self, c: ChunkIdx) -> Option<WorkerId> {
+        self.location.get(c.index()).copied().flatten().map(|l| l.0)
+    }
+
     pub fn result_locations(&self) -> Vec<(ChunkIdx, Option<WorkerId>)> {
         self.graph
             .chunks
@@ -159,6 +164,11 @@ impl TaskState {
                 None
             }),
             inputs,
+            memory: crate::worker::memory::projected_bytes(
+                &self.graph.chunks,
+                self.graph.members.row(s),
+                self.graph.inputs.row(s).iter().map(|c| ChunkIdx(*c)),
+            ),
         }
     }
 
@@ -329,6 +339,11 @@ impl TaskState {
                     self.attempts[s] += 1;
                     retry = true;
                 }
+                Err(SubtaskError::NotRun(_)) => {
+                    // A draining worker handed it back: again, not counted as a retry.
+                    self.state[s] = SubState::Waiting;
+                    retry = true;
+                }
                 Err(SubtaskError::Failed(msg)) => {
                     let id = self.graph.subtasks[s].id;
                     self.finish(TaskEnd::Failed(format!("subtask {id} failed: {msg}")));
@@ -352,14 +367,23 @@ impl TaskState {
     /// The scheduler restarted and lost its queues: every subtask submitted and not yet
     /// reported is submitted again (not counted as a retry). A report from the earlier
     /// dispatch is still accepted while the subtask is submitted; its duplicate is stale.
-    pub fn redrive(&mut self) {
+    /// `only` limits it to those subtasks (a suspect or draining worker's).
+    pub fn redrive(&mut self, only: Option<&[SubtaskIdx]>) {
         if self.ended {
             return;
         }
-        let submitted: Vec<usize> = (0..self.graph.len())
-            .filter(|s| self.state[*s] == SubState::Submitted)
-            .collect();
+        let submitted: Vec<usize> = match only {
+            Some(list) => list
+                .iter()
+                .map(|s| s.index())
+                .filter(|s| *s < self.state.len())
+                .collect(),
+            None => (0..self.graph.len()).collect(),
+        };
         for s in submitted {
+            if self.state[s] != SubState::Submitted {
+                continue;
+            }
             // Ready again at once if its inputs are all there; else recovered below.
             self.state[s] = SubState::Waiting;
         }

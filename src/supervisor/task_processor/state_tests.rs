@@ -180,7 +180,7 @@ fn a_redrive_resubmits_what_was_in_flight_without_counting_retries() {
     st.on_reports(WorkerId(0), vec![ok(&st, 0)]);
     assert_eq!(submitted(&mut st.outbox), vec![4]);
     // The scheduler restarted: everything submitted and unreported goes again.
-    st.redrive();
+    st.redrive(None);
     assert_eq!(submitted(&mut st.outbox), vec![1, 2, 3, 4]);
     assert_eq!(st.retries(), 0);
     // A report of the earlier dispatch still counts; its duplicate is stale.

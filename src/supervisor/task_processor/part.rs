@@ -1,0 +1,136 @@
+//! Streamed result fetch (branch io): a part of one result, a few chunks at a time, read
+//! from the workers that hold them and passed on without assembling the whole result here.
+//! A part holds at most half a frame of chunk data, so nothing the supervisor holds for a fetch
+//! grows with the result's size.
+
+use super::TaskProcessor;
+use crate::array::numel;
+use crate::ids::{ChunkIdx, WorkerId};
+use crate::protocol::{codec, ResultPart, TaskStatus};
+use crate::supervisor::guard::guard;
+use crate::supervisor::messages::{FetchPart, GetWorkers};
+use crate::worker::transfer;
+use actix::prelude::*;
+use std::collections::BTreeMap;
+
+/// Most chunk bytes in one part: half a frame, leaving room for the rest.
+pub fn part_budget(max_frame_bytes: usize) -> u64 {
+    (max_frame_bytes / 2) as u64
+}
+
+impl Handler<FetchPart> for TaskProcessor {
+    type Result = ResponseActFuture<Self, Result<ResultPart, String>>;
+    fn handle(&mut self, m: FetchPart, ctx: &mut Context<Self>) -> Self::Result {
+        guard(self, ctx, "FetchPart", |act, _ctx| -> Self::Result {
+            let budget = part_budget(act.data.max_frame);
+            let plan = match (act.life.status(), act.life.state()) {
+                (TaskStatus::Succeeded, Some(s)) => plan(s, &m, budget, act.task),
+                (status, _) => Err(format!("{} has no result ({status:?})", act.task)),
+            };
+            let scheduler = act.scheduler.workers.clone();
+            let (task, data) = (act.task, act.data.clone());
+            Box::pin(
+                async move {
+                    let (mut part, wanted) = plan?;
+                    if wanted.is_empty() {
+                        part.chunks = codec::encode_chunks(&[]).map_err(|e| e.to_string())?.into();
+                        return Ok(part);
+                    }
+                    let addrs: BTreeMap<WorkerId, String> = scheduler
+                        .send(GetWorkers)
+                        .await
+                        .unwrap_or_default()
+                        .into_iter()
+                        .map(|(w, a)| (w.worker, a))
+                        .collect();
+                    tokio::task::spawn_blocking(move || {
+                        let mut by_worker: BTreeMap<WorkerId, Vec<ChunkIdx>> = BTreeMap::new();
+                        for (_, c, w) in &wanted {
+                            by_worker.entry(*w).or_default().push(*c);
+                        }
+                        let mut got: BTreeMap<ChunkIdx, crate::array::ArrayData> = BTreeMap::new();
+                        for (w, chunks) in by_worker {
+                            let addr = addrs
+                                .get(&w)
+                                .ok_or_else(|| format!("{w} holding results is gone"))?;
+                            got.extend(
+                                transfer::fetch(addr, &data, task, &chunks)
+                                    .map_err(|e| format!("reading results from {w}: {e}"))?,
+                            );
+                        }
+                        let refs = wanted
+                            .iter()
+                            .map(|(pos, c, _)| {
+                                got.get(c)
+                                    .map(|d| (ChunkIdx(*pos), d))
+                                    .ok_or_else(|| format!("result chunk {c} was not sent"))
+                            })
+                            .collect::<Result<Vec<_>, String>>()?;
+                        part.chunks = codec::encode_chunks(&refs)
+                            .map_err(|e| e.to_string())?
+                            .into();
+                        Ok(part)
+                    })
+                    .await
+                    .map_err(|e| e.to_string())?
+                }
+                .into_actor(act),
+            )
+        })
+        .unwrap_or_else(|| Box::pin(fut::ready(Err(super::RESTARTING.to_string()))))
+    }
+}
+
+type Wanted = Vec<(u32, ChunkIdx, WorkerId)>;
+
+/// The part's layout and, per requested position, the chunk and the worker holding it.
+fn plan(
+    s: &super::state::TaskState,
+    m: &FetchPart,
+    budget: u64,
+    task: crate::ids::TaskId,
+) -> Result<(ResultPart, Wanted), String> {
+    let results = &s.graph.chunks.results;
+    let r = results.get(m.output as usize).ok_or_else(|| {
+        format!(
+            "{task} has {} result(s), no result {}",
+            results.len(),
+            m.output
+        )
+    })?;
+    let mut wanted = Vec::with_capacity(m.positions.len().min(r.chunks.len()));
+    let mut bytes = 0u64;
+    for &pos in &m.positions {
+        let c = *r.chunks.get(pos as usize).ok_or_else(|| {
+            format!(
+                "{task} result {} has {} chunks, no chunk {pos}",
+                m.output,
+                r.chunks.len()
+            )
+        })?;
+        bytes += (numel(&s.graph.chunks.node(c).shape) * r.dtype.itemsize()) as u64;
+        if bytes > budget {
+            return Err(format!(
+                "the chunks asked for exceed the part budget of {} bytes",
+                budget
+            ));
+        }
+        let w = s
+            .location_of(c)
+            .ok_or_else(|| format!("result chunk {c} is lost"))?;
+        wanted.push((pos, c, w));
+    }
+    let part = ResultPart {
+        shape: r.shape.iter().map(|d| *d as u64).collect(),
+        dtype: r.dtype,
+        splits: r
+            .splits
+            .iter()
+            .map(|s| s.iter().map(|x| *x as u64).collect())
+            .collect(),
+        outputs: results.len() as u32,
+        budget,
+        chunks: Default::default(),
+    };
+    Ok((part, wanted))
+}

@@ -1,0 +1,133 @@
+//! Projected memory of a subtask from the shapes and dtypes of its chunks, before it runs:
+//! what the worker reserves for it ([`run_bytes`]), what the scheduler counts in flight per
+//! worker, and the refusal at submission of a subtask that fits in no worker's limit
+//! ([`check_fits`], as Cubed refuses at plan time: "projected memory > allowed ..., reduce
+//! chunk=").
+
+use crate::graph::ChunkGraph;
+use crate::ids::ChunkIdx;
+
+/// Bytes a chunk of this node's shape and dtype occupies.
+pub fn chunk_bytes(chunks: &ChunkGraph, c: ChunkIdx) -> u64 {
+    let n = chunks.node(c);
+    n.shape.iter().product::<usize>() as u64 * n.dtype.itemsize() as u64
+}
+
+/// The arrays a FUSE node's steps may hold at once: two of the largest of its inputs and
+/// the chunks its creation steps fill (a step outside the blockwise loop writes a whole
+/// array while reading the previous one; elementwise steps keep the size, reductions and
+/// slices shrink it).
+fn fuse_scratch(chunks: &ChunkGraph, c: ChunkIdx) -> u64 {
+    let crate::ops::OpArgs::Fuse(steps) = chunks.args_of(c) else {
+        return 0;
+    };
+    let filled = steps
+        .iter()
+        .filter_map(|s| match &chunks.args[s.args.index()] {
+            crate::ops::OpArgs::Fill { shape, .. } => {
+                Some(shape.iter().product::<usize>() as u64 * 8)
+            }
+            _ => None,
+        });
+    let read = chunks.inputs(c).iter().map(|i| chunk_bytes(chunks, *i));
+    2 * filled.chain(read).max().unwrap_or(0)
+}
+
+/// A subtask's projected peak: its external inputs, every chunk it computes (the executor
+/// keeps them all until it ends) with the intermediates of fused chains, and one more of its
+/// largest chunk as kernel scratch.
+pub fn projected_bytes(
+    chunks: &ChunkGraph,
+    members: &[u32],
+    inputs: impl IntoIterator<Item = ChunkIdx>,
+) -> u64 {
+    let (mut sum, mut max) = (0u64, 0u64);
+    for m in members {
+        let b = chunk_bytes(chunks, ChunkIdx(*m));
+        sum += b;
+        max = max.max(b).max(fuse_scratch(chunks, ChunkIdx(*m)));
+    }
+    let inputs: u64 = inputs.into_iter().map(|c| chunk_bytes(chunks, c)).sum();
+    sum + max + inputs
+}
+
+/// The inputs of a subtask that are on this worker.
+pub fn local_inputs(
+    inputs: &[(ChunkIdx, crate::ids::WorkerId)],
+    me: crate::ids::WorkerId,
+) -> Vec<ChunkIdx> {
+    inputs
+        .iter()
+        .filter(|(_, w)| *w == me)
+        .map(|(c, _)| *c)
+        .collect()
+}
+
+/// What a subtask reserves on the worker running it: its projection less the local inputs,
+/// which are counted where they are held (a spilled one is added when it is admitted).
+pub fn run_bytes(
+    graph: &crate::graph::WorkerGraph,
+    run: &crate::protocol::RunSubtask,
+    me: crate::ids::WorkerId,
+) -> u64 {
+    let remote = run.inputs.iter().filter(|(_, w)| *w != me).map(|(c, _)| *c);
+    projected_bytes(
+        &graph.chunks,
+        graph.members.row(run.subtask.index()),
+        remote,
+    )
+}
+
+/// Refuses a prepared task with a subtask whose projection fits in no worker's limit
+/// (`limits`: one per worker, 0 = none; no worker yet = no refusal).
+pub fn check_fits(graph: &crate::graph::SubtaskGraph, limits: &[u64]) -> Result<(), String> {
+    if limits.is_empty() || limits.contains(&0) {
+        return Ok(());
+    }
+    let allowed = limits.iter().copied().max().unwrap_or(0);
+    for (s, subtask) in graph.subtasks.iter().enumerate() {
+        let members = graph.members.row(s);
+        let inputs = graph.inputs.row(s).iter().map(|c| ChunkIdx(*c));
+        let projected = projected_bytes(&graph.chunks, members, inputs);
+        if projected > allowed {
+            let largest = members
+                .iter()
+                .map(|m| ChunkIdx(*m))
+                .max_by_key(|m| chunk_bytes(&graph.chunks, *m))
+                .map(|m| {
+                    let n = graph.chunks.node(m);
+                    let shape = crate::array::fmt_shape(&n.shape);
+                    format!(", largest chunk {shape} of {}", n.op.name())
+                })
+                .unwrap_or_default();
+            return Err(format!(
+                "projected memory {} > allowed {} (worker.memory_limit) for subtask {} ({} chunks{largest}), reduce chunk=",
+                human(projected),
+                human(allowed),
+                subtask.id,
+                members.len(),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// "1.2 GiB"-style sizes for messages.
+pub fn human(bytes: u64) -> String {
+    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let (mut value, mut unit) = (bytes as f64, 0);
+    while value >= 1024.0 && unit < UNITS.len() - 1 {
+        value /= 1024.0;
+        unit += 1;
+    }
+    let text = format!("{value:.1}");
+    format!("{} {}", text.trim_end_matches(".0"), UNITS[unit])
+}
+
+#[cfg(test)]
+#[test]
+fn sizes_read_like_cubed() {
+    assert_eq!(human(1288490189), "1.2 GiB");
+    assert_eq!(human((128 << 20) + 16), "128 MiB");
+    assert_eq!(human(512), "512 B");
+}

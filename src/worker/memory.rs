@@ -1,0 +1,400 @@
+//! A worker's memory accounting, free of files, locks and threads: which chunks are in memory
+//! or on disk, how recently each was used, which ones running subtasks pin and queued ones
+//! want, and how many bytes running subtasks reserved before they ran.
+//!
+//! Accounted bytes = chunks in memory + reservations. A subtask reserves its projection
+//! ([`projected_bytes`], from shapes and dtypes before it runs) less the inputs already in
+//! memory here. It starts only when that fits under the limit and the worker is at most at
+//! the pause threshold. Otherwise, while other subtasks run, it waits (a pause, when above
+//! the threshold): each subtask that ends spills least recently used chunks down to the
+//! spill threshold, chunks no running subtask pins, those no queued subtask wants first.
+//! With nothing running it spills what it needs itself and then starts: the supervisor
+//! refused every subtask whose projection exceeds the limit, so it fits once everything
+//! unpinned is on disk. [`super::storage`] is the shell doing the I/O.
+
+use crate::ids::{ChunkIdx, TaskId};
+use rustc_hash::FxHashMap;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeSet;
+
+pub use super::footprint::{
+    check_fits, chunk_bytes, human, local_inputs, projected_bytes, run_bytes,
+};
+
+pub type Key = (TaskId, ChunkIdx);
+
+/// What a worker reports in its heartbeat (and `ares run --json` in `memory`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MemoryStats {
+    /// The limit in bytes (0 = none).
+    pub limit: u64,
+    /// Bytes of chunks in memory.
+    pub memory_bytes: u64,
+    /// Bytes reserved by running subtasks.
+    pub reserved_bytes: u64,
+    /// Highest accounted bytes (memory + reserved) so far.
+    pub peak_bytes: u64,
+    /// Bytes and chunks on disk now.
+    pub spilled_bytes: u64,
+    pub spilled_chunks: u64,
+    /// Chunks written to disk and read back, in all, and the bytes of those written.
+    pub spills: u64,
+    pub spilled_bytes_total: u64,
+    pub unspills: u64,
+    /// Times the worker paused (stopped starting subtasks) above `worker.memory.pause`.
+    pub pauses: u64,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Place {
+    Memory,
+    /// Being written: still in memory (and counted there) until the write is committed.
+    Spilling,
+    Disk,
+}
+
+#[derive(Debug)]
+struct Entry {
+    bytes: u64,
+    tick: u64,
+    place: Place,
+    /// Running subtasks reading it: never spilled.
+    pins: u32,
+    /// Queued subtasks reading it: spilled only after every unwanted chunk.
+    wants: u32,
+    /// The lease that reserved its load from disk.
+    load_lease: Option<LeaseId>,
+}
+
+/// One running subtask's reservation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct LeaseId(u64);
+
+/// What a subtask about to start should do.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Admit {
+    /// Start under this lease (its bytes reserved).
+    Go(LeaseId),
+    /// Write these chunks to disk (they are marked spilling), then ask again.
+    Spill(Vec<(Key, u64)>),
+    /// Wait for a running subtask (or a spill in progress) to finish, then ask again.
+    Wait,
+}
+
+/// What to do with a chunk whose spill was written.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Committed {
+    /// Drop it from memory: it is on disk now.
+    OnDisk,
+    /// Keep it in memory and delete the file (pinned or released meanwhile, or the write failed).
+    Discard,
+}
+
+#[derive(Debug, Default)]
+pub struct Ledger {
+    limit: u64,
+    spill_at: u64,
+    pause_at: u64,
+    entries: FxHashMap<Key, Entry>,
+    /// Chunks in memory (not spilling) by last use.
+    lru: BTreeSet<(u64, Key)>,
+    tick: u64,
+    running: usize,
+    /// Bytes still reserved per running subtask.
+    leases: FxHashMap<LeaseId, u64>,
+    next_lease: u64,
+    paused: bool,
+    stats: MemoryStats,
+}
+
+impl Ledger {
+    /// `limit` 0 = no limit; `spill` and `pause` are fractions of it.
+    pub fn new(limit: u64, spill: f64, pause: f64) -> Self {
+        Self {
+            limit,
+            spill_at: (limit as f64 * spill) as u64,
+            pause_at: (limit as f64 * pause) as u64,
+            stats: MemoryStats {
+                limit,
+                ..MemoryStats::default()
+            },
+            ..Self::default()
+        }
+    }
+
+    pub fn stats(&self) -> MemoryStats {
+        self.stats
+    }
+
+    fn used(&self) -> u64 {
+        self.stats.memory_bytes + self.stats.reserved_bytes
+    }
+
+    fn note_peak(&mut self) {
+        self.stats.peak_bytes = self.stats.peak_bytes.max(self.used());
+    }
+
+    fn next_tick(&mut self) -> u64 {
+        self.tick += 1;
+        self.tick
+    }
+
+    /// Takes up to `bytes` from a lease's reservation.
+    fn take_reserved(&mut self, lease: Option<LeaseId>, bytes: u64) {
+        if let Some(left) = lease.and_then(|l| self.leases.get_mut(&l)) {
+            let moved = bytes.min(*left);
+            *left -= moved;
+            self.stats.reserved_bytes -= moved;
+        }
+    }
+
+    /// A chunk was stored in memory, computed under `lease` (which reserved its bytes).
+    pub fn stored(&mut self, key: Key, bytes: u64, lease: Option<LeaseId>) {
+        self.removed(key);
+        let tick = self.next_tick();
+        self.take_reserved(lease, bytes);
+        self.stats.memory_bytes += bytes;
+        self.entries.insert(
+            key,
+            Entry {
+                bytes,
+                tick,
+                place: Place::Memory,
+                pins: 0,
+                wants: 0,
+                load_lease: None,
+            },
+        );
+        self.lru.insert((tick, key));
+        self.note_peak();
+    }
+
+    /// Marks a chunk used now.
+    pub fn touch(&mut self, key: Key) {
+        let tick = self.next_tick();
+        if let Some(e) = self.entries.get_mut(&key) {
+            if e.place == Place::Memory {
+                self.lru.remove(&(e.tick, key));
+                self.lru.insert((tick, key));
+            }
+            e.tick = tick;
+        }
+    }
+
+    /// Forgets a chunk; returns true when it had a file (on disk or being written).
+    pub fn removed(&mut self, key: Key) -> bool {
+        let Some(e) = self.entries.remove(&key) else {
+            return false;
+        };
+        self.lru.remove(&(e.tick, key));
+        match e.place {
+            Place::Memory | Place::Spilling => self.stats.memory_bytes -= e.bytes,
+            Place::Disk => {
+                self.stats.spilled_bytes -= e.bytes;
+                self.stats.spilled_chunks -= 1;
+            }
+        }
+        e.place != Place::Memory
+    }
+
+    /// The size of a chunk on disk.
+    pub fn spilled_size(&self, key: Key) -> Option<u64> {
+        self.entries
+            .get(&key)
+            .filter(|e| e.place == Place::Disk)
+            .map(|e| e.bytes)
+    }
+
+    /// Chunks held (in memory or on disk).
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// Every chunk of a task.
+    pub fn keys_of(&self, task: TaskId) -> Vec<Key> {
+        self.entries
+            .keys()
+            .filter(|k| k.0 == task)
+            .copied()
+            .collect()
+    }
+
+    /// Queued subtasks will read these chunks (`+1`), or no longer will (`-1`).
+    pub fn want(&mut self, keys: &[Key], wanted: bool) {
+        for k in keys {
+            if let Some(e) = self.entries.get_mut(k) {
+                e.wants = if wanted {
+                    e.wants + 1
+                } else {
+                    e.wants.saturating_sub(1)
+                };
+            }
+        }
+    }
+
+    /// Pins a subtask's local inputs before it asks to start (pins cost nothing).
+    pub fn pin(&mut self, keys: &[Key]) {
+        for k in keys {
+            if let Some(e) = self.entries.get_mut(k) {
+                e.pins += 1;
+            }
+        }
+    }
+
+    /// Undoes [`Ledger::pin`] for a subtask that did not start.
+    pub fn unpin(&mut self, keys: &[Key]) {
+        for k in keys {
+            if let Some(e) = self.entries.get_mut(k) {
+                e.pins = e.pins.saturating_sub(1);
+            }
+        }
+    }
+
+    /// Chunks to spill so that accounted bytes plus `extra` come down to `target`: unpinned
+    /// chunks in memory, least recently used first, those no queued subtask wants before the
+    /// others. They are marked spilling.
+    fn plan_spill(&mut self, target: u64, extra: u64) -> Vec<(Key, u64)> {
+        let mut over = (self.used() + extra).saturating_sub(target);
+        let mut chosen = Vec::new();
+        for pass_wanted in [false, true] {
+            for (_, key) in &self.lru {
+                if over == 0 {
+                    break;
+                }
+                let e = &self.entries[key];
+                if e.pins == 0 && (e.wants > 0) == pass_wanted {
+                    over = over.saturating_sub(e.bytes);
+                    chosen.push((*key, e.bytes));
+                }
+            }
+        }
+        for (key, _) in &chosen {
+            let e = self.entries.get_mut(key).expect("chosen from entries");
+            e.place = Place::Spilling;
+            self.lru.remove(&(e.tick, *key));
+        }
+        chosen
+    }
+
+    /// Chunks to spill after outputs were stored, when above `worker.memory.spill`.
+    pub fn spill_over_threshold(&mut self) -> Vec<(Key, u64)> {
+        if self.limit == 0 || self.used() <= self.spill_at {
+            return Vec::new();
+        }
+        self.plan_spill(self.spill_at, 0)
+    }
+
+    /// A subtask reading `inputs` (already pinned) and needing `run_bytes` more asks to start.
+    pub fn admit(&mut self, inputs: &[Key], run_bytes: u64) -> Admit {
+        let loads: u64 = inputs
+            .iter()
+            .filter_map(|k| self.entries.get(k))
+            .filter(|e| e.place == Place::Disk && e.load_lease.is_none())
+            .map(|e| e.bytes)
+            .sum();
+        let need = run_bytes + loads;
+        let used = self.used();
+        let fits = self.limit == 0 || (used + need <= self.limit && used <= self.pause_at);
+        if !fits {
+            // Running subtasks spill down to the threshold when they end: wait for that.
+            let spilling = self.entries.values().any(|e| e.place == Place::Spilling);
+            if self.running > 0 || spilling {
+                if !self.paused && used > self.pause_at {
+                    self.paused = true;
+                    self.stats.pauses += 1;
+                }
+                return Admit::Wait;
+            }
+            // Nothing runs: make the room now, as far as unpinned chunks allow.
+            let target = self.pause_at.min(self.limit.saturating_sub(need));
+            let spill = self.plan_spill(target, 0);
+            if !spill.is_empty() {
+                return Admit::Spill(spill);
+            }
+        }
+        self.paused = false;
+        self.next_lease += 1;
+        let lease = LeaseId(self.next_lease);
+        for k in inputs {
+            if let Some(e) = self.entries.get_mut(k) {
+                if e.place == Place::Disk && e.load_lease.is_none() {
+                    e.load_lease = Some(lease);
+                }
+            }
+        }
+        self.running += 1;
+        self.leases.insert(lease, need);
+        self.stats.reserved_bytes += need;
+        self.note_peak();
+        Admit::Go(lease)
+    }
+
+    /// A spill was written (`ok`) or failed.
+    pub fn commit_spill(&mut self, key: Key, ok: bool) -> Committed {
+        let Some(e) = self.entries.get_mut(&key) else {
+            return Committed::Discard; // released while being written
+        };
+        if e.place != Place::Spilling {
+            return Committed::Discard;
+        }
+        if !ok || e.pins > 0 {
+            e.place = Place::Memory;
+            let t = e.tick;
+            self.lru.insert((t, key));
+            return Committed::Discard;
+        }
+        e.place = Place::Disk;
+        self.stats.memory_bytes -= e.bytes;
+        self.stats.spilled_bytes += e.bytes;
+        self.stats.spilled_chunks += 1;
+        self.stats.spills += 1;
+        self.stats.spilled_bytes_total += e.bytes;
+        Committed::OnDisk
+    }
+
+    /// A chunk was read back from disk into memory (its load taken from the reservation of
+    /// the lease that reserved it); false when it was not on disk (loaded meanwhile).
+    pub fn loaded(&mut self, key: Key) -> bool {
+        let tick = self.next_tick();
+        let Some(e) = self.entries.get_mut(&key) else {
+            return false;
+        };
+        if e.place != Place::Disk {
+            return false;
+        }
+        e.place = Place::Memory;
+        e.tick = tick;
+        let (bytes, lease) = (e.bytes, e.load_lease.take());
+        self.lru.insert((tick, key));
+        self.stats.spilled_bytes -= bytes;
+        self.stats.spilled_chunks -= 1;
+        self.stats.unspills += 1;
+        self.take_reserved(lease, bytes);
+        self.stats.memory_bytes += bytes;
+        self.note_peak();
+        true
+    }
+
+    /// A subtask ended: what is left of its reservation returns and its inputs are unpinned.
+    pub fn finished(&mut self, lease: LeaseId, inputs: &[Key]) {
+        self.running = self.running.saturating_sub(1);
+        let left = self.leases.remove(&lease).unwrap_or(0);
+        self.stats.reserved_bytes -= left.min(self.stats.reserved_bytes);
+        for k in inputs {
+            if let Some(e) = self.entries.get_mut(k) {
+                e.pins = e.pins.saturating_sub(1);
+                if e.load_lease == Some(lease) {
+                    e.load_lease = None;
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "memory_tests.rs"]
+mod tests;

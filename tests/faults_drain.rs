@@ -1,0 +1,125 @@
+//! Operating faults (issue 9): a worker drained with SIGTERM, and a worker frozen while it
+//! runs a subtask whose output nobody is fetching yet (the suspect timeout hands its work to
+//! others long before `node_timeout_ms`). Real `ares node` processes on loopback, results
+//! checked against the local executor; the measured times are printed for RELIABILITY.md.
+
+mod common;
+
+use ares::api::TaskApi;
+use ares::protocol::TaskStatus;
+use ares::tensor::Tensor;
+use common::nodes::{heavy_job, signal, wait_end, wait_progress, Nodes};
+use std::process::{Child, ExitStatus};
+use std::time::{Duration, Instant};
+
+fn wait_exit(child: &mut Child, deadline: Duration) -> (ExitStatus, Duration) {
+    let start = Instant::now();
+    loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            return (s, start.elapsed());
+        }
+        assert!(
+            start.elapsed() < deadline,
+            "still running after {deadline:?}"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+fn log(nodes: &Nodes, file: &str) -> String {
+    std::fs::read_to_string(nodes.dir.path().join(file)).unwrap()
+}
+
+#[test]
+fn sigterm_drains_a_worker_which_exits_zero_and_the_job_is_exact() {
+    let mut nodes = Nodes::supervisor(
+        "  node_timeout_ms: 3000\n",
+        "  drain_timeout_ms: 5000\nweb:\n  listen: 127.0.0.1:0\n",
+    );
+    nodes.add_worker();
+    nodes.add_worker();
+    let mut c = nodes.client();
+    let (t, want) =
+        heavy_job("x = rand(3000000, chunk=20000, seed=5); sum(exp(sin(x)) * 2 - x, axis=0)");
+    let task = c
+        .submit_tileable_graph(&Tensor::graph(&[&t]), None)
+        .unwrap();
+    wait_progress(&mut c, task, 0.2);
+    signal(&nodes.workers[0], "TERM");
+    let (status, took) = wait_exit(&mut nodes.workers[0], Duration::from_secs(10));
+    eprintln!("drained worker exited {status} {took:?} after SIGTERM");
+    assert!(status.success(), "{status}");
+    let info = wait_end(&mut c, task, Duration::from_secs(30));
+    assert_eq!(info.status, TaskStatus::Succeeded, "{info:?}");
+    let first = info.subtasks;
+    let got = c.fetch(task).unwrap().remove(0);
+    common::assert_close(&got, &want, "after a worker drained");
+    let sup = log(&nodes, "supervisor.log");
+    assert!(sup.contains("drained after SIGTERM and left"), "{sup}");
+    let w0 = log(&nodes, "w0.log");
+    assert!(w0.contains("drain over"), "{w0}");
+    assert!(
+        !w0.contains("rejoining"),
+        "a drained worker does not rejoin: {w0}"
+    );
+    // The cluster goes on with the other worker.
+    let task = c
+        .submit_tileable_graph(&Tensor::graph(&[&t]), None)
+        .unwrap();
+    let info = wait_end(&mut c, task, Duration::from_secs(30));
+    assert_eq!(info.status, TaskStatus::Succeeded, "{info:?}");
+    let all = (first + info.subtasks) as f64;
+    // /metrics counts what happened: one worker left, two jobs done, subtasks run.
+    let url = format!("http://{}/metrics", nodes.web.clone().unwrap());
+    let text = ureq::get(&url).call().unwrap().into_string().unwrap();
+    let value = |key: &str| -> f64 {
+        let line = text.lines().find(|l| l.starts_with(key));
+        let line = line.unwrap_or_else(|| panic!("no {key} in:\n{text}"));
+        line.rsplit(' ').next().unwrap().parse().unwrap()
+    };
+    assert_eq!(value("ares_workers_live "), 1.0);
+    assert_eq!(value("ares_tasks{state=\"succeeded\"} "), 2.0);
+    assert_eq!(value("ares_tasks{state=\"running\"} "), 0.0);
+    assert!(
+        value("ares_subtasks_run_total ") >= all,
+        "{all} subtasks: {text}"
+    );
+}
+
+#[test]
+fn a_worker_frozen_mid_subtask_is_suspect_and_its_work_runs_elsewhere() {
+    // node_timeout_ms is far past the test's bound: only the suspect timeout (and, for
+    // inputs it holds, the fetch timeout) can end the job in time.
+    let mut nodes = Nodes::supervisor(
+        "  node_timeout_ms: 30000\n  suspect_after_ms: 1000\n",
+        "  fetch_timeout_ms: 1500\n",
+    );
+    nodes.add_worker();
+    nodes.add_worker();
+    let mut c = nodes.client();
+    // Few, heavy subtasks: the frozen worker is always in the middle of one.
+    let (t, want) =
+        heavy_job("x = rand(4000000, chunk=250000, seed=6); sum(exp(sin(x) * 2) - x, axis=0)");
+    let task = c
+        .submit_tileable_graph(&Tensor::graph(&[&t]), None)
+        .unwrap();
+    wait_progress(&mut c, task, 0.05);
+    signal(&nodes.workers[0], "STOP");
+    let frozen = Instant::now();
+    let info = wait_end(&mut c, task, Duration::from_secs(25));
+    let took = frozen.elapsed();
+    eprintln!(
+        "worker frozen mid-subtask: job ended {took:?} after the SIGSTOP ({} retries)",
+        info.retries
+    );
+    assert_eq!(info.status, TaskStatus::Succeeded, "{info:?}");
+    assert!(took < Duration::from_secs(20), "{took:?}");
+    let got = c.fetch(task).unwrap().remove(0);
+    common::assert_close(&got, &want, "with a frozen worker");
+    let sup = log(&nodes, "supervisor.log");
+    assert!(
+        sup.contains("subtasks of silent workers run again elsewhere"),
+        "{sup}"
+    );
+    signal(&nodes.workers[0], "CONT");
+}

@@ -1,0 +1,287 @@
+//! Larger than memory (issue 10): real `ares node` processes with small `worker.memory_limit`s
+//! run jobs on 4x more data than all their limits together, spilling to `worker.spill_dir`;
+//! answers are checked against the independent ndarray reference, and every worker's
+//! accounted peak (from its heartbeat, `/api/cluster/nodes`) against its limit. Also: the
+//! refusal at submission, a full disk while spilling, spill files gone on exit, and the
+//! `memory` object of `ares run --json`.
+
+mod common;
+
+use ares::api::TaskApi;
+use ares::protocol::TaskStatus;
+use ares::tensor::Tensor;
+use common::cluster::{wait_ready, Cluster};
+use common::nodes::{scalar, signal, submit, wait_end, Nodes};
+use serde_json::Value;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+const MIB: u64 = 1 << 20;
+
+/// The two-pass variance of 2^25 random floats (256 MiB) in chunks of 4 MiB: every chunk of
+/// `x` must be kept until `mean(x)` is known.
+const VARIANCE: &str =
+    "x = rand(33554432, chunk=524288, seed=7); y = x - mean(x); sum(y * y) / 33554432";
+
+fn reference(program: &str) -> f64 {
+    let t = ares::expr::evaluate(program).unwrap();
+    common::reference::evaluate(&Tensor::graph(&[&t]))
+        .pop()
+        .unwrap()
+        .first()
+        .copied()
+        .unwrap()
+}
+
+/// Every worker's `memory` object, once each has sent a heartbeat after `since`.
+fn worker_memory(web: &str, workers: usize) -> Vec<Value> {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let body: Value = ureq::get(&format!("http://{web}/api/cluster/nodes"))
+            .call()
+            .unwrap()
+            .into_json()
+            .unwrap();
+        let nodes: Vec<Value> = body["nodes"].as_array().unwrap().to_vec();
+        let memory: Vec<Value> = nodes.iter().map(|n| n["memory"].clone()).collect();
+        if memory.len() == workers && memory.iter().all(|m| m["limit"].as_u64() > Some(0)) {
+            return memory;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no heartbeats with memory: {body}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+fn spill_files(root: &Path) -> usize {
+    walk(root).len()
+}
+
+fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .flat_map(|e| {
+            let p = e.path();
+            if p.is_dir() {
+                walk(&p)
+            } else {
+                vec![p]
+            }
+        })
+        .collect()
+}
+
+#[test]
+fn a_job_on_4x_the_memory_limits_completes_within_them() {
+    let spill = tempfile::tempdir().unwrap();
+    let yaml = format!(
+        "  memory_limit: 32MiB\n  spill_dir: {}\nweb:\n  listen: 127.0.0.1:0\n",
+        spill.path().display()
+    );
+    let mut cluster = Cluster::start_with(2, 2, &yaml);
+    let web = cluster.web.clone().unwrap();
+    let mut c = cluster.client();
+    let start = Instant::now();
+    let task = submit(&mut c, VARIANCE);
+    let info = wait_end(&mut c, task, Duration::from_secs(240));
+    eprintln!("variance of 256 MiB on 2 x 32 MiB: {:?}", start.elapsed());
+    assert_eq!(info.status, TaskStatus::Succeeded, "{info:?}");
+    let got = scalar(&mut c, task);
+    let want = reference(VARIANCE);
+    assert!((got - want).abs() <= 1e-9 * want.abs(), "{got} != {want}");
+
+    std::thread::sleep(Duration::from_millis(300)); // a heartbeat after the end
+    let memory = worker_memory(&web, 2);
+    eprintln!("{memory:#?}");
+    for m in &memory {
+        let (peak, limit) = (
+            m["peak_bytes"].as_u64().unwrap(),
+            m["limit"].as_u64().unwrap(),
+        );
+        assert_eq!(limit, 32 * MIB);
+        assert!(
+            peak <= limit,
+            "accounted peak {peak} over the limit {limit}"
+        );
+        assert!(m["spills"].as_u64().unwrap() > 0, "{m}");
+        assert!(m["unspills"].as_u64().unwrap() > 0, "{m}");
+    }
+    let spilled: u64 = memory
+        .iter()
+        .map(|m| m["spilled_bytes_total"].as_u64().unwrap())
+        .sum();
+    assert!(
+        spilled >= 128 * MIB,
+        "at least half of x went to disk: {spilled}"
+    );
+
+    // Released, the chunks' files go.
+    c.cancel_task(task).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while spill_files(spill.path()) > 0 {
+        assert!(Instant::now() < deadline, "{:?}", walk(spill.path()));
+        std::thread::sleep(Duration::from_millis(50));
+    }
+
+    // A subtask that fits in no worker's limit is refused before anything runs.
+    let task = submit(&mut c, "sum(rand(8388608, chunk=8388608, seed=1))");
+    let info = wait_end(&mut c, task, Duration::from_secs(30));
+    let error = info.error.clone().unwrap_or_default();
+    assert_eq!(info.status, TaskStatus::Failed, "{info:?}");
+    assert!(
+        error.contains("projected memory 128 MiB > allowed 32 MiB")
+            && error.contains("reduce chunk="),
+        "{error}"
+    );
+    let task = submit(&mut c, "sum(arange(1000, chunk=100))");
+    assert_eq!(
+        wait_end(&mut c, task, Duration::from_secs(30)).status,
+        TaskStatus::Succeeded
+    );
+    assert_eq!(scalar(&mut c, task), 499_500.0);
+
+    // Workers stopped by a signal remove their spill directories.
+    for w in &cluster.nodes[1..] {
+        signal(w, "TERM");
+    }
+    for w in &mut cluster.nodes[1..] {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while w.try_wait().unwrap().is_none() {
+            assert!(Instant::now() < deadline, "worker did not stop on SIGTERM");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+    let left: Vec<_> = std::fs::read_dir(spill.path()).unwrap().flatten().collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
+}
+
+#[test]
+fn a_worker_above_the_pause_threshold_starts_nothing_new_until_back_under() {
+    // Spilling down to 30 % leaves a running subtask's reservation (8 MiB of fused scratch
+    // and its 4 MiB input: 37.5 %) above a pause threshold of 35 %: the second slot waits.
+    let spill = tempfile::tempdir().unwrap();
+    let yaml = format!(
+        "  memory_limit: 32MiB\n  memory:\n    spill: 0.3\n    pause: 0.35\n  spill_dir: {}\nweb:\n  listen: 127.0.0.1:0\n",
+        spill.path().display()
+    );
+    let cluster = Cluster::start_with(1, 2, &yaml);
+    let mut c = cluster.client();
+    let program = "x = rand(8388608, chunk=524288, seed=5); y = x - mean(x); sum(y * y)";
+    let task = submit(&mut c, program);
+    assert_eq!(
+        wait_end(&mut c, task, Duration::from_secs(120)).status,
+        TaskStatus::Succeeded
+    );
+    let (got, want) = (scalar(&mut c, task), reference(program));
+    assert!((got - want).abs() <= 1e-9 * want, "{got} != {want}");
+    std::thread::sleep(Duration::from_millis(300));
+    let m = &worker_memory(cluster.web.as_ref().unwrap(), 1)[0];
+    eprintln!("pause test: {m}");
+    assert!(m["pauses"].as_u64().unwrap() > 0, "{m}");
+    assert!(m["peak_bytes"].as_u64().unwrap() <= 32 * MIB, "{m}");
+}
+
+#[test]
+fn a_full_disk_while_spilling_fails_the_task_and_the_worker_keeps_serving() {
+    let mut nodes = Nodes::supervisor("", "");
+    let spill = nodes.dir.path().join("spill");
+    std::fs::create_dir_all(&spill).unwrap();
+    // The worker's own config: 16 MiB, spilling into a 1 MiB tmpfs of its own mount namespace.
+    let cfg = nodes.dir.path().join("worker.yml");
+    let base = std::fs::read_to_string(&nodes.cfg).unwrap();
+    let yaml = format!(
+        "{base}  memory_limit: 16MiB\n  spill_dir: {}\n",
+        spill.display()
+    );
+    std::fs::write(&cfg, yaml).unwrap();
+    let ready = nodes.dir.path().join("w0.json");
+    let script = format!(
+        "mount -t tmpfs -o size=1m tmpfs {} && exec \"$0\" \"$@\"",
+        spill.display()
+    );
+    let child = std::process::Command::new("unshare")
+        .args(["-m", "sh", "-c", &script, env!("CARGO_BIN_EXE_ares")])
+        .args([
+            "node",
+            "--role",
+            "worker",
+            "--config",
+            cfg.to_str().unwrap(),
+        ])
+        .args([
+            "--supervisor",
+            &nodes.addr,
+            "--ready-file",
+            ready.to_str().unwrap(),
+        ])
+        .stderr(std::fs::File::create(ready.with_extension("log")).unwrap())
+        .spawn()
+        .expect("unshare (util-linux) runs the worker in its own mount namespace; needs root");
+    nodes.workers.push(child);
+    wait_ready(&ready);
+    let mut c = nodes.client();
+    let program = "x = rand(4194304, chunk=262144, seed=3); y = x - mean(x); sum(y * y)";
+    let task = submit(&mut c, program);
+    let info = wait_end(&mut c, task, Duration::from_secs(120));
+    let error = info.error.clone().unwrap_or_default();
+    assert_eq!(info.status, TaskStatus::Failed, "{info:?}");
+    assert!(
+        error.contains("cannot spill chunk") && error.contains("No space left on device"),
+        "{error}"
+    );
+    let task = submit(&mut c, "sum(arange(1000, chunk=100))");
+    let info = wait_end(&mut c, task, Duration::from_secs(30));
+    assert_eq!(info.status, TaskStatus::Succeeded, "{info:?}");
+    assert_eq!(scalar(&mut c, task), 499_500.0);
+}
+
+#[test]
+fn ares_run_json_reports_memory_apart_from_timings() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("run.yml");
+    let spill = dir.path().join("spill");
+    let yaml = format!(
+        "worker:\n  memory_limit: 16MiB\n  spill_dir: {}\n",
+        spill.display()
+    );
+    std::fs::write(&cfg, yaml).unwrap();
+    let program = "x = rand(4194304, chunk=262144, seed=3); y = x - mean(x); sum(y * y) / 4194304";
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_ares"))
+        .args([
+            "run",
+            "--json",
+            "--workers",
+            "1",
+            "--config",
+            cfg.to_str().unwrap(),
+        ])
+        .args(["--expr", program])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let want = reference(program);
+    let got = v["result"].as_f64().unwrap();
+    assert!((got - want).abs() <= 1e-9 * want, "{got} != {want}");
+    assert!(v["timings"].get("memory").is_none());
+    let m = &v["memory"];
+    let w = &m["workers"][0];
+    assert_eq!(w["limit"].as_u64(), Some(16 * MIB), "{v}");
+    assert!(w["peak_bytes"].as_u64().unwrap() <= 16 * MIB, "{v}");
+    assert!(m["spills"].as_u64().unwrap() > 0, "{v}");
+    assert!(m["spilled_bytes_total"].as_u64().unwrap() >= 8 * MIB, "{v}");
+    assert_eq!(
+        spill_files(&spill),
+        0,
+        "the run's workers removed their files"
+    );
+}
