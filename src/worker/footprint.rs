@@ -9,6 +9,10 @@ use crate::ids::ChunkIdx;
 
 /// Bytes a chunk of this node's shape and dtype occupies.
 pub fn chunk_bytes(chunks: &ChunkGraph, c: ChunkIdx) -> u64 {
+    // A shuffle piece has no node; its reducer's own chunk stands for it.
+    if crate::graph::shuffle::is_piece(c) {
+        return 0;
+    }
     let n = chunks.node(c);
     n.shape.iter().product::<usize>() as u64 * n.dtype.itemsize() as u64
 }
