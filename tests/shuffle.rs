@@ -275,6 +275,78 @@ fn the_supervisor_completes_the_proxy_releases_pieces_and_reruns_only_the_lost_m
     assert!(st.outbox.iter().any(|o| matches!(o, TaskOut::Finished(_))));
 }
 
+#[test]
+fn a_bucket_lost_after_its_pieces_were_released_reruns_every_mapper() {
+    use ares::supervisor::task_processor::state::SubState;
+    // sort of 8 chunks: sample, splitters, shuffle 1 (buckets), lengths, shuffle 2.
+    let x = tensor::rand(&[40], 5, Some(1)).unwrap().sort().unwrap();
+    let config = TaskConfig {
+        fuse_enabled: false,
+        ..TaskConfig::default()
+    };
+    let p = prepare(
+        &Tensor::graph(&[&x]),
+        &config,
+        &uniform_cluster(2, 1),
+        TaskId(4),
+    )
+    .unwrap();
+    let mut st = TaskState::new(Arc::new(p.subtasks), 5);
+    let g = st.graph.clone();
+    let first = shuffle::proxies(&g.chunks)[0];
+    let mappers: Vec<u32> = g
+        .chunks
+        .inputs(first)
+        .iter()
+        .map(|m| g.owner[m.index()].0)
+        .collect();
+    st.start();
+    let mut queue: std::collections::VecDeque<_> = submitted(&mut st.outbox).into();
+    let mut runs: std::collections::HashMap<u32, u32> = Default::default();
+    let mut lost = None;
+    while let Some(r) = queue.pop_front() {
+        if st.state_of(r.subtask) != SubState::Submitted {
+            continue;
+        }
+        // The bucket lengths read the first mappers' chunks: kept waiting until the pieces
+        // are gone, those chunks stay held for it while the pieces are released.
+        let lengths = g
+            .members
+            .row(r.subtask.index())
+            .iter()
+            .any(|c| g.chunks.node(ChunkIdx(*c)).op == Op::Combine);
+        if lengths && lost.is_none() && !queue.is_empty() {
+            queue.push_back(r);
+            continue;
+        }
+        *runs.entry(r.subtask.0).or_default() += 1;
+        let w = match lost {
+            Some(WorkerId(dead)) => WorkerId(1 - dead),
+            None => WorkerId(r.subtask.0 % 2),
+        };
+        let report = ok(&st, r.subtask.0);
+        st.on_reports(w, vec![report]);
+        let drained = released(&st.outbox).iter().any(|c| shuffle::is_piece(*c));
+        queue.extend(submitted(&mut st.outbox));
+        if drained && lost.is_none() {
+            // The worker of the last bucket dies before that bucket is cut into chunks.
+            lost = Some(w);
+            let requeue: Vec<SubtaskIdx> = queue.iter().map(|r| r.subtask).collect();
+            st.on_worker_lost(w, &requeue, "killed");
+            queue.clear();
+            queue.extend(submitted(&mut st.outbox));
+        }
+    }
+    assert!(st.is_ended() && st.progress() == 1.0, "the task finished");
+    assert!(lost.is_some());
+    for m in mappers {
+        assert_eq!(
+            runs[&m], 2,
+            "mapper subtask {m} ran again: its pieces were gone"
+        );
+    }
+}
+
 fn run(c: &mut ares::api::NativeClient, t: &Tensor) -> ArrayData {
     use ares::api::TaskApi;
     let task = c.submit_tileable_graph(&Tensor::graph(&[t]), None).unwrap();

@@ -7,8 +7,13 @@
 use crate::graph::ChunkGraph;
 use crate::ids::ChunkIdx;
 
-/// Bytes a chunk of this node's shape and dtype occupies.
+/// Bytes a chunk of this node's shape and dtype occupies. A shuffle piece has no node (its
+/// size is known only once its mapper ran): it counts 0 here and its real bytes where it is
+/// held.
 pub fn chunk_bytes(chunks: &ChunkGraph, c: ChunkIdx) -> u64 {
+    if crate::graph::shuffle::is_piece(c) {
+        return 0;
+    }
     let n = chunks.node(c);
     n.shape.iter().product::<usize>() as u64 * n.dtype.itemsize() as u64
 }

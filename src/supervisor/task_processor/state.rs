@@ -65,6 +65,9 @@ pub struct TaskState {
     pub outbox: Vec<TaskOut>,
     /// Shuffle proxies ([`shuffle`]): virtual chunks, located while all their mappers are.
     proxies: Vec<ChunkIdx>,
+    /// Proxies whose pieces were released (after their last reducer): running such a proxy
+    /// again needs every one of its mappers again.
+    drained: rustc_hash::FxHashSet<u32>,
 }
 
 /// Where a completed proxy "is": nowhere, it holds no data.
@@ -85,6 +88,7 @@ impl TaskState {
             ended: false,
             outbox: Vec::new(),
             proxies: shuffle::proxies(&graph.chunks),
+            drained: Default::default(),
             graph,
         }
     }
@@ -237,6 +241,7 @@ impl TaskState {
             self.done += 1;
             for &c in self.graph.members.row(s) {
                 self.location[c as usize] = Some((PROXY_HOME, 0));
+                self.drained.remove(&c);
             }
             ready.extend(
                 self.graph
@@ -256,6 +261,7 @@ impl TaskState {
     /// chunks once nothing else reads them.
     fn release_proxy(&mut self, proxy: ChunkIdx, release: &mut BTreeMap<WorkerId, Vec<ChunkIdx>>) {
         self.location[proxy.index()] = None;
+        self.drained.insert(proxy.0);
         let chunks = &self.graph.chunks;
         for &m in chunks.inputs(proxy) {
             let Some((w, _)) = self.location[m.index()] else {
@@ -473,6 +479,13 @@ impl TaskState {
                     // Its hold on the mappers is released with the pieces, never re-taken.
                     for &c in self.graph.members.row(s) {
                         self.location[c as usize] = None;
+                        // Its pieces are gone: every mapper runs again (a mapper chunk still
+                        // held for another reader is recomputed with them).
+                        if self.drained.contains(&c) {
+                            for m in self.graph.chunks.inputs(ChunkIdx(c)) {
+                                self.location[m.index()] = None;
+                            }
+                        }
                     }
                 } else {
                     for &c in self.graph.inputs.row(s) {
