@@ -124,7 +124,7 @@ fn a_frozen_peer_costs_a_fetch_timeout_not_the_job() {
 }
 
 /// Kills or freezes the supervisor while both workers are busy; every worker must try to
-/// rejoin, then exit non-zero within 2 × `node_timeout_ms` (2 s here) plus 1 s (a heartbeat
+/// rejoin, then exit non-zero within 2 × `node_timeout_ms` (2 s here) plus 2.5 s (a heartbeat
 /// tick, the restart, a loaded CI machine). Returns the slowest exit.
 fn workers_exit_when_the_supervisor(sig: &str) -> Duration {
     let mut nodes = Nodes::supervisor("  node_timeout_ms: 2000\n", "");
@@ -142,7 +142,7 @@ fn workers_exit_when_the_supervisor(sig: &str) -> Duration {
     wait_progress(&mut c, task, 0.1);
     signal(&nodes.supervisor, sig);
     let gone = Instant::now();
-    let bound = Duration::from_millis(5000);
+    let bound = Duration::from_millis(6500);
     let mut slowest = Duration::ZERO;
     for (i, w) in nodes.workers.iter_mut().enumerate() {
         let status = loop {
