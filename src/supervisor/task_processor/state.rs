@@ -57,6 +57,8 @@ pub struct TaskState {
     location: Vec<Option<(WorkerId, u64)>>,
     refs: Vec<u32>,
     attempts: Vec<u32>,
+    /// The sum of `attempts`, kept as they grow: read after every report batch.
+    retries: u32,
     /// Why each subtask last had to run again (for the error once its retries run out).
     causes: Vec<Option<String>>,
     done: usize,
@@ -82,6 +84,7 @@ impl TaskState {
             location: vec![None; n_chunks],
             refs,
             attempts: vec![0; graph.len()],
+            retries: 0,
             causes: vec![None; graph.len()],
             done: 0,
             max_retries,
@@ -103,7 +106,7 @@ impl TaskState {
 
     /// Runs repeated after lost workers or inputs, over all subtasks.
     pub fn retries(&self) -> u32 {
-        self.attempts.iter().sum()
+        self.retries
     }
 
     pub fn is_ended(&self) -> bool {
@@ -327,6 +330,7 @@ impl TaskState {
                     self.causes[s] = Some(e.to_string());
                     self.state[s] = SubState::Waiting;
                     self.attempts[s] += 1;
+                    self.retries += 1;
                     retry = true;
                 }
                 Err(SubtaskError::PeerUnreachable {
@@ -337,6 +341,7 @@ impl TaskState {
                     self.outbox.push(TaskOut::PeerUnreachable(peer, message));
                     self.state[s] = SubState::Waiting;
                     self.attempts[s] += 1;
+                    self.retries += 1;
                     retry = true;
                 }
                 Err(SubtaskError::NotRun(_)) => {
@@ -398,6 +403,7 @@ impl TaskState {
             if self.state[s.index()] == SubState::Submitted {
                 self.state[s.index()] = SubState::Waiting;
                 self.attempts[s.index()] += 1;
+                self.retries += 1;
                 self.causes[s.index()] = Some(format!(
                     "{worker} was lost while it had the subtask ({why})"
                 ));
@@ -474,6 +480,7 @@ impl TaskState {
                 self.state[s] = SubState::Waiting;
                 self.done -= 1;
                 self.attempts[s] += 1;
+                self.retries += 1;
                 self.causes[s] = Some("its output was lost with its worker".into());
                 if shuffle::is_proxy_subtask(&self.graph.chunks, self.graph.members.row(s)) {
                     // Its hold on the mappers is released with the pieces, never re-taken.
