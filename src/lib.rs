@@ -28,6 +28,7 @@ pub mod bench_shuffle;
 pub mod bench_tps;
 pub mod cli;
 pub mod config;
+pub mod depth_queue;
 pub mod error;
 pub mod executor;
 pub mod explain;

@@ -1,7 +1,8 @@
 //! The scheduler's logic, free of actors, sockets and clocks (time is passed in).
 //!
-//! One max-heap per worker ordered by `(depth, sequence)`: deeper subtasks first, since
-//! finishing them frees intermediate data early, and among equals the earlier enqueued.
+//! One queue per worker ordered by `(depth, sequence)` ([`DepthQueue`]): deeper subtasks
+//! first, since finishing them frees intermediate data early, and among equals the earlier
+//! enqueued.
 //! A subtask goes to the worker preparation assigned it to if that worker is alive. Otherwise
 //! it goes to the worker holding most of its input bytes, unless that worker is saturated
 //! while another one idles. A worker gets at most `slots × prefetch` subtasks in flight: it
@@ -10,11 +11,11 @@
 //! are written to `outbox`; one `dispatch` after a batch of events coalesces them into one
 //! RunSubtasks per worker and task.
 
+use crate::depth_queue::DepthQueue;
 use crate::ids::{ChunkIdx, SubtaskIdx, TaskId, WorkerId};
 use crate::protocol::RunSubtask;
 use rustc_hash::FxHashMap;
-use std::cmp::{Ordering, Reverse};
-use std::collections::{BTreeMap, BinaryHeap};
+use std::collections::BTreeMap;
 
 /// A subtask whose inputs are all available.
 #[derive(Clone, Debug, PartialEq)]
@@ -32,22 +33,9 @@ pub struct ReadySubtask {
 
 #[derive(Debug, PartialEq, Eq)]
 struct Queued {
-    depth: u32,
-    seq: Reverse<u64>,
     task: TaskId,
     run: RunSubtask,
     memory: u64,
-}
-
-impl Ord for Queued {
-    fn cmp(&self, other: &Self) -> Ordering {
-        (self.depth, self.seq).cmp(&(other.depth, other.seq))
-    }
-}
-impl PartialOrd for Queued {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
 }
 
 #[derive(Debug)]
@@ -57,7 +45,7 @@ struct WorkerState {
     capacity: usize,
     /// In flight, with each one's projected memory.
     running: FxHashMap<(TaskId, SubtaskIdx), u64>,
-    queue: BinaryHeap<Queued>,
+    queue: DepthQueue<Queued>,
     /// `worker.memory_limit` (0 = none) and the projected memory of what is in flight: no
     /// subtask starts that would take the sum over the limit, unless nothing is in flight.
     memory_limit: u64,
@@ -74,6 +62,20 @@ struct WorkerState {
 }
 
 impl WorkerState {
+    fn new(slots: usize, prefetch: usize, now_ms: u64) -> Self {
+        Self {
+            slots: slots.max(1),
+            capacity: slots.max(1) * prefetch,
+            running: FxHashMap::default(),
+            queue: DepthQueue::default(),
+            memory_limit: 0,
+            projected: 0,
+            last_seen_ms: now_ms,
+            silent: false,
+            suspect: false,
+            draining: false,
+        }
+    }
     fn load(&self) -> f64 {
         (self.running.len() + self.queue.len()) as f64 / self.slots as f64
     }
@@ -115,7 +117,6 @@ pub struct SchedulerState {
     workers: BTreeMap<WorkerId, WorkerState>,
     /// Subtasks waiting for any worker to exist.
     unplaced: Vec<ReadySubtask>,
-    seq: u64,
     next_worker: u32,
     max_batch: usize,
     prefetch: usize,
@@ -135,21 +136,8 @@ impl SchedulerState {
     pub fn add_worker(&mut self, slots: usize, now_ms: u64) -> WorkerId {
         let id = WorkerId(self.next_worker);
         self.next_worker += 1;
-        self.workers.insert(
-            id,
-            WorkerState {
-                slots: slots.max(1),
-                capacity: slots.max(1) * self.prefetch,
-                running: FxHashMap::default(),
-                queue: BinaryHeap::new(),
-                memory_limit: 0,
-                projected: 0,
-                last_seen_ms: now_ms,
-                silent: false,
-                suspect: false,
-                draining: false,
-            },
-        );
+        self.workers
+            .insert(id, WorkerState::new(slots, self.prefetch, now_ms));
         let waiting = std::mem::take(&mut self.unplaced);
         self.enqueue(waiting);
         id
@@ -163,21 +151,8 @@ impl SchedulerState {
         self.outbox.clear();
         self.workers.clear();
         for (id, slots) in workers {
-            self.workers.insert(
-                *id,
-                WorkerState {
-                    slots: (*slots).max(1),
-                    capacity: (*slots).max(1) * self.prefetch,
-                    running: FxHashMap::default(),
-                    queue: BinaryHeap::new(),
-                    memory_limit: 0,
-                    projected: 0,
-                    last_seen_ms: now_ms,
-                    silent: false,
-                    suspect: false,
-                    draining: false,
-                },
-            );
+            self.workers
+                .insert(*id, WorkerState::new(*slots, self.prefetch, now_ms));
             self.next_worker = self.next_worker.max(id.0 + 1);
         }
     }
@@ -235,7 +210,7 @@ impl SchedulerState {
             for ((task, s), _) in w.running.drain() {
                 out.entry(task).or_default().push(s);
             }
-            for q in std::mem::take(&mut w.queue) {
+            for q in w.queue.take_all() {
                 out.entry(q.task).or_default().push(q.run.subtask);
             }
         }
@@ -248,7 +223,7 @@ impl SchedulerState {
         let mut out: BTreeMap<TaskId, Vec<SubtaskIdx>> = BTreeMap::new();
         if let Some(w) = self.workers.get_mut(&worker) {
             w.draining = true;
-            for q in std::mem::take(&mut w.queue) {
+            for q in w.queue.take_all() {
                 out.entry(q.task).or_default().push(q.run.subtask);
             }
         }
@@ -319,15 +294,12 @@ impl SchedulerState {
                 self.unplaced.push(item);
                 continue;
             };
-            self.seq += 1;
             let run = RunSubtask {
                 subtask: item.subtask,
                 depth: item.depth,
                 inputs: item.inputs.iter().map(|(c, w, _)| (*c, *w)).collect(),
             };
             let queued = Queued {
-                depth: item.depth,
-                seq: Reverse(self.seq),
                 task: item.task,
                 run,
                 memory: item.memory,
@@ -336,7 +308,7 @@ impl SchedulerState {
                 .get_mut(&worker)
                 .expect("placed on a live worker")
                 .queue
-                .push(queued);
+                .push(item.depth, queued);
         }
     }
 
@@ -381,11 +353,11 @@ impl SchedulerState {
     /// Removes a worker; returns what it was running or had queued, per task.
     pub fn remove_worker(&mut self, worker: WorkerId) -> BTreeMap<TaskId, Vec<SubtaskIdx>> {
         let mut lost: BTreeMap<TaskId, Vec<SubtaskIdx>> = BTreeMap::new();
-        if let Some(w) = self.workers.remove(&worker) {
+        if let Some(mut w) = self.workers.remove(&worker) {
             for (task, s) in w.running.into_keys() {
                 lost.entry(task).or_default().push(s);
             }
-            for q in w.queue {
+            for q in w.queue.take_all() {
                 lost.entry(q.task).or_default().push(q.run.subtask);
             }
         }
@@ -399,8 +371,7 @@ impl SchedulerState {
     pub fn cancel_task(&mut self, task: TaskId) {
         self.unplaced.retain(|r| r.task != task);
         for (id, w) in self.workers.iter_mut() {
-            let queue = std::mem::take(&mut w.queue);
-            w.queue = queue.into_iter().filter(|q| q.task != task).collect();
+            w.queue.retain(|q| q.task != task);
             let running: Vec<SubtaskIdx> = w
                 .running
                 .keys()
