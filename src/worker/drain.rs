@@ -32,6 +32,8 @@ impl Handler<DrainAndLeave> for Worker {
             limit.as_millis()
         );
         self.shared.draining.store(true, Ordering::Release);
+        self.core.drain();
+        self.carry_out(ctx);
         self.out.push(FromWorker::Draining, ctx);
         let shared = self.shared.clone();
         let deadline = tokio::time::Instant::now() + limit;

@@ -15,7 +15,6 @@
 use crate::ids::{ChunkIdx, TaskId};
 use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeSet;
 
 pub use super::footprint::{
     check_fits, chunk_bytes, human, local_inputs, projected_bytes, run_bytes,
@@ -68,7 +67,7 @@ struct Entry {
 
 /// One running subtask's reservation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct LeaseId(u64);
+pub struct LeaseId(std::num::NonZeroU64);
 
 /// What a subtask about to start should do.
 #[derive(Debug, PartialEq, Eq)]
@@ -96,8 +95,9 @@ pub struct Ledger {
     spill_at: u64,
     pause_at: u64,
     entries: FxHashMap<Key, Entry>,
-    /// Chunks in memory (not spilling) by last use.
-    lru: BTreeSet<(u64, Key)>,
+    /// Last use is the entry's `tick`. The least recently used are found by sorting, only
+    /// when something must spill: an ordered set updated on every store, touch and release
+    /// cost every subtask, spilling or not, a third of the worker's time on trivial ones.
     tick: u64,
     running: usize,
     /// Bytes still reserved per running subtask.
@@ -149,34 +149,50 @@ impl Ledger {
     }
 
     /// A chunk was stored in memory, computed under `lease` (which reserved its bytes).
-    pub fn stored(&mut self, key: Key, bytes: u64, lease: Option<LeaseId>) {
-        self.removed(key);
+    /// Returns true when it replaced a chunk that had a file (see [`Ledger::removed`]).
+    pub fn stored(&mut self, key: Key, bytes: u64, lease: Option<LeaseId>) -> bool {
         let tick = self.next_tick();
+        let entry = Entry {
+            bytes,
+            tick,
+            place: Place::Memory,
+            pins: 0,
+            wants: 0,
+            load_lease: None,
+        };
+        // One probe of the table (it is large and cold: each probe is a cache miss).
+        let had_file = match self.entries.entry(key) {
+            std::collections::hash_map::Entry::Vacant(v) => {
+                v.insert(entry);
+                false
+            }
+            std::collections::hash_map::Entry::Occupied(mut o) => {
+                let old = o.insert(entry);
+                Self::forget_place(&mut self.stats, &old);
+                old.place != Place::Memory
+            }
+        };
         self.take_reserved(lease, bytes);
         self.stats.memory_bytes += bytes;
-        self.entries.insert(
-            key,
-            Entry {
-                bytes,
-                tick,
-                place: Place::Memory,
-                pins: 0,
-                wants: 0,
-                load_lease: None,
-            },
-        );
-        self.lru.insert((tick, key));
         self.note_peak();
+        had_file
+    }
+
+    /// Takes a forgotten entry's bytes off the counts of where it was.
+    fn forget_place(stats: &mut MemoryStats, e: &Entry) {
+        match e.place {
+            Place::Memory | Place::Spilling => stats.memory_bytes -= e.bytes,
+            Place::Disk => {
+                stats.spilled_bytes -= e.bytes;
+                stats.spilled_chunks -= 1;
+            }
+        }
     }
 
     /// Marks a chunk used now.
     pub fn touch(&mut self, key: Key) {
         let tick = self.next_tick();
         if let Some(e) = self.entries.get_mut(&key) {
-            if e.place == Place::Memory {
-                self.lru.remove(&(e.tick, key));
-                self.lru.insert((tick, key));
-            }
             e.tick = tick;
         }
     }
@@ -186,15 +202,25 @@ impl Ledger {
         let Some(e) = self.entries.remove(&key) else {
             return false;
         };
-        self.lru.remove(&(e.tick, key));
-        match e.place {
-            Place::Memory | Place::Spilling => self.stats.memory_bytes -= e.bytes,
-            Place::Disk => {
-                self.stats.spilled_bytes -= e.bytes;
-                self.stats.spilled_chunks -= 1;
-            }
-        }
+        Self::forget_place(&mut self.stats, &e);
         e.place != Place::Memory
+    }
+
+    /// Forgets every chunk of a task in one pass; returns those that had a file.
+    pub fn removed_task(&mut self, task: TaskId) -> Vec<Key> {
+        let mut with_files = Vec::new();
+        let stats = &mut self.stats;
+        self.entries.retain(|k, e| {
+            if k.0 != task {
+                return true;
+            }
+            Self::forget_place(stats, e);
+            if e.place != Place::Memory {
+                with_files.push(*k);
+            }
+            false
+        });
+        with_files
     }
 
     /// The size of a chunk on disk.
@@ -212,15 +238,6 @@ impl Ledger {
 
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()
-    }
-
-    /// Every chunk of a task.
-    pub fn keys_of(&self, task: TaskId) -> Vec<Key> {
-        self.entries
-            .keys()
-            .filter(|k| k.0 == task)
-            .copied()
-            .collect()
     }
 
     /// Queued subtasks will read these chunks (`+1`), or no longer will (`-1`).
@@ -259,23 +276,28 @@ impl Ledger {
     /// others. They are marked spilling.
     fn plan_spill(&mut self, target: u64, extra: u64) -> Vec<(Key, u64)> {
         let mut over = (self.used() + extra).saturating_sub(target);
+        if over == 0 {
+            return Vec::new();
+        }
+        let mut candidates: Vec<(bool, u64, Key, u64)> = self
+            .entries
+            .iter()
+            .filter(|(_, e)| e.place == Place::Memory && e.pins == 0)
+            .map(|(k, e)| (e.wants > 0, e.tick, *k, e.bytes))
+            .collect();
+        // Unwanted before wanted, each least recently used first.
+        candidates.sort_unstable();
         let mut chosen = Vec::new();
-        for pass_wanted in [false, true] {
-            for (_, key) in &self.lru {
-                if over == 0 {
-                    break;
-                }
-                let e = &self.entries[key];
-                if e.pins == 0 && (e.wants > 0) == pass_wanted {
-                    over = over.saturating_sub(e.bytes);
-                    chosen.push((*key, e.bytes));
-                }
+        for (_, _, key, bytes) in candidates {
+            if over == 0 {
+                break;
             }
+            over = over.saturating_sub(bytes);
+            chosen.push((key, bytes));
         }
         for (key, _) in &chosen {
             let e = self.entries.get_mut(key).expect("chosen from entries");
             e.place = Place::Spilling;
-            self.lru.remove(&(e.tick, *key));
         }
         chosen
     }
@@ -318,7 +340,7 @@ impl Ledger {
         }
         self.paused = false;
         self.next_lease += 1;
-        let lease = LeaseId(self.next_lease);
+        let lease = LeaseId(std::num::NonZeroU64::MIN.saturating_add(self.next_lease));
         for k in inputs {
             if let Some(e) = self.entries.get_mut(k) {
                 if e.place == Place::Disk && e.load_lease.is_none() {
@@ -343,8 +365,6 @@ impl Ledger {
         }
         if !ok || e.pins > 0 {
             e.place = Place::Memory;
-            let t = e.tick;
-            self.lru.insert((t, key));
             return Committed::Discard;
         }
         e.place = Place::Disk;
@@ -369,7 +389,6 @@ impl Ledger {
         e.place = Place::Memory;
         e.tick = tick;
         let (bytes, lease) = (e.bytes, e.load_lease.take());
-        self.lru.insert((tick, key));
         self.stats.spilled_bytes -= bytes;
         self.stats.spilled_chunks -= 1;
         self.stats.unspills += 1;

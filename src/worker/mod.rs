@@ -9,16 +9,24 @@
 //! `ares node` then starts the worker afresh in the same process — nothing of the old one
 //! survives: chunks, graphs and ids belonged to a registration the supervisor has written
 //! off, and a restarted supervisor reuses task ids — and it tries to rejoin for up to
-//! `cluster.node_timeout_ms`, else exits non-zero for its process manager. Compute threads
-//! never block the actor thread that watches, and their peer fetches are bounded by
-//! `worker.fetch_timeout_ms`.
+//! `cluster.node_timeout_ms`, else exits non-zero for its process manager.
+//!
+//! The parts: [`state`] is the pure core deciding which subtasks fetch remote inputs and when
+//! they go to the pool; [`dispatch`] carries its decisions out; [`fetch`] reads peers' data
+//! planes as futures on this actor's runtime, bounded by `worker.fetch_timeout_ms` and
+//! cancelled by dropping them; [`execute`] runs one subtask on a compute thread ([`pool`]),
+//! which never touches the network; [`storage`] over [`memory`] holds the chunks, accounts
+//! their bytes and spills; [`transfer`] serves chunks to peers.
 
+mod dispatch;
 mod drain;
 mod execute;
+pub mod fetch;
 pub mod footprint;
 pub mod memory;
 pub mod pool;
 pub mod spill;
+pub mod state;
 pub mod storage;
 pub mod transfer;
 
@@ -30,13 +38,11 @@ use crate::ids::{SubtaskIdx, TaskId, WorkerId};
 use crate::protocol::handshake::{HandshakeError, Role};
 use crate::protocol::outbound::{Flush, Outbound};
 use crate::protocol::secret::Credentials;
-use crate::protocol::{
-    auth, codec, FromWorker, RunSubtask, SubtaskError, SubtaskReport, ToWorker, PROTOCOL_VERSION,
-};
+use crate::protocol::{auth, codec, FromWorker, SubtaskReport, ToWorker, PROTOCOL_VERSION};
 use crate::supervisor::guard::{guard, Guarded};
 use actix::prelude::*;
 use bytes::BytesMut;
-use dashmap::{DashMap, DashSet};
+use dashmap::DashSet;
 use std::collections::{BTreeMap, HashMap};
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -51,6 +57,10 @@ use tokio_util::codec::FramedRead;
 /// `cluster.node_timeout_ms`, else exits non-zero.
 pub const REJOIN_EXIT: i32 = 3;
 
+/// Subtasks per compute slot that may fetch or hold fetched inputs at once: one running,
+/// one whose inputs arrive meanwhile.
+const FETCH_WINDOW_PER_SLOT: usize = 2;
+
 /// Shared with compute threads.
 struct Shared {
     /// Reports of finished subtasks, drained by the actor in batches.
@@ -58,10 +68,7 @@ struct Shared {
     /// True while a drain is already on its way to the actor: no need to wake it again.
     drain_pending: AtomicBool,
     storage: Arc<Storage>,
-    peers: DashMap<WorkerId, String>,
-    connections: transfer::Connections,
     cancelled: DashSet<(TaskId, SubtaskIdx)>,
-    max_frame: usize,
     /// SIGTERM: subtasks not yet started are handed back ([`SubtaskError::NotRun`]).
     draining: AtomicBool,
     /// Subtasks handed to the pool and not yet reported.
@@ -78,6 +85,11 @@ pub struct Worker {
     graphs: HashMap<TaskId, Arc<WorkerGraph>>,
     shared: Arc<Shared>,
     pool: pool::ComputePool,
+    /// Subtasks waiting for or fetching remote inputs; the fetches in flight.
+    core: state::WorkerCore<Arc<crate::array::ArrayData>>,
+    fetcher: Arc<dyn fetch::PeerFetch>,
+    fetches: HashMap<state::FetchId, dispatch::InFlight>,
+    peers: HashMap<WorkerId, String>,
     reports: BTreeMap<TaskId, Vec<SubtaskReport>>,
     lost_supervisor: bool,
     /// When the supervisor last sent anything (heartbeat acks included).
@@ -197,8 +209,10 @@ impl Handler<Drain> for Worker {
                 ctx.notify(Flush);
             }
             for (task, report) in finished {
+                act.core.reported(task, report.subtask);
                 act.reports.entry(task).or_default().push(report);
             }
+            act.carry_out(ctx);
         });
     }
 }
@@ -282,12 +296,7 @@ impl Worker {
                 self.lost_supervisor = true;
                 ctx.stop();
             }
-            ToWorker::Peers { peers } => {
-                self.shared.peers.clear();
-                for (id, addr) in peers {
-                    self.shared.peers.insert(id, addr);
-                }
-            }
+            ToWorker::Peers { peers } => self.peers = peers.into_iter().collect(),
             ToWorker::RegisterTask { task, graph } => match codec::decode::<WorkerGraph>(&graph) {
                 Ok(g) => {
                     self.graphs.insert(task, Arc::new(g));
@@ -297,71 +306,24 @@ impl Worker {
             ToWorker::RunSubtasks { task, subtasks } => self.run(task, subtasks, ctx),
             ToWorker::CancelSubtasks { task, subtasks } => {
                 for s in subtasks {
-                    self.shared.cancelled.insert((task, s));
+                    // Not waiting or fetching here: on the pool, which skips it.
+                    if !self.core.cancel(task, s) {
+                        self.shared.cancelled.insert((task, s));
+                        self.core.reported(task, s);
+                    }
                 }
+                self.carry_out(ctx);
             }
-            ToWorker::ReleaseChunks { task, chunks } => {
-                for c in chunks {
-                    self.shared.storage.remove(task, c);
-                }
-            }
+            ToWorker::ReleaseChunks { task, chunks } => self.shared.storage.remove(task, &chunks),
             ToWorker::HeartbeatAck => {}
             ToWorker::ForgetTask { task } => {
+                self.core.forget(task);
+                self.carry_out(ctx);
                 self.graphs.remove(&task);
                 self.shared.storage.remove_task(task);
                 self.shared.cancelled.retain(|(t, _)| *t != task);
             }
         }
-    }
-
-    fn run(&mut self, task: TaskId, subtasks: Vec<RunSubtask>, ctx: &mut Context<Self>) {
-        let Some(graph) = self.graphs.get(&task).cloned() else {
-            for r in subtasks {
-                let report = SubtaskReport {
-                    subtask: r.subtask,
-                    outcome: Err(SubtaskError::Fetch(format!(
-                        "graph of {task} not registered"
-                    ))),
-                };
-                self.reports.entry(task).or_default().push(report);
-            }
-            ctx.notify(Flush);
-            return;
-        };
-        let me = self.me.unwrap_or(WorkerId(u32::MAX));
-        let addr = ctx.address();
-        for run in &subtasks {
-            let local = memory::local_inputs(&run.inputs, me);
-            self.shared.storage.want(task, &local, true);
-        }
-        let jobs = subtasks.into_iter().map(|run| {
-            let (graph, shared, addr) = (graph.clone(), self.shared.clone(), addr.clone());
-            let depth = run.depth;
-            shared.in_pool.fetch_add(1, Ordering::AcqRel);
-            let work: pool::Work = Box::new(move || {
-                let report = if shared.draining.load(Ordering::Acquire) {
-                    Some(SubtaskReport {
-                        subtask: run.subtask,
-                        outcome: Err(SubtaskError::NotRun("the worker is draining".into())),
-                    })
-                } else {
-                    execute::execute_one(&graph, task, run, me, &shared)
-                };
-                if let Some(report) = report {
-                    shared
-                        .finished
-                        .lock()
-                        .unwrap_or_else(|p| p.into_inner())
-                        .push((task, report));
-                    if !shared.drain_pending.swap(true, Ordering::AcqRel) {
-                        addr.do_send(Drain);
-                    }
-                }
-                shared.in_pool.fetch_sub(1, Ordering::AcqRel);
-            });
-            (depth, work)
-        });
-        self.pool.submit_all(jobs);
     }
 }
 
@@ -419,16 +381,16 @@ pub async fn start(
         finished: Mutex::new(Vec::new()),
         drain_pending: AtomicBool::new(false),
         storage,
-        peers: DashMap::new(),
-        connections: transfer::Connections::new(
-            creds.node_secret(),
-            Duration::from_millis(config.worker.fetch_timeout_ms),
-        ),
         cancelled: DashSet::new(),
-        max_frame,
         draining: AtomicBool::new(false),
         in_pool: AtomicUsize::new(0),
     });
+    let fetch_timeout = Duration::from_millis(config.worker.fetch_timeout_ms);
+    let fetcher = Arc::new(fetch::TcpFetch::new(
+        creds.node_secret(),
+        fetch_timeout,
+        max_frame,
+    ));
     let heartbeat = Duration::from_millis(config.cluster.heartbeat_interval_ms);
     let supervisor_timeout = Duration::from_millis(config.cluster.node_timeout_ms);
     // Not under actix::Supervisor: a worker's restart is a fresh start of the whole worker
@@ -447,6 +409,10 @@ pub async fn start(
             graphs: HashMap::new(),
             shared,
             pool,
+            core: state::WorkerCore::new(FETCH_WINDOW_PER_SLOT * slots),
+            fetcher,
+            fetches: HashMap::new(),
+            peers: HashMap::new(),
             reports: BTreeMap::new(),
             lost_supervisor: false,
             last_heard: std::time::Instant::now(),

@@ -14,6 +14,7 @@ use crate::config::memory::default_spill_dir;
 use crate::config::WorkerConfig;
 use crate::ids::{ChunkIdx, TaskId};
 use dashmap::DashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, Weak};
 use std::time::Duration;
 
@@ -29,6 +30,11 @@ pub struct Storage {
     chunks: Chunks,
     ledger: Mutex<Ledger>,
     room: Condvar,
+    /// Subtasks waiting on `room`. Counted under the ledger's lock, so a change made under
+    /// that lock and followed by [`Storage::wake`] never misses one; without waiters no
+    /// wake is sent (std's condvar makes a `futex` syscall on every notify, waiters or not:
+    /// once per chunk released and per subtask ended, on the hot path).
+    waiting: AtomicUsize,
     spill: Option<SpillDir>,
 }
 
@@ -44,6 +50,13 @@ impl Storage {
 
     fn ledger(&self) -> MutexGuard<'_, Ledger> {
         self.ledger.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Wakes the subtasks waiting for room, if any (call after releasing the ledger's lock).
+    fn wake(&self) {
+        if self.waiting.load(Ordering::Acquire) > 0 {
+            self.room.notify_all();
+        }
     }
 
     pub fn stats(&self) -> MemoryStats {
@@ -66,11 +79,10 @@ impl Storage {
     fn store(&self, key: Key, data: Arc<ArrayData>, lease: Option<LeaseId>) {
         let size = data.nbytes() as u64;
         let mut ledger = self.ledger();
-        if ledger.removed(key) {
+        self.chunks.insert(key, data);
+        if ledger.stored(key, size, lease) {
             self.delete_file(key);
         }
-        self.chunks.insert(key, data);
-        ledger.stored(key, size, lease);
     }
 
     /// A chunk for computing here: read back from disk (and kept in memory) if spilled.
@@ -91,6 +103,12 @@ impl Storage {
         drop(ledger);
         // Loaded by another reader meanwhile: use that copy.
         self.chunks.get(&key).map(|c| c.clone())
+    }
+
+    /// Whether a chunk is here, in memory or on disk.
+    pub fn holds(&self, task: TaskId, chunk: ChunkIdx) -> bool {
+        let key = (task, chunk);
+        self.chunks.contains_key(&key) || self.ledger().spilled_size(key).is_some()
     }
 
     /// A chunk for a peer: a spilled one is read from disk for the answer and stays spilled.
@@ -119,27 +137,35 @@ impl Storage {
         }
     }
 
-    pub fn remove(&self, task: TaskId, chunk: ChunkIdx) {
-        let key = (task, chunk);
+    /// Forgets chunks (released by the supervisor), under one lock.
+    pub fn remove(&self, task: TaskId, chunks: &[ChunkIdx]) {
         let mut ledger = self.ledger();
-        self.chunks.remove(&key);
-        if ledger.removed(key) {
-            self.delete_file(key);
+        for c in chunks {
+            let key = (task, *c);
+            self.chunks.remove(&key);
+            if ledger.removed(key) {
+                self.delete_file(key);
+            }
         }
         drop(ledger);
-        self.room.notify_all();
+        self.wake();
     }
 
     pub fn remove_task(&self, task: TaskId) {
-        let keys = self.ledger().keys_of(task);
-        for (t, c) in keys {
-            self.remove(t, c);
-        }
+        let mut ledger = self.ledger();
         self.chunks.retain(|k, _| k.0 != task);
+        for key in ledger.removed_task(task) {
+            self.delete_file(key);
+        }
+        drop(ledger);
+        self.wake();
     }
 
     /// Queued subtasks will read these local chunks (or no longer will).
     pub fn want(&self, task: TaskId, chunks: &[ChunkIdx], wanted: bool) {
+        if chunks.is_empty() {
+            return;
+        }
         let keys: Vec<Key> = chunks.iter().map(|c| (task, *c)).collect();
         self.ledger().want(&keys, wanted);
     }
@@ -180,13 +206,20 @@ impl Storage {
                 first_error.get_or_insert(e);
             }
         }
-        self.room.notify_all();
+        self.wake();
         first_error.map_or(Ok(()), Err)
     }
 
     /// Spills least recently used chunks while above `worker.memory.spill`.
     pub fn spill_over_threshold(&self) {
         let planned = self.ledger().spill_over_threshold();
+        self.spill_planned(planned);
+    }
+
+    fn spill_planned(&self, planned: Vec<(Key, u64)>) {
+        if planned.is_empty() {
+            return;
+        }
         if let Err(e) = self.write_spills(planned) {
             tracing::error!("{e}");
         }
@@ -223,11 +256,13 @@ impl Storage {
                     }
                 }
                 Admit::Wait => {
+                    self.waiting.fetch_add(1, Ordering::AcqRel);
                     ledger = self
                         .room
                         .wait_timeout(ledger, RECHECK)
                         .unwrap_or_else(|p| p.into_inner())
                         .0;
+                    self.waiting.fetch_sub(1, Ordering::AcqRel);
                 }
             }
         }
@@ -253,9 +288,13 @@ impl Lease<'_> {
 
 impl Drop for Lease<'_> {
     fn drop(&mut self) {
-        self.storage.ledger().finished(self.lease, &self.inputs);
-        self.storage.room.notify_all();
-        self.storage.spill_over_threshold();
+        let planned = {
+            let mut ledger = self.storage.ledger();
+            ledger.finished(self.lease, &self.inputs);
+            ledger.spill_over_threshold()
+        };
+        self.storage.wake();
+        self.storage.spill_planned(planned);
     }
 }
 

@@ -1,0 +1,237 @@
+//! The worker actor's side of [`super::state::WorkerCore`]: which inputs of a subtask are
+//! remote, the fetches carried out as futures on the actor's runtime (cancelled by dropping
+//! them), and subtasks handed to the compute pool with what was fetched for them.
+
+use super::state::{CoreOut, FetchId, Need};
+use super::transfer::FetchError;
+use super::{execute, pool, Flush, Worker};
+use crate::graph::WorkerGraph;
+use crate::ids::{ChunkIdx, TaskId, WorkerId};
+use crate::protocol::{RunSubtask, SubtaskError, SubtaskReport};
+use crate::supervisor::guard::guard;
+use actix::prelude::*;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+/// A fetch in flight: its future's handle, and what an error means.
+pub(super) struct InFlight {
+    handle: SpawnHandle,
+    worker: WorkerId,
+    /// The task whose store holds the chunks (another task's result when not `task`).
+    from: TaskId,
+    task: TaskId,
+}
+
+impl Worker {
+    /// Subtasks sent by the supervisor: those with every input here go to the pool, the
+    /// others fetch first.
+    pub(super) fn run(&mut self, task: TaskId, subtasks: Vec<RunSubtask>, ctx: &mut Context<Self>) {
+        let Some(graph) = self.graphs.get(&task).cloned() else {
+            for r in subtasks {
+                let error = SubtaskError::Fetch(format!("graph of {task} not registered"));
+                self.report(task, r.subtask, Err(error), ctx);
+            }
+            return;
+        };
+        let me = self.me.unwrap_or(WorkerId(u32::MAX));
+        for run in subtasks {
+            let local = super::memory::local_inputs(&run.inputs, me);
+            self.shared.storage.want(task, &local, true);
+            let needs = self.needs(&graph, task, &run, me);
+            self.core.accept(task, run, needs);
+        }
+        self.carry_out(ctx);
+    }
+
+    /// The chunks a subtask reads that are not on this worker.
+    fn needs(
+        &self,
+        graph: &WorkerGraph,
+        task: TaskId,
+        run: &RunSubtask,
+        me: WorkerId,
+    ) -> Vec<Need> {
+        let storage = &self.shared.storage;
+        let mut needs: Vec<Need> = run
+            .inputs
+            .iter()
+            .filter(|(c, w)| *w != me && !storage.holds(task, *c))
+            .map(|(c, w)| Need {
+                worker: *w,
+                from: task,
+                source: *c,
+                member: *c,
+            })
+            .collect();
+        for &m in graph.members.row(run.subtask.index()) {
+            if let crate::ops::OpArgs::FetchChunk {
+                task: src,
+                chunk,
+                worker,
+            } = graph.chunks.args_of(ChunkIdx(m))
+            {
+                if !storage.holds(*src, ChunkIdx(*chunk)) {
+                    needs.push(Need {
+                        worker: WorkerId(*worker),
+                        from: *src,
+                        source: ChunkIdx(*chunk),
+                        member: ChunkIdx(m),
+                    });
+                }
+            }
+        }
+        needs
+    }
+
+    /// Carries out what the core decided.
+    pub(super) fn carry_out(&mut self, ctx: &mut Context<Self>) {
+        let mut starts = Vec::new();
+        for out in std::mem::take(&mut self.core.outbox) {
+            match out {
+                CoreOut::Start { task, run, fetched } => starts.push((task, run, fetched)),
+                CoreOut::Fetch {
+                    id,
+                    task,
+                    worker,
+                    from,
+                    chunks,
+                } => self.start_fetch(id, task, worker, from, chunks, ctx),
+                CoreOut::CancelFetch(id) => {
+                    if let Some(f) = self.fetches.remove(&id) {
+                        ctx.cancel_future(f.handle);
+                    }
+                }
+                CoreOut::Fail {
+                    task,
+                    subtask,
+                    error,
+                } => self.report(task, subtask, Err(error), ctx),
+            }
+        }
+        if !starts.is_empty() {
+            self.submit(starts, ctx);
+        }
+    }
+
+    fn start_fetch(
+        &mut self,
+        id: FetchId,
+        task: TaskId,
+        worker: WorkerId,
+        from: TaskId,
+        chunks: Vec<ChunkIdx>,
+        ctx: &mut Context<Self>,
+    ) {
+        let Some(addr) = self.peers.get(&worker).cloned() else {
+            let error = if from == task {
+                SubtaskError::Fetch(format!("no address for {worker}"))
+            } else {
+                SubtaskError::Failed(format!("result of {from} was on {worker}, which is gone"))
+            };
+            self.core.fetched(id, Err(error));
+            return self.carry_out(ctx);
+        };
+        let fetch = self.fetcher.fetch(addr.clone(), from, chunks);
+        let handle = ctx.spawn(fetch.into_actor(self).map(move |result, act, ctx| {
+            guard(act, ctx, "Fetched", |act, ctx| {
+                let Some(f) = act.fetches.remove(&id) else {
+                    return; // cancelled
+                };
+                let result = result
+                    .map(|data| data.into_iter().map(|(c, d)| (c, Arc::new(d))).collect())
+                    .map_err(|e| fetch_error(&f, &addr, e));
+                act.core.fetched(id, result);
+                act.carry_out(ctx);
+            });
+        }));
+        let f = InFlight {
+            handle,
+            worker,
+            from,
+            task,
+        };
+        self.fetches.insert(id, f);
+    }
+
+    /// Hands subtasks to the compute pool with what was fetched for them.
+    fn submit(
+        &mut self,
+        starts: Vec<(TaskId, RunSubtask, execute::Fetched)>,
+        ctx: &mut Context<Self>,
+    ) {
+        let me = self.me.unwrap_or(WorkerId(u32::MAX));
+        let addr = ctx.address();
+        // Batches come per task: one graph lookup per run of the same task.
+        let mut graph_of: Option<(TaskId, Arc<WorkerGraph>)> = None;
+        let jobs: Vec<(u32, pool::Work)> = starts
+            .into_iter()
+            .filter_map(|(task, run, fetched)| {
+                let graph = match &graph_of {
+                    Some((t, g)) if *t == task => g.clone(),
+                    _ => {
+                        let g = self.graphs.get(&task)?.clone();
+                        graph_of = Some((task, g.clone()));
+                        g
+                    }
+                };
+                let (shared, addr) = (self.shared.clone(), addr.clone());
+                let depth = run.depth;
+                shared.in_pool.fetch_add(1, Ordering::AcqRel);
+                let work: pool::Work = Box::new(move || {
+                    let report = if shared.draining.load(Ordering::Acquire) {
+                        Some(SubtaskReport {
+                            subtask: run.subtask,
+                            outcome: Err(SubtaskError::NotRun("the worker is draining".into())),
+                        })
+                    } else {
+                        execute::execute_one(&graph, task, run, me, &shared, fetched)
+                    };
+                    if let Some(report) = report {
+                        shared
+                            .finished
+                            .lock()
+                            .unwrap_or_else(|p| p.into_inner())
+                            .push((task, report));
+                        if !shared.drain_pending.swap(true, Ordering::AcqRel) {
+                            addr.do_send(super::Drain);
+                        }
+                    }
+                    shared.in_pool.fetch_sub(1, Ordering::AcqRel);
+                });
+                Some((depth, work))
+            })
+            .collect();
+        self.pool.submit_all(jobs);
+    }
+
+    /// Queues a report for the supervisor.
+    fn report(
+        &mut self,
+        task: TaskId,
+        subtask: crate::ids::SubtaskIdx,
+        outcome: Result<Vec<(ChunkIdx, u64)>, SubtaskError>,
+        ctx: &mut Context<Self>,
+    ) {
+        if self.reports.is_empty() {
+            ctx.notify(Flush);
+        }
+        let report = SubtaskReport { subtask, outcome };
+        self.reports.entry(task).or_default().push(report);
+    }
+}
+
+/// What a failed fetch means for the subtask: an unreachable peer holding the task's own
+/// chunks is reported as such (the supervisor suspects it and recomputes from lineage).
+fn fetch_error(f: &InFlight, addr: &str, e: FetchError) -> SubtaskError {
+    let w = f.worker;
+    if f.from != f.task {
+        return SubtaskError::Failed(format!(
+            "cannot read the result of {} from {w}: {e}",
+            f.from
+        ));
+    }
+    match e {
+        FetchError::Unreachable(message) => SubtaskError::PeerUnreachable { worker: w, message },
+        e => SubtaskError::Fetch(format!("{w} at {addr}: {e}")),
+    }
+}

@@ -1,0 +1,294 @@
+//! The worker's core, free of sockets, threads and clocks: which subtasks wait for their
+//! remote inputs, which fetches run for them, and when a subtask may go to the compute pool.
+//!
+//! Compute threads never touch the network. A subtask whose inputs are all on this worker
+//! goes to the pool at once (the hot path of trivial subtasks costs nothing here). One with
+//! inputs on peers waits in a deepest-first queue until it may fetch: at most `window`
+//! subtasks fetch or hold fetched inputs at a time, so prefetching (the supervisor keeps
+//! `slots × worker_prefetch` subtasks in flight) never holds more than a few subtasks' inputs.
+//! Its fetches (one per peer holding its inputs, one per other task's result it reads) run on
+//! the actor's runtime ([`super::fetch`], bounded by `worker.fetch_timeout_ms`); when the
+//! last one lands the subtask starts with what they brought. The first failure fails the
+//! subtask with its typed error and cancels its other fetches. Cancellation, forgetting a
+//! task and draining drop what waits and cancel what fetches.
+//!
+//! Decisions go to `outbox` ([`CoreOut`]); the actor carries them out. `D` is the fetched
+//! data (the worker's `Arc<ArrayData>`; anything in tests).
+
+use crate::depth_queue::DepthQueue;
+use crate::ids::{ChunkIdx, SubtaskIdx, TaskId, WorkerId};
+use crate::protocol::{RunSubtask, SubtaskError};
+use rustc_hash::FxHashMap;
+use std::collections::BTreeMap;
+
+/// One fetch in flight.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct FetchId(pub u64);
+
+/// A remote chunk a subtask reads: chunk `source` of task `from`, held by `worker`, used as
+/// chunk `member` of the subtask (the same chunk for the task's own inputs; a `FetchChunk`
+/// member for another task's result).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Need {
+    pub worker: WorkerId,
+    pub from: TaskId,
+    pub source: ChunkIdx,
+    pub member: ChunkIdx,
+}
+
+/// What the worker should do.
+#[derive(Debug, PartialEq)]
+pub enum CoreOut<D> {
+    /// Read `chunks` of task `from` from `worker` for a subtask of `task`; report with
+    /// [`WorkerCore::fetched`].
+    Fetch {
+        id: FetchId,
+        task: TaskId,
+        worker: WorkerId,
+        from: TaskId,
+        chunks: Vec<ChunkIdx>,
+    },
+    /// Drop a fetch in flight (its subtask failed or was cancelled).
+    CancelFetch(FetchId),
+    /// Run the subtask on the pool with these fetched chunks (by member).
+    Start {
+        task: TaskId,
+        run: RunSubtask,
+        fetched: FxHashMap<ChunkIdx, D>,
+    },
+    /// Report the subtask failed without running.
+    Fail {
+        task: TaskId,
+        subtask: SubtaskIdx,
+        error: SubtaskError,
+    },
+}
+
+struct Fetching<D> {
+    run: RunSubtask,
+    /// Per fetch still out: which member each requested chunk becomes.
+    pending: BTreeMap<FetchId, Vec<(ChunkIdx, ChunkIdx)>>,
+    fetched: FxHashMap<ChunkIdx, D>,
+}
+
+type Key = (TaskId, SubtaskIdx);
+
+pub struct WorkerCore<D> {
+    window: usize,
+    /// Subtasks fetching, or started with fetched inputs and not yet reported.
+    in_window: usize,
+    waiting: DepthQueue<(TaskId, RunSubtask, Vec<Need>)>,
+    fetching: FxHashMap<Key, Fetching<D>>,
+    owner: FxHashMap<FetchId, Key>,
+    /// Started with fetched inputs: they leave the window when they report.
+    started: rustc_hash::FxHashSet<Key>,
+    next_fetch: u64,
+    /// After SIGTERM: nothing more fetches; subtasks that would are handed back.
+    draining: bool,
+    pub outbox: Vec<CoreOut<D>>,
+}
+
+impl<D> WorkerCore<D> {
+    /// At most `window` subtasks fetch or hold fetched inputs at once (at least 1).
+    pub fn new(window: usize) -> Self {
+        Self {
+            window: window.max(1),
+            in_window: 0,
+            waiting: DepthQueue::default(),
+            fetching: FxHashMap::default(),
+            owner: FxHashMap::default(),
+            started: Default::default(),
+            next_fetch: 0,
+            draining: false,
+            outbox: Vec::new(),
+        }
+    }
+
+    /// A subtask to run; `needs` are its inputs not on this worker.
+    pub fn accept(&mut self, task: TaskId, run: RunSubtask, needs: Vec<Need>) {
+        if needs.is_empty() {
+            let fetched = FxHashMap::default();
+            self.outbox.push(CoreOut::Start { task, run, fetched });
+            return;
+        }
+        if self.draining {
+            self.outbox.push(CoreOut::Fail {
+                task,
+                subtask: run.subtask,
+                error: SubtaskError::NotRun("the worker is draining".into()),
+            });
+            return;
+        }
+        self.waiting.push(run.depth, (task, run, needs));
+        self.fill_window();
+    }
+
+    fn fill_window(&mut self) {
+        while self.in_window < self.window && !self.draining {
+            let Some((task, run, needs)) = self.waiting.pop() else {
+                return;
+            };
+            self.in_window += 1;
+            let mut groups: BTreeMap<(WorkerId, TaskId), Vec<(ChunkIdx, ChunkIdx)>> =
+                BTreeMap::new();
+            for n in needs {
+                groups
+                    .entry((n.worker, n.from))
+                    .or_default()
+                    .push((n.source, n.member));
+            }
+            let key = (task, run.subtask);
+            let mut pending = BTreeMap::new();
+            for ((worker, from), pairs) in groups {
+                self.next_fetch += 1;
+                let id = FetchId(self.next_fetch);
+                let chunks = pairs.iter().map(|p| p.0).collect();
+                self.owner.insert(id, key);
+                pending.insert(id, pairs);
+                self.outbox.push(CoreOut::Fetch {
+                    id,
+                    task,
+                    worker,
+                    from,
+                    chunks,
+                });
+            }
+            let fetched = FxHashMap::default();
+            self.fetching.insert(
+                key,
+                Fetching {
+                    run,
+                    pending,
+                    fetched,
+                },
+            );
+        }
+    }
+
+    /// A fetch ended: its chunks (by source chunk), or the error its subtask fails with.
+    pub fn fetched(&mut self, id: FetchId, result: Result<Vec<(ChunkIdx, D)>, SubtaskError>) {
+        let Some(key) = self.owner.remove(&id) else {
+            return; // cancelled meanwhile
+        };
+        let Some(f) = self.fetching.get_mut(&key) else {
+            return;
+        };
+        let pairs = f.pending.remove(&id).unwrap_or_default();
+        let error = match result {
+            Err(e) => Some(e),
+            Ok(data) => {
+                let mut by_source: FxHashMap<ChunkIdx, D> = data.into_iter().collect();
+                let mut missing = None;
+                for (source, member) in pairs {
+                    match by_source.remove(&source) {
+                        Some(d) => {
+                            f.fetched.insert(member, d);
+                        }
+                        None => missing = Some(source),
+                    }
+                }
+                missing.map(|c| SubtaskError::Fetch(format!("the peer did not send chunk {c}")))
+            }
+        };
+        if let Some(error) = error {
+            self.drop_fetching(key);
+            self.outbox.push(CoreOut::Fail {
+                task: key.0,
+                subtask: key.1,
+                error,
+            });
+        } else if f.pending.is_empty() {
+            let f = self.fetching.remove(&key).expect("present above");
+            self.started.insert(key);
+            self.outbox.push(CoreOut::Start {
+                task: key.0,
+                run: f.run,
+                fetched: f.fetched,
+            });
+        }
+        self.fill_window();
+    }
+
+    /// Forgets a fetching subtask, cancelling its fetches; frees its place in the window.
+    fn drop_fetching(&mut self, key: Key) {
+        if let Some(f) = self.fetching.remove(&key) {
+            for id in f.pending.into_keys() {
+                self.owner.remove(&id);
+                self.outbox.push(CoreOut::CancelFetch(id));
+            }
+            self.in_window -= 1;
+        }
+    }
+
+    /// A subtask reported (or was cancelled on the pool): its place in the window frees.
+    pub fn reported(&mut self, task: TaskId, subtask: SubtaskIdx) {
+        if self.started.remove(&(task, subtask)) {
+            self.in_window -= 1;
+            self.fill_window();
+        }
+    }
+
+    /// Drops subtasks that wait or fetch; true for each one that was here (not yet on the
+    /// pool), whose cancellation is then complete.
+    pub fn cancel(&mut self, task: TaskId, subtask: SubtaskIdx) -> bool {
+        let key = (task, subtask);
+        let mut found = false;
+        self.waiting.retain(|(t, r, _)| {
+            let hit = *t == task && r.subtask == subtask;
+            found |= hit;
+            !hit
+        });
+        if self.fetching.contains_key(&key) {
+            self.drop_fetching(key);
+            found = true;
+        }
+        self.fill_window();
+        found
+    }
+
+    /// Drops everything of a task (it is forgotten).
+    pub fn forget(&mut self, task: TaskId) {
+        self.waiting.retain(|(t, _, _)| *t != task);
+        let keys: Vec<Key> = self
+            .fetching
+            .keys()
+            .filter(|k| k.0 == task)
+            .copied()
+            .collect();
+        for key in keys {
+            self.drop_fetching(key);
+        }
+        let before = self.started.len();
+        self.started.retain(|k| k.0 != task);
+        self.in_window -= before - self.started.len();
+        self.fill_window();
+    }
+
+    /// SIGTERM: every subtask not yet on the pool is handed back (not run).
+    pub fn drain(&mut self) {
+        let mut back: Vec<Key> = self.fetching.keys().copied().collect();
+        back.sort_unstable();
+        for key in &back {
+            self.drop_fetching(*key);
+        }
+        back.extend(self.waiting.take_all().map(|(t, r, _)| (t, r.subtask)));
+        self.draining = true;
+        for (task, subtask) in back {
+            let error = SubtaskError::NotRun("the worker is draining".into());
+            self.outbox.push(CoreOut::Fail {
+                task,
+                subtask,
+                error,
+            });
+        }
+    }
+
+    /// (waiting, fetching) subtasks, for status and tests.
+    pub fn load(&self) -> (usize, usize) {
+        (self.waiting.len(), self.fetching.len())
+    }
+}
+
+#[cfg(test)]
+#[path = "state_tests.rs"]
+mod tests;
