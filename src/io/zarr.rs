@@ -136,6 +136,22 @@ pub fn read_region(
     })
 }
 
+/// Refuses to replace anything at `path` but a Zarr array (or nothing).
+pub fn check_replaceable(path: &Path) -> Result<(), IoError> {
+    if !path.exists() {
+        return Ok(());
+    }
+    let is_zarr = path.join("zarr.json").is_file() || path.join(".zarray").is_file();
+    if path.is_dir() && is_zarr {
+        Ok(())
+    } else {
+        Err(IoError::bad(
+            shown(path),
+            "exists and is not a Zarr array: refusing to replace it",
+        ))
+    }
+}
+
 /// Creates the array metadata at `path` (replacing a Zarr array there): `shape`, `dtype`,
 /// a regular grid of `chunk`, compressed with `codec`.
 pub fn create(
@@ -147,12 +163,7 @@ pub fn create(
 ) -> Result<(), IoError> {
     let bad = |d: String| IoError::bad(shown(path), d);
     if path.exists() {
-        let is_zarr = path.join("zarr.json").is_file() || path.join(".zarray").is_file();
-        if !path.is_dir() || !is_zarr {
-            return Err(bad(
-                "exists and is not a Zarr array: refusing to replace it".into(),
-            ));
-        }
+        check_replaceable(path)?;
         std::fs::remove_dir_all(path).map_err(|e| bad(format!("cannot replace: {e}")))?;
     }
     std::fs::create_dir(path).map_err(|e| bad(format!("cannot create: {e}")))?;
