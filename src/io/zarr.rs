@@ -39,7 +39,16 @@ fn open(path: &Path) -> Result<ZArray, IoError> {
         });
     }
     let store = FilesystemStore::new(path).map_err(|e| bad(format!("cannot open store: {e}")))?;
-    Array::open(Arc::new(store), "/").map_err(|e| bad(format!("not a readable Zarr array: {e}")))
+    Array::open(Arc::new(store), "/").map_err(|e| {
+        let e = e.to_string();
+        // zarrs names the codec ("codec blosc is not supported"); say which ones are built in.
+        let hint = if e.contains("not supported") {
+            " (this build decodes the bytes, zstd, gzip, crc32c and sharding_indexed codecs; blosc is not built in)"
+        } else {
+            ""
+        };
+        bad(format!("not a readable Zarr array: {e}{hint}"))
+    })
 }
 
 fn dtype_of(path: &Path, a: &ZArray) -> Result<DType, IoError> {
