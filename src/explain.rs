@@ -83,6 +83,7 @@ pub fn describe_args(args: &OpArgs) -> String {
             format!("{} at {}", data.path, fmt_shape(offset))
         }
         OpArgs::Sink { data, .. } => data.path.clone(),
+        OpArgs::Commit { data, partial } => format!("{partial} -> {}", data.path),
         OpArgs::Fuse(steps) => steps
             .iter()
             .map(|s| s.op.name())

@@ -356,6 +356,30 @@ fn bad_files_fail_their_task_naming_file_and_chunk() {
     let z = tensor::from_zarr("bad/z.zarr", None).unwrap();
     let e = run(&mut c, &z.sum(None, false).unwrap()).unwrap_err();
     assert!(e.contains("z.zarr") && e.contains("failed on chunk"), "{e}");
+    // A sink whose task fails leaves no complete-looking file at its path: a file written
+    // before stays as it was, a new path stays absent (writers write under a hidden partial
+    // name, renamed only once every chunk is written).
+    run(&mut c, &x.to_npy("bad/kept.npy").unwrap()).unwrap();
+    let kept = std::fs::read(d.join("kept.npy")).unwrap();
+    for (sink, path) in [
+        (z.to_npy("bad/kept.npy").unwrap(), "kept.npy"),
+        (z.to_npy("bad/fresh.npy").unwrap(), "fresh.npy"),
+        (
+            z.to_zarr("bad/fresh.zarr", None, ares::io::Codec::None)
+                .unwrap(),
+            "fresh.zarr",
+        ),
+    ] {
+        let e = run(&mut c, &sink).unwrap_err();
+        assert!(e.contains("z.zarr") && e.contains("failed on chunk"), "{e}");
+        if path == "kept.npy" {
+            assert_eq!(std::fs::read(d.join(path)).unwrap(), kept);
+        } else {
+            assert!(!d.join(path).exists(), "{path} left behind");
+        }
+    }
+    let bits = |v: Vec<f64>| v.into_iter().map(f64::to_bits).collect::<Vec<_>>();
+    assert_eq!(bits(read_npy(&d.join("kept.npy")).1), bits(floats(60)));
     // An unsupported codec in the metadata.
     let meta = std::fs::read_to_string(d.join("z.zarr/zarr.json")).unwrap();
     std::fs::create_dir_all(d.join("odd.zarr")).unwrap();
@@ -368,7 +392,21 @@ fn bad_files_fail_their_task_naming_file_and_chunk() {
         .err()
         .unwrap()
         .to_string();
-    assert!(e.contains("odd.zarr"), "{e}");
+    assert!(e.contains("odd.zarr") && e.contains("lz5"), "{e}");
+    // blosc (zarr-python's usual default) is not built in: the error names it.
+    std::fs::create_dir_all(d.join("blosc.zarr")).unwrap();
+    let mut blosc: serde_json::Value = serde_json::from_str(&meta).unwrap();
+    blosc["codecs"][1] = serde_json::json!({"name": "blosc", "configuration": {
+        "cname": "lz4", "clevel": 5, "shuffle": "shuffle", "typesize": 8, "blocksize": 0}});
+    std::fs::write(d.join("blosc.zarr/zarr.json"), blosc.to_string()).unwrap();
+    let e = tensor::from_zarr("bad/blosc.zarr", None)
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(
+        e.contains("blosc.zarr") && e.contains("codec blosc is not supported"),
+        "{e}"
+    );
     // An unsupported data type.
     std::fs::create_dir_all(d.join("f32.zarr")).unwrap();
     std::fs::write(
@@ -464,6 +502,38 @@ fn results_larger_than_a_frame_stream_over_both_protocols() {
     let pos: Vec<bool> = f.into_vec().unwrap();
     let want: Vec<bool> = values.iter().map(|v| *v > 0.0).collect();
     assert_eq!(pos, want);
+    // The json and raw formats assemble a result in the supervisor: refused above half a
+    // frame (400 kB of bool fits; 3.2 MB of float64 does not), pointing to ?format=npy.
+    let r: serde_json::Value = agent
+        .get(&format!("{base_url}/task/{tid}/result?format=json"))
+        .call()
+        .unwrap()
+        .into_json()
+        .unwrap();
+    assert_eq!(r["shape"], serde_json::json!([500, 800]));
+    let r: serde_json::Value = agent
+        .post(&format!("{base_url}/task"))
+        .send_json(serde_json::json!({"expr": "big * 2"}))
+        .unwrap()
+        .into_json()
+        .unwrap();
+    let big = r["task_id"].as_u64().unwrap();
+    agent
+        .get(&format!("{base_url}/task/{big}?action=wait&timeout=60"))
+        .call()
+        .unwrap();
+    for format in ["json", "raw"] {
+        match agent
+            .get(&format!("{base_url}/task/{big}/result?format={format}"))
+            .call()
+        {
+            Err(ureq::Error::Status(413, r)) => {
+                let text = r.into_string().unwrap();
+                assert!(text.contains("format=npy"), "{text}");
+            }
+            other => panic!("{format}: {:?}", other.map(|r| r.status())),
+        }
+    }
     // The TaskApi fetch over HTTP streams the same result as .npy.
     let fetched = web.fetch(ares::ids::TaskId(tid as u32)).unwrap().remove(0);
     assert_eq!(fetched.shape(), &[500, 800]);

@@ -2,7 +2,7 @@
 //! run jobs on 4x more data than all their limits together, spilling to `worker.spill_dir`;
 //! answers are checked against the independent ndarray reference, and every worker's
 //! accounted peak (from its heartbeat, `/api/cluster/nodes`) against its limit. Also: the
-//! refusal at submission, a full disk while spilling, spill files gone on exit, and the
+//! refusal at submission (native and HTTP), a full disk while spilling, spill files gone on exit, and the
 //! `memory` object of `ares run --json`.
 
 mod common;
@@ -128,16 +128,28 @@ fn a_job_on_4x_the_memory_limits_completes_within_them() {
         std::thread::sleep(Duration::from_millis(50));
     }
 
-    // A subtask that fits in no worker's limit is refused before anything runs.
-    let task = submit(&mut c, "sum(rand(8388608, chunk=8388608, seed=1))");
-    let info = wait_end(&mut c, task, Duration::from_secs(30));
-    let error = info.error.clone().unwrap_or_default();
-    assert_eq!(info.status, TaskStatus::Failed, "{info:?}");
-    assert!(
+    // A subtask that fits in no worker's limit is refused at submission, with the numbers,
+    // over the native protocol and over HTTP.
+    let too_big = "sum(rand(8388608, chunk=8388608, seed=1))";
+    let graph = Tensor::graph(&[&ares::expr::evaluate(too_big).unwrap()]);
+    let refused = |error: &str| {
         error.contains("projected memory 128 MiB > allowed 32 MiB")
-            && error.contains("reduce chunk="),
-        "{error}"
-    );
+            && error.contains("reduce chunk=")
+    };
+    let error = c
+        .submit_tileable_graph(&graph, None)
+        .unwrap_err()
+        .to_string();
+    assert!(refused(&error), "{error}");
+    let (code, body) = match ureq::post(&format!("http://{web}/api/session/default/task"))
+        .send_json(serde_json::json!({ "expr": too_big }))
+    {
+        Ok(r) => (r.status(), r.into_string().unwrap_or_default()),
+        Err(ureq::Error::Status(code, r)) => (code, r.into_string().unwrap_or_default()),
+        Err(e) => panic!("{e}"),
+    };
+    assert_eq!(code, 400, "{body}");
+    assert!(refused(&body), "{body}");
     let task = submit(&mut c, "sum(arange(1000, chunk=100))");
     assert_eq!(
         wait_end(&mut c, task, Duration::from_secs(30)).status,

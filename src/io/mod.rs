@@ -252,17 +252,82 @@ pub fn set_plan_only(on: bool) {
     PLAN_ONLY.store(on, std::sync::atomic::Ordering::Relaxed);
 }
 
-/// Supervisor side of a sink, before any writer runs: the `.npy` header and file size, or
-/// the Zarr array metadata with store chunks of `chunk`.
-pub fn create_sink(data: &DataRef, chunk: &[usize]) -> Result<(), IoError> {
-    let p = roots::global().resolve_write(&data.path)?;
+/// The hidden name a sink is written under until its task succeeds: `.NAME.ares-partial`
+/// beside `path`. A failed or cancelled task leaves only this name behind (replaced by the
+/// next write to the same path), never a file at `path` that looks complete.
+pub fn partial_path(path: &str) -> String {
+    let p = std::path::Path::new(path);
+    let name = p
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let partial = format!(".{name}.ares-partial");
+    match p.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir.join(partial).display().to_string(),
+        _ => partial,
+    }
+}
+
+/// Supervisor side of a sink, before any writer runs: checks that `data.path` may be
+/// written (an existing Zarr array is replaced, for Zarr anything else is refused), then
+/// creates the file under its [`partial_path`] (the `.npy` header and file size, or the
+/// Zarr array metadata with store chunks of `chunk`). Returns the reference the writers use.
+pub fn create_sink(data: &DataRef, chunk: &[usize]) -> Result<DataRef, IoError> {
+    let target = roots::global().resolve_write(&data.path)?;
+    let partial = DataRef {
+        path: partial_path(&data.path),
+        ..data.clone()
+    };
+    let p = roots::global().resolve_write(&partial.path)?;
+    match data.format {
+        Format::Npy if target.is_dir() => {
+            return Err(IoError::bad(
+                &data.path,
+                "is a directory: refusing to replace it with a .npy file",
+            ))
+        }
+        Format::Npy => {}
+        Format::Zarr { .. } => zarr::check_replaceable(&target)?,
+    }
     if PLAN_ONLY.load(std::sync::atomic::Ordering::Relaxed) {
-        return Ok(());
+        return Ok(partial);
     }
     match data.format {
         Format::Npy => npy::create(&p, &data.shape, data.dtype).map(|_| ()),
         Format::Zarr { codec } => zarr::create(&p, &data.shape, data.dtype, chunk, codec),
+    }?;
+    Ok(partial)
+}
+
+/// Worker side of a sink once every chunk is written: moves the finished file or array from
+/// `partial` to `data.path`, replacing what was there (a Zarr array is first moved aside,
+/// then removed). Running it again after it succeeded (a retried subtask) finds `partial`
+/// gone and `data.path` present, and does nothing.
+pub fn commit_sink(data: &DataRef, partial: &str) -> Result<(), IoError> {
+    let target = roots::global().resolve_write(&data.path)?;
+    let from = roots::global().resolve_write(partial)?;
+    let bad = |what: &str, e: std::io::Error| IoError::bad(&data.path, format!("{what}: {e}"));
+    if !from.exists() {
+        if target.exists() {
+            return Ok(());
+        }
+        return Err(IoError::bad(
+            &data.path,
+            format!("the written data ({partial}) is gone"),
+        ));
     }
+    if matches!(data.format, Format::Zarr { .. }) && target.exists() {
+        zarr::check_replaceable(&target)?;
+        let name = target.file_name().map(|n| n.to_string_lossy().into_owned());
+        let old = target.with_file_name(format!(".{}.ares-old", name.unwrap_or_default()));
+        if old.exists() {
+            std::fs::remove_dir_all(&old).map_err(|e| bad("cannot remove a stale copy", e))?;
+        }
+        std::fs::rename(&target, &old).map_err(|e| bad("cannot move the old array aside", e))?;
+        std::fs::rename(&from, &target).map_err(|e| bad("cannot move the array in place", e))?;
+        return std::fs::remove_dir_all(&old).map_err(|e| bad("cannot remove the old array", e));
+    }
+    std::fs::rename(&from, &target).map_err(|e| bad("cannot move the file in place", e))
 }
 
 /// Worker side of a sink: writes one chunk in place; returns the bytes written.

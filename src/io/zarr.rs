@@ -39,7 +39,16 @@ fn open(path: &Path) -> Result<ZArray, IoError> {
         });
     }
     let store = FilesystemStore::new(path).map_err(|e| bad(format!("cannot open store: {e}")))?;
-    Array::open(Arc::new(store), "/").map_err(|e| bad(format!("not a readable Zarr array: {e}")))
+    Array::open(Arc::new(store), "/").map_err(|e| {
+        let e = e.to_string();
+        // zarrs names the codec ("codec blosc is not supported"); say which ones are built in.
+        let hint = if e.contains("not supported") {
+            " (this build decodes the bytes, zstd, gzip, crc32c and sharding_indexed codecs; blosc is not built in)"
+        } else {
+            ""
+        };
+        bad(format!("not a readable Zarr array: {e}{hint}"))
+    })
 }
 
 fn dtype_of(path: &Path, a: &ZArray) -> Result<DType, IoError> {
@@ -136,6 +145,22 @@ pub fn read_region(
     })
 }
 
+/// Refuses to replace anything at `path` but a Zarr array (or nothing).
+pub fn check_replaceable(path: &Path) -> Result<(), IoError> {
+    if !path.exists() {
+        return Ok(());
+    }
+    let is_zarr = path.join("zarr.json").is_file() || path.join(".zarray").is_file();
+    if path.is_dir() && is_zarr {
+        Ok(())
+    } else {
+        Err(IoError::bad(
+            shown(path),
+            "exists and is not a Zarr array: refusing to replace it",
+        ))
+    }
+}
+
 /// Creates the array metadata at `path` (replacing a Zarr array there): `shape`, `dtype`,
 /// a regular grid of `chunk`, compressed with `codec`.
 pub fn create(
@@ -147,12 +172,7 @@ pub fn create(
 ) -> Result<(), IoError> {
     let bad = |d: String| IoError::bad(shown(path), d);
     if path.exists() {
-        let is_zarr = path.join("zarr.json").is_file() || path.join(".zarray").is_file();
-        if !path.is_dir() || !is_zarr {
-            return Err(bad(
-                "exists and is not a Zarr array: refusing to replace it".into(),
-            ));
-        }
+        check_replaceable(path)?;
         std::fs::remove_dir_all(path).map_err(|e| bad(format!("cannot replace: {e}")))?;
     }
     std::fs::create_dir(path).map_err(|e| bad(format!("cannot create: {e}")))?;

@@ -158,6 +158,10 @@ pub fn apply(op: Op, args: &OpArgs, table: &[OpArgs], inputs: &[&ArrayData]) -> 
             let ones = vec![1; data.shape.len()];
             Ok(ArrayData::I64(ndarray::ArrayD::from_elem(ones, n as i64)))
         }
+        (Family::Io, OpArgs::Commit { data, partial }) => {
+            crate::io::commit_sink(data, partial).map_err(|e| KernelError(e.to_string()))?;
+            Ok(one(inputs)?.clone())
+        }
         // Shuffle (issue 11): mappers and reducers go through the executor's shuffle path.
         (_, OpArgs::Sort { arg }) => shuffle::sort_lanes(one(inputs)?, *arg),
         (_, OpArgs::SortSample { count }) => shuffle::sample(one(inputs)?, *count),

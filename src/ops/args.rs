@@ -191,6 +191,13 @@ pub enum OpArgs {
         offset: Shape,
         index: Shape,
     },
+    /// Chunk level, after every `Write` of a sink: moves the file written under `partial`
+    /// to `data.path` (see [`crate::io::commit_sink`]); passes its input (the byte count)
+    /// through.
+    Commit {
+        data: crate::io::DataRef,
+        partial: String,
+    },
     /// Tileable `shuffle_bench` (dask#3872's graph): `in_parts` mappers draw `rows` int64
     /// each and split them by `value % out_parts`; each of the `out_parts` reducers returns
     /// one row `(count, sum, Σ i·sorted[i] mod 2^61)`.

@@ -192,6 +192,13 @@ pub struct GetInfo;
 #[rtype(result = "TaskInfo")]
 pub struct WaitDone(pub Duration);
 
+/// Answers once the task's graph is prepared (or the task ended first): `Some(message)` when
+/// preparation refused it because a subtask fits in no worker's memory limit, which the
+/// submission then returns as its error.
+#[derive(Message)]
+#[rtype(result = "Option<String>")]
+pub struct AwaitPrepared;
+
 /// Cancels a running task; on an ended task, frees its results.
 #[derive(Message)]
 #[rtype(result = "TaskInfo")]
@@ -364,6 +371,7 @@ pub struct TaskHandle {
     pub graph: Recipient<GetGraph>,
     pub fetch_args: Recipient<GetFetchArgs>,
     pub part: Recipient<FetchPart>,
+    pub prepared: Recipient<AwaitPrepared>,
 }
 
 /// Which of a handle's recipients takes `M`.
@@ -417,4 +425,5 @@ routes!(
     graph: GetGraph,
     fetch_args: GetFetchArgs,
     part: FetchPart,
+    prepared: AwaitPrepared,
 );

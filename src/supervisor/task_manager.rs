@@ -10,8 +10,8 @@ use super::admission::Admission;
 // Re-exported: the web API's and `ares node`'s historical paths.
 use super::guard::{guard, Guarded};
 use super::messages::{
-    Cancel, FailTask, FetchPart, FetchResult, FromClient, GetInfo, SchedulerHandle, TaskEnded,
-    TaskHandle, WaitDone,
+    AwaitPrepared, Cancel, FailTask, FetchPart, FetchResult, FromClient, GetInfo, SchedulerHandle,
+    TaskEnded, TaskHandle, WaitDone,
 };
 pub use super::messages::{
     CreateSession, DeleteSession, FindTask, ListSessions, Names, ReleaseTask, ShutDown,
@@ -247,13 +247,42 @@ impl Supervised for TaskManager {
     }
 }
 
+impl TaskManager {
+    /// The submission's answer once the task's graph is prepared: a task with a subtask that
+    /// fits in no worker's memory limit is refused with the numbers (it stays listed as
+    /// failed), every other outcome gives its id (a failure of another kind shows as the
+    /// task's status).
+    fn when_prepared(
+        &self,
+        submitted: Result<TaskId, SubmitError>,
+    ) -> impl std::future::Future<Output = Result<TaskId, SubmitError>> + 'static {
+        let processor = submitted
+            .as_ref()
+            .ok()
+            .and_then(|t| self.tasks.get(t))
+            .map(|(_, p)| p.clone());
+        async move {
+            let task = submitted?;
+            let refused = match processor {
+                Some(p) => p.send(AwaitPrepared).await.unwrap_or(None),
+                None => None,
+            };
+            match refused {
+                Some(why) => Err(SubmitError::Refused(why)),
+                None => Ok(task),
+            }
+        }
+    }
+}
+
 impl Handler<SubmitTask> for TaskManager {
-    type Result = Result<TaskId, SubmitError>;
+    type Result = ResponseFuture<Result<TaskId, SubmitError>>;
     fn handle(&mut self, m: SubmitTask, ctx: &mut Context<Self>) -> Self::Result {
-        guard(self, ctx, "SubmitTask", |act, ctx| {
+        let submitted = guard(self, ctx, "SubmitTask", |act, ctx| {
             act.submit(&m.session, m.graph, m.config, m.fuse_enabled, m.name, ctx)
         })
-        .unwrap_or_else(|| Err(SubmitError::Refused(RESTARTING.into())))
+        .unwrap_or_else(|| Err(SubmitError::Refused(RESTARTING.into())));
+        Box::pin(self.when_prepared(submitted))
     }
 }
 
@@ -394,10 +423,13 @@ impl Handler<FromClient> for TaskManager {
                     fuse_enabled,
                     config,
                 } => {
-                    let task = act
-                        .submit(DEFAULT_SESSION, graph, config, fuse_enabled, None, ctx)
-                        .map_err(|e| e.to_string());
-                    Box::pin(async move { ClientReply::Submitted { request, task } })
+                    let submitted =
+                        act.submit(DEFAULT_SESSION, graph, config, fuse_enabled, None, ctx);
+                    let prepared = act.when_prepared(submitted);
+                    Box::pin(async move {
+                        let task = prepared.await.map_err(|e| e.to_string());
+                        ClientReply::Submitted { request, task }
+                    })
                 }
                 ClientRequest::GetInfo { request, task } => {
                     let p = find(task);

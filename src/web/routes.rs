@@ -13,7 +13,7 @@ use crate::supervisor::task_manager::{
     SubmitTask,
 };
 use crate::supervisor::task_processor::{
-    Cancel, FetchResult, GetFetchArgs, GetGraph, GetInfo, WaitDone,
+    Cancel, FetchPart, FetchResult, GetFetchArgs, GetGraph, GetInfo, WaitDone,
 };
 use actix_web::{http::StatusCode, web, HttpResponse};
 use serde::Deserialize;
@@ -340,6 +340,34 @@ async fn result(
             .map_err(|_| ApiError::bad_request("index must be an integer"))?;
         return super::tensors::npy_response(p, index).await;
     }
+    let index: usize = q
+        .get("index")
+        .map_or(Ok(0), |i| i.parse())
+        .map_err(|_| ApiError::bad_request("index must be an integer"))?;
+    // The json and raw formats assemble the whole result here: only up to half a frame
+    // (`cluster.max_frame_bytes`); a larger one streams with ?format=npy.
+    let output = u32::try_from(index).map_err(|_| ApiError::bad_request("index too large"))?;
+    let head = p
+        .send(FetchPart {
+            output,
+            positions: vec![],
+        })
+        .await
+        .map_err(mailbox)?
+        .map_err(|e| ApiError::new(StatusCode::CONFLICT, "no_result", e))?;
+    let layout = crate::io::stream::Layout::from_part(&head).map_err(ApiError::internal)?;
+    if layout.nbytes() > head.budget {
+        return Err(ApiError::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "result_too_large",
+            format!(
+                "the result is {} ({} bytes), over the {} the json and raw formats assemble in the supervisor (half of cluster.max_frame_bytes); download it with ?format=npy, which streams it chunk by chunk",
+                crate::worker::memory::human(layout.nbytes()),
+                layout.nbytes(),
+                crate::worker::memory::human(head.budget),
+            ),
+        ));
+    }
     let bytes = p
         .send(FetchResult)
         .await
@@ -347,10 +375,6 @@ async fn result(
         .map_err(|e| ApiError::new(StatusCode::CONFLICT, "no_result", e))?;
     let mut tensors =
         codec::decode_chunks(&bytes).map_err(|e| ApiError::internal(e.to_string()))?;
-    let index: usize = q
-        .get("index")
-        .map_or(Ok(0), |i| i.parse())
-        .map_err(|_| ApiError::bad_request("index must be an integer"))?;
     if index >= tensors.len() {
         return Err(ApiError::bad_request(format!(
             "index {index} but the task has {} result(s)",

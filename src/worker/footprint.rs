@@ -18,29 +18,44 @@ pub fn chunk_bytes(chunks: &ChunkGraph, c: ChunkIdx) -> u64 {
     n.shape.iter().product::<usize>() as u64 * n.dtype.itemsize() as u64
 }
 
-/// The arrays a FUSE node's steps may hold at once: two of the largest of its inputs and
-/// the chunks its creation steps fill (a step outside the blockwise loop writes a whole
-/// array while reading the previous one; elementwise steps keep the size, reductions and
-/// slices shrink it).
-fn fuse_scratch(chunks: &ChunkGraph, c: ChunkIdx) -> u64 {
-    let crate::ops::OpArgs::Fuse(steps) = chunks.args_of(c) else {
-        return 0;
+/// Kernel scratch of a node beyond its own output: for a FUSE node, the arrays its steps may
+/// hold at once, two of the largest array a step reads or makes (a step writes a whole array
+/// while reading the previous one). A step makes at most the largest of its inputs
+/// (elementwise steps keep the size, reductions and slices shrink it), except creation and
+/// source reads, which make their chunk, and joins (`assemble`, `concatenate`), which make
+/// all the node's inputs together. I/O needs more: a sink's write holds the elements as bytes
+/// and their encoding (two more), a source's read the stored bytes it decodes (one more).
+fn scratch(chunks: &ChunkGraph, c: ChunkIdx) -> u64 {
+    let input_bytes = || chunks.inputs(c).iter().map(|i| chunk_bytes(chunks, *i));
+    let elements =
+        |shape: &[usize], itemsize: usize| shape.iter().product::<usize>() as u64 * itemsize as u64;
+    let steps = match chunks.args_of(c) {
+        crate::ops::OpArgs::Fuse(steps) => steps,
+        crate::ops::OpArgs::Write { .. } => return 2 * input_bytes().max().unwrap_or(0),
+        crate::ops::OpArgs::Read { .. } => return chunk_bytes(chunks, c),
+        _ => return 0,
     };
-    let filled = steps
-        .iter()
-        .filter_map(|s| match &chunks.args[s.args.index()] {
-            crate::ops::OpArgs::Fill { shape, .. } => {
-                Some(shape.iter().product::<usize>() as u64 * 8)
+    let (mut base, mut extra) = (input_bytes().max().unwrap_or(0), 0u64);
+    for s in steps.iter() {
+        match &chunks.args[s.args.index()] {
+            crate::ops::OpArgs::Fill { shape, .. } => base = base.max(elements(shape, 8)),
+            crate::ops::OpArgs::Read { data, shape, .. } => {
+                base = base.max(elements(shape, data.dtype.itemsize()));
+                extra = extra.max(1);
             }
-            _ => None,
-        });
-    let read = chunks.inputs(c).iter().map(|i| chunk_bytes(chunks, *i));
-    2 * filled.chain(read).max().unwrap_or(0)
+            crate::ops::OpArgs::Assemble { .. } | crate::ops::OpArgs::Concat { .. } => {
+                base = base.max(input_bytes().sum());
+            }
+            crate::ops::OpArgs::Write { .. } => extra = 2,
+            _ => {}
+        }
+    }
+    (2 + extra) * base
 }
 
 /// A subtask's projected peak: its external inputs, every chunk it computes (the executor
-/// keeps them all until it ends) with the intermediates of fused chains, and one more of its
-/// largest chunk as kernel scratch.
+/// keeps them all until it ends), and the largest of one more of its largest chunk and any
+/// member's kernel [`scratch`] (fused chains' intermediates, I/O buffers).
 pub fn projected_bytes(
     chunks: &ChunkGraph,
     members: &[u32],
@@ -50,7 +65,7 @@ pub fn projected_bytes(
     for m in members {
         let b = chunk_bytes(chunks, ChunkIdx(*m));
         sum += b;
-        max = max.max(b).max(fuse_scratch(chunks, ChunkIdx(*m)));
+        max = max.max(b).max(scratch(chunks, ChunkIdx(*m)));
     }
     let inputs: u64 = inputs.into_iter().map(|c| chunk_bytes(chunks, c)).sum();
     sum + max + inputs

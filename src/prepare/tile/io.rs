@@ -3,7 +3,9 @@
 //! what the expression was built with), a sink's file is created before any writer runs.
 //! Each source chunk reads its region; each sink chunk writes one input chunk (for Zarr the
 //! input is first rechunked to a regular grid, the store's) and yields its byte count, and
-//! the counts are summed into the sink's scalar result.
+//! the counts are summed into the sink's scalar result. Writers write under the sink's
+//! partial name; a last `Commit` chunk, which depends on the sum, hence on every write,
+//! renames it to the path (a failed task never leaves a complete-looking file there).
 
 use super::grid::{offsets, splits_for, Odometer};
 use super::{Tiled, Tiler};
@@ -77,7 +79,7 @@ impl Tiler {
             .iter()
             .map(|s| s.first().copied().unwrap_or(1).max(1))
             .collect();
-        crate::io::create_sink(data, &store_chunk).map_err(|e| io_err(op, e))?;
+        let partial = crate::io::create_sink(data, &store_chunk).map_err(|e| io_err(op, e))?;
         let grid = input.grid();
         let starts: Vec<Vec<usize>> = input.splits.iter().map(|s| offsets(s)).collect();
         let ones: Shape = grid.iter().map(|_| 1).collect();
@@ -87,7 +89,7 @@ impl Tiler {
         Odometer::for_each(&grid, |idx| {
             let offset: Shape = idx.iter().enumerate().map(|(d, i)| starts[d][*i]).collect();
             let args = self.graph.push_args(OpArgs::Write {
-                data: data.clone(),
+                data: partial.clone(),
                 offset,
                 index: idx.iter().copied().collect(),
             });
@@ -99,10 +101,29 @@ impl Tiler {
             splits: grid.iter().map(|g| vec![1; *g]).collect(),
             chunks: written,
         };
-        if grid.is_empty() {
-            return Ok(counts);
-        }
-        let axes: Vec<usize> = (0..grid.len()).collect();
-        Ok(self.tile_reduction(Op::Sum, &axes, false, DType::I64, &counts))
+        let total = if grid.is_empty() {
+            counts
+        } else {
+            let axes: Vec<usize> = (0..grid.len()).collect();
+            self.tile_reduction(Op::Sum, &axes, false, DType::I64, &counts)
+        };
+        // Once every chunk is written (the total depends on all of them), the file moves from
+        // its partial name to its path.
+        let [last] = total.chunks.as_slice() else {
+            return Err(AresError::prepare(
+                op.name(),
+                "a sink's total is not one chunk",
+            ));
+        };
+        let args = self.graph.push_args(OpArgs::Commit {
+            data: data.clone(),
+            partial: partial.path,
+        });
+        let key = self.key();
+        let commit = self.push(key, op, args, Shape::new(), DType::I64, &[*last]);
+        Ok(Tiled {
+            splits: total.splits,
+            chunks: vec![commit],
+        })
     }
 }

@@ -11,8 +11,8 @@ mod views;
 // Re-exported: the web API's historical paths.
 use super::guard::{guard, Guarded};
 pub use super::messages::{
-    Cancel, FailTask, FetchPart, FetchResult, GetFetchArgs, GetGraph, GetInfo, GraphView,
-    SubtaskView, WaitDone,
+    AwaitPrepared, Cancel, FailTask, FetchPart, FetchResult, GetFetchArgs, GetGraph, GetInfo,
+    GraphView, SubtaskView, WaitDone,
 };
 use super::messages::{
     GetWorkers, MemoryLimits, PeerUnreachable, Redrive, Release, Reports, SchedulerHandle,
@@ -48,6 +48,10 @@ pub struct TaskProcessor {
     started: Instant,
     ended: Option<Instant>,
     waiters: Vec<oneshot::Sender<()>>,
+    /// Submissions waiting for preparation; `None` once it is over (with the refusal, if
+    /// the graph did not fit in memory, in `refused`).
+    prepared_waiters: Option<Vec<oneshot::Sender<Option<String>>>>,
+    refused: Option<String>,
     prepare_seconds: Option<f64>,
     /// The handler panic being restarted from.
     panic: Option<String>,
@@ -68,7 +72,8 @@ impl From<Addr<TaskProcessor>> for TaskHandle {
             fetch: a.clone().recipient(),
             graph: a.clone().recipient(),
             fetch_args: a.clone().recipient(),
-            part: a.recipient(),
+            part: a.clone().recipient(),
+            prepared: a.recipient(),
         }
     }
 }
@@ -96,6 +101,8 @@ impl TaskProcessor {
             started: Instant::now(),
             ended: None,
             waiters: Vec::new(),
+            prepared_waiters: Some(Vec::new()),
+            refused: None,
             prepare_seconds: None,
             panic: None,
             retries_counted: 0,
@@ -120,11 +127,20 @@ impl TaskProcessor {
         }
     }
 
+    /// Preparation is over (or the task ended before it was): answers the submissions
+    /// waiting for it.
+    fn preparation_over(&mut self) {
+        for w in self.prepared_waiters.take().into_iter().flatten() {
+            let _ = w.send(self.refused.clone());
+        }
+    }
+
     fn end(&mut self, end: TaskEnd) {
         let failed = end != TaskEnd::Succeeded;
         if !self.life.end(end) {
             return;
         }
+        self.preparation_over();
         self.ended = Some(Instant::now());
         if failed {
             self.scheduler.stop.do_send(StopTask {
@@ -231,15 +247,18 @@ impl Actor for TaskProcessor {
             } else {
                 workers
             };
-            tokio::task::spawn_blocking(move || -> Result<_, String> {
+            tokio::task::spawn_blocking(move || -> Result<_, (String, bool)> {
                 let start = std::time::Instant::now();
-                let p = prepare(&graph, &config, &workers, task).map_err(|e| e.to_string())?;
-                crate::worker::memory::check_fits(&p.subtasks, &limits)?;
-                let bytes = codec::encode(&p.subtasks.worker_view()).map_err(|e| e.to_string())?;
+                let failed = |e: String| (e, false);
+                let p =
+                    prepare(&graph, &config, &workers, task).map_err(|e| failed(e.to_string()))?;
+                crate::worker::memory::check_fits(&p.subtasks, &limits).map_err(|e| (e, true))?;
+                let bytes =
+                    codec::encode(&p.subtasks.worker_view()).map_err(|e| failed(e.to_string()))?;
                 Ok((p.subtasks, bytes, start.elapsed().as_secs_f64()))
             })
             .await
-            .map_err(|e| format!("preparation panicked: {e}"))?
+            .map_err(|e| (format!("preparation panicked: {e}"), false))?
         };
         ctx.spawn(
             prepared
@@ -251,12 +270,32 @@ impl Actor for TaskProcessor {
                         let mut state = TaskState::new(Arc::new(graph), act.max_retries);
                         state.start();
                         if act.life.prepared(state) {
+                            act.preparation_over();
                             act.flush(ctx);
                         }
                     }
-                    Err(e) => act.end(TaskEnd::Failed(e)),
+                    // Refused for memory: the submission answers with the message.
+                    Err((e, refused)) => {
+                        if refused {
+                            act.refused = Some(e.clone());
+                        }
+                        act.end(TaskEnd::Failed(e));
+                    }
                 }),
         );
+    }
+}
+
+impl Handler<AwaitPrepared> for TaskProcessor {
+    type Result = ResponseFuture<Option<String>>;
+    fn handle(&mut self, _: AwaitPrepared, _: &mut Context<Self>) -> Self::Result {
+        let Some(waiters) = &mut self.prepared_waiters else {
+            let refused = self.refused.clone();
+            return Box::pin(async move { refused });
+        };
+        let (tx, rx) = oneshot::channel();
+        waiters.push(tx);
+        Box::pin(async move { rx.await.unwrap_or(None) })
     }
 }
 
