@@ -14,7 +14,9 @@ mod indexing;
 mod linalg;
 pub mod moments;
 mod reduction;
+pub mod select;
 pub mod shuffle;
+pub mod take;
 
 use crate::array::ArrayData;
 use crate::error::{AresError, Result};
@@ -163,6 +165,15 @@ pub fn apply(op: Op, args: &OpArgs, table: &[OpArgs], inputs: &[&ArrayData]) -> 
         (_, OpArgs::SortSample { count }) => shuffle::sample(one(inputs)?, *count),
         (_, OpArgs::SortSplitters { parts }) => shuffle::splitters(inputs, *parts),
         (_, OpArgs::ShuffleReduce { kind, .. }) => shuffle::reduce(kind, inputs),
+        (_, OpArgs::UniquePick { counts, dtype }) => select::pick(one(inputs)?, *counts, *dtype),
+        (_, OpArgs::MaskSelect) if op == Op::MaskSelect => match inputs {
+            [x, mask] => select::mask_select(x, mask),
+            _ => kerr(format!("expects 2 inputs, got {}", inputs.len())),
+        },
+        (_, OpArgs::SearchSorted { right }) => match inputs {
+            [a, v] => select::searchsorted(a, v, *right),
+            _ => kerr(format!("expects 2 inputs, got {}", inputs.len())),
+        },
         (_, OpArgs::ShuffleProxy { .. }) => {
             Ok(ArrayData::I64(ndarray::ArrayD::zeros(ndarray::IxDyn(&[0]))))
         }

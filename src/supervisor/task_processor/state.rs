@@ -115,6 +115,11 @@ impl TaskState {
 
     /// Where each result chunk lives.
     /// The worker holding chunk `c`, if any (streamed result fetch).
+    /// The bytes chunk `c` holds, as its worker reported (known once it is computed).
+    pub fn size_of(&self, c: ChunkIdx) -> Option<u64> {
+        self.location.get(c.index()).copied().flatten().map(|l| l.1)
+    }
+
     pub fn location_of(&self, c: ChunkIdx) -> Option<WorkerId> {
         self.location.get(c.index()).copied().flatten().map(|l| l.0)
     }
