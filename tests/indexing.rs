@@ -271,9 +271,9 @@ fn take_refuses_indices_out_of_range_with_the_index_and_length() {
             ares::ids::TaskId(1),
         )
         .unwrap();
-        let e = ares::executor::execute(&prepared.subtasks, 2)
-            .err()
-            .expect(program);
+        let Err(e) = ares::executor::execute(&prepared.subtasks, 2) else {
+            panic!("{program} ran")
+        };
         assert!(e.to_string().contains(want), "{program}: {e}");
     }
 }
