@@ -384,3 +384,62 @@ fn a_cluster_computes_unique_masks_and_lookups() {
         "x[x > 100]",
     );
 }
+
+/// NumPy's answer for `expr` over `x` (a float64 array, NaN allowed), flattened; `None`
+/// (with a note) where python3 with NumPy is missing.
+fn numpy(x: &[f64], idx: &[i64], expr: &str) -> Option<Vec<f64>> {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    let script = format!(
+        "import sys, numpy as np\nx, idx = sys.stdin.read().split('|')\n\
+         x = np.array([float(v) for v in x.split()])\n\
+         idx = np.array([int(v) for v in idx.split()], dtype=np.int64)\n\
+         r = np.asarray({expr})\nprint(' '.join(repr(float(v)) for v in r.ravel()))\n"
+    );
+    let mut child = Command::new("python3")
+        .args(["-c", &script])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .ok()?;
+    let text: Vec<String> = x.iter().map(|v| format!("{v:?}")).collect();
+    let ids: Vec<String> = idx.iter().map(|v| v.to_string()).collect();
+    let input = format!("{}|{}", text.join(" "), ids.join(" "));
+    child.stdin.take()?.write_all(input.as_bytes()).ok()?;
+    let out = child.wait_with_output().ok()?;
+    if !out.status.success() {
+        eprintln!("note: python3 with numpy is not available: skipping the NumPy spot check");
+        return None;
+    }
+    String::from_utf8(out.stdout)
+        .ok()?
+        .split_whitespace()
+        .map(|v| v.parse::<f64>().ok())
+        .collect()
+}
+
+#[test]
+fn numpy_agrees_where_it_is_installed() {
+    let x = "where(rand(3000, chunk=211, seed=3) > 0.9, log(rand(3000, chunk=211, seed=4) - 0.5), \
+             astype(rand(3000, chunk=211, seed=5) * 40, 'int64') - 20.0)";
+    let data: Vec<f64> = run(&eval(x), true).iter_f64().collect();
+    let (idx, ids) = indices(3000, 500, 77, 11);
+    for (program, py) in [
+        (format!("unique({x})"), "np.unique(x)"),
+        (
+            format!("unique({x}, return_counts=True)[1]"),
+            "np.unique(x, return_counts=True)[1]",
+        ),
+        (format!("take({x}, {idx})"), "np.take(x, idx)"),
+        (format!("x = {x}; x[x > 3]"), "x[x > 3]"),
+        (
+            format!("x = {x}; searchsorted(sort(x), x, side='right')"),
+            "np.searchsorted(np.sort(x), x, side='right')",
+        ),
+    ] {
+        let Some(want) = numpy(&data, &ids, py) else {
+            return;
+        };
+        same(&run(&eval(&program), true), &want, py);
+    }
+}
