@@ -104,6 +104,7 @@ pub fn describe_args(args: &OpArgs) -> String {
         OpArgs::ShuffleProxy { reducers, .. } => format!("{reducers} reducers"),
         OpArgs::ShuffleReduce { kind, index } => format!("{kind:?} reducer {index}"),
         OpArgs::SortSample { count } => format!("count={count}"),
+        OpArgs::StridedSample { count } => format!("count={count} strided"),
         OpArgs::SortSplitters { parts } => format!("parts={parts}"),
         OpArgs::Unique { counts } => format!("return_counts={counts}"),
         OpArgs::UniquePick { counts: true, .. } => "counts".to_string(),

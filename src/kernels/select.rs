@@ -67,9 +67,13 @@ enum ArrayElem {
     B(bool),
 }
 
-/// Sorted distinct keys of `keys` with their multiplicities (`w`: each key's weight).
-fn distinct(mut pairs: Vec<(u64, i64)>) -> Vec<(u64, i64)> {
-    pairs.sort_unstable_by_key(|p| p.0);
+/// Sorted distinct keys with their counts summed (`runs`: as in [`distinct_values`]).
+fn distinct(mut pairs: Vec<(u64, i64)>, runs: bool) -> Vec<(u64, i64)> {
+    if runs {
+        pairs.sort_by_key(|p| p.0);
+    } else {
+        pairs.sort_unstable_by_key(|p| p.0);
+    }
     let mut out: Vec<(u64, i64)> = Vec::with_capacity(pairs.len().min(1 << 20));
     for (k, c) in pairs {
         match out.last_mut() {
@@ -80,10 +84,15 @@ fn distinct(mut pairs: Vec<(u64, i64)>) -> Vec<(u64, i64)> {
     out
 }
 
-/// Distinct values of a slice, sorted (first of each run of equal keys, zeros folded).
-fn distinct_values<T: SKey + Copy + From0>(v: impl Iterator<Item = T>) -> Vec<T> {
+/// Distinct values, sorted (first of each run of equal keys, zeros folded). `runs`: the
+/// values are a few sorted runs (a reducer's pieces), which the stable sort merges.
+fn distinct_values<T: SKey + Copy + From0>(v: impl Iterator<Item = T>, runs: bool) -> Vec<T> {
     let mut all: Vec<T> = v.map(|x| x.fold_zero()).collect();
-    all.sort_unstable_by_key(|x| x.skey());
+    if runs {
+        all.sort_by_key(|x| x.skey());
+    } else {
+        all.sort_unstable_by_key(|x| x.skey());
+    }
     all.dedup_by_key(|x| x.skey());
     all
 }
@@ -139,9 +148,9 @@ pub fn unique_partition(
     }
     if counts {
         let pairs: Vec<(u64, i64)> = match data {
-            ArrayData::F64(a) => distinct(a.iter().map(|x| (x.skey(), 1)).collect()),
-            ArrayData::I64(a) => distinct(a.iter().map(|x| (x.skey(), 1)).collect()),
-            ArrayData::Bool(a) => distinct(a.iter().map(|x| (x.skey(), 1)).collect()),
+            ArrayData::F64(a) => distinct(a.iter().map(|x| (x.skey(), 1)).collect(), false),
+            ArrayData::I64(a) => distinct(a.iter().map(|x| (x.skey(), 1)).collect(), false),
+            ArrayData::Bool(a) => distinct(a.iter().map(|x| (x.skey(), 1)).collect(), false),
         };
         let mut parts: Vec<Vec<i64>> = vec![Vec::new(); m];
         for (k, c) in pairs {
@@ -157,18 +166,49 @@ pub fn unique_partition(
         parts
     }
     Ok(match data {
-        ArrayData::F64(a) => split(distinct_values(a.iter().copied()), &split_keys, m)
+        ArrayData::F64(a) => split(distinct_values(a.iter().copied(), false), &split_keys, m)
             .into_iter()
             .map(|p| ArrayData::F64(vec1(p)))
             .collect(),
-        ArrayData::I64(a) => split(distinct_values(a.iter().copied()), &split_keys, m)
+        ArrayData::I64(a) => split(distinct_values(a.iter().copied(), false), &split_keys, m)
             .into_iter()
             .map(|p| ArrayData::I64(vec1(p)))
             .collect(),
-        ArrayData::Bool(a) => split(distinct_values(a.iter().copied()), &split_keys, m)
+        ArrayData::Bool(a) => split(distinct_values(a.iter().copied(), false), &split_keys, m)
             .into_iter()
             .map(|p| ArrayData::Bool(vec1(p)))
             .collect(),
+    })
+}
+
+/// Elements of a chunk read per sample value: the sample comes from `count × STRIDE_FACTOR`
+/// evenly spaced elements (all of them in a smaller chunk), sorted.
+const STRIDE_FACTOR: usize = 16;
+
+/// `count` regularly spaced values of a sorted strided subsample of the (flattened) chunk.
+pub fn strided_sample(data: &ArrayData, count: u32) -> KResult<ArrayData> {
+    fn go<T: SKey + Copy>(a: &ArrayD<T>, count: usize) -> ArrayD<T> {
+        let n = a.len();
+        if n == 0 || count == 0 {
+            return vec1(vec![]);
+        }
+        let want = (count * STRIDE_FACTOR).min(n);
+        let flat: Vec<T> = match a.as_slice() {
+            Some(s) => (0..want).map(|i| s[i * n / want]).collect(),
+            None => {
+                let all: Vec<T> = a.iter().copied().collect();
+                (0..want).map(|i| all[i * n / want]).collect()
+            }
+        };
+        let mut sub = flat;
+        sub.sort_unstable_by_key(|x| x.skey());
+        vec1((0..count).map(|i| sub[i * want / count]).collect())
+    }
+    let count = count as usize;
+    Ok(match data {
+        ArrayData::F64(a) => ArrayData::F64(go(a, count)),
+        ArrayData::I64(a) => ArrayData::I64(go(a, count)),
+        ArrayData::Bool(a) => ArrayData::Bool(go(a, count)),
     })
 }
 
@@ -183,7 +223,7 @@ pub fn unique_merge(pieces: &[&ArrayData], counts: bool) -> KResult<ArrayData> {
             let flat: Vec<i64> = a.iter().copied().collect();
             pairs.extend(flat.chunks_exact(2).map(|q| (q[0] as u64, q[1])));
         }
-        let merged = distinct(pairs);
+        let merged = distinct(pairs, true);
         return Ok(ArrayData::I64(vec1(
             merged
                 .into_iter()
@@ -200,7 +240,7 @@ pub fn unique_merge(pieces: &[&ArrayData], counts: bool) -> KResult<ArrayData> {
                 };
                 all.extend(a.iter().copied());
             }
-            ArrayData::$variant(vec1(distinct_values(all.into_iter())))
+            ArrayData::$variant(vec1(distinct_values(all.into_iter(), true)))
         }};
     }
     Ok(match pieces.first() {

@@ -229,6 +229,11 @@ pub enum OpArgs {
     SortSplitters {
         parts: u32,
     },
+    /// `count` values cutting a strided subsample of the chunk evenly (its sorted sample for
+    /// `unique`'s splitters, without sorting the chunk).
+    StridedSample {
+        count: u32,
+    },
     /// Tileable `unique` of the flattened input; with `counts`, (key, count) int64 pairs
     /// that [`OpArgs::UniquePick`] splits (see `crate::tensor::select`).
     Unique {

@@ -2,7 +2,8 @@
 //! `unique` through a shuffle, `x[mask]` chunk by chunk, `searchsorted` against every chunk
 //! of the sorted operand.
 //!
-//! `unique` is PSRS without the second shuffle: a sample of every chunk, splitters, then
+//! `unique` is PSRS without the second shuffle: a sample of every chunk (from a strided
+//! subsample, so the chunk is not sorted twice), splitters, then
 //! mappers that keep their chunk's distinct values (fewer bytes to move when values repeat)
 //! and split them by value range, and one reducer per range that merges its pieces. Equal
 //! values always reach the same reducer, so the reducers' outputs, in order, are the
@@ -33,7 +34,7 @@ impl Tiler {
             return None;
         }
         let sample_key = self.key();
-        let sample_args = self.graph.intern_args(OpArgs::SortSample {
+        let sample_args = self.graph.intern_args(OpArgs::StridedSample {
             count: parts as u32,
         });
         let samples: Vec<ChunkIdx> = input
