@@ -267,6 +267,20 @@ pub fn assemble(
     if result.chunks.len() == 1 {
         return Ok(get(result.chunks[0])?.clone());
     }
+    if result.shape.len() == 1 {
+        // Concatenated as they are: a 1-D result may have a length known only now
+        // (`unique`, `x[mask]`; see `crate::tensor::select`).
+        let parts = result
+            .chunks
+            .iter()
+            .map(|c| get(*c))
+            .collect::<Result<Vec<_>>>()?;
+        return crate::kernels::shuffle::reduce(
+            &crate::ops::ReduceKind::Concat { arg: false },
+            &parts,
+        )
+        .map_err(|e| AresError::prepare("execute", format!("result chunks: {}", e.0)));
+    }
     let offsets: Vec<Vec<usize>> = result
         .splits
         .iter()

@@ -105,7 +105,17 @@ pub fn describe_args(args: &OpArgs) -> String {
         OpArgs::ShuffleProxy { reducers, .. } => format!("{reducers} reducers"),
         OpArgs::ShuffleReduce { kind, index } => format!("{kind:?} reducer {index}"),
         OpArgs::SortSample { count } => format!("count={count}"),
+        OpArgs::StridedSample { count } => format!("count={count} strided"),
         OpArgs::SortSplitters { parts } => format!("parts={parts}"),
+        OpArgs::Unique { counts } => format!("return_counts={counts}"),
+        OpArgs::UniquePick { counts: true, .. } => "counts".to_string(),
+        OpArgs::UniquePick { dtype, .. } => format!("values dtype={dtype}"),
+        OpArgs::MaskSelect => String::new(),
+        OpArgs::SearchSorted { right } => {
+            format!("side={}", if *right { "right" } else { "left" })
+        }
+        OpArgs::TakeRows { axis: u32::MAX } => "axis=None".to_string(),
+        OpArgs::TakeRows { axis } => format!("axis={axis}"),
     }
 }
 

@@ -545,3 +545,28 @@ fn named_results_are_reused_by_later_tasks_until_released() {
         "bad_request",
     );
 }
+
+/// A result whose length depends on the data (`unique`, `x[mask]`) is a result only within
+/// its task; named, later tasks read it with the length its workers found.
+#[test]
+fn a_named_unique_is_reused_with_its_real_length() {
+    let cluster = web_cluster(None, 1 << 20);
+    let api = Http::of(&cluster, None);
+    assert_eq!(api.send("PUT", "/api/session/u", None).0, 200);
+    let run = |body: Value| -> Value {
+        let (code, v) = api.send("POST", "/api/session/u/task", Some(body));
+        assert_eq!(code, 201, "{v}");
+        let tid = v["task_id"].as_u64().unwrap();
+        let done = api
+            .get(&format!("/api/session/u/task/{tid}?action=wait&timeout=60"))
+            .1;
+        assert_eq!(done["status"], "succeeded", "{done}");
+        api.get(&format!("/api/session/u/task/{tid}/result")).1["data"].clone()
+    };
+    let x = "astype(rand(5000, chunk=700, seed=1) * 50, 'int64')";
+    run(json!({"expr": format!("unique({x})"), "name": "u"}));
+    let n = run(json!({"expr": "u.shape[0] + 0 * sum(u)"}));
+    assert_eq!(n.as_f64(), Some(50.0), "{n}");
+    let s = run(json!({"expr": "sum(u)"}));
+    assert_eq!(s.as_f64(), Some((0..50).sum::<i64>() as f64), "{s}");
+}

@@ -44,6 +44,19 @@ pub fn run(program: &[Stmt], bindings: &[(String, Tensor)]) -> Result<Tensor, Ex
     }
 }
 
+/// `x[idx]` with a tensor index: a bool mask selects (`x[x > 0]`), int64 positions take
+/// along the first axis (NumPy's advanced indexing with one array).
+fn fancy_index(x: &Tensor, idx: &Tensor) -> crate::error::Result<Tensor> {
+    match idx.dtype() {
+        crate::array::DType::Bool => x.mask_select(idx),
+        crate::array::DType::I64 => x.take(idx, Some(0)),
+        crate::array::DType::F64 => Err(crate::error::AresError::arg(
+            "getitem",
+            "arrays used as indices must be of integer (or boolean) type",
+        )),
+    }
+}
+
 pub(super) fn binary_op(name: &str) -> Option<Op> {
     Some(match name {
         "add" => Op::Add,
@@ -178,6 +191,20 @@ impl Ctx {
                         .map_or_else(|| err(*p, format!("index {i} out of range")), Ok);
                 }
                 let t = to_tensor(target, *p)?;
+                if let [IndexItem::At(e)] = items.as_slice() {
+                    let arg = match self.eval(e)? {
+                        Value::Tensor(idx) => {
+                            return Ok(Value::Tensor(
+                                fancy_index(&t, &idx).or_else(|e| err(*p, e.to_string()))?,
+                            ))
+                        }
+                        Value::None => SliceArg::NewAxis,
+                        v => SliceArg::Index(to_int(&v, e.pos())?),
+                    };
+                    return Ok(Value::Tensor(
+                        t.slice(&[arg]).or_else(|e| err(*p, e.to_string()))?,
+                    ));
+                }
                 let args = items
                     .iter()
                     .map(|it| self.slice_arg(it))

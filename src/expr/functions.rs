@@ -264,6 +264,45 @@ impl Ctx {
                     x.argsort()
                 })
             }
+            "unique" => {
+                a.check(2, &["ar", "return_counts", "equal_nan"])?;
+                let x = a.tensor(0, "ar")?;
+                if let Some((v, vp)) = a.get(usize::MAX, "equal_nan") {
+                    if !to_bool(Some((v, vp)))? {
+                        return err(
+                            vp,
+                            "unique: only equal_nan=True (NumPy's default) is supported",
+                        );
+                    }
+                }
+                let counts = to_bool(a.get(1, "return_counts"))?;
+                let (values, counts) = x.unique(counts).or_else(|e| err(p, e.to_string()))?;
+                Ok(match counts {
+                    Some(c) => Value::Tuple(vec![Value::Tensor(values), Value::Tensor(c)]),
+                    None => Value::Tensor(values),
+                })
+            }
+            "take" => {
+                a.check(3, &["a", "indices", "axis"])?;
+                let x = a.tensor(0, "a")?;
+                let idx = a.tensor(1, "indices")?;
+                let axis = a.opt_int(2, "axis")?;
+                wrap(x.take(&idx, axis))
+            }
+            "searchsorted" => {
+                a.check(3, &["a", "v", "side"])?;
+                let sorted = a.tensor(0, "a")?;
+                let v = a.tensor(1, "v")?;
+                let right = match a.get(2, "side") {
+                    None => false,
+                    Some((Value::Str(s), _)) if s == "left" => false,
+                    Some((Value::Str(s), _)) if s == "right" => true,
+                    Some((_, sp)) => {
+                        return err(sp, "searchsorted: side must be 'left' or 'right'")
+                    }
+                };
+                wrap(sorted.searchsorted(&v, right))
+            }
             "shuffle_bench" => {
                 a.check(3, &["in_parts", "out_parts", "rows"])?;
                 let count = |i, n| -> Result<u32, ExprError> {

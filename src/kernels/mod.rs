@@ -14,7 +14,9 @@ mod indexing;
 mod linalg;
 pub mod moments;
 mod reduction;
+pub mod select;
 pub mod shuffle;
+pub mod take;
 
 use crate::array::ArrayData;
 use crate::error::{AresError, Result};
@@ -165,8 +167,18 @@ pub fn apply(op: Op, args: &OpArgs, table: &[OpArgs], inputs: &[&ArrayData]) -> 
         // Shuffle (issue 11): mappers and reducers go through the executor's shuffle path.
         (_, OpArgs::Sort { arg }) => shuffle::sort_lanes(one(inputs)?, *arg),
         (_, OpArgs::SortSample { count }) => shuffle::sample(one(inputs)?, *count),
+        (_, OpArgs::StridedSample { count }) => select::strided_sample(one(inputs)?, *count),
         (_, OpArgs::SortSplitters { parts }) => shuffle::splitters(inputs, *parts),
         (_, OpArgs::ShuffleReduce { kind, .. }) => shuffle::reduce(kind, inputs),
+        (_, OpArgs::UniquePick { counts, dtype }) => select::pick(one(inputs)?, *counts, *dtype),
+        (_, OpArgs::MaskSelect) if op == Op::MaskSelect => match inputs {
+            [x, mask] => select::mask_select(x, mask),
+            _ => kerr(format!("expects 2 inputs, got {}", inputs.len())),
+        },
+        (_, OpArgs::SearchSorted { right }) => match inputs {
+            [a, v] => select::searchsorted(a, v, *right),
+            _ => kerr(format!("expects 2 inputs, got {}", inputs.len())),
+        },
         (_, OpArgs::ShuffleProxy { .. }) => {
             Ok(ArrayData::I64(ndarray::ArrayD::zeros(ndarray::IxDyn(&[0]))))
         }

@@ -100,6 +100,24 @@ pub fn map(
             let start: i64 = lengths.iter().take(ordinal as usize).sum();
             rebalance(bucket, start.max(0) as usize, *chunk as usize, m, *arg)
         }
+        (
+            MapKind::TakeRoute {
+                len,
+                chunk,
+                offset,
+                axis,
+            },
+            [idx],
+        ) => super::take::route(idx, m, *len, *chunk, *offset, *axis)?,
+        (MapKind::TakeServe { out_chunk }, [rows, requests]) => {
+            super::take::serve(rows, requests, m, *out_chunk)?
+        }
+        (MapKind::UniquePartition { counts }, [data]) => {
+            super::select::unique_partition(data, None, m, *counts)?
+        }
+        (MapKind::UniquePartition { counts }, [data, splitters]) => {
+            super::select::unique_partition(data, Some(splitters), m, *counts)?
+        }
         _ => {
             return kerr(format!(
                 "mapper {kind:?} got {} inputs of the wrong kind",
@@ -110,7 +128,9 @@ pub fn map(
     for (c, p) in counts.iter_mut().zip(&pieces) {
         *c = match (kind, p) {
             (
-                MapKind::SortPartition { arg: true, .. } | MapKind::Rebalance { arg: true, .. },
+                MapKind::SortPartition { arg: true, .. }
+                | MapKind::Rebalance { arg: true, .. }
+                | MapKind::UniquePartition { counts: true },
                 p,
             ) => p.len() as i64 / 2,
             (_, p) => p.len() as i64,
@@ -246,6 +266,13 @@ pub fn reduce(kind: &ReduceKind, pieces: &[&ArrayData]) -> KResult<ArrayData> {
                 pairs.into_iter().flat_map(|(k, i)| [k as i64, i]).collect(),
             )))
         }
+        ReduceKind::TakePlace {
+            dtype,
+            start,
+            rows,
+            width,
+        } => super::take::place(pieces, *dtype, *start, *rows, *width),
+        ReduceKind::UniqueMerge { counts } => super::select::unique_merge(pieces, *counts),
         ReduceKind::Concat { arg: false } => concat(pieces),
         ReduceKind::Concat { arg: true } => {
             let ArrayData::I64(all) = concat(pieces)? else {

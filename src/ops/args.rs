@@ -236,6 +236,34 @@ pub enum OpArgs {
     SortSplitters {
         parts: u32,
     },
+    /// `count` values cutting a strided subsample of the chunk evenly (its sorted sample for
+    /// `unique`'s splitters, without sorting the chunk).
+    StridedSample {
+        count: u32,
+    },
+    /// Tileable `unique` of the flattened input; with `counts`, (key, count) int64 pairs
+    /// that [`OpArgs::UniquePick`] splits (see `crate::tensor::select`).
+    Unique {
+        counts: bool,
+    },
+    /// Values (decoded to `dtype`) or counts of a `unique` with counts.
+    UniquePick {
+        counts: bool,
+        dtype: crate::array::DType,
+    },
+    /// `x[mask]` (inputs x and a bool mask of its shape): the selected elements in C order.
+    MaskSelect,
+    /// `searchsorted(a, v, side)`: inputs (sorted 1-D `a`, `v`); at chunk level the count of
+    /// one chunk of `a` below each `v` (summed over `a`'s chunks).
+    SearchSorted {
+        right: bool,
+    },
+    /// Tileable `take` of rows: inputs (x of shape (n, R), int64 positions of shape (L,)), the
+    /// (L, R) rows at those positions; `axis` names the user's axis in errors (`u32::MAX`:
+    /// the flattened tensor).
+    TakeRows {
+        axis: u32,
+    },
 }
 
 /// How a mapper splits its data.
@@ -252,6 +280,22 @@ pub enum MapKind {
     /// buckets before it; piece `r` holds what falls in output chunk `r` (chunks of `chunk`
     /// elements). Buckets of argsort hold (key, position) pairs.
     Rebalance { chunk: u64, arg: bool },
+    /// Inputs (chunk[, splitters]): the chunk's distinct values, sorted, split by value range
+    /// as `SortPartition`; with `counts`, (key, count) int64 pairs.
+    UniquePartition { counts: bool },
+    /// Input (positions `offset..` of the take): each position, checked against `len` and
+    /// wrapped when negative, goes to the row chunk holding it (chunks of `chunk` rows) as
+    /// an int64 pair (output position, row within the chunk). `axis` is for the error.
+    TakeRoute {
+        len: u64,
+        chunk: u64,
+        offset: u64,
+        axis: u32,
+    },
+    /// Inputs (a chunk of rows, its requests): each requested row goes to the output chunk
+    /// holding its position (chunks of `out_chunk` rows) as int64s (position, the row's
+    /// values as bits).
+    TakeServe { out_chunk: u64 },
 }
 
 /// What a reducer makes of its pieces (in mapper order).
@@ -264,4 +308,15 @@ pub enum ReduceKind {
     SortMerge { arg: bool },
     /// The pieces concatenated; positions only when `arg`.
     Concat { arg: bool },
+    /// The distinct values of the pieces, sorted (with `counts`, (key, count) pairs whose
+    /// counts are summed).
+    UniqueMerge { counts: bool },
+    /// The rows `start..start + rows` of a take's output (each `width` values of `dtype`),
+    /// placed from (position, bits...) records.
+    TakePlace {
+        dtype: crate::array::DType,
+        start: u64,
+        rows: u64,
+        width: u64,
+    },
 }

@@ -153,6 +153,12 @@ ops! {
     ShuffleReduce => Shuffle, "shuffle_reduce", "ares.tensor.shuffle.reduce";
     SortSample => Shuffle, "sort_sample", "ares.tensor.base.sort_sample";
     SortSplitters => Shuffle, "sort_splitters", "ares.tensor.base.sort_splitters";
+    // Data-dependent lengths and lookups (issue 11, `tensor::select`).
+    Unique => Shuffle, "unique", "ares.tensor.base.unique";
+    UniquePick => Shuffle, "unique_pick", "ares.tensor.base.unique_pick";
+    MaskSelect => Shuffle, "mask_select", "ares.tensor.indexing.mask_select";
+    SearchSorted => Shuffle, "searchsorted", "ares.tensor.base.searchsorted";
+    TakeRows => Shuffle, "take", "ares.tensor.indexing.take";
 }
 
 /// murmur3_32 of a name with seed 0.

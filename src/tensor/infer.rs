@@ -324,6 +324,72 @@ pub fn infer(op: Op, args: &OpArgs, inputs: &[(&Shape, DType)]) -> Result<(Shape
             let dtype = if *arg { DType::I64 } else { inputs[0].1 };
             (inputs[0].0.clone(), dtype)
         }
+        // Data-dependent lengths and lookups (`tensor::select`): a data-dependent length is
+        // given as its upper bound.
+        (_, OpArgs::Unique { counts }) if op == Op::Unique => {
+            arity(op, inputs.len(), 1)?;
+            let n: usize = inputs[0].0.iter().product();
+            if *counts {
+                (smallvec![2 * n], DType::I64)
+            } else {
+                (smallvec![n], inputs[0].1)
+            }
+        }
+        (_, OpArgs::UniquePick { counts, dtype }) if op == Op::UniquePick => {
+            arity(op, inputs.len(), 1)?;
+            let n = inputs[0].0.first().copied().unwrap_or(0) / 2;
+            (smallvec![n], if *counts { DType::I64 } else { *dtype })
+        }
+        (_, OpArgs::MaskSelect) if op == Op::MaskSelect => {
+            arity(op, inputs.len(), 2)?;
+            if inputs[1].1 != DType::Bool || inputs[0].0 != inputs[1].0 {
+                return Err(AresError::shape(
+                    name,
+                    format!(
+                        "boolean index of shape {} and dtype {} does not match the indexed \
+                         array's shape {}",
+                        fmt_shape(inputs[1].0),
+                        inputs[1].1,
+                        fmt_shape(inputs[0].0)
+                    ),
+                ));
+            }
+            (smallvec![inputs[0].0.iter().product()], inputs[0].1)
+        }
+        (_, OpArgs::TakeRows { .. }) if op == Op::TakeRows => {
+            arity(op, inputs.len(), 2)?;
+            if inputs[0].0.len() != 2 || inputs[1].0.len() != 1 || inputs[1].1 != DType::I64 {
+                return Err(AresError::arg(
+                    name,
+                    format!(
+                        "rows of a 2-D tensor at 1-D int64 positions, got shapes {} and {} ({})",
+                        fmt_shape(inputs[0].0),
+                        fmt_shape(inputs[1].0),
+                        inputs[1].1
+                    ),
+                ));
+            }
+            (smallvec![inputs[1].0[0], inputs[0].0[1]], inputs[0].1)
+        }
+        (_, OpArgs::SearchSorted { .. }) if op == Op::SearchSorted => {
+            arity(op, inputs.len(), 2)?;
+            if inputs[0].0.len() != 1 {
+                return Err(AresError::shape(
+                    name,
+                    format!("a must be 1-D, got shape {}", fmt_shape(inputs[0].0)),
+                ));
+            }
+            if inputs[0].1 != inputs[1].1 {
+                return Err(AresError::arg(
+                    name,
+                    format!(
+                        "a ({}) and v ({}) differ in dtype",
+                        inputs[0].1, inputs[1].1
+                    ),
+                ));
+            }
+            (inputs[1].0.clone(), DType::I64)
+        }
         _ => {
             return Err(AresError::arg(
                 name,

@@ -22,6 +22,7 @@ pub mod infer;
 mod io;
 mod linalg;
 mod ops;
+mod select;
 mod shuffle;
 pub use shuffle::shuffle_bench;
 mod slice_arg;
@@ -69,6 +70,7 @@ impl Drop for Node {
 impl Tensor {
     /// Builds a node after checking `op(args)` against the inputs' shapes and dtypes.
     pub fn new(op: Op, args: OpArgs, inputs: Vec<Tensor>) -> Result<Tensor> {
+        select::check_inputs(op, &inputs)?;
         let metas: Vec<(&Shape, DType)> = inputs.iter().map(|t| (&t.0.shape, t.0.dtype)).collect();
         let (shape, dtype) = infer::infer(op, &args, &metas)?;
         Ok(Tensor(Arc::new(Node {

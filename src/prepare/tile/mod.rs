@@ -13,7 +13,9 @@ mod io;
 mod records;
 mod reduction;
 mod reshape;
+mod select;
 pub(crate) mod shuffle;
+mod take;
 
 use crate::array::{DType, Shape};
 use crate::config::TaskConfig;
@@ -123,6 +125,17 @@ fn estimate_chunks(graph: &TileableGraph) -> usize {
                 ..
             } => *in_parts as usize + *out_parts as usize + 1,
             OpArgs::Sort { .. } => max_in * 5 + 4,
+            OpArgs::Unique { .. } => max_in * 4 + 4,
+            OpArgs::MaskSelect => max_in * 4,
+            OpArgs::TakeRows { .. } => {
+                node.inputs.iter().map(|i| est[i.index()]).sum::<usize>() * 6 + 4
+            }
+            OpArgs::SearchSorted { .. } => node
+                .inputs
+                .iter()
+                .map(|i| est[i.index()])
+                .product::<usize>()
+                .saturating_add(max_in),
             _ if node.op.family() == Family::Linalg => {
                 node.inputs.iter().map(|i| est[i.index()]).product()
             }
@@ -250,6 +263,28 @@ impl Tiler {
             (_, OpArgs::Sort { arg }) if op == Op::Sort && inputs.len() == 1 => {
                 let in_dtype = self.graph.node(inputs[0].chunks[0]).dtype;
                 self.tile_sort(*arg, in_dtype, inputs[0], in_shapes[0])
+            }
+            (_, OpArgs::Unique { counts }) if inputs.len() == 1 => {
+                let in_dtype = self.graph.node(inputs[0].chunks[0]).dtype;
+                let size = in_shapes[0].iter().product();
+                self.tile_unique(*counts, in_dtype, inputs[0], size)
+            }
+            (_, OpArgs::UniquePick { .. }) if inputs.len() == 1 => {
+                Ok(self.tile_unique_pick(args, inputs[0]))
+            }
+            (_, OpArgs::MaskSelect) if op == Op::MaskSelect && inputs.len() == 2 => {
+                Ok(self.tile_mask_select(dtype, inputs[0], inputs[1], in_shapes[0]))
+            }
+            (_, OpArgs::TakeRows { axis }) if inputs.len() == 2 => self.tile_take_rows(
+                *axis,
+                dtype,
+                inputs[0],
+                inputs[1],
+                in_shapes[0],
+                in_shapes[1],
+            ),
+            (_, OpArgs::SearchSorted { right }) if inputs.len() == 2 => {
+                Ok(self.tile_searchsorted(*right, inputs[0], inputs[1]))
             }
             _ => Err(AresError::prepare(
                 "tile",

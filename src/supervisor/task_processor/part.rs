@@ -98,6 +98,24 @@ fn plan(
             m.output
         )
     })?;
+    // A 1-D result's chunks are as long as their workers found them (a length may depend on
+    // the data: `unique`, `x[mask]`), so its layout comes from the reported sizes.
+    let mut splits: Vec<Vec<u64>> = r
+        .splits
+        .iter()
+        .map(|s| s.iter().map(|x| *x as u64).collect())
+        .collect();
+    let mut shape: Vec<u64> = r.shape.iter().map(|d| *d as u64).collect();
+    if r.shape.len() == 1 && r.chunks.len() > 1 {
+        let item = r.dtype.itemsize() as u64;
+        splits[0] = r
+            .chunks
+            .iter()
+            .map(|c| s.size_of(*c).map(|b| b / item))
+            .collect::<Option<Vec<u64>>>()
+            .ok_or_else(|| format!("{task} result {}: a chunk is lost", m.output))?;
+        shape[0] = splits[0].iter().sum();
+    }
     let mut wanted = Vec::with_capacity(m.positions.len().min(r.chunks.len()));
     let mut bytes = 0u64;
     for &pos in &m.positions {
@@ -108,7 +126,9 @@ fn plan(
                 r.chunks.len()
             )
         })?;
-        bytes += (numel(&s.graph.chunks.node(c).shape) * r.dtype.itemsize()) as u64;
+        bytes += s
+            .size_of(c)
+            .unwrap_or((numel(&s.graph.chunks.node(c).shape) * r.dtype.itemsize()) as u64);
         if bytes > budget {
             return Err(format!(
                 "the chunks asked for exceed the part budget of {} bytes",
@@ -121,13 +141,9 @@ fn plan(
         wanted.push((pos, c, w));
     }
     let part = ResultPart {
-        shape: r.shape.iter().map(|d| *d as u64).collect(),
+        shape,
         dtype: r.dtype,
-        splits: r
-            .splits
-            .iter()
-            .map(|s| s.iter().map(|x| *x as u64).collect())
-            .collect(),
+        splits,
         outputs: results.len() as u32,
         budget,
         chunks: Default::default(),

@@ -115,6 +115,11 @@ impl TaskState {
 
     /// Where each result chunk lives.
     /// The worker holding chunk `c`, if any (streamed result fetch).
+    /// The bytes chunk `c` holds, as its worker reported (known once it is computed).
+    pub fn size_of(&self, c: ChunkIdx) -> Option<u64> {
+        self.location.get(c.index()).copied().flatten().map(|l| l.1)
+    }
+
     pub fn location_of(&self, c: ChunkIdx) -> Option<WorkerId> {
         self.location.get(c.index()).copied().flatten().map(|l| l.0)
     }
@@ -196,7 +201,18 @@ impl TaskState {
             .iter()
             .map(|c| self.location[c.index()].map(|(w, _)| (c.0, w.0)))
             .collect::<Option<Vec<_>>>()?;
-        Some((r.clone(), chunks))
+        let mut r = r.clone();
+        if r.shape.len() == 1 && r.chunks.len() > 1 {
+            // As long as the workers found the chunks (`unique`, `x[mask]`).
+            let item = r.dtype.itemsize() as u64;
+            r.splits[0] = r
+                .chunks
+                .iter()
+                .map(|c| self.size_of(*c).map(|b| (b / item) as usize))
+                .collect::<Option<Vec<_>>>()?;
+            r.shape[0] = r.splits[0].iter().sum();
+        }
+        Some((r, chunks))
     }
 
     fn inputs_available(&self, s: usize) -> bool {

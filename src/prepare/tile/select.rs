@@ -1,0 +1,202 @@
+//! Tiling of the operations whose result depends on the values (`crate::tensor::select`):
+//! `unique` through a shuffle, `x[mask]` chunk by chunk, `searchsorted` against every chunk
+//! of the sorted operand.
+//!
+//! `unique` is PSRS without the second shuffle: a sample of every chunk (from a strided
+//! subsample, so the chunk is not sorted twice), splitters, then
+//! mappers that keep their chunk's distinct values (fewer bytes to move when values repeat)
+//! and split them by value range, and one reducer per range that merges its pieces. Equal
+//! values always reach the same reducer, so the reducers' outputs, in order, are the
+//! answer. Their lengths are known only at run time: the declared chunk lengths are an even
+//! split of the input's size (an upper bound in total), and results of data-dependent
+//! length are assembled by concatenation (`crate::executor::assemble`).
+
+use super::shuffle::ReducerSpec;
+use super::{Tiled, Tiler};
+use crate::array::{DType, Shape};
+use crate::error::Result;
+use crate::ids::ChunkIdx;
+use crate::ops::{MapKind, Op, OpArgs, ReduceKind};
+use smallvec::smallvec;
+
+/// `n` split into `parts` lengths as evenly as possible (the declared lengths of chunks
+/// whose real lengths depend on the data).
+fn even(n: usize, parts: usize) -> Vec<usize> {
+    let p = parts.max(1);
+    (0..p).map(|r| n * (r + 1) / p - n * r / p).collect()
+}
+
+impl Tiler {
+    /// Splitters of a PSRS-like shuffle over `input`'s chunks (`None` for one chunk).
+    fn splitters_of(&mut self, dtype: DType, input: &Tiled) -> Option<ChunkIdx> {
+        let parts = input.chunks.len();
+        if parts < 2 {
+            return None;
+        }
+        let sample_key = self.key();
+        let sample_args = self.graph.intern_args(OpArgs::StridedSample {
+            count: parts as u32,
+        });
+        let samples: Vec<ChunkIdx> = input
+            .chunks
+            .iter()
+            .map(|c| {
+                let shape = smallvec![parts];
+                self.push(sample_key, Op::SortSample, sample_args, shape, dtype, &[*c])
+            })
+            .collect();
+        let split_key = self.key();
+        let split_args = self.graph.intern_args(OpArgs::SortSplitters {
+            parts: parts as u32,
+        });
+        Some(self.push(
+            split_key,
+            Op::SortSplitters,
+            split_args,
+            smallvec![parts - 1],
+            dtype,
+            &samples,
+        ))
+    }
+
+    /// `unique` of any tensor: (key, count) pairs when `counts`, else the values.
+    pub(super) fn tile_unique(
+        &mut self,
+        counts: bool,
+        dtype: DType,
+        input: &Tiled,
+        size: usize,
+    ) -> Result<Tiled> {
+        let splitters = self.splitters_of(dtype, input);
+        let mappers = input
+            .chunks
+            .iter()
+            .map(|c| {
+                let inputs = match splitters {
+                    Some(s) => vec![*c, s],
+                    None => vec![*c],
+                };
+                (MapKind::UniquePartition { counts }, inputs)
+            })
+            .collect();
+        let width = if counts { 2 } else { 1 };
+        let lens: Vec<usize> = even(size * width, input.chunks.len());
+        let reducers = lens
+            .iter()
+            .map(|len| ReducerSpec {
+                kind: ReduceKind::UniqueMerge { counts },
+                shape: smallvec![*len],
+                dtype: if counts { DType::I64 } else { dtype },
+            })
+            .collect();
+        let (_, chunks) = self.push_shuffle(mappers, reducers)?;
+        Ok(Tiled {
+            splits: vec![lens],
+            chunks,
+        })
+    }
+
+    /// Values or counts of `unique`'s pairs, chunk by chunk.
+    pub(super) fn tile_unique_pick(&mut self, args: &OpArgs, input: &Tiled) -> Tiled {
+        let (counts, dtype) = match args {
+            OpArgs::UniquePick { counts, dtype } => (*counts, *dtype),
+            _ => (true, DType::I64),
+        };
+        let key = self.key();
+        let a = self.graph.intern_args(args.clone());
+        let out = if counts { DType::I64 } else { dtype };
+        let lens: Vec<usize> = input.splits[0].iter().map(|l| l / 2).collect();
+        let chunks = input
+            .chunks
+            .iter()
+            .zip(&lens)
+            .map(|(c, l)| self.push(key, Op::UniquePick, a, smallvec![*l], out, &[*c]))
+            .collect();
+        Tiled {
+            splits: vec![lens],
+            chunks,
+        }
+    }
+
+    /// `x[mask]`: both regridded into bands of whole rows along the first axis (so the
+    /// chunks' selections, in order, are in C order), then selected band by band.
+    pub(super) fn tile_mask_select(
+        &mut self,
+        dtype: DType,
+        x: &Tiled,
+        mask: &Tiled,
+        shape: &Shape,
+    ) -> Tiled {
+        let mut target: Vec<Vec<usize>> = shape.iter().map(|d| vec![*d]).collect();
+        if let Some(first) = target.first_mut() {
+            *first = super::grid::unify(&[&x.splits[0], &mask.splits[0]]);
+        }
+        let xs = self.rechunk_to(x, &target, dtype);
+        let ms = self.rechunk_to(mask, &target, DType::Bool);
+        let key = self.key();
+        let a = self.graph.intern_args(OpArgs::MaskSelect);
+        let mut lens = Vec::with_capacity(xs.chunks.len());
+        let chunks = xs
+            .chunks
+            .iter()
+            .zip(&ms.chunks)
+            .map(|(c, m)| {
+                let len: usize = self.shape_of(*c).iter().product();
+                lens.push(len);
+                self.push(key, Op::MaskSelect, a, smallvec![len], dtype, &[*c, *m])
+            })
+            .collect();
+        Tiled {
+            splits: vec![lens],
+            chunks,
+        }
+    }
+
+    /// `searchsorted`: each chunk of `v` against every chunk of `a`, the counts summed.
+    pub(super) fn tile_searchsorted(&mut self, right: bool, a: &Tiled, v: &Tiled) -> Tiled {
+        let key = self.key();
+        let args = self.graph.intern_args(OpArgs::SearchSorted { right });
+        let sum_key = self.key();
+        let sum_args = self.graph.intern_args(OpArgs::Combine {
+            op: Op::Sum,
+            axes: smallvec![],
+            keepdims: true,
+        });
+        let chunks = v
+            .chunks
+            .iter()
+            .map(|vc| {
+                let shape = self.shape_of(*vc).clone();
+                let parts: Vec<ChunkIdx> = a
+                    .chunks
+                    .iter()
+                    .map(|ac| {
+                        let s = shape.clone();
+                        self.push(key, Op::SearchSorted, args, s, DType::I64, &[*ac, *vc])
+                    })
+                    .collect();
+                if parts.len() == 1 {
+                    parts[0]
+                } else {
+                    self.push(sum_key, Op::Combine, sum_args, shape, DType::I64, &parts)
+                }
+            })
+            .collect();
+        Tiled {
+            splits: v.splits.clone(),
+            chunks,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::even;
+
+    #[test]
+    fn even_splits_add_up() {
+        assert_eq!(even(9, 4), vec![2, 2, 2, 3]);
+        assert_eq!(even(0, 3), vec![0, 0, 0]);
+        assert_eq!(even(5, 0), vec![5]);
+    }
+}
