@@ -22,6 +22,11 @@ pub use super::footprint::{
 
 pub type Key = (TaskId, ChunkIdx);
 
+/// Chunks smaller than this are counted in the bytes held but get no entry: a spill file
+/// would cost more than it frees, and an entry per tiny chunk (a table probe on every store
+/// and release) was most of a worker's time on trivial subtasks.
+pub const UNTRACKED_BELOW: u64 = 4096;
+
 /// What a worker reports in its heartbeat (and `ares run --json` in `memory`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct MemoryStats {
@@ -146,6 +151,18 @@ impl Ledger {
             *left -= moved;
             self.stats.reserved_bytes -= moved;
         }
+    }
+
+    /// A chunk under [`UNTRACKED_BELOW`] bytes was stored: counted, never spilled, no entry.
+    pub fn stored_untracked(&mut self, bytes: u64, lease: Option<LeaseId>) {
+        self.take_reserved(lease, bytes);
+        self.stats.memory_bytes += bytes;
+        self.note_peak();
+    }
+
+    /// A chunk stored with [`Ledger::stored_untracked`] was forgotten.
+    pub fn removed_untracked(&mut self, bytes: u64) {
+        self.stats.memory_bytes = self.stats.memory_bytes.saturating_sub(bytes);
     }
 
     /// A chunk was stored in memory, computed under `lease` (which reserved its bytes).

@@ -138,7 +138,7 @@ fn a_peer_that_leaves_out_a_chunk_fails_the_subtask() {
     core.fetched(f[0].0, Ok(vec![(ChunkIdx(1), "c1")]));
     let out = take(&mut core);
     assert!(
-        matches!(&out[0], CoreOut::Fail { error: SubtaskError::Fetch(m), .. } if m.contains("chunk 2")),
+        matches!(&out[0], CoreOut::Fail { error: SubtaskError::Fetch(m), .. } if m.contains("chunk c2")),
         "{out:?}"
     );
 }

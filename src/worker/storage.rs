@@ -7,7 +7,7 @@
 //! reservation and input pins, returned when the lease drops.
 
 use super::memory::human;
-use super::memory::{Admit, Committed, Key, LeaseId, Ledger, MemoryStats};
+use super::memory::{Admit, Committed, Key, LeaseId, Ledger, MemoryStats, UNTRACKED_BELOW};
 use super::spill::SpillDir;
 use crate::array::ArrayData;
 use crate::config::memory::default_spill_dir;
@@ -79,8 +79,20 @@ impl Storage {
     fn store(&self, key: Key, data: Arc<ArrayData>, lease: Option<LeaseId>) {
         let size = data.nbytes() as u64;
         let mut ledger = self.ledger();
-        self.chunks.insert(key, data);
-        if ledger.stored(key, size, lease) {
+        let old = self.chunks.insert(key, data);
+        let old_size = old.map(|d| d.nbytes() as u64);
+        if let Some(b) = old_size.filter(|b| *b < UNTRACKED_BELOW) {
+            ledger.removed_untracked(b);
+        }
+        if size < UNTRACKED_BELOW {
+            // A tracked version (in memory, or on disk when not in the map) goes first.
+            let tracked = old_size.is_some_and(|b| b >= UNTRACKED_BELOW)
+                || (old_size.is_none() && ledger.stats().spilled_chunks > 0);
+            if tracked && ledger.removed(key) {
+                self.delete_file(key);
+            }
+            ledger.stored_untracked(size, lease);
+        } else if ledger.stored(key, size, lease) {
             self.delete_file(key);
         }
     }
@@ -89,7 +101,9 @@ impl Storage {
     pub fn get(&self, task: TaskId, chunk: ChunkIdx) -> Option<Arc<ArrayData>> {
         let key = (task, chunk);
         if let Some(d) = self.chunks.get(&key).map(|c| c.clone()) {
-            self.ledger().touch(key);
+            if d.nbytes() as u64 >= UNTRACKED_BELOW {
+                self.ledger().touch(key);
+            }
             return Some(d);
         }
         let data = Arc::new(self.read_spilled(key)?);
@@ -142,9 +156,15 @@ impl Storage {
         let mut ledger = self.ledger();
         for c in chunks {
             let key = (task, *c);
-            self.chunks.remove(&key);
-            if ledger.removed(key) {
-                self.delete_file(key);
+            match self.chunks.remove(&key) {
+                Some((_, d)) if (d.nbytes() as u64) < UNTRACKED_BELOW => {
+                    ledger.removed_untracked(d.nbytes() as u64)
+                }
+                _ => {
+                    if ledger.removed(key) {
+                        self.delete_file(key);
+                    }
+                }
             }
         }
         drop(ledger);
@@ -153,7 +173,13 @@ impl Storage {
 
     pub fn remove_task(&self, task: TaskId) {
         let mut ledger = self.ledger();
-        self.chunks.retain(|k, _| k.0 != task);
+        self.chunks.retain(|k, d| {
+            let small = (d.nbytes() as u64) < UNTRACKED_BELOW;
+            if k.0 == task && small {
+                ledger.removed_untracked(d.nbytes() as u64);
+            }
+            k.0 != task
+        });
         for key in ledger.removed_task(task) {
             self.delete_file(key);
         }
@@ -177,7 +203,7 @@ impl Storage {
 
     /// Chunks held, in memory or on disk.
     pub fn len(&self) -> usize {
-        self.ledger().len()
+        self.chunks.len() + self.ledger().stats().spilled_chunks as usize
     }
 
     pub fn is_empty(&self) -> bool {
