@@ -170,7 +170,7 @@ mod tests {
                     let axes: SmallVec<[usize; 4]> = axes.iter().copied().collect();
                     let table = vec![
                         OpArgs::Fill {
-                            fill: fill.clone(),
+                            fill,
                             shape: shape.clone(),
                         },
                         OpArgs::Scalar {
