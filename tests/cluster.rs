@@ -108,8 +108,10 @@ fn a_worker_killed_mid_task_does_not_change_the_result() {
 fn cancel_and_concurrent_tasks() {
     let cluster = Cluster::start(2, 1);
     let mut c = cluster.client();
+    // Slow enough to be cancelled mid-way whatever the kernels' speed: 10^9 values, 10^4
+    // subtasks (FUSE[rand, exp, sum] streams its values, ~2 s of work on 2 slots at best).
     let slow =
-        ares::expr::evaluate("x = rand(20000000, chunk=20000, seed=1); sum(exp(x))").unwrap();
+        ares::expr::evaluate("x = rand(1000000000, chunk=100000, seed=1); sum(exp(x))").unwrap();
     let task = c
         .submit_tileable_graph(&Tensor::graph(&[&slow]), None)
         .unwrap();

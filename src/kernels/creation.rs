@@ -13,7 +13,7 @@ const F64_UNIT: f64 = 1.0 / (1u64 << 53) as f64;
 
 /// Uniform [0, 1) from the top 53 bits.
 #[inline]
-fn unit(rng: &mut Xoshiro256PlusPlus) -> f64 {
+pub(super) fn unit(rng: &mut Xoshiro256PlusPlus) -> f64 {
     (rng.next_u64() >> 11) as f64 * F64_UNIT
 }
 

@@ -8,8 +8,16 @@
 //! buffer is written out or folded into the reduction. Intermediate results never exist as
 //! whole arrays. Steps outside such runs (slices, matmul, int64 arithmetic) use the ordinary
 //! kernels.
+//!
+//! A FUSE node that starts with a creation step (`FUSE[rand, sum]`, the map side of
+//! `mean(rand(...), axis=0)`) streams it: the values are generated block by block into the
+//! same buffer (`generate`), so the chunk never exists and a busy slot holds kilobytes, not
+//! the chunk. Reductions over some axes fold runs along the last dimension: into one
+//! accumulator when that axis is reduced, into a row of accumulators when it is kept.
 
 use super::elementwise::{fmax, fmin};
+use super::generate::Stream;
+use super::lanes::{map2, run_lane, Lane};
 use super::{kerr, KResult};
 use crate::array::{numel, ArrayData, DType};
 use crate::ops::{FuseStep, Op, OpArgs};
@@ -20,20 +28,6 @@ use std::borrow::Cow;
 
 /// Elements per block: the buffers stay in L1.
 const BLOCK: usize = 2048;
-
-#[derive(Clone, Copy, Debug)]
-enum Lane {
-    Unary(Op),
-    Scalar {
-        op: Op,
-        value: f64,
-        left: bool,
-    },
-    /// A binary op on the segment's two inputs (head only).
-    Binary(Op),
-    ToBool,
-    Nop,
-}
 
 struct Plan {
     lanes: Vec<Lane>,
@@ -47,17 +41,21 @@ fn lane_dtype_ok(d: DType) -> bool {
     matches!(d, DType::F64 | DType::Bool)
 }
 
+/// Plans the longest segment from `start` over inputs of dtypes `ins`. `generated`: the
+/// single input is the stream of the creation step just before `start` (it counts as a
+/// step of the segment: a creation followed by a lone reduction is worth streaming).
 fn plan_segment(
     steps: &[FuseStep],
     start: usize,
     table: &[OpArgs],
-    ins: &[&ArrayData],
+    ins: &[DType],
+    generated: bool,
 ) -> Option<Plan> {
-    if ins.is_empty() || !ins.iter().all(|a| lane_dtype_ok(a.dtype())) {
+    if ins.is_empty() || !ins.iter().all(|d| lane_dtype_ok(*d)) {
         return None;
     }
     let mut lanes = Vec::new();
-    let mut cur = ins[0].dtype();
+    let mut cur = ins[0];
     let mut j = start;
     while j < steps.len() && steps[j].op.is_elementwise() {
         let (op, args) = (steps[j].op, &table[steps[j].args.index()]);
@@ -80,7 +78,7 @@ fn plan_segment(
                 if j != start || ins.len() != 2 {
                     break;
                 }
-                match binary_dtype(op, ins[0].dtype(), ins[1].dtype()) {
+                match binary_dtype(op, ins[0], ins[1]) {
                     Ok(d) => (Lane::Binary(op), d),
                     Err(_) => break,
                 }
@@ -101,7 +99,7 @@ fn plan_segment(
         cur = out;
         j += 1;
     }
-    if lanes.is_empty() {
+    if lanes.is_empty() && !generated {
         return None;
     }
     let mut reduce = None;
@@ -112,7 +110,8 @@ fn plan_segment(
             j += 1;
         }
     }
-    (lanes.len() + reduce.is_some() as usize >= 2).then_some(Plan {
+    let counted = lanes.len() + reduce.is_some() as usize + generated as usize;
+    (counted >= 2).then_some(Plan {
         lanes,
         reduce,
         end: j,
@@ -120,15 +119,19 @@ fn plan_segment(
     })
 }
 
-/// An input as a contiguous f64 or bool slice of the segment's full shape.
+/// An input as a contiguous f64 or bool slice of the segment's full shape, or the values
+/// of the creation step that heads the FUSE node, generated block by block.
 enum Source<'a> {
     F64(Cow<'a, [f64]>),
     Bool(Cow<'a, [bool]>),
+    Stream(Stream),
 }
 
 impl Source<'_> {
-    fn load(&self, off: usize, dst: &mut [f64]) {
+    /// The next block: loads are made in order, from offset 0 on.
+    fn load(&mut self, off: usize, dst: &mut [f64]) {
         match self {
+            Source::Stream(s) => s.fill(dst),
             Source::F64(s) => dst.copy_from_slice(&s[off..off + dst.len()]),
             Source::Bool(s) => {
                 let n = dst.len();
@@ -160,112 +163,6 @@ fn source<'a>(a: &'a ArrayData, shape: &[usize]) -> KResult<Source<'a>> {
     })
 }
 
-#[inline]
-fn map1(buf: &mut [f64], f: impl Fn(f64) -> f64) {
-    for x in buf {
-        *x = f(*x);
-    }
-}
-
-#[inline]
-fn map2(buf: &mut [f64], other: &[f64], f: impl Fn(f64, f64) -> f64) {
-    for (x, y) in buf.iter_mut().zip(other) {
-        *x = f(*x, *y);
-    }
-}
-
-/// Expands `$body` once per binary op with `$f` bound to that op's closure, so every loop is
-/// monomorphic and inlined.
-macro_rules! with_binary {
-    ($op:expr, $f:ident => $body:expr) => {
-        match $op {
-            Op::Add => {
-                let $f = |x: f64, y: f64| x + y;
-                $body
-            }
-            Op::Sub => {
-                let $f = |x: f64, y: f64| x - y;
-                $body
-            }
-            Op::Mul => {
-                let $f = |x: f64, y: f64| x * y;
-                $body
-            }
-            Op::Div => {
-                let $f = |x: f64, y: f64| x / y;
-                $body
-            }
-            Op::Pow => {
-                let $f = f64::powf;
-                $body
-            }
-            Op::Maximum => {
-                let $f = fmax;
-                $body
-            }
-            Op::Minimum => {
-                let $f = fmin;
-                $body
-            }
-            Op::Eq => {
-                let $f = |x: f64, y: f64| (x == y) as u8 as f64;
-                $body
-            }
-            Op::Ne => {
-                let $f = |x: f64, y: f64| (x != y) as u8 as f64;
-                $body
-            }
-            Op::Lt => {
-                let $f = |x: f64, y: f64| (x < y) as u8 as f64;
-                $body
-            }
-            Op::Le => {
-                let $f = |x: f64, y: f64| (x <= y) as u8 as f64;
-                $body
-            }
-            Op::Gt => {
-                let $f = |x: f64, y: f64| (x > y) as u8 as f64;
-                $body
-            }
-            _ => {
-                let $f = |x: f64, y: f64| (x >= y) as u8 as f64;
-                $body
-            }
-        }
-    };
-}
-
-fn run_lane(lane: Lane, buf: &mut [f64], other: &[f64]) {
-    match lane {
-        Lane::Nop => {}
-        Lane::ToBool => map1(buf, |x| (x != 0.0) as u8 as f64),
-        Lane::Unary(op) => match op {
-            Op::Neg => map1(buf, |x| -x),
-            Op::Abs => map1(buf, f64::abs),
-            Op::Sqrt => map1(buf, f64::sqrt),
-            Op::Exp => map1(buf, f64::exp),
-            Op::Log => map1(buf, f64::ln),
-            Op::Sin => map1(buf, f64::sin),
-            Op::Cos => map1(buf, f64::cos),
-            Op::IsNan => map1(buf, |x| x.is_nan() as u8 as f64),
-            Op::IsInf => map1(buf, |x| x.is_infinite() as u8 as f64),
-            Op::IsFinite => map1(buf, |x| x.is_finite() as u8 as f64),
-            other => unreachable!("{other} is not planned as a lane"),
-        },
-        Lane::Binary(op) => with_binary!(op, f => map2(buf, other, f)),
-        Lane::Scalar {
-            op,
-            value,
-            left: false,
-        } => with_binary!(op, f => map1(buf, |x| f(x, value))),
-        Lane::Scalar {
-            op,
-            value,
-            left: true,
-        } => with_binary!(op, f => map1(buf, |x| f(value, x))),
-    }
-}
-
 fn eval_segment(plan: &Plan, ins: &[&ArrayData]) -> KResult<ArrayData> {
     let shape: SmallVec<[usize; 4]> = match ins {
         [a, b] => broadcast("fuse", a.shape(), b.shape())
@@ -273,13 +170,22 @@ fn eval_segment(plan: &Plan, ins: &[&ArrayData]) -> KResult<ArrayData> {
         [a, ..] => a.shape().into(),
         [] => return kerr("fused segment without inputs"),
     };
-    let n = numel(&shape);
     let first = source(ins[0], &shape)?;
     let second = if ins.len() == 2 {
         Some(source(ins[1], &shape)?)
     } else {
         None
     };
+    eval_sources(plan, shape, first, second)
+}
+
+fn eval_sources(
+    plan: &Plan,
+    shape: SmallVec<[usize; 4]>,
+    mut first: Source<'_>,
+    mut second: Option<Source<'_>>,
+) -> KResult<ArrayData> {
+    let n = numel(&shape);
     let mut buf = vec![0.0f64; BLOCK];
     let mut buf2 = vec![0.0f64; if second.is_some() { BLOCK } else { 0 }];
 
@@ -319,7 +225,7 @@ fn eval_segment(plan: &Plan, ins: &[&ArrayData]) -> KResult<ArrayData> {
         let len = BLOCK.min(n - off);
         let b = &mut buf[..len];
         first.load(off, b);
-        if let Some(s) = &second {
+        if let Some(s) = &mut second {
             s.load(off, &mut buf2[..len]);
         }
         for lane in &plan.lanes {
@@ -342,15 +248,29 @@ fn eval_segment(plan: &Plan, ins: &[&ArrayData]) -> KResult<ArrayData> {
                 };
             }
             Some((op, _, _)) => {
-                for v in b.iter() {
-                    let a = &mut acc[oflat];
-                    *a = match op {
-                        Op::Sum => *a + v,
-                        Op::Prod => *a * v,
-                        Op::Min => fmin(*a, *v),
-                        _ => fmax(*a, *v),
-                    };
-                    for d in (0..shape.len()).rev() {
+                // Runs along the last dimension: into one accumulator when that axis is
+                // reduced, elementwise into a contiguous stretch of them when it is kept (so
+                // `sum(axis=0)` of a matrix adds whole rows, vectorized). Each accumulator
+                // still takes its elements in C order.
+                let last = shape.len() - 1;
+                let mut pos = 0;
+                while pos < len {
+                    let run = (shape[last] - idx[last]).min(len - pos);
+                    let seg = &b[pos..pos + run];
+                    if ostride[last] == 0 {
+                        fold_run(*op, &mut acc[oflat], seg);
+                    } else {
+                        fold_lanes(*op, &mut acc[oflat..oflat + run], seg);
+                    }
+                    pos += run;
+                    idx[last] += run;
+                    oflat += ostride[last] * run;
+                    if idx[last] < shape[last] {
+                        continue;
+                    }
+                    oflat -= ostride[last] * shape[last];
+                    idx[last] = 0;
+                    for d in (0..last).rev() {
                         idx[d] += 1;
                         oflat += ostride[d];
                         if idx[d] < shape[d] {
@@ -387,13 +307,18 @@ pub fn run_fused(
 ) -> KResult<ArrayData> {
     let mut cur: Option<ArrayData> = None;
     let mut i = 0;
+    if let Some((out, end)) = streamed_head(steps, table, inputs)? {
+        cur = Some(out);
+        i = end;
+    }
     while i < steps.len() {
         let out = {
             let ins: Vec<&ArrayData> = match &cur {
                 None => inputs.to_vec(),
                 Some(c) => vec![c],
             };
-            if let Some(plan) = plan_segment(steps, i, table, &ins) {
+            let dtypes: SmallVec<[DType; 2]> = ins.iter().map(|a| a.dtype()).collect();
+            if let Some(plan) = plan_segment(steps, i, table, &dtypes, false) {
                 i = plan.end;
                 eval_segment(&plan, &ins)?
             } else {
@@ -405,4 +330,50 @@ pub fn run_fused(
         cur = Some(out);
     }
     cur.ok_or_else(|| super::KernelError("FUSE node without steps".into()))
+}
+
+/// A FUSE node that starts with a streamable creation step (no inputs) and continues with a
+/// lane segment: the segment's output and the index of the step after it.
+fn streamed_head(
+    steps: &[FuseStep],
+    table: &[OpArgs],
+    inputs: &[&ArrayData],
+) -> KResult<Option<(ArrayData, usize)>> {
+    let Some(head) = steps.first() else {
+        return Ok(None);
+    };
+    let OpArgs::Fill { fill, shape } = &table[head.args.index()] else {
+        return Ok(None);
+    };
+    if !inputs.is_empty() || head.op.family() != crate::ops::Family::Creation {
+        return Ok(None);
+    }
+    let Some((stream, dtype)) = Stream::new(fill) else {
+        return Ok(None);
+    };
+    let Some(plan) = plan_segment(steps, 1, table, &[dtype], true) else {
+        return Ok(None);
+    };
+    let out = eval_sources(&plan, shape.clone(), Source::Stream(stream), None)?;
+    Ok(Some((out, plan.end)))
+}
+
+/// Folds `seg` into one accumulator, in order.
+fn fold_run(op: Op, acc: &mut f64, seg: &[f64]) {
+    *acc = match op {
+        Op::Sum => seg.iter().fold(*acc, |a, v| a + v),
+        Op::Prod => seg.iter().fold(*acc, |a, v| a * v),
+        Op::Min => seg.iter().fold(*acc, |a, v| fmin(a, *v)),
+        _ => seg.iter().fold(*acc, |a, v| fmax(a, *v)),
+    };
+}
+
+/// Folds `seg[i]` into `acc[i]`.
+fn fold_lanes(op: Op, acc: &mut [f64], seg: &[f64]) {
+    match op {
+        Op::Sum => map2(acc, seg, |a, v| a + v),
+        Op::Prod => map2(acc, seg, |a, v| a * v),
+        Op::Min => map2(acc, seg, fmin),
+        _ => map2(acc, seg, fmax),
+    }
 }

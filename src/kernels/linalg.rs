@@ -5,24 +5,41 @@
 //! because the slots of a worker already run one chunk each. A system BLAS would break the
 //! static `FROM scratch` image. int64 uses ndarray's product (wrapping like NumPy's), and
 //! bools are NumPy's bool matmul: the or of ands.
+//!
+//! A float64 block of a 4000² product in chunks of 1000 is 8 MB and its product takes
+//! ~20-30 ms on one core, so every pass over the block outside the GEMM costs a few percent:
+//! the inputs are read in place (gemm takes any strides, so no copy and no relayout), the
+//! output is written once, and the pass that turns NumPy's `-0.0` into `+0.0` runs only
+//! for the shapes where gemm does not go through its packed micro-kernel (see
+//! [`gemm_f64`]).
 
 use super::{KResult, KernelError};
 use crate::array::{ArrayData, DType};
-use ndarray::{Array2, ArrayD, Ix2};
+use ndarray::{Array2, ArrayD, ArrayView2, Ix2};
+use std::borrow::Cow;
 
 pub fn matmul(a: &ArrayData, b: &ArrayData) -> KResult<ArrayData> {
     let out = a.dtype().promote(b.dtype());
     let product = match out {
         DType::F64 => {
-            let (x, y) = (a.clone().to_f64(), b.clone().to_f64());
-            ArrayData::F64(gemm_f64(&as_2d(x)?, &as_2d(y)?).into_dyn())
+            let (x, y) = (as_f64(a), as_f64(b));
+            ArrayData::F64(gemm_f64(as_2d(&x)?, as_2d(&y)?).into_dyn())
         }
         DType::I64 | DType::Bool => {
             let (x, y) = (to_i64(a), to_i64(b));
-            ArrayData::I64(wrapping_matmul_i64(&as_2d(x)?, &as_2d(y)?).into_dyn())
+            let (x, y) = (as_2d(&x)?, as_2d(&y)?);
+            ArrayData::I64(wrapping_matmul_i64(&x, &y).into_dyn())
         }
     };
     Ok(product.cast(out))
+}
+
+/// The chunk itself when it is float64 (the common case: no copy), else a float64 copy.
+fn as_f64(a: &ArrayData) -> Cow<'_, ArrayD<f64>> {
+    match a {
+        ArrayData::F64(x) => Cow::Borrowed(x),
+        other => Cow::Owned(other.clone().to_f64()),
+    }
 }
 
 fn to_i64(a: &ArrayData) -> ArrayD<i64> {
@@ -32,15 +49,16 @@ fn to_i64(a: &ArrayData) -> ArrayD<i64> {
     }
 }
 
-fn as_2d<T>(a: ArrayD<T>) -> KResult<Array2<T>> {
-    a.into_dimensionality::<Ix2>()
+fn as_2d<T>(a: &ArrayD<T>) -> KResult<ArrayView2<'_, T>> {
+    a.view()
+        .into_dimensionality::<Ix2>()
         .map_err(|e| KernelError(format!("matmul needs 2-D chunks: {e}")))
 }
 
 /// `x @ y` for int64 matrices with NumPy's wrapping arithmetic (ndarray's product checks
 /// overflow in debug builds and wraps in release ones). Row by row, `i-p-j` order, so the
 /// inner loop runs over contiguous rows of `y` and of the result.
-fn wrapping_matmul_i64(x: &Array2<i64>, y: &Array2<i64>) -> Array2<i64> {
+fn wrapping_matmul_i64(x: &ArrayView2<i64>, y: &ArrayView2<i64>) -> Array2<i64> {
     let (m, k) = x.dim();
     let mut out = Array2::<i64>::zeros((m, y.ncols()));
     for i in 0..m {
@@ -55,9 +73,19 @@ fn wrapping_matmul_i64(x: &Array2<i64>, y: &Array2<i64>) -> Array2<i64> {
     out
 }
 
+/// Whether gemm may hand back a `-0.0` where NumPy's BLAS, whose sums start from `+0.0`,
+/// gives `+0.0` (a sum whose every term is `-0.0`). gemm's packed micro-kernel starts its
+/// accumulators at `+0.0` and adds every product to them, so it cannot; its special paths
+/// for small or thin shapes (k ≤ 2, one row or column, ≤ 16 × 16 outputs: `gevv`, `gemv`
+/// and the horizontal kernel) may start from the first product. The unit test
+/// `signed_zeros_follow_numpy_on_every_path` pins this for the version in Cargo.lock.
+fn may_return_negative_zero(m: usize, n: usize, k: usize) -> bool {
+    k <= 2 || m <= 1 || n <= 1 || m * n <= 16 * 16
+}
+
 /// `x @ y` for float64 matrices of any strides (ndarray views of chunks are often
-/// transposed or sliced).
-pub fn gemm_f64(x: &Array2<f64>, y: &Array2<f64>) -> Array2<f64> {
+/// transposed or sliced); gemm reads them in place and packs its own panels.
+pub fn gemm_f64(x: ArrayView2<f64>, y: ArrayView2<f64>) -> Array2<f64> {
     let (m, k) = x.dim();
     let n = y.ncols();
     assert_eq!(
@@ -65,24 +93,24 @@ pub fn gemm_f64(x: &Array2<f64>, y: &Array2<f64>) -> Array2<f64> {
         y.nrows(),
         "inner dimensions agree (checked when the graph was built)"
     );
-    let mut out = Array2::<f64>::zeros((m, n));
-    if m == 0 || n == 0 {
-        return out;
+    if m == 0 || n == 0 || k == 0 {
+        return Array2::zeros((m, n));
     }
+    // Zeroed, not uninitialised: gemm does not promise never to read `dst` when
+    // `read_dst` is false. At most one memset (often none: fresh pages are zero).
+    let mut out = Array2::<f64>::zeros((m, n));
     let (xs, ys) = (x.strides(), y.strides());
-    let os = out.strides().to_vec();
-    // SAFETY: every pointer comes from a live ndarray with the matching shape and strides
-    // (in elements, as gemm expects); `out` is freshly allocated, contiguous and written
-    // only here; `read_dst = false` so its zeros are never read as input. When k == 0 the
-    // product is the zero matrix `out` already holds, and gemm writes beta * 0 = 0.
+    // SAFETY: every pointer comes from a live ndarray view with the matching shape and
+    // strides (in elements, as gemm expects); `out` is freshly allocated, contiguous
+    // row-major (row stride n, column stride 1) and written only here.
     unsafe {
         gemm::gemm(
             m,
             n,
             k,
             out.as_mut_ptr(),
-            os[1],
-            os[0],
+            1,
+            n as isize,
             false,
             x.as_ptr(),
             xs[1],
@@ -98,8 +126,9 @@ pub fn gemm_f64(x: &Array2<f64>, y: &Array2<f64>) -> Array2<f64> {
             gemm::Parallelism::None,
         );
     }
-    // NumPy's (BLAS's) sums start from +0.0: a product that is all -0.0 terms is +0.0.
-    out.mapv_inplace(|v| v + 0.0);
+    if may_return_negative_zero(m, n, k) {
+        out.mapv_inplace(|v| v + 0.0);
+    }
     out
 }
 
@@ -126,15 +155,51 @@ mod tests {
         ] {
             let x = Array::from_shape_fn((m, k), |(i, j)| (i * 7 + j * 3) as f64 % 11.0 - 5.0);
             let y = Array::from_shape_fn((k, n), |(i, j)| (i * 5 + j) as f64 % 7.0 - 3.0);
-            assert_eq!(gemm_f64(&x, &y), naive(&x, &y), "{m}x{k} @ {k}x{n}");
+            assert_eq!(
+                gemm_f64(x.view(), y.view()),
+                naive(&x, &y),
+                "{m}x{k} @ {k}x{n}"
+            );
             let xt = x.t().to_owned().reversed_axes(); // same values, Fortran order
-            assert_eq!(gemm_f64(&xt, &y), naive(&x, &y), "column-major lhs");
+            assert_eq!(
+                gemm_f64(xt.view(), y.view()),
+                naive(&x, &y),
+                "column-major lhs"
+            );
         }
         let big = Array::from_shape_fn((40, 30), |(i, j)| (i + 2 * j) as f64);
         let view = big.slice(s![..;3, ..;2]).to_owned();
         let strided = big.slice(s![..;3, ..;2]);
         let y = Array::from_shape_fn((15, 4), |(i, j)| (i * j) as f64);
-        assert_eq!(gemm_f64(&strided.to_owned(), &y), naive(&view, &y));
+        assert_eq!(gemm_f64(strided, y.view()), naive(&view, &y));
+    }
+
+    /// Every term `0.0 * -1.0 = -0.0`: NumPy's BLAS sums from `+0.0` and returns `+0.0`, on
+    /// every path gemm may take (small, thin, k ≤ 2, packed over one and several k blocks).
+    #[test]
+    fn signed_zeros_follow_numpy_on_every_path() {
+        for (m, k, n) in [
+            (1, 1, 1),
+            (3, 5, 2),
+            (17, 33, 9),
+            (64, 1, 64),
+            (64, 2, 64),
+            (40, 40, 40),
+            (300, 5, 300),
+            (20, 700, 20),
+            (1, 50, 50),
+            (50, 50, 1),
+            (2, 3000, 2),
+            (33, 1500, 65),
+        ] {
+            let x = Array2::<f64>::zeros((m, k));
+            let y = Array2::<f64>::from_elem((k, n), -1.0);
+            let p = gemm_f64(x.view(), y.view());
+            assert!(
+                p.iter().all(|v| *v == 0.0 && v.is_sign_positive()),
+                "{m}x{k} @ {k}x{n} has a -0.0"
+            );
+        }
     }
 
     #[test]

@@ -162,8 +162,85 @@ pub fn combine(
     let Some(first) = inputs.first() else {
         return kerr("combine of no partials");
     };
-    let mut acc = (*first).clone();
-    for x in &inputs[1..] {
+    let acc = match fold_contiguous(op, inputs) {
+        Some(acc) => acc,
+        None => fold_pairwise(op, first, &inputs[1..])?,
+    };
+    if keepdims || axes.is_empty() {
+        return Ok(acc);
+    }
+    drop_axes(acc, axes)
+}
+
+/// Partials of one dtype and shape, all in standard layout (the usual case): folded in one
+/// pass over memory, block by block, instead of a copy of the first and a read-modify-write
+/// pass over the accumulator per further partial (a tree add of four 8 MB matmul blocks moved
+/// 88 MB this way against 40 MB). The additions happen in the same order, `((a + b) + c) + d`,
+/// so the result is bit-identical.
+fn fold_contiguous(op: Op, inputs: &[&ArrayData]) -> Option<ArrayData> {
+    fn slices<'a, T>(
+        inputs: &[&'a ArrayData],
+        get: impl Fn(&'a ArrayData) -> Option<&'a ArrayD<T>>,
+    ) -> Option<(Vec<&'a [T]>, &'a [usize])> {
+        let first = get(inputs[0])?;
+        let parts = inputs
+            .iter()
+            .map(|x| get(x).filter(|a| a.shape() == first.shape())?.as_slice())
+            .collect::<Option<Vec<_>>>()?;
+        Some((parts, first.shape()))
+    }
+    fn blocks<T: Copy>(parts: &[&[T]], f: impl Fn(T, T) -> T) -> Vec<T> {
+        const BLOCK: usize = 2048;
+        let mut out = parts[0].to_vec();
+        for start in (0..out.len()).step_by(BLOCK) {
+            let end = (start + BLOCK).min(out.len());
+            let acc = &mut out[start..end];
+            for part in &parts[1..] {
+                for (a, b) in acc.iter_mut().zip(&part[start..end]) {
+                    *a = f(*a, *b);
+                }
+            }
+        }
+        out
+    }
+    fn array<T>(shape: &[usize], v: Vec<T>) -> Option<ArrayD<T>> {
+        ArrayD::from_shape_vec(IxDyn(shape), v).ok()
+    }
+    match inputs[0] {
+        ArrayData::F64(_) => {
+            let (parts, shape) = slices(inputs, |x| match x {
+                ArrayData::F64(a) => Some(a),
+                _ => None,
+            })?;
+            let v = match op {
+                Op::Sum => blocks(&parts, |p, q| p + q),
+                Op::Prod => blocks(&parts, |p, q| p * q),
+                Op::Min => blocks(&parts, fmin),
+                _ => blocks(&parts, fmax),
+            };
+            array(shape, v).map(ArrayData::F64)
+        }
+        ArrayData::I64(_) => {
+            let (parts, shape) = slices(inputs, |x| match x {
+                ArrayData::I64(a) => Some(a),
+                _ => None,
+            })?;
+            let v = match op {
+                Op::Sum => blocks(&parts, i64::wrapping_add),
+                Op::Prod => blocks(&parts, i64::wrapping_mul),
+                Op::Min => blocks(&parts, i64::min),
+                _ => blocks(&parts, i64::max),
+            };
+            array(shape, v).map(ArrayData::I64)
+        }
+        ArrayData::Bool(_) => None,
+    }
+}
+
+/// The general fold: a copy of `first`, then each further partial folded into it.
+fn fold_pairwise(op: Op, first: &ArrayData, rest: &[&ArrayData]) -> KResult<ArrayData> {
+    let mut acc = first.clone();
+    for x in rest {
         match (&mut acc, x) {
             (ArrayData::F64(a), ArrayData::F64(b)) => match op {
                 Op::Sum => fold_into(a, b, |p, q| p + q)?,
@@ -190,9 +267,11 @@ pub fn combine(
             }
         }
     }
-    if keepdims || axes.is_empty() {
-        return Ok(acc);
-    }
+    Ok(acc)
+}
+
+/// The last level of a tree: the reduced axes (length 1 by now) go.
+fn drop_axes(acc: ArrayData, axes: &[usize]) -> KResult<ArrayData> {
     let shape: Vec<usize> = acc
         .shape()
         .iter()
@@ -205,4 +284,75 @@ pub fn combine(
         .map_err(|e| super::KernelError(format!(
             "cannot drop reduced axes: {e}"
         )))?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn f64s(shape: &[usize], v: Vec<f64>) -> ArrayData {
+        ArrayData::F64(ArrayD::from_shape_vec(IxDyn(shape), v).unwrap())
+    }
+
+    fn same(a: &ArrayData, b: &ArrayData) -> bool {
+        a.shape() == b.shape()
+            && a.iter_f64()
+                .zip(b.iter_f64())
+                .all(|(x, y)| x.to_bits() == y.to_bits() || (x.is_nan() && y.is_nan()))
+    }
+
+    proptest! {
+        /// The one-pass fold of contiguous partials is bit-identical to the pairwise one,
+        /// for every op, NaNs and signed zeros included, over more than one block.
+        #[test]
+        fn contiguous_fold_equals_the_pairwise_fold(
+            parts in 1usize..6,
+            len in 0usize..5000,
+            seed in any::<u64>(),
+        ) {
+            let value = |p: usize, i: usize| {
+                let h = (seed ^ (p as u64 * 0x9e37_79b9) ^ (i as u64).wrapping_mul(0x2545_f491))
+                    .wrapping_mul(0x5851_f42d_4c95_7f2d) >> 40;
+                match h % 50 {
+                    0 => f64::NAN,
+                    1 => -0.0,
+                    2 => 0.0,
+                    _ => h as f64 / 7.0 - 1e6,
+                }
+            };
+            let inputs: Vec<ArrayData> = (0..parts)
+                .map(|p| f64s(&[len, 1], (0..len).map(|i| value(p, i)).collect()))
+                .collect();
+            let refs: Vec<&ArrayData> = inputs.iter().collect();
+            for op in [Op::Sum, Op::Prod, Op::Min, Op::Max] {
+                let fast = fold_contiguous(op, &refs).unwrap();
+                let slow = fold_pairwise(op, refs[0], &refs[1..]).unwrap();
+                prop_assert!(same(&fast, &slow), "{op}");
+                let ints: Vec<ArrayData> = inputs.iter().map(|a| a.clone().cast(crate::array::DType::I64)).collect();
+                let irefs: Vec<&ArrayData> = ints.iter().collect();
+                prop_assert_eq!(fold_contiguous(op, &irefs).unwrap(), fold_pairwise(op, irefs[0], &irefs[1..]).unwrap());
+            }
+        }
+    }
+
+    #[test]
+    fn mixed_layouts_and_shapes_take_the_general_fold() {
+        let a = f64s(&[2, 3], vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.0]);
+        let ArrayData::F64(x) = &a else {
+            unreachable!()
+        };
+        // The same values in Fortran order.
+        let f = ArrayData::F64(x.t().as_standard_layout().into_owned().reversed_axes());
+        assert!(
+            fold_contiguous(Op::Sum, &[&a, &f]).is_none(),
+            "Fortran layout"
+        );
+        let sum = combine(Op::Sum, &[&a, &f, &a], &[1], true).unwrap();
+        assert_eq!(sum, f64s(&[2, 3], vec![3.0, 6.0, 9.0, 12.0, 15.0, 18.0]));
+        let other = f64s(&[3, 2], vec![0.0; 6]);
+        assert!(combine(Op::Sum, &[&a, &other], &[], true).is_err());
+        let dropped = combine(Op::Sum, &[&f64s(&[1, 2], vec![1.0, 2.0])], &[0], false).unwrap();
+        assert_eq!(dropped, f64s(&[2], vec![1.0, 2.0]));
+    }
 }

@@ -1,0 +1,128 @@
+//! Lane operations of the fused kernel: one op applied to a block of float64 values in place.
+//!
+//! Kept apart from the block evaluator (`fused`) so each stays readable: this file is the
+//! per-op arithmetic, expanded once per op by [`with_binary!`] so every loop is monomorphic
+//! and vectorizes; `fused` decides which lanes run and how blocks flow.
+
+use super::elementwise::{fmax, fmin};
+use crate::ops::Op;
+
+#[derive(Clone, Copy, Debug)]
+pub(super) enum Lane {
+    Unary(Op),
+    Scalar {
+        op: Op,
+        value: f64,
+        left: bool,
+    },
+    /// A binary op on the segment's two inputs (head only).
+    Binary(Op),
+    ToBool,
+    Nop,
+}
+
+#[inline]
+pub(super) fn map1(buf: &mut [f64], f: impl Fn(f64) -> f64) {
+    for x in buf {
+        *x = f(*x);
+    }
+}
+
+#[inline]
+pub(super) fn map2(buf: &mut [f64], other: &[f64], f: impl Fn(f64, f64) -> f64) {
+    for (x, y) in buf.iter_mut().zip(other) {
+        *x = f(*x, *y);
+    }
+}
+
+/// Expands `$body` once per binary op with `$f` bound to that op's closure, so every loop is
+/// monomorphic and inlined.
+macro_rules! with_binary {
+    ($op:expr, $f:ident => $body:expr) => {
+        match $op {
+            Op::Add => {
+                let $f = |x: f64, y: f64| x + y;
+                $body
+            }
+            Op::Sub => {
+                let $f = |x: f64, y: f64| x - y;
+                $body
+            }
+            Op::Mul => {
+                let $f = |x: f64, y: f64| x * y;
+                $body
+            }
+            Op::Div => {
+                let $f = |x: f64, y: f64| x / y;
+                $body
+            }
+            Op::Pow => {
+                let $f = f64::powf;
+                $body
+            }
+            Op::Maximum => {
+                let $f = fmax;
+                $body
+            }
+            Op::Minimum => {
+                let $f = fmin;
+                $body
+            }
+            Op::Eq => {
+                let $f = |x: f64, y: f64| (x == y) as u8 as f64;
+                $body
+            }
+            Op::Ne => {
+                let $f = |x: f64, y: f64| (x != y) as u8 as f64;
+                $body
+            }
+            Op::Lt => {
+                let $f = |x: f64, y: f64| (x < y) as u8 as f64;
+                $body
+            }
+            Op::Le => {
+                let $f = |x: f64, y: f64| (x <= y) as u8 as f64;
+                $body
+            }
+            Op::Gt => {
+                let $f = |x: f64, y: f64| (x > y) as u8 as f64;
+                $body
+            }
+            _ => {
+                let $f = |x: f64, y: f64| (x >= y) as u8 as f64;
+                $body
+            }
+        }
+    };
+}
+
+pub(super) fn run_lane(lane: Lane, buf: &mut [f64], other: &[f64]) {
+    match lane {
+        Lane::Nop => {}
+        Lane::ToBool => map1(buf, |x| (x != 0.0) as u8 as f64),
+        Lane::Unary(op) => match op {
+            Op::Neg => map1(buf, |x| -x),
+            Op::Abs => map1(buf, f64::abs),
+            Op::Sqrt => map1(buf, f64::sqrt),
+            Op::Exp => map1(buf, f64::exp),
+            Op::Log => map1(buf, f64::ln),
+            Op::Sin => map1(buf, f64::sin),
+            Op::Cos => map1(buf, f64::cos),
+            Op::IsNan => map1(buf, |x| x.is_nan() as u8 as f64),
+            Op::IsInf => map1(buf, |x| x.is_infinite() as u8 as f64),
+            Op::IsFinite => map1(buf, |x| x.is_finite() as u8 as f64),
+            other => unreachable!("{other} is not planned as a lane"),
+        },
+        Lane::Binary(op) => with_binary!(op, f => map2(buf, other, f)),
+        Lane::Scalar {
+            op,
+            value,
+            left: false,
+        } => with_binary!(op, f => map1(buf, |x| f(x, value))),
+        Lane::Scalar {
+            op,
+            value,
+            left: true,
+        } => with_binary!(op, f => map1(buf, |x| f(value, x))),
+    }
+}
