@@ -177,7 +177,7 @@ fn busy_workers_exit_when_the_supervisor_freezes() {
 
 #[test]
 fn a_subtask_that_kills_every_worker_fails_its_task_by_name() {
-    // Each worker may map 1.5 GB; one chunk of 4·10^8 float64 ones (3.2 GB) aborts it, as an
+    // Each worker may map 1.5 GB; one chunk of 4·10^8 int64 ones (3.2 GB) aborts it, as an
     // out-of-memory kill would.
     let mut nodes = Nodes::supervisor(
         "  node_timeout_ms: 2000\n  no_worker_timeout_ms: 20000\nscheduling:\n  subtask_max_retries: 2\n",
@@ -188,7 +188,11 @@ fn a_subtask_that_kills_every_worker_fails_its_task_by_name() {
     }
     let mut c = nodes.client();
     let start = Instant::now();
-    let task = submit(&mut c, "sum(ones(400000000, chunk=400000000))");
+    // int64: float constants are generated block by block and never make the chunk.
+    let task = submit(
+        &mut c,
+        "sum(ones(400000000, chunk=400000000, dtype=\"int64\"))",
+    );
     let info = wait_end(&mut c, task, Duration::from_secs(30));
     eprintln!("killer subtask: task failed after {:?}", start.elapsed());
     assert_eq!(info.status, TaskStatus::Failed, "{info:?}");
