@@ -4,11 +4,9 @@
 //! unfinished consumers still need it. A chunk is released on its worker as soon as its last
 //! consumer finishes; result chunks are held until the task is forgotten.
 //!
-//! When a worker dies, the chunks only it held are lost. Lineage recovery then works as in
-//! Mars' legacy scheduler: a finished subtask whose lost output is still needed runs again,
-//! and so, transitively, does every finished producer of an input that is no longer
-//! available. Subtasks that were running there are re-queued. Each re-run counts against
-//! `subtask_max_retries`. A kernel error fails the task with the kernel's message.
+//! When a worker dies, the chunks only it held are lost and lineage recovery re-runs what is
+//! still needed ([`recovery`]). Each re-run counts against `subtask_max_retries`. A kernel
+//! error fails the task with the kernel's message.
 //!
 //! Outcomes are typed ([`SubtaskError`]): a fetch failure re-queues the subtask; a peer that
 //! did not answer within `worker.fetch_timeout_ms` is also dropped from this task's chunk
@@ -411,126 +409,6 @@ impl TaskState {
         self.recover();
     }
 
-    /// A worker died (`why`): its chunks are gone and `requeue` (what it ran or had queued)
-    /// must run elsewhere.
-    pub fn on_worker_lost(&mut self, worker: WorkerId, requeue: &[SubtaskIdx], why: &str) {
-        self.forget_locations(worker);
-        for s in requeue {
-            if self.state[s.index()] == SubState::Submitted {
-                self.state[s.index()] = SubState::Waiting;
-                self.attempts[s.index()] += 1;
-                self.retries += 1;
-                self.causes[s.index()] = Some(format!(
-                    "{worker} was lost while it had the subtask ({why})"
-                ));
-            }
-        }
-        self.recover();
-    }
-
-    /// The error of a subtask that ran out of retries: which subtask, its operations and
-    /// the last cause.
-    fn retries_exhausted(&self, s: usize) -> String {
-        let id = self.graph.subtasks[s].id;
-        let chunks = &self.graph.chunks;
-        let mut ops: Vec<&str> = Vec::new();
-        for c in self.graph.members.row(s) {
-            match chunks.args_of(ChunkIdx(*c)) {
-                crate::ops::OpArgs::Fuse(steps) => {
-                    ops.extend(steps.iter().map(|step| step.op.name()))
-                }
-                _ => ops.push(chunks.nodes[*c as usize].op.name()),
-            }
-        }
-        ops.dedup();
-        let cause = self.causes[s].as_deref().unwrap_or("unknown");
-        format!(
-            "subtask {id} ({}) had to run again {} times, over scheduling.subtask_max_retries = {}; last cause: {cause}",
-            ops.join(", "),
-            self.attempts[s],
-            self.max_retries
-        )
-    }
-
-    /// Chunks on `worker` are gone (or unreachable).
-    fn forget_locations(&mut self, worker: WorkerId) {
-        for loc in self.location.iter_mut() {
-            if matches!(loc, Some((w, _)) if *w == worker) {
-                *loc = None;
-            }
-        }
-        // A proxy is only as available as all of its mappers.
-        for p in &self.proxies {
-            let chunks = &self.graph.chunks;
-            if chunks
-                .inputs(*p)
-                .iter()
-                .any(|m| self.location[m.index()].is_none())
-            {
-                self.location[p.index()] = None;
-            }
-        }
-    }
-
-    /// Re-runs finished producers of every chunk that is needed but no longer exists, then
-    /// submits whatever can run.
-    fn recover(&mut self) {
-        if self.ended {
-            return;
-        }
-        let mut work: Vec<usize> = (0..self.graph.len())
-            .filter(|s| self.state[*s] == SubState::Waiting)
-            .collect();
-        // Results that were computed and lost need their producers too.
-        for r in &self.graph.chunks.results {
-            for c in &r.chunks {
-                let p = self.graph.owner[c.index()].index();
-                if self.state[p] == SubState::Done && self.location[c.index()].is_none() {
-                    work.push(p);
-                }
-            }
-        }
-        while let Some(s) = work.pop() {
-            if self.state[s] == SubState::Done {
-                // Runs again: its inputs are needed again.
-                self.state[s] = SubState::Waiting;
-                self.done -= 1;
-                self.attempts[s] += 1;
-                self.retries += 1;
-                self.causes[s] = Some("its output was lost with its worker".into());
-                if shuffle::is_proxy_subtask(&self.graph.chunks, self.graph.members.row(s)) {
-                    // Its hold on the mappers is released with the pieces, never re-taken.
-                    for &c in self.graph.members.row(s) {
-                        self.location[c as usize] = None;
-                        // Its pieces are gone: every mapper runs again (a mapper chunk still
-                        // held for another reader is recomputed with them).
-                        if self.drained.contains(&c) {
-                            for m in self.graph.chunks.inputs(ChunkIdx(c)) {
-                                self.location[m.index()] = None;
-                            }
-                        }
-                    }
-                } else {
-                    for &c in self.graph.inputs.row(s) {
-                        self.refs[c as usize] += 1;
-                    }
-                }
-            }
-            if self.attempts[s] > self.max_retries {
-                let error = self.retries_exhausted(s);
-                self.finish(TaskEnd::Failed(error));
-                return;
-            }
-            for &c in self.graph.inputs.row(s) {
-                let p = self.graph.owner[c as usize].index();
-                if self.location[c as usize].is_none() && self.state[p] == SubState::Done {
-                    work.push(p);
-                }
-            }
-        }
-        self.submit_ready();
-    }
-
     /// Stops the task: every kept chunk is released.
     pub fn cancel(&mut self) {
         self.finish(TaskEnd::Cancelled);
@@ -558,6 +436,9 @@ impl TaskState {
         self.state[s.index()]
     }
 }
+
+#[path = "recovery.rs"]
+mod recovery;
 
 #[cfg(test)]
 #[path = "state_tests.rs"]

@@ -1,0 +1,129 @@
+//! Lineage recovery of a task after a worker is lost, as in Mars' legacy scheduler: the
+//! chunks only that worker held are forgotten; a finished subtask whose lost output is still
+//! needed runs again, and so, transitively, does every finished producer of an input that
+//! is no longer available. Subtasks that were running there are re-queued; a subtask past
+//! `subtask_max_retries` fails the task with its name, operations and last cause.
+
+use super::*;
+
+impl TaskState {
+    /// A worker died (`why`): its chunks are gone and `requeue` (what it ran or had queued)
+    /// must run elsewhere.
+    pub fn on_worker_lost(&mut self, worker: WorkerId, requeue: &[SubtaskIdx], why: &str) {
+        self.forget_locations(worker);
+        for s in requeue {
+            if self.state[s.index()] == SubState::Submitted {
+                self.state[s.index()] = SubState::Waiting;
+                self.attempts[s.index()] += 1;
+                self.retries += 1;
+                self.causes[s.index()] = Some(format!(
+                    "{worker} was lost while it had the subtask ({why})"
+                ));
+            }
+        }
+        self.recover();
+    }
+
+    /// The error of a subtask that ran out of retries: which subtask, its operations and
+    /// the last cause.
+    pub(super) fn retries_exhausted(&self, s: usize) -> String {
+        let id = self.graph.subtasks[s].id;
+        let chunks = &self.graph.chunks;
+        let mut ops: Vec<&str> = Vec::new();
+        for c in self.graph.members.row(s) {
+            match chunks.args_of(ChunkIdx(*c)) {
+                crate::ops::OpArgs::Fuse(steps) => {
+                    ops.extend(steps.iter().map(|step| step.op.name()))
+                }
+                _ => ops.push(chunks.nodes[*c as usize].op.name()),
+            }
+        }
+        ops.dedup();
+        let cause = self.causes[s].as_deref().unwrap_or("unknown");
+        format!(
+            "subtask {id} ({}) had to run again {} times, over scheduling.subtask_max_retries = {}; last cause: {cause}",
+            ops.join(", "),
+            self.attempts[s],
+            self.max_retries
+        )
+    }
+
+    /// Chunks on `worker` are gone (or unreachable).
+    pub(super) fn forget_locations(&mut self, worker: WorkerId) {
+        for loc in self.location.iter_mut() {
+            if matches!(loc, Some((w, _)) if *w == worker) {
+                *loc = None;
+            }
+        }
+        // A proxy is only as available as all of its mappers.
+        for p in &self.proxies {
+            let chunks = &self.graph.chunks;
+            if chunks
+                .inputs(*p)
+                .iter()
+                .any(|m| self.location[m.index()].is_none())
+            {
+                self.location[p.index()] = None;
+            }
+        }
+    }
+
+    /// Re-runs finished producers of every chunk that is needed but no longer exists, then
+    /// submits whatever can run.
+    pub(super) fn recover(&mut self) {
+        if self.ended {
+            return;
+        }
+        let mut work: Vec<usize> = (0..self.graph.len())
+            .filter(|s| self.state[*s] == SubState::Waiting)
+            .collect();
+        // Results that were computed and lost need their producers too.
+        for r in &self.graph.chunks.results {
+            for c in &r.chunks {
+                let p = self.graph.owner[c.index()].index();
+                if self.state[p] == SubState::Done && self.location[c.index()].is_none() {
+                    work.push(p);
+                }
+            }
+        }
+        while let Some(s) = work.pop() {
+            if self.state[s] == SubState::Done {
+                // Runs again: its inputs are needed again.
+                self.state[s] = SubState::Waiting;
+                self.done -= 1;
+                self.attempts[s] += 1;
+                self.retries += 1;
+                self.causes[s] = Some("its output was lost with its worker".into());
+                if shuffle::is_proxy_subtask(&self.graph.chunks, self.graph.members.row(s)) {
+                    // Its hold on the mappers is released with the pieces, never re-taken.
+                    for &c in self.graph.members.row(s) {
+                        self.location[c as usize] = None;
+                        // Its pieces are gone: every mapper runs again (a mapper chunk still
+                        // held for another reader is recomputed with them).
+                        if self.drained.contains(&c) {
+                            for m in self.graph.chunks.inputs(ChunkIdx(c)) {
+                                self.location[m.index()] = None;
+                            }
+                        }
+                    }
+                } else {
+                    for &c in self.graph.inputs.row(s) {
+                        self.refs[c as usize] += 1;
+                    }
+                }
+            }
+            if self.attempts[s] > self.max_retries {
+                let error = self.retries_exhausted(s);
+                self.finish(TaskEnd::Failed(error));
+                return;
+            }
+            for &c in self.graph.inputs.row(s) {
+                let p = self.graph.owner[c as usize].index();
+                if self.location[c as usize].is_none() && self.state[p] == SubState::Done {
+                    work.push(p);
+                }
+            }
+        }
+        self.submit_ready();
+    }
+}
