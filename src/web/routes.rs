@@ -13,7 +13,7 @@ use crate::supervisor::task_manager::{
     SubmitTask,
 };
 use crate::supervisor::task_processor::{
-    Cancel, FetchPart, FetchResult, GetFetchArgs, GetGraph, GetInfo, WaitDone,
+    Cancel, FetchResult, GetFetchArgs, GetGraph, GetInfo, WaitDone,
 };
 use actix_web::{http::StatusCode, web, HttpResponse};
 use serde::Deserialize;
@@ -347,16 +347,8 @@ async fn result(
     // The json and raw formats assemble the whole result here: only up to half a frame
     // (`cluster.max_frame_bytes`); a larger one streams with ?format=npy.
     let output = u32::try_from(index).map_err(|_| ApiError::bad_request("index too large"))?;
-    let head = p
-        .send(FetchPart {
-            output,
-            positions: vec![],
-        })
-        .await
-        .map_err(mailbox)?
-        .map_err(|e| ApiError::new(StatusCode::CONFLICT, "no_result", e))?;
-    let layout = crate::io::stream::Layout::from_part(&head).map_err(ApiError::internal)?;
-    if layout.nbytes() > head.budget {
+    let (layout, budget) = super::tensors::result_layout(&p, output).await?;
+    if layout.nbytes() > budget {
         return Err(ApiError::new(
             StatusCode::PAYLOAD_TOO_LARGE,
             "result_too_large",
@@ -364,7 +356,7 @@ async fn result(
                 "the result is {} ({} bytes), over the {} the json and raw formats assemble in the supervisor (half of cluster.max_frame_bytes); download it with ?format=npy, which streams it chunk by chunk",
                 crate::worker::memory::human(layout.nbytes()),
                 layout.nbytes(),
-                crate::worker::memory::human(head.budget),
+                crate::worker::memory::human(budget),
             ),
         ));
     }

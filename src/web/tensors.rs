@@ -71,8 +71,8 @@ pub async fn get_tensor(
     npy_response(p, 0).await
 }
 
-/// Result `output` of a task as a streamed `.npy` answer (also `GET .../result?format=npy`).
-pub async fn npy_response(p: TaskHandle, output: u32) -> Result<HttpResponse, ApiError> {
+/// The layout of result `output` of a task, and the most bytes one part may carry.
+pub async fn result_layout(p: &TaskHandle, output: u32) -> Result<(Layout, u64), ApiError> {
     let head = p
         .send(FetchPart {
             output,
@@ -82,9 +82,14 @@ pub async fn npy_response(p: TaskHandle, output: u32) -> Result<HttpResponse, Ap
         .map_err(mailbox)?
         .map_err(|e| ApiError::new(StatusCode::CONFLICT, "no_result", e))?;
     let layout = Layout::from_part(&head).map_err(ApiError::internal)?;
+    Ok((layout, head.budget))
+}
+
+/// Result `output` of a task as a streamed `.npy` answer (also `GET .../result?format=npy`).
+pub async fn npy_response(p: TaskHandle, output: u32) -> Result<HttpResponse, ApiError> {
+    let (layout, budget) = result_layout(&p, output).await?;
     let header = layout.npy_header();
     let total = header.len() as u64 + layout.nbytes();
-    let budget = head.budget;
     let first = futures_util::stream::once(async move { Ok(bytes::Bytes::from(header)) });
     let bands = futures_util::stream::iter(0..layout.bands()).then(move |b| {
         let (p, layout) = (p.clone(), layout.clone());
