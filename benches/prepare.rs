@@ -11,7 +11,7 @@ fn passes(c: &mut Criterion) {
     let config = TaskConfig::default();
     let workers = uniform_cluster(2, 2);
     for n in [1_000usize, 10_000, 100_000, 1_000_000] {
-        let t = ares::bench::prepare_workload(n).unwrap();
+        let t = ares::expr::prepare_workload(n).unwrap();
         let graph = Tensor::graph(&[&t]);
         let tiled = tile::tile(&graph, &config).unwrap();
         let chunks = tiled.len() as u64;

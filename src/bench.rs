@@ -1,30 +1,16 @@
 //! `ares bench`: preparation and kernel throughput, one JSON line each.
 
-use crate::config::TaskConfig;
-use crate::error::Result;
-use crate::executor::execute;
-use crate::ids::TaskId;
-use crate::prepare::{prepare, uniform_cluster};
-use crate::tensor::Tensor;
+use ares::config::TaskConfig;
+use ares::error::Result;
+use ares::executor::execute;
+use ares::ids::TaskId;
+use ares::prepare::{prepare, uniform_cluster};
+use ares::tensor::Tensor;
 use serde_json::{json, Map, Value};
 use std::time::Instant;
 
-/// Chunks per input chunk of the preparation workload: rand a, rand b, multiply, add, exp,
-/// subtract, sum map (7) plus about a third for the combine tree.
-const CHUNKS_PER_INPUT_CHUNK: f64 = 7.0 + 1.0 / 3.0;
-
-/// The preparation workload with about `chunks` chunks.
-pub fn prepare_workload(chunks: usize) -> Result<Tensor> {
-    let k = ((chunks as f64 / CHUNKS_PER_INPUT_CHUNK).round() as usize).max(1);
-    let program = format!(
-        "a = rand({n}, chunk=100, seed=1); b = rand({n}, chunk=100, seed=2); sum(exp(a * 2 + b) - 1)",
-        n = k * 100
-    );
-    crate::expr::evaluate(&program).map_err(|e| crate::AresError::arg("bench", e.to_string()))
-}
-
 pub fn bench_prepare(chunks: usize, repeat: usize) -> Result<Value> {
-    let t = prepare_workload(chunks)?;
+    let t = ares::expr::prepare_workload(chunks)?;
     let graph = Tensor::graph(&[&t]);
     let workers = uniform_cluster(2, 2);
     let mut runs = Vec::new();
@@ -50,8 +36,8 @@ pub fn bench_prepare(chunks: usize, repeat: usize) -> Result<Value> {
 }
 
 pub fn bench_kernel(elements: usize, chunk: usize, slots: usize) -> Result<Value> {
-    let a = crate::tensor::rand(&[elements], chunk, Some(1))?;
-    let b = crate::tensor::rand(&[elements], chunk, Some(2))?;
+    let a = ares::tensor::rand(&[elements], chunk, Some(1))?;
+    let b = ares::tensor::rand(&[elements], chunk, Some(2))?;
     let c = (&a + &b)?.sum(None, false)?;
     let graph = Tensor::graph(&[&c]);
     let p = prepare(

@@ -8,12 +8,12 @@
 //! expands it. The result is checked against an independent computation over the same
 //! values (all of them sorted by `(value % out_parts, value)` in this process).
 
-use crate::api::TaskApi;
 use crate::bench_tps::BenchCluster;
-use crate::kernels::shuffle::{bench_values, BENCH_MOD};
-use crate::protocol::{codec, ClientRequest, TaskStatus};
-use crate::tensor::{self, Tensor};
 use anyhow::{bail, Context, Result};
+use ares::api::TaskApi;
+use ares::kernels::shuffle::bench_expected as expected;
+use ares::protocol::{codec, ClientRequest, TaskStatus};
+use ares::tensor::{self, Tensor};
 use serde_json::{json, Value};
 use std::time::{Duration, Instant};
 
@@ -26,33 +26,6 @@ pub struct ShuffleBench {
     pub workers: usize,
     pub slots: usize,
     pub repeat: usize,
-}
-
-/// Every reducer's `(count, sum, weighted)`, computed without the runtime's split or kernels.
-pub fn expected(in_parts: u32, out_parts: u32, rows: u64) -> Vec<[i64; 3]> {
-    let o = out_parts as i64;
-    let mut all: Vec<i64> = (0..in_parts as u64)
-        .flat_map(|seed| bench_values(rows, seed))
-        .collect();
-    all.sort_unstable_by_key(|v| (v.rem_euclid(o), *v));
-    let mut out = vec![[0i64; 3]; out_parts as usize];
-    let mut start = 0;
-    while start < all.len() {
-        let r = all[start].rem_euclid(o);
-        let end = start + all[start..].partition_point(|v| v.rem_euclid(o) == r);
-        let group = &all[start..end];
-        let mut weighted = 0u128;
-        for (i, v) in group.iter().enumerate() {
-            weighted = (weighted + i as u128 * *v as u128) % BENCH_MOD;
-        }
-        out[r as usize] = [
-            group.len() as i64,
-            group.iter().fold(0i64, |a, v| a.wrapping_add(*v)),
-            weighted as i64,
-        ];
-        start = end;
-    }
-    out
 }
 
 pub fn bench_shuffle(b: ShuffleBench) -> Result<Value> {
@@ -90,7 +63,7 @@ pub fn bench_shuffle(b: ShuffleBench) -> Result<Value> {
         let seconds = start.elapsed().as_secs_f64();
         client.cancel_task(task)?;
         let got: Vec<i64> = match result.first() {
-            Some(crate::array::ArrayData::I64(a)) => a.iter().copied().collect(),
+            Some(ares::array::ArrayData::I64(a)) => a.iter().copied().collect(),
             other => bail!("unexpected result {other:?}"),
         };
         correct &= got == want.iter().flatten().copied().collect::<Vec<_>>();
@@ -116,18 +89,4 @@ pub fn bench_shuffle(b: ShuffleBench) -> Result<Value> {
         "slots_per_worker": b.slots,
         "peak_rss_kb": cluster.peak_rss(),
     }))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn expected_counts_every_value_once() {
-        let e = expected(3, 4, 50);
-        assert_eq!(e.iter().map(|r| r[0]).sum::<i64>(), 150);
-        let all: Vec<i64> = (0..3).flat_map(|s| bench_values(50, s)).collect();
-        let sum = all.iter().fold(0i64, |a, v| a.wrapping_add(*v));
-        assert_eq!(e.iter().fold(0i64, |a, r| a.wrapping_add(r[1])), sum);
-    }
 }

@@ -4,11 +4,11 @@
 //! runs on one cluster), every node's CPU time, and each node's peak RSS. The nodes share a
 //! random cluster secret, so every connection pays for the handshake as in production.
 
-use crate::api::{NativeClient, TaskApi};
-use crate::protocol::secret::Secret;
-use crate::protocol::TaskStatus;
-use crate::tensor::{self, Tensor};
 use anyhow::{bail, Result};
+use ares::api::{NativeClient, TaskApi};
+use ares::protocol::secret::Secret;
+use ares::protocol::TaskStatus;
+use ares::tensor::{self, Tensor};
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -35,7 +35,7 @@ impl Drop for Nodes {
 }
 
 fn wait_ready(path: &Path) -> Result<String> {
-    Ok(crate::node::wait_ready_file(path, Duration::from_secs(30))?.rpc)
+    Ok(ares::node::wait_ready_file(path, Duration::from_secs(30))?.rpc)
 }
 
 /// (user + system CPU seconds, peak RSS in KiB) of a process, from /proc.

@@ -1,6 +1,6 @@
 //! Command-line interface: `ares explain`, `ares run`, `ares bench`.
 
-use crate::explain::Format;
+use ares::explain::Format;
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
 
@@ -74,7 +74,7 @@ pub enum Command {
     /// Run a supervisor or worker node until SIGINT/SIGTERM.
     Node {
         #[arg(long, value_enum)]
-        role: crate::node::Role,
+        role: ares::node::Role,
         /// YAML config (see config/); defaults apply when omitted.
         #[arg(long)]
         config: Option<PathBuf>,
@@ -115,7 +115,7 @@ pub enum Bench {
         #[arg(long, default_value_t = 1)]
         slots: usize,
         /// `scheduling.worker_prefetch` for the run.
-        #[arg(long, default_value_t = crate::config::SchedulingConfig::default().worker_prefetch)]
+        #[arg(long, default_value_t = ares::config::SchedulingConfig::default().worker_prefetch)]
         prefetch: usize,
         /// Measured runs on the same cluster; the median is reported.
         #[arg(long, default_value_t = 3)]

@@ -1,7 +1,17 @@
 //! The `ares` binary: parse the command line, load config, dispatch.
+//!
+//! Everything the command line alone needs lives in this package, outside the library: the
+//! argument definitions ([`cli`]), reading a program and running it on a cluster ([`runner`]),
+//! and the benchmarks of `ares bench` ([`bench`], [`bench_tps`], [`bench_shuffle`]).
 
+mod bench;
+mod bench_shuffle;
+mod bench_tps;
+mod cli;
+mod runner;
+
+use crate::cli::{Bench, Cli, Command, PrepareOpts};
 use anyhow::{Context, Result};
-use ares::cli::{Bench, Cli, Command, PrepareOpts};
 use ares::config::{Config, TaskConfig};
 use ares::explain::{self, Format};
 use ares::ids::TaskId;
@@ -48,7 +58,7 @@ pub fn task_config(opts: &PrepareOpts) -> Result<TaskConfig> {
 fn plan(
     opts: &PrepareOpts,
     timings: &mut serde_json::Map<String, serde_json::Value>,
-) -> Result<(Prepared, Option<ares::runner::Output>)> {
+) -> Result<(Prepared, Option<crate::runner::Output>)> {
     if opts.workers == 0 || opts.slots == 0 {
         anyhow::bail!("--workers and --slots must be at least 1");
     }
@@ -58,7 +68,7 @@ fn plan(
         Some(path) => Config::load(path)?,
         None => Config::default(),
     };
-    let (tensor, output) = ares::runner::program(opts, &full)?;
+    let (tensor, output) = crate::runner::program(opts, &full)?;
     timings.insert("parse".into(), json!(start.elapsed().as_secs_f64()));
     let graph = Tensor::graph(&[&tensor]);
     let prepared = prepare(
@@ -98,7 +108,7 @@ fn main() -> Result<()> {
                         Some(path) => Config::load(path)?,
                         None => Config::default(),
                     };
-                    let (t, _) = ares::runner::program(&opts, &config)?;
+                    let (t, _) = crate::runner::program(&opts, &config)?;
                     println!(
                         "{}",
                         serde_json::to_string_pretty(&ares::tensor::Tensor::graph(&[&t]))?
@@ -124,10 +134,10 @@ fn main() -> Result<()> {
                 let result = results.remove(0);
                 let mut summary =
                     json!({"subtasks": stats.subtasks, "peak_bytes": stats.peak_bytes});
-                ares::runner::add_output(&mut summary, output, &result);
+                crate::runner::add_output(&mut summary, output, &result);
                 (result, summary)
             } else {
-                ares::runner::run_on_cluster(&opts, supervisor.as_deref(), !json, &mut timings)?
+                crate::runner::run_on_cluster(&opts, supervisor.as_deref(), !json, &mut timings)?
             };
             timings.insert("total".into(), json!(total.elapsed().as_secs_f64()));
             if json {
@@ -168,12 +178,12 @@ fn main() -> Result<()> {
         }
         Command::Bench { bench } => {
             let out = match bench {
-                Bench::Prepare { chunks, repeat } => ares::bench::bench_prepare(chunks, repeat)?,
+                Bench::Prepare { chunks, repeat } => crate::bench::bench_prepare(chunks, repeat)?,
                 Bench::Kernel {
                     elements,
                     chunk,
                     slots,
-                } => ares::bench::bench_kernel(elements, chunk, slots)?,
+                } => crate::bench::bench_kernel(elements, chunk, slots)?,
                 Bench::Tps {
                     shape,
                     subtasks,
@@ -181,7 +191,9 @@ fn main() -> Result<()> {
                     slots,
                     prefetch,
                     repeat,
-                } => ares::bench_tps::bench_tps(shape, subtasks, workers, slots, prefetch, repeat)?,
+                } => {
+                    crate::bench_tps::bench_tps(shape, subtasks, workers, slots, prefetch, repeat)?
+                }
                 Bench::Shuffle {
                     in_parts,
                     out_parts,
@@ -189,7 +201,7 @@ fn main() -> Result<()> {
                     workers,
                     slots,
                     repeat,
-                } => ares::bench_shuffle::bench_shuffle(ares::bench_shuffle::ShuffleBench {
+                } => crate::bench_shuffle::bench_shuffle(crate::bench_shuffle::ShuffleBench {
                     in_parts,
                     out_parts,
                     rows,

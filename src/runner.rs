@@ -1,14 +1,14 @@
 //! `ares run` on a cluster: submit over the native protocol, show progress, fetch the result,
 //! free it. Without `--supervisor`, an embedded cluster is started for the run.
 
-use crate::array::ArrayData;
 use crate::cli::PrepareOpts;
-use crate::config::Config;
-use crate::node::EmbeddedCluster;
-use crate::protocol::secret::Credentials;
-use crate::protocol::TaskStatus;
-use crate::tensor::Tensor;
 use anyhow::{bail, Context, Result};
+use ares::array::ArrayData;
+use ares::config::Config;
+use ares::node::EmbeddedCluster;
+use ares::protocol::secret::Credentials;
+use ares::protocol::TaskStatus;
+use ares::tensor::Tensor;
 use serde_json::{json, Map, Value};
 use std::time::{Duration, Instant};
 
@@ -42,7 +42,7 @@ pub fn run_on_cluster(
         Some(cluster) => cluster.credentials.client_secret(),
         None => Credentials::load(&config.cluster)?.client_secret(),
     };
-    let mut client = crate::api::connect_with(&addr, Duration::from_secs(10), &secret)?;
+    let mut client = ares::api::connect_with(&addr, Duration::from_secs(10), &secret)?;
     let graph = Tensor::graph(&[&tensor]);
     let start = Instant::now();
     let task = client.submit_tileable_graph(&graph, opts.no_fuse.then_some(false))?;
@@ -77,7 +77,7 @@ pub fn run_on_cluster(
     let mut summary = json!({"task": task.to_string(), "subtasks": info.subtasks, "cluster": if embedded.is_some() { "embedded" } else if addr.starts_with("http") { "remote-http" } else { "remote" }});
     // The embedded workers' memory accounting (a remote cluster's is on its dashboard).
     if embedded.is_some() {
-        let memory = crate::summary::memory_json(&crate::worker::storage::live_stats());
+        let memory = memory_json(&ares::worker::storage::live_stats());
         summary["memory"] = memory;
     }
     let result = results.remove(0);
@@ -90,7 +90,7 @@ pub struct Output {
     pub path: String,
     pub format: &'static str,
     pub shape: Vec<usize>,
-    pub dtype: crate::array::DType,
+    pub dtype: ares::array::DType,
 }
 
 /// Adds `"output": {path, format, shape, dtype, bytes}` to a run's summary (`result` is the
@@ -108,21 +108,21 @@ pub fn add_output(summary: &mut Value, output: Option<Output>, result: &ArrayDat
 /// The program of `--expr` with its `--input` bindings, writing to `--output` if given. Data
 /// paths are checked against `data.roots`, or the current directory when none is configured.
 pub fn program(opts: &PrepareOpts, config: &Config) -> Result<(Tensor, Option<Output>)> {
-    crate::io::roots::init_global(&config.data.roots, std::env::current_dir().ok().as_deref())?;
+    ares::io::roots::init_global(&config.data.roots, std::env::current_dir().ok().as_deref())?;
     let mut bindings = Vec::new();
     for input in &opts.inputs {
         let Some((name, path)) = input.split_once('=') else {
             bail!("--input {input:?}: expected NAME=PATH");
         };
         let t = if is_npy(path) {
-            crate::tensor::from_npy(path, None)
+            ares::tensor::from_npy(path, None)
         } else {
-            crate::tensor::from_zarr(path, None)
+            ares::tensor::from_zarr(path, None)
         }
         .with_context(|| format!("--input {name}"))?;
         bindings.push((name.to_string(), t));
     }
-    let tensor = crate::expr::evaluate_with(&opts.expr, &bindings)
+    let tensor = ares::expr::evaluate_with(&opts.expr, &bindings)
         .map_err(|e| anyhow::anyhow!("--expr: {e}"))?;
     let Some(path) = &opts.output else {
         return Ok((tensor, None));
@@ -130,12 +130,12 @@ pub fn program(opts: &PrepareOpts, config: &Config) -> Result<(Tensor, Option<Ou
     let (format, sink) = if is_npy(path) {
         ("npy", tensor.to_npy(path))
     } else {
-        let codec = crate::io::Codec::Zstd { level: 1 };
+        let codec = ares::io::Codec::Zstd { level: 1 };
         ("zarr", tensor.to_zarr(path, None, codec))
     };
     let sink = sink.with_context(|| format!("--output {path}"))?;
     let output = Output {
-        path: crate::io::sink_path(path)?,
+        path: ares::io::sink_path(path)?,
         format,
         shape: tensor.shape().to_vec(),
         dtype: tensor.dtype(),
@@ -145,4 +145,18 @@ pub fn program(opts: &PrepareOpts, config: &Config) -> Result<(Tensor, Option<Ou
 
 fn is_npy(path: &str) -> bool {
     path.to_ascii_lowercase().ends_with(".npy")
+}
+
+/// The `memory` object of `ares run --json`: each worker's accounting (limit, peak, spilled,
+/// pauses) and the totals.
+pub fn memory_json(workers: &[ares::worker::memory::MemoryStats]) -> Value {
+    let sum = |f: fn(&ares::worker::memory::MemoryStats) -> u64| workers.iter().map(f).sum::<u64>();
+    json!({
+        "workers": workers,
+        "peak_bytes": workers.iter().map(|w| w.peak_bytes).max().unwrap_or(0),
+        "spills": sum(|w| w.spills),
+        "spilled_bytes_total": sum(|w| w.spilled_bytes_total),
+        "unspills": sum(|w| w.unspills),
+        "pauses": sum(|w| w.pauses),
+    })
 }

@@ -358,7 +358,7 @@ fn run(c: &mut ares::api::NativeClient, t: &Tensor) -> ArrayData {
 }
 
 fn bench_result(n: u32, m: u32, rows: u64) -> Vec<f64> {
-    ares::bench_shuffle::expected(n, m, rows)
+    ares::kernels::shuffle::bench_expected(n, m, rows)
         .iter()
         .flatten()
         .map(|v| *v as f64)

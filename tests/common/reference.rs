@@ -50,7 +50,7 @@ fn round_to(x: f64, dtype: DType) -> f64 {
 }
 
 fn zip(a: &ArrayD<f64>, b: &ArrayD<f64>, f: impl Fn(f64, f64) -> f64) -> ArrayD<f64> {
-    let shape = ares::tensor::infer::broadcast("ref", a.shape(), b.shape()).unwrap();
+    let shape = ares::ops::infer::broadcast("ref", a.shape(), b.shape()).unwrap();
     let (x, y) = (
         a.broadcast(IxDyn(&shape)).unwrap(),
         b.broadcast(IxDyn(&shape)).unwrap(),

@@ -1,0 +1,355 @@
+//! Data in and out: `.npy` files and Zarr arrays as sources and sinks of the tensor graph.
+//!
+//! A source (`from_npy`, `from_zarr`) is lazy: the expression reads only the file's metadata
+//! (shape, dtype, chunk grid) to build the tensor, tiling reads it again on the supervisor to
+//! check it still matches, and each worker reads only the region of its own chunk (`pread` of
+//! C-order runs for `.npy`, the overlapping store chunks for Zarr). A sink (`to_npy`,
+//! `to_zarr`) is written in place by the workers that hold the chunks: the supervisor creates
+//! the file (the `.npy` header and its full size, or the Zarr array metadata) when it tiles
+//! the sink, before any writer runs; each writer re-reads that header and writes only its
+//! region. Nothing goes through the supervisor.
+//!
+//! Every path goes through [`roots`]: only files under the configured `data.roots` are read
+//! or written, on the supervisor and again on the worker.
+
+pub mod npy;
+pub mod region;
+pub mod roots;
+pub mod zarr;
+
+use crate::array::{fmt_shape, DType, Shape};
+use serde::{Deserialize, Serialize};
+use thiserror::Error;
+
+/// A failure reading or writing data; every variant names the path.
+#[derive(Debug, Error, Clone, PartialEq)]
+pub enum IoError {
+    /// The path is outside every data root (or no root is configured).
+    #[error("{path}: {detail}")]
+    Denied { path: String, detail: String },
+    /// The file or directory does not exist or cannot be opened.
+    #[error("{path}: {detail}")]
+    Missing { path: String, detail: String },
+    /// The file is not what its metadata says (truncated, corrupt, unsupported).
+    #[error("{path}: {detail}")]
+    Bad { path: String, detail: String },
+}
+
+impl IoError {
+    pub fn bad(path: impl std::fmt::Display, detail: impl Into<String>) -> Self {
+        IoError::Bad {
+            path: path.to_string(),
+            detail: detail.into(),
+        }
+    }
+}
+
+impl From<IoError> for crate::AresError {
+    fn from(e: IoError) -> Self {
+        crate::AresError::arg("io", e.to_string())
+    }
+}
+
+/// Compression of a Zarr array written by `to_zarr`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Codec {
+    None,
+    Zstd { level: i32 },
+    Gzip { level: u32 },
+}
+
+impl Codec {
+    /// `zstd`, `zstd:3`, `gzip`, `gzip:6`, `none`.
+    pub fn parse(s: &str) -> Result<Codec, String> {
+        let (name, level) = match s.split_once(':') {
+            Some((n, l)) => (n, Some(l)),
+            None => (s, None),
+        };
+        let level_of = |default: i64| -> Result<i64, String> {
+            level.map_or(Ok(default), |l| {
+                l.parse()
+                    .map_err(|_| format!("codec level {l:?} is not an integer"))
+            })
+        };
+        match name {
+            "none" => Ok(Codec::None),
+            "zstd" => Ok(Codec::Zstd {
+                level: level_of(1)?.clamp(-7, 22) as i32,
+            }),
+            "gzip" => Ok(Codec::Gzip {
+                level: level_of(6)?.clamp(0, 9) as u32,
+            }),
+            other => Err(format!(
+                "unsupported codec {other:?} (zstd, zstd:LEVEL, gzip, gzip:LEVEL, none)"
+            )),
+        }
+    }
+}
+
+/// The file format of a source or sink.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Format {
+    Npy,
+    /// A Zarr array (v3; v2 is read too); `codec` is used when writing.
+    Zarr {
+        codec: Codec,
+    },
+}
+
+/// A file or store as the graph refers to it: its canonical path (inside a data root when it
+/// was resolved) and the shape and dtype its metadata had when the expression was built.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct DataRef {
+    pub format: Format,
+    pub path: String,
+    pub shape: Shape,
+    pub dtype: DType,
+}
+
+impl DataRef {
+    /// Checks that metadata read now still says what the graph was built with.
+    pub fn check(&self, shape: &[usize], dtype: DType) -> Result<(), IoError> {
+        if shape != self.shape.as_slice() || dtype != self.dtype {
+            return Err(IoError::bad(
+                &self.path,
+                format!(
+                    "now holds {} {dtype}, but the expression was built for {} {}",
+                    fmt_shape(shape),
+                    fmt_shape(&self.shape),
+                    self.dtype
+                ),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Elements per chunk that `from_npy` aims at by default (8 MiB of float64).
+const NPY_CHUNK_ELEMENTS: usize = 1 << 20;
+
+/// What a source's metadata says: shape, dtype and its own chunk shape (the store's chunk
+/// grid for Zarr; whole rows of about 2^20 elements for `.npy`, each one contiguous run).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SourceMeta {
+    pub shape: Shape,
+    pub dtype: DType,
+    pub chunk: Shape,
+}
+
+fn npy_chunk(shape: &[usize]) -> Shape {
+    if shape.is_empty() {
+        return Shape::new();
+    }
+    let row: usize = shape[1..].iter().product::<usize>().max(1);
+    if row <= NPY_CHUNK_ELEMENTS {
+        let mut c: Shape = shape.into();
+        c[0] = (NPY_CHUNK_ELEMENTS / row).clamp(1, shape[0].max(1));
+        c
+    } else {
+        // Rows larger than the target: split the trailing dimensions too.
+        let per = (NPY_CHUNK_ELEMENTS as f64)
+            .powf(1.0 / shape.len() as f64)
+            .max(1.0) as usize;
+        shape.iter().map(|d| per.min((*d).max(1))).collect()
+    }
+}
+
+/// Resolves `path` inside the data roots and reads its metadata.
+pub fn source_meta(
+    format: Format,
+    path: &str,
+) -> Result<(std::path::PathBuf, SourceMeta), IoError> {
+    let p = roots::global().resolve_read(path)?;
+    let meta = match format {
+        Format::Npy => {
+            let m = npy::read_meta(&p)?;
+            SourceMeta {
+                chunk: npy_chunk(&m.shape),
+                shape: m.shape,
+                dtype: m.dtype,
+            }
+        }
+        Format::Zarr { .. } => {
+            let m = zarr::read_meta(&p)?;
+            SourceMeta {
+                shape: m.shape,
+                dtype: m.dtype,
+                chunk: m.chunk,
+            }
+        }
+    };
+    Ok((p, meta))
+}
+
+fn check_region(data: &DataRef, offset: &[usize], shape: &[usize]) -> Result<(), IoError> {
+    let inside = offset.len() == data.shape.len()
+        && shape.len() == data.shape.len()
+        && (0..shape.len()).all(|d| offset[d].saturating_add(shape[d]) <= data.shape[d]);
+    if inside {
+        Ok(())
+    } else {
+        Err(IoError::bad(
+            &data.path,
+            format!(
+                "region at {} of shape {} is outside the array of shape {}",
+                fmt_shape(offset),
+                fmt_shape(shape),
+                fmt_shape(&data.shape)
+            ),
+        ))
+    }
+}
+
+/// Worker side of a source: checks the path and metadata again, reads one region.
+pub fn read_chunk(
+    data: &DataRef,
+    offset: &[usize],
+    shape: &[usize],
+) -> Result<crate::array::ArrayData, IoError> {
+    check_region(data, offset, shape)?;
+    let p = roots::global().resolve_read(&data.path)?;
+    if shape.contains(&0) {
+        let dims = ndarray::IxDyn(shape);
+        return Ok(match data.dtype {
+            DType::F64 => crate::array::ArrayData::F64(ndarray::ArrayD::zeros(dims)),
+            DType::I64 => crate::array::ArrayData::I64(ndarray::ArrayD::zeros(dims)),
+            DType::Bool => crate::array::ArrayData::Bool(ndarray::ArrayD::from_elem(dims, false)),
+        });
+    }
+    match data.format {
+        Format::Npy => {
+            let meta = npy::read_meta(&p)?;
+            data.check(&meta.shape, meta.dtype)?;
+            npy::read_region(&p, &meta, offset, shape)
+        }
+        Format::Zarr { .. } => {
+            let meta = zarr::read_meta(&p)?;
+            data.check(&meta.shape, meta.dtype)?;
+            zarr::read_region(&p, data.dtype, offset, shape)
+        }
+    }
+}
+
+/// Resolves a path to be written inside the data roots (canonical, as a string).
+pub fn sink_path(path: &str) -> Result<String, IoError> {
+    let p = roots::global().resolve_write(path)?;
+    p.to_str()
+        .map(str::to_string)
+        .ok_or_else(|| IoError::Denied {
+            path: path.into(),
+            detail: "not valid UTF-8".into(),
+        })
+}
+
+static PLAN_ONLY: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// In a process that only plans (`ares explain`), tiling a sink checks its path but creates
+/// no file.
+pub fn set_plan_only(on: bool) {
+    PLAN_ONLY.store(on, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// The hidden name a sink is written under until its task succeeds: `.NAME.ares-partial`
+/// beside `path`. A failed or cancelled task leaves only this name behind (replaced by the
+/// next write to the same path), never a file at `path` that looks complete.
+pub fn partial_path(path: &str) -> String {
+    let p = std::path::Path::new(path);
+    let name = p
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let partial = format!(".{name}.ares-partial");
+    match p.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir.join(partial).display().to_string(),
+        _ => partial,
+    }
+}
+
+/// Supervisor side of a sink, before any writer runs: checks that `data.path` may be
+/// written (an existing Zarr array is replaced, for Zarr anything else is refused), then
+/// creates the file under its [`partial_path`] (the `.npy` header and file size, or the
+/// Zarr array metadata with store chunks of `chunk`). Returns the reference the writers use.
+pub fn create_sink(data: &DataRef, chunk: &[usize]) -> Result<DataRef, IoError> {
+    let target = roots::global().resolve_write(&data.path)?;
+    let partial = DataRef {
+        path: partial_path(&data.path),
+        ..data.clone()
+    };
+    let p = roots::global().resolve_write(&partial.path)?;
+    match data.format {
+        Format::Npy if target.is_dir() => {
+            return Err(IoError::bad(
+                &data.path,
+                "is a directory: refusing to replace it with a .npy file",
+            ))
+        }
+        Format::Npy => {}
+        Format::Zarr { .. } => zarr::check_replaceable(&target)?,
+    }
+    if PLAN_ONLY.load(std::sync::atomic::Ordering::Relaxed) {
+        return Ok(partial);
+    }
+    match data.format {
+        Format::Npy => npy::create(&p, &data.shape, data.dtype).map(|_| ()),
+        Format::Zarr { codec } => zarr::create(&p, &data.shape, data.dtype, chunk, codec),
+    }?;
+    Ok(partial)
+}
+
+/// Worker side of a sink once every chunk is written: moves the finished file or array from
+/// `partial` to `data.path`, replacing what was there (a Zarr array is first moved aside,
+/// then removed). Running it again after it succeeded (a retried subtask) finds `partial`
+/// gone and `data.path` present, and does nothing.
+pub fn commit_sink(data: &DataRef, partial: &str) -> Result<(), IoError> {
+    let target = roots::global().resolve_write(&data.path)?;
+    let from = roots::global().resolve_write(partial)?;
+    let bad = |what: &str, e: std::io::Error| IoError::bad(&data.path, format!("{what}: {e}"));
+    if !from.exists() {
+        if target.exists() {
+            return Ok(());
+        }
+        return Err(IoError::bad(
+            &data.path,
+            format!("the written data ({partial}) is gone"),
+        ));
+    }
+    if matches!(data.format, Format::Zarr { .. }) && target.exists() {
+        zarr::check_replaceable(&target)?;
+        let name = target.file_name().map(|n| n.to_string_lossy().into_owned());
+        let old = target.with_file_name(format!(".{}.ares-old", name.unwrap_or_default()));
+        if old.exists() {
+            std::fs::remove_dir_all(&old).map_err(|e| bad("cannot remove a stale copy", e))?;
+        }
+        std::fs::rename(&target, &old).map_err(|e| bad("cannot move the old array aside", e))?;
+        std::fs::rename(&from, &target).map_err(|e| bad("cannot move the array in place", e))?;
+        return std::fs::remove_dir_all(&old).map_err(|e| bad("cannot remove the old array", e));
+    }
+    std::fs::rename(&from, &target).map_err(|e| bad("cannot move the file in place", e))
+}
+
+/// Worker side of a sink: writes one chunk in place; returns the bytes written.
+pub fn write_chunk(
+    data: &DataRef,
+    offset: &[usize],
+    index: &[usize],
+    chunk: &crate::array::ArrayData,
+) -> Result<u64, IoError> {
+    check_region(data, offset, chunk.shape())?;
+    let p = roots::global().resolve_write(&data.path)?;
+    if chunk.is_empty() {
+        return Ok(0);
+    }
+    match data.format {
+        Format::Npy => {
+            let meta = npy::read_meta(&p)?;
+            data.check(&meta.shape, meta.dtype)?;
+            npy::write_region(&p, &meta, offset, chunk)
+        }
+        Format::Zarr { .. } => {
+            let index: Vec<u64> = index.iter().map(|i| *i as u64).collect();
+            zarr::write_chunk(&p, &index, chunk)
+        }
+    }
+}

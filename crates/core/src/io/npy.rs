@@ -1,0 +1,384 @@
+//! `.npy` files: the header through `npyz`, the data by region with positioned reads and
+//! writes (`pread`/`pwrite`), so a worker touches only its chunk's bytes.
+//!
+//! Read: float64, int64 and bool, little- or big-endian, C or Fortran order (a Fortran file
+//! of shape S is the C-order array of shape reversed(S), read the same way and transposed).
+//! Write: little-endian C order. [`create`] writes the header and sizes the file once (the
+//! supervisor does it when tiling `to_npy`); [`write_region`] then writes one chunk in place.
+
+use super::region::for_each_run;
+use super::IoError;
+use crate::array::{numel, ArrayData, DType, Shape};
+use ndarray::{ArrayD, IxDyn};
+use npyz::WriterBuilder;
+use std::fs::File;
+use std::io::Read;
+use std::os::unix::fs::FileExt;
+use std::path::Path;
+
+/// Headers longer than this are refused before anything is allocated for them.
+const MAX_HEADER: usize = 1 << 20;
+
+/// What a `.npy` header says.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NpyMeta {
+    pub shape: Shape,
+    pub dtype: DType,
+    pub fortran: bool,
+    pub big_endian: bool,
+    /// Byte offset of the first element.
+    pub data_offset: u64,
+}
+
+impl NpyMeta {
+    pub fn data_bytes(&self) -> u64 {
+        numel(&self.shape) as u64 * self.dtype.itemsize() as u64
+    }
+}
+
+fn shown(p: &Path) -> String {
+    p.display().to_string()
+}
+
+/// Counts the bytes `npyz` consumes, so the data offset is known.
+struct Counting<R> {
+    inner: R,
+    read: u64,
+}
+
+impl<R: Read> Read for Counting<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.read += n as u64;
+        Ok(n)
+    }
+}
+
+fn dtype_of(path: &Path, d: &npyz::DType) -> Result<(DType, bool), IoError> {
+    use npyz::{Endianness, TypeChar};
+    let npyz::DType::Plain(ts) = d else {
+        return Err(IoError::bad(
+            shown(path),
+            format!(
+                "unsupported dtype {} (ares reads float64, int64, bool)",
+                d.descr()
+            ),
+        ));
+    };
+    let dtype = match (ts.type_char(), ts.size_field()) {
+        (TypeChar::Float, 8) => DType::F64,
+        (TypeChar::Int, 8) => DType::I64,
+        (TypeChar::Bool, 1) => DType::Bool,
+        _ => {
+            return Err(IoError::bad(
+                shown(path),
+                format!("unsupported dtype {ts} (ares reads float64, int64, bool)"),
+            ))
+        }
+    };
+    Ok((dtype, ts.endianness() == Endianness::Big))
+}
+
+/// Reads and checks the header of `path` (already resolved inside a data root): the dtype is
+/// one ares has and the file holds all the data the header promises.
+pub fn read_meta(path: &Path) -> Result<NpyMeta, IoError> {
+    let mut file = File::open(path).map_err(|e| IoError::Missing {
+        path: shown(path),
+        detail: e.to_string(),
+    })?;
+    let bad = |d: String| IoError::bad(shown(path), d);
+    // The preamble: magic, version, header length (2 or 4 bytes).
+    let mut pre = [0u8; 12];
+    file.read_exact_at(&mut pre, 0)
+        .map_err(|_| bad("not a .npy file (shorter than its preamble)".into()))?;
+    if &pre[..6] != b"\x93NUMPY" {
+        return Err(bad("not a .npy file (bad magic)".into()));
+    }
+    let header_len = match pre[6] {
+        1 => u16::from_le_bytes([pre[8], pre[9]]) as usize,
+        2 | 3 => u32::from_le_bytes([pre[8], pre[9], pre[10], pre[11]]) as usize,
+        v => return Err(bad(format!("unsupported .npy version {v}"))),
+    };
+    if header_len > MAX_HEADER {
+        return Err(bad(format!("header of {header_len} bytes is too long")));
+    }
+    let mut counting = Counting {
+        inner: (&mut file).take(12 + MAX_HEADER as u64),
+        read: 0,
+    };
+    let header = npyz::NpyHeader::from_reader(&mut counting)
+        .map_err(|e| bad(format!("corrupt .npy header: {e}")))?;
+    let (dtype, big_endian) = dtype_of(path, &header.dtype())?;
+    let shape: Shape = header
+        .shape()
+        .iter()
+        .map(|d| usize::try_from(*d).map_err(|_| bad(format!("dimension {d} is too large"))))
+        .collect::<Result<_, _>>()?;
+    let meta = NpyMeta {
+        shape,
+        dtype,
+        fortran: header.order() == npyz::Order::Fortran,
+        big_endian,
+        data_offset: counting.read,
+    };
+    let want = meta.data_offset + meta.data_bytes();
+    let have = file
+        .metadata()
+        .map_err(|e| bad(format!("cannot stat: {e}")))?
+        .len();
+    if have < want {
+        return Err(bad(format!(
+            "truncated: {have} bytes, the header promises {want}"
+        )));
+    }
+    Ok(meta)
+}
+
+/// Region `offset..offset+shape` in file order: reversed for a Fortran file.
+fn file_order(meta: &NpyMeta, offset: &[usize], shape: &[usize]) -> (Shape, Shape, Shape) {
+    let mut full = meta.shape.clone();
+    let (mut o, mut s): (Shape, Shape) = (offset.into(), shape.into());
+    if meta.fortran {
+        full.reverse();
+        o.reverse();
+        s.reverse();
+    }
+    (full, o, s)
+}
+
+fn read_raw<T: bytemuck::Pod + Default + Clone>(
+    file: &File,
+    path: &Path,
+    meta: &NpyMeta,
+    offset: &[usize],
+    shape: &[usize],
+) -> Result<(Vec<T>, Shape), IoError> {
+    let (full, o, s) = file_order(meta, offset, shape);
+    let size = std::mem::size_of::<T>();
+    let mut out = vec![T::default(); numel(&s)];
+    let bytes: &mut [u8] = bytemuck::cast_slice_mut(&mut out);
+    for_each_run(&full, &o, &s, |at, done, len| {
+        let pos = meta.data_offset + at * size as u64;
+        file.read_exact_at(&mut bytes[done * size..(done + len) * size], pos)
+            .map_err(|e| {
+                IoError::bad(
+                    shown(path),
+                    format!("reading {} bytes at offset {pos}: {e}", len * size),
+                )
+            })
+    })?;
+    Ok((out, s))
+}
+
+/// Reads region `offset..offset+shape` of the array in `path` (checked against `meta`).
+pub fn read_region(
+    path: &Path,
+    meta: &NpyMeta,
+    offset: &[usize],
+    shape: &[usize],
+) -> Result<ArrayData, IoError> {
+    let file = File::open(path).map_err(|e| IoError::Missing {
+        path: shown(path),
+        detail: e.to_string(),
+    })?;
+    let bad_shape = |e: ndarray::ShapeError| IoError::bad(shown(path), e.to_string());
+    // Build the array in file order, then undo a Fortran file's reversal.
+    fn finish<T: Clone>(a: ArrayD<T>, fortran: bool) -> ArrayD<T> {
+        if fortran {
+            a.reversed_axes().as_standard_layout().into_owned()
+        } else {
+            a
+        }
+    }
+    Ok(match meta.dtype {
+        DType::F64 => {
+            let (mut v, s) = read_raw::<u64>(&file, path, meta, offset, shape)?;
+            if meta.big_endian {
+                v.iter_mut().for_each(|x| *x = x.swap_bytes());
+            }
+            let v: Vec<f64> = v.into_iter().map(f64::from_bits).collect();
+            ArrayData::F64(finish(
+                ArrayD::from_shape_vec(IxDyn(&s), v).map_err(bad_shape)?,
+                meta.fortran,
+            ))
+        }
+        DType::I64 => {
+            let (mut v, s) = read_raw::<i64>(&file, path, meta, offset, shape)?;
+            if meta.big_endian {
+                v.iter_mut().for_each(|x| *x = x.swap_bytes());
+            }
+            ArrayData::I64(finish(
+                ArrayD::from_shape_vec(IxDyn(&s), v).map_err(bad_shape)?,
+                meta.fortran,
+            ))
+        }
+        DType::Bool => {
+            let (v, s) = read_raw::<u8>(&file, path, meta, offset, shape)?;
+            let v: Vec<bool> = v.into_iter().map(|b| b != 0).collect();
+            ArrayData::Bool(finish(
+                ArrayD::from_shape_vec(IxDyn(&s), v).map_err(bad_shape)?,
+                meta.fortran,
+            ))
+        }
+    })
+}
+
+fn descr(dtype: DType) -> &'static str {
+    match dtype {
+        DType::F64 => "<f8",
+        DType::I64 => "<i8",
+        DType::Bool => "|b1",
+    }
+}
+
+/// Creates (or truncates) `path` as a C-order little-endian `.npy` of `shape` and `dtype`:
+/// the header, then the data area sized (sparse) for the writers to fill in place.
+pub fn create(path: &Path, shape: &[usize], dtype: DType) -> Result<NpyMeta, IoError> {
+    let bad = |e: std::io::Error| IoError::bad(shown(path), format!("cannot create: {e}"));
+    let file = File::create(path).map_err(bad)?;
+    let ts: npyz::TypeStr = descr(dtype)
+        .parse()
+        .map_err(|e| IoError::bad(shown(path), format!("dtype: {e}")))?;
+    let dt = npyz::DType::Plain(ts);
+    let dims: Vec<u64> = shape.iter().map(|d| *d as u64).collect();
+    let mut w = std::io::BufWriter::new(&file);
+    npyz::WriteOptions::new_header_only()
+        .dtype(dt)
+        .shape(&dims)
+        .writer(&mut w)
+        .write_header_only()
+        .map_err(bad)?;
+    drop(w);
+    let data_offset = file.metadata().map_err(bad)?.len();
+    let meta = NpyMeta {
+        shape: shape.into(),
+        dtype,
+        fortran: false,
+        big_endian: false,
+        data_offset,
+    };
+    file.set_len(data_offset + meta.data_bytes()).map_err(bad)?;
+    Ok(meta)
+}
+
+/// Writes `data` as region `offset..` of the C-order file `path` described by `meta`;
+/// returns the bytes written.
+pub fn write_region(
+    path: &Path,
+    meta: &NpyMeta,
+    offset: &[usize],
+    data: &ArrayData,
+) -> Result<u64, IoError> {
+    if meta.fortran || meta.big_endian {
+        return Err(IoError::bad(
+            shown(path),
+            "ares writes only C-order little-endian .npy files",
+        ));
+    }
+    if data.dtype() != meta.dtype {
+        return Err(IoError::bad(
+            shown(path),
+            format!("chunk of {} for a file of {}", data.dtype(), meta.dtype),
+        ));
+    }
+    let file = std::fs::OpenOptions::new()
+        .write(true)
+        .open(path)
+        .map_err(|e| IoError::Missing {
+            path: shown(path),
+            detail: e.to_string(),
+        })?;
+    // The chunk's own memory when it is C-contiguous on a little-endian host, else a copy.
+    let le = cfg!(target_endian = "little");
+    let bytes: std::borrow::Cow<[u8]> = match data {
+        ArrayData::F64(a) if le && a.as_slice().is_some() => {
+            bytemuck::cast_slice(a.as_slice().unwrap_or_default()).into()
+        }
+        ArrayData::I64(a) if le && a.as_slice().is_some() => {
+            bytemuck::cast_slice(a.as_slice().unwrap_or_default()).into()
+        }
+        _ => le_bytes(data).into(),
+    };
+    let size = meta.dtype.itemsize();
+    for_each_run(&meta.shape, offset, data.shape(), |at, done, len| {
+        let pos = meta.data_offset + at * size as u64;
+        file.write_all_at(&bytes[done * size..(done + len) * size], pos)
+            .map_err(|e| {
+                IoError::bad(
+                    shown(path),
+                    format!("writing {} bytes at offset {pos}: {e}", len * size),
+                )
+            })
+    })?;
+    Ok(bytes.len() as u64)
+}
+
+/// An array's elements as little-endian bytes in C order (the `.npy` data).
+pub fn le_bytes(a: &ArrayData) -> Vec<u8> {
+    match a {
+        ArrayData::F64(x) => x.iter().flat_map(|v| v.to_le_bytes()).collect(),
+        ArrayData::I64(x) => x.iter().flat_map(|v| v.to_le_bytes()).collect(),
+        ArrayData::Bool(x) => x.iter().map(|v| u8::from(*v)).collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn regions_of_c_and_fortran_files_match_slices_and_truncation_is_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let full = ArrayD::from_shape_fn(IxDyn(&[7, 5, 3]), |i| {
+            (i[0] * 100 + i[1] * 10 + i[2]) as i64
+        });
+        let c = dir.path().join("c.npy");
+        let meta = create(&c, &[7, 5, 3], DType::I64).unwrap();
+        // Written in four row blocks, then read back in odd blocks.
+        for r in [0..2, 2..3, 3..6, 6..7] {
+            let block = ArrayData::I64(
+                full.slice(ndarray::s![r.clone(), .., ..])
+                    .into_dyn()
+                    .to_owned(),
+            );
+            write_region(&c, &meta, &[r.start, 0, 0], &block).unwrap();
+        }
+        let meta = read_meta(&c).unwrap();
+        let got = read_region(&c, &meta, &[2, 1, 1], &[4, 3, 2]).unwrap();
+        let want = full
+            .slice(ndarray::s![2..6, 1..4, 1..3])
+            .into_dyn()
+            .to_owned();
+        assert_eq!(got, ArrayData::I64(want.clone()));
+        // The same array stored in Fortran order: the data is the transpose in C order.
+        let f = dir.path().join("f.npy");
+        let t = full.t().as_standard_layout().into_owned();
+        let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
+        let mut dict = "{'descr': '<i8', 'fortran_order': True, 'shape': (7, 5, 3), }".to_string();
+        dict.push_str(&" ".repeat(64 - (10 + dict.len() + 1) % 64));
+        dict.push('\n');
+        bytes.extend((dict.len() as u16).to_le_bytes());
+        bytes.extend(dict.as_bytes());
+        bytes.extend(t.iter().flat_map(|v| v.to_le_bytes()));
+        std::fs::write(&f, &bytes).unwrap();
+        let fmeta = read_meta(&f).unwrap();
+        assert!(fmeta.fortran);
+        assert_eq!(
+            read_region(&f, &fmeta, &[2, 1, 1], &[4, 3, 2]).unwrap(),
+            ArrayData::I64(want)
+        );
+        // Truncated: the header check says so; a region past the end names the file too.
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(&c)
+            .unwrap()
+            .set_len(meta.data_offset + 100)
+            .unwrap();
+        let e = read_meta(&c).unwrap_err().to_string();
+        assert!(e.contains("c.npy") && e.contains("truncated"), "{e}");
+        let e = read_region(&c, &meta, &[5, 0, 0], &[2, 5, 3])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("c.npy") && e.contains("reading"), "{e}");
+    }
+}

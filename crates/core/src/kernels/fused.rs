@@ -1,0 +1,379 @@
+//! The fused kernel: one pass over the data for chains of elementwise ops with an optional
+//! trailing reduction (the role numexpr plays in Mars).
+//!
+//! A FUSE node's steps run in order. A run of elementwise steps whose values are float64 or
+//! bool (bools ride as 0.0/1.0), optionally followed by `sum`/`prod`/`min`/`max`, is compiled
+//! into a list of lane operations and evaluated block by block: each block of input elements
+//! is loaded into a small buffer, every operation is applied to the buffer in place, and the
+//! buffer is written out or folded into the reduction. Intermediate results never exist as
+//! whole arrays. Steps outside such runs (slices, matmul, int64 arithmetic) use the ordinary
+//! kernels.
+//!
+//! A FUSE node that starts with a creation step (`FUSE[rand, sum]`, the map side of
+//! `mean(rand(...), axis=0)`) streams it: the values are generated block by block into the
+//! same buffer (`generate`), so the chunk never exists and a busy slot holds kilobytes, not
+//! the chunk. Reductions over some axes fold runs along the last dimension: into one
+//! accumulator when that axis is reduced, into a row of accumulators when it is kept.
+
+use super::elementwise::{fmax, fmin};
+use super::generate::Stream;
+use super::lanes::{map2, run_lane, Lane};
+use super::{kerr, KResult};
+use crate::array::{numel, ArrayData, DType};
+use crate::ops::infer::{binary_dtype, broadcast, reduced_shape, reduction_dtype, unary_dtype};
+use crate::ops::{FuseStep, Op, OpArgs};
+use ndarray::{ArrayD, IxDyn};
+use smallvec::SmallVec;
+use std::borrow::Cow;
+
+/// Elements per block: the buffers stay in L1.
+const BLOCK: usize = 2048;
+
+struct Plan {
+    lanes: Vec<Lane>,
+    reduce: Option<(Op, SmallVec<[usize; 4]>, bool)>,
+    /// Index of the first step after the segment.
+    end: usize,
+    out_dtype: DType,
+}
+
+fn lane_dtype_ok(d: DType) -> bool {
+    matches!(d, DType::F64 | DType::Bool)
+}
+
+/// Plans the longest segment from `start` over inputs of dtypes `ins`. `generated`: the
+/// single input is the stream of the creation step just before `start` (it counts as a
+/// step of the segment: a creation followed by a lone reduction is worth streaming).
+fn plan_segment(
+    steps: &[FuseStep],
+    start: usize,
+    table: &[OpArgs],
+    ins: &[DType],
+    generated: bool,
+) -> Option<Plan> {
+    if ins.is_empty() || !ins.iter().all(|d| lane_dtype_ok(*d)) {
+        return None;
+    }
+    let mut lanes = Vec::new();
+    let mut cur = ins[0];
+    let mut j = start;
+    while j < steps.len() && steps[j].op.is_elementwise() {
+        let (op, args) = (steps[j].op, &table[steps[j].args.index()]);
+        let (lane, out) = match args {
+            OpArgs::Cast { dtype: DType::F64 } => (Lane::Nop, DType::F64),
+            OpArgs::Cast { dtype: DType::Bool } => (Lane::ToBool, DType::Bool),
+            OpArgs::Cast { .. } => break,
+            OpArgs::Scalar { value, scalar_left } => {
+                let lane = Lane::Scalar {
+                    op,
+                    value: value.as_f64(),
+                    left: *scalar_left,
+                };
+                match binary_dtype(op, cur, value.dtype()) {
+                    Ok(d) => (lane, d),
+                    Err(_) => break,
+                }
+            }
+            OpArgs::None if op.family() == crate::ops::Family::Binary => {
+                if j != start || ins.len() != 2 {
+                    break;
+                }
+                match binary_dtype(op, ins[0], ins[1]) {
+                    Ok(d) => (Lane::Binary(op), d),
+                    Err(_) => break,
+                }
+            }
+            _ => match unary_dtype(op, args, cur) {
+                Ok(d) => (Lane::Unary(op), d),
+                Err(_) => break,
+            },
+        };
+        if !lane_dtype_ok(out) {
+            break;
+        }
+        lanes.push(lane);
+        if out == DType::Bool && op == Op::Add {
+            // bool + bool is logical or: 1 + 1 must read back as 1.
+            lanes.push(Lane::ToBool);
+        }
+        cur = out;
+        j += 1;
+    }
+    if lanes.is_empty() && !generated {
+        return None;
+    }
+    let mut reduce = None;
+    if let Some(step) = steps.get(j) {
+        if let OpArgs::Reduce { axes, keepdims } = &table[step.args.index()] {
+            reduce = Some((step.op, axes.clone(), *keepdims));
+            cur = reduction_dtype(step.op, cur);
+            j += 1;
+        }
+    }
+    let counted = lanes.len() + reduce.is_some() as usize + generated as usize;
+    (counted >= 2).then_some(Plan {
+        lanes,
+        reduce,
+        end: j,
+        out_dtype: cur,
+    })
+}
+
+/// An input as a contiguous f64 or bool slice of the segment's full shape, or the values
+/// of the creation step that heads the FUSE node, generated block by block.
+enum Source<'a> {
+    F64(Cow<'a, [f64]>),
+    Bool(Cow<'a, [bool]>),
+    Stream(Stream),
+}
+
+impl Source<'_> {
+    /// The next block: loads are made in order, from offset 0 on.
+    fn load(&mut self, off: usize, dst: &mut [f64]) {
+        match self {
+            Source::Stream(s) => s.fill(dst),
+            Source::F64(s) => dst.copy_from_slice(&s[off..off + dst.len()]),
+            Source::Bool(s) => {
+                let n = dst.len();
+                for (d, b) in dst.iter_mut().zip(&s[off..off + n]) {
+                    *d = *b as u8 as f64;
+                }
+            }
+        }
+    }
+}
+
+fn contiguous<'a, T: Clone>(a: &'a ArrayD<T>, shape: &[usize]) -> KResult<Cow<'a, [T]>> {
+    if a.shape() == shape {
+        if let Some(s) = a.as_slice() {
+            return Ok(Cow::Borrowed(s));
+        }
+    }
+    let view = a
+        .broadcast(IxDyn(shape))
+        .ok_or_else(|| super::KernelError("operands cannot be broadcast".into()))?;
+    Ok(Cow::Owned(view.iter().cloned().collect()))
+}
+
+fn source<'a>(a: &'a ArrayData, shape: &[usize]) -> KResult<Source<'a>> {
+    Ok(match a {
+        ArrayData::F64(x) => Source::F64(contiguous(x, shape)?),
+        ArrayData::Bool(x) => Source::Bool(contiguous(x, shape)?),
+        ArrayData::I64(_) => return kerr("int64 input in a float lane segment"),
+    })
+}
+
+fn eval_segment(plan: &Plan, ins: &[&ArrayData]) -> KResult<ArrayData> {
+    let shape: SmallVec<[usize; 4]> = match ins {
+        [a, b] => broadcast("fuse", a.shape(), b.shape())
+            .map_err(|e| super::KernelError(e.to_string()))?,
+        [a, ..] => a.shape().into(),
+        [] => return kerr("fused segment without inputs"),
+    };
+    let first = source(ins[0], &shape)?;
+    let second = if ins.len() == 2 {
+        Some(source(ins[1], &shape)?)
+    } else {
+        None
+    };
+    eval_sources(plan, shape, first, second)
+}
+
+fn eval_sources(
+    plan: &Plan,
+    shape: SmallVec<[usize; 4]>,
+    mut first: Source<'_>,
+    mut second: Option<Source<'_>>,
+) -> KResult<ArrayData> {
+    let n = numel(&shape);
+    let mut buf = vec![0.0f64; BLOCK];
+    let mut buf2 = vec![0.0f64; if second.is_some() { BLOCK } else { 0 }];
+
+    let (out_shape, mut acc): (SmallVec<[usize; 4]>, Vec<f64>) = match &plan.reduce {
+        None => (shape.clone(), Vec::with_capacity(n)),
+        Some((op, axes, keepdims)) => {
+            let init = match op {
+                Op::Sum => 0.0,
+                Op::Prod => 1.0,
+                Op::Min => f64::INFINITY,
+                _ => f64::NEG_INFINITY,
+            };
+            let os = reduced_shape(&shape, axes, *keepdims);
+            let len = numel(&os);
+            (os, vec![init; len])
+        }
+    };
+    // Stride in the accumulator for each input dimension (0 along reduced axes).
+    let ostride: SmallVec<[usize; 4]> = match &plan.reduce {
+        Some((_, axes, _)) if axes.len() < shape.len() => {
+            let kept: SmallVec<[usize; 4]> = reduced_shape(&shape, axes, true);
+            let mut strides: SmallVec<[usize; 4]> = SmallVec::from_elem(0, shape.len());
+            let mut s = 1;
+            for d in (0..shape.len()).rev() {
+                strides[d] = if axes.contains(&d) { 0 } else { s };
+                s *= kept[d];
+            }
+            strides
+        }
+        _ => SmallVec::new(),
+    };
+    let mut idx: SmallVec<[usize; 4]> = SmallVec::from_elem(0, shape.len());
+    let mut oflat = 0usize;
+
+    let mut off = 0;
+    while off < n {
+        let len = BLOCK.min(n - off);
+        let b = &mut buf[..len];
+        first.load(off, b);
+        if let Some(s) = &mut second {
+            s.load(off, &mut buf2[..len]);
+        }
+        for lane in &plan.lanes {
+            run_lane(*lane, b, &buf2[..buf2.len().min(len)]);
+        }
+        match &plan.reduce {
+            None => acc.extend_from_slice(b),
+            Some((op, axes, _)) if axes.len() == shape.len() => {
+                let v = match op {
+                    Op::Sum => b.iter().sum::<f64>(),
+                    Op::Prod => b.iter().product::<f64>(),
+                    Op::Min => b.iter().copied().fold(f64::INFINITY, fmin),
+                    _ => b.iter().copied().fold(f64::NEG_INFINITY, fmax),
+                };
+                acc[0] = match op {
+                    Op::Sum => acc[0] + v,
+                    Op::Prod => acc[0] * v,
+                    Op::Min => fmin(acc[0], v),
+                    _ => fmax(acc[0], v),
+                };
+            }
+            Some((op, _, _)) => {
+                // Runs along the last dimension: into one accumulator when that axis is
+                // reduced, elementwise into a contiguous stretch of them when it is kept (so
+                // `sum(axis=0)` of a matrix adds whole rows, vectorized). Each accumulator
+                // still takes its elements in C order.
+                let last = shape.len() - 1;
+                let mut pos = 0;
+                while pos < len {
+                    let run = (shape[last] - idx[last]).min(len - pos);
+                    let seg = &b[pos..pos + run];
+                    if ostride[last] == 0 {
+                        fold_run(*op, &mut acc[oflat], seg);
+                    } else {
+                        fold_lanes(*op, &mut acc[oflat..oflat + run], seg);
+                    }
+                    pos += run;
+                    idx[last] += run;
+                    oflat += ostride[last] * run;
+                    if idx[last] < shape[last] {
+                        continue;
+                    }
+                    oflat -= ostride[last] * shape[last];
+                    idx[last] = 0;
+                    for d in (0..last).rev() {
+                        idx[d] += 1;
+                        oflat += ostride[d];
+                        if idx[d] < shape[d] {
+                            break;
+                        }
+                        oflat -= ostride[d] * shape[d];
+                        idx[d] = 0;
+                    }
+                }
+            }
+        }
+        off += len;
+    }
+    let dim = IxDyn(&out_shape);
+    let wrap = |e: ndarray::ShapeError| super::KernelError(format!("fused output shape: {e}"));
+    Ok(match plan.out_dtype {
+        DType::F64 => ArrayData::F64(ArrayD::from_shape_vec(dim, acc).map_err(wrap)?),
+        DType::Bool => ArrayData::Bool(
+            // Bool lanes hold 0 or 1; an empty reduction leaves its identity, -inf for `max`
+            // (any: false) and +inf for `min` (all: true), so compare with 1/2, not with 0.
+            ArrayD::from_shape_vec(dim, acc.iter().map(|x| *x > 0.5).collect()).map_err(wrap)?,
+        ),
+        DType::I64 => ArrayData::I64(
+            ArrayD::from_shape_vec(dim, acc.iter().map(|x| *x as i64).collect()).map_err(wrap)?,
+        ),
+    })
+}
+
+/// Runs the steps of a FUSE node on the head's inputs.
+pub fn run_fused(
+    steps: &[FuseStep],
+    table: &[OpArgs],
+    inputs: &[&ArrayData],
+) -> KResult<ArrayData> {
+    let mut cur: Option<ArrayData> = None;
+    let mut i = 0;
+    if let Some((out, end)) = streamed_head(steps, table, inputs)? {
+        cur = Some(out);
+        i = end;
+    }
+    while i < steps.len() {
+        let out = {
+            let ins: Vec<&ArrayData> = match &cur {
+                None => inputs.to_vec(),
+                Some(c) => vec![c],
+            };
+            let dtypes: SmallVec<[DType; 2]> = ins.iter().map(|a| a.dtype()).collect();
+            if let Some(plan) = plan_segment(steps, i, table, &dtypes, false) {
+                i = plan.end;
+                eval_segment(&plan, &ins)?
+            } else {
+                let step = steps[i];
+                i += 1;
+                super::apply(step.op, &table[step.args.index()], table, &ins)?
+            }
+        };
+        cur = Some(out);
+    }
+    cur.ok_or_else(|| super::KernelError("FUSE node without steps".into()))
+}
+
+/// A FUSE node that starts with a streamable creation step (no inputs) and continues with a
+/// lane segment: the segment's output and the index of the step after it.
+fn streamed_head(
+    steps: &[FuseStep],
+    table: &[OpArgs],
+    inputs: &[&ArrayData],
+) -> KResult<Option<(ArrayData, usize)>> {
+    let Some(head) = steps.first() else {
+        return Ok(None);
+    };
+    let OpArgs::Fill { fill, shape } = &table[head.args.index()] else {
+        return Ok(None);
+    };
+    if !inputs.is_empty() || head.op.family() != crate::ops::Family::Creation {
+        return Ok(None);
+    }
+    let Some((stream, dtype)) = Stream::new(fill) else {
+        return Ok(None);
+    };
+    let Some(plan) = plan_segment(steps, 1, table, &[dtype], true) else {
+        return Ok(None);
+    };
+    let out = eval_sources(&plan, shape.clone(), Source::Stream(stream), None)?;
+    Ok(Some((out, plan.end)))
+}
+
+/// Folds `seg` into one accumulator, in order.
+fn fold_run(op: Op, acc: &mut f64, seg: &[f64]) {
+    *acc = match op {
+        Op::Sum => seg.iter().fold(*acc, |a, v| a + v),
+        Op::Prod => seg.iter().fold(*acc, |a, v| a * v),
+        Op::Min => seg.iter().fold(*acc, |a, v| fmin(a, *v)),
+        _ => seg.iter().fold(*acc, |a, v| fmax(a, *v)),
+    };
+}
+
+/// Folds `seg[i]` into `acc[i]`.
+fn fold_lanes(op: Op, acc: &mut [f64], seg: &[f64]) {
+    match op {
+        Op::Sum => map2(acc, seg, |a, v| a + v),
+        Op::Prod => map2(acc, seg, |a, v| a * v),
+        Op::Min => map2(acc, seg, fmin),
+        _ => map2(acc, seg, fmax),
+    }
+}

@@ -1,0 +1,421 @@
+//! Kernels of the shuffle ops: mappers that split a chunk into one piece per reducer,
+//! reducers that combine their pieces (in mapper order), and the local parts of sorting.
+//!
+//! Sorting orders every dtype by one `u64` key ([`Key`]): int64 with its sign bit flipped,
+//! float64 by IEEE total order with every NaN last (NumPy sorts NaN last), bool as 0/1. Ties
+//! keep their original order wherever positions are carried (argsort is NumPy's
+//! `kind='stable'`). Argsort buckets are int64 pairs `(key, position)`.
+
+use super::{kerr, KResult};
+use crate::array::ArrayData;
+use crate::ops::{MapKind, ReduceKind};
+use ndarray::{ArrayD, Axis, IxDyn};
+use rand::{RngCore, SeedableRng};
+use rand_xoshiro::Xoshiro256PlusPlus;
+
+/// An order-preserving `u64` key.
+pub trait Key: Copy {
+    fn key(self) -> u64;
+}
+
+impl Key for i64 {
+    #[inline]
+    fn key(self) -> u64 {
+        (self as u64) ^ (1 << 63)
+    }
+}
+
+impl Key for f64 {
+    #[inline]
+    fn key(self) -> u64 {
+        if self.is_nan() {
+            return u64::MAX;
+        }
+        let b = self.to_bits();
+        if b >> 63 == 1 {
+            !b
+        } else {
+            b | (1 << 63)
+        }
+    }
+}
+
+impl Key for bool {
+    #[inline]
+    fn key(self) -> u64 {
+        self as u64
+    }
+}
+
+/// The values `rows` int64 of the benchmark's mapper `seed`: [0, 2^31) from Xoshiro256++.
+pub fn bench_values(rows: u64, seed: u64) -> Vec<i64> {
+    let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
+    (0..rows).map(|_| (rng.next_u64() >> 33) as i64).collect()
+}
+
+/// 2^61, the modulus of the benchmark's weighted sum.
+pub const BENCH_MOD: u128 = 1 << 61;
+
+fn vec1<T>(v: Vec<T>) -> ArrayD<T> {
+    let n = v.len();
+    ArrayD::from_shape_vec(IxDyn(&[n]), v).expect("a 1-D vector fits its length")
+}
+
+fn flat<T: Clone>(a: &ArrayD<T>) -> Vec<T> {
+    a.iter().cloned().collect()
+}
+
+macro_rules! each_dtype {
+    ($data:expr, $v:ident => $body:expr) => {
+        match $data {
+            ArrayData::F64($v) => ArrayData::F64($body),
+            ArrayData::I64($v) => ArrayData::I64($body),
+            ArrayData::Bool($v) => ArrayData::Bool($body),
+        }
+    };
+}
+
+/// Splits a mapper's input: the pieces (one per reducer) and each piece's element count.
+pub fn map(
+    kind: &MapKind,
+    reducers: u32,
+    ordinal: u32,
+    inputs: &[&ArrayData],
+) -> KResult<(ArrayData, Vec<ArrayData>)> {
+    let m = reducers as usize;
+    let mut counts = vec![0i64; m];
+    let pieces = match (kind, inputs) {
+        (MapKind::BenchGen { rows, seed }, []) => {
+            let mut parts: Vec<Vec<i64>> = vec![Vec::new(); m];
+            for v in bench_values(*rows, *seed) {
+                parts[(v as u64 % reducers as u64) as usize].push(v);
+            }
+            parts.into_iter().map(|p| ArrayData::I64(vec1(p))).collect()
+        }
+        (MapKind::SortPartition { arg, offset }, [data, splitters]) => {
+            partition(data, splitters, m, *arg, *offset)?
+        }
+        (MapKind::Rebalance { chunk, arg }, [bucket, ArrayData::I64(lengths)]) => {
+            let lengths = flat(lengths);
+            let start: i64 = lengths.iter().take(ordinal as usize).sum();
+            rebalance(bucket, start.max(0) as usize, *chunk as usize, m, *arg)
+        }
+        (
+            MapKind::TakeRoute {
+                len,
+                chunk,
+                offset,
+                axis,
+            },
+            [idx],
+        ) => super::take::route(idx, m, *len, *chunk, *offset, *axis)?,
+        (MapKind::TakeServe { out_chunk }, [rows, requests]) => {
+            super::take::serve(rows, requests, m, *out_chunk)?
+        }
+        (MapKind::UniquePartition { counts }, [data]) => {
+            super::select::unique_partition(data, None, m, *counts)?
+        }
+        (MapKind::UniquePartition { counts }, [data, splitters]) => {
+            super::select::unique_partition(data, Some(splitters), m, *counts)?
+        }
+        _ => {
+            return kerr(format!(
+                "mapper {kind:?} got {} inputs of the wrong kind",
+                inputs.len()
+            ))
+        }
+    };
+    for (c, p) in counts.iter_mut().zip(&pieces) {
+        *c = match (kind, p) {
+            (
+                MapKind::SortPartition { arg: true, .. }
+                | MapKind::Rebalance { arg: true, .. }
+                | MapKind::UniquePartition { counts: true },
+                p,
+            ) => p.len() as i64 / 2,
+            (_, p) => p.len() as i64,
+        };
+    }
+    Ok((ArrayData::I64(vec1(counts)), pieces))
+}
+
+fn partition(
+    data: &ArrayData,
+    splitters: &ArrayData,
+    m: usize,
+    arg: bool,
+    offset: u64,
+) -> KResult<Vec<ArrayData>> {
+    /// Bucket of every element: the number of splitters at or below it.
+    fn buckets<T: Key>(v: &ArrayD<T>, s: &ArrayD<T>, m: usize) -> Vec<u32> {
+        let keys: Vec<u64> = s.iter().map(|x| x.key()).collect();
+        v.iter()
+            .map(|x| keys.partition_point(|k| *k <= x.key()).min(m - 1) as u32)
+            .collect()
+    }
+    fn emit<T: Key + Clone>(
+        v: &ArrayD<T>,
+        s: &ArrayD<T>,
+        m: usize,
+        arg: bool,
+        offset: u64,
+        wrap: impl Fn(ArrayD<T>) -> ArrayData,
+    ) -> Vec<ArrayData> {
+        let b = buckets(v, s, m);
+        let mut sizes = vec![0usize; m];
+        for k in &b {
+            sizes[*k as usize] += 1;
+        }
+        if arg {
+            let mut parts: Vec<Vec<i64>> =
+                sizes.iter().map(|n| Vec::with_capacity(2 * n)).collect();
+            for (i, (x, k)) in v.iter().zip(&b).enumerate() {
+                parts[*k as usize].extend([x.key() as i64, (offset + i as u64) as i64]);
+            }
+            parts.into_iter().map(|p| ArrayData::I64(vec1(p))).collect()
+        } else {
+            let mut parts: Vec<Vec<T>> = sizes.iter().map(|n| Vec::with_capacity(*n)).collect();
+            for (x, k) in v.iter().zip(&b) {
+                parts[*k as usize].push(*x);
+            }
+            parts.into_iter().map(|p| wrap(vec1(p))).collect()
+        }
+    }
+    Ok(match (data, splitters) {
+        (ArrayData::F64(v), ArrayData::F64(s)) => emit(v, s, m, arg, offset, ArrayData::F64),
+        (ArrayData::I64(v), ArrayData::I64(s)) => emit(v, s, m, arg, offset, ArrayData::I64),
+        (ArrayData::Bool(v), ArrayData::Bool(s)) => emit(v, s, m, arg, offset, ArrayData::Bool),
+        _ => return kerr("sort: chunk and splitters of different dtypes"),
+    })
+}
+
+fn rebalance(
+    bucket: &ArrayData,
+    start: usize,
+    chunk: usize,
+    m: usize,
+    arg: bool,
+) -> Vec<ArrayData> {
+    let width = if arg { 2 } else { 1 };
+    let n = bucket.len() / width;
+    (0..m)
+        .map(|r| {
+            let (lo, hi) = (r * chunk, (r + 1) * chunk);
+            let a = lo.max(start).min(start + n) - start;
+            let b = hi.max(start).min(start + n) - start;
+            let range = a * width..b * width;
+            each_dtype!(bucket, v => vec1(match v.as_slice() {
+                Some(flat) => flat[range].to_vec(),
+                None => v.iter().skip(range.start).take(range.len()).cloned().collect(),
+            }))
+        })
+        .collect()
+}
+
+/// Combines a reducer's pieces, given in mapper order.
+pub fn reduce(kind: &ReduceKind, pieces: &[&ArrayData]) -> KResult<ArrayData> {
+    let concat = |pieces: &[&ArrayData]| -> KResult<ArrayData> {
+        let Some(first) = pieces.first() else {
+            return Ok(ArrayData::I64(vec1(vec![])));
+        };
+        Ok(match first {
+            ArrayData::F64(_) => ArrayData::F64(vec1(collect(pieces, |p| match p {
+                ArrayData::F64(a) => Some(a),
+                _ => None,
+            })?)),
+            ArrayData::I64(_) => ArrayData::I64(vec1(collect(pieces, |p| match p {
+                ArrayData::I64(a) => Some(a),
+                _ => None,
+            })?)),
+            ArrayData::Bool(_) => ArrayData::Bool(vec1(collect(pieces, |p| match p {
+                ArrayData::Bool(a) => Some(a),
+                _ => None,
+            })?)),
+        })
+    };
+    match kind {
+        ReduceKind::BenchStats => {
+            let ArrayData::I64(all) = concat(pieces)? else {
+                return kerr("benchmark pieces must be int64");
+            };
+            let mut v = flat(&all);
+            v.sort_unstable();
+            let sum = v.iter().fold(0i64, |a, x| a.wrapping_add(*x));
+            let weighted = v.iter().enumerate().fold(0u128, |acc, (i, x)| {
+                (acc + (i as u128) * (*x as u64 as u128)) % BENCH_MOD
+            });
+            Ok(ArrayData::I64(
+                ArrayD::from_shape_vec(IxDyn(&[1, 3]), vec![v.len() as i64, sum, weighted as i64])
+                    .expect("three values"),
+            ))
+        }
+        ReduceKind::SortMerge { arg: false } => Ok(match concat(pieces)? {
+            ArrayData::F64(a) => ArrayData::F64(sorted(a)),
+            ArrayData::I64(a) => ArrayData::I64(sorted(a)),
+            ArrayData::Bool(a) => ArrayData::Bool(sorted(a)),
+        }),
+        ReduceKind::SortMerge { arg: true } => {
+            let ArrayData::I64(all) = concat(pieces)? else {
+                return kerr("argsort pieces must be int64 pairs");
+            };
+            let v = flat(&all);
+            let mut pairs: Vec<(u64, i64)> =
+                v.chunks_exact(2).map(|p| (p[0] as u64, p[1])).collect();
+            pairs.sort_unstable();
+            Ok(ArrayData::I64(vec1(
+                pairs.into_iter().flat_map(|(k, i)| [k as i64, i]).collect(),
+            )))
+        }
+        ReduceKind::TakePlace {
+            dtype,
+            start,
+            rows,
+            width,
+        } => super::take::place(pieces, *dtype, *start, *rows, *width),
+        ReduceKind::UniqueMerge { counts } => super::select::unique_merge(pieces, *counts),
+        ReduceKind::Concat { arg: false } => concat(pieces),
+        ReduceKind::Concat { arg: true } => {
+            let ArrayData::I64(all) = concat(pieces)? else {
+                return kerr("argsort pieces must be int64 pairs");
+            };
+            Ok(ArrayData::I64(vec1(
+                all.iter().skip(1).step_by(2).copied().collect(),
+            )))
+        }
+    }
+}
+
+fn collect<'a, T: Clone + 'a>(
+    pieces: &[&'a ArrayData],
+    get: impl Fn(&'a ArrayData) -> Option<&'a ArrayD<T>>,
+) -> KResult<Vec<T>> {
+    let mut out = Vec::with_capacity(pieces.iter().map(|p| p.len()).sum());
+    for p in pieces {
+        match get(p) {
+            Some(a) => out.extend(a.iter().cloned()),
+            None => return kerr("pieces of different dtypes"),
+        }
+    }
+    Ok(out)
+}
+
+fn sorted<T: Key + Clone>(a: ArrayD<T>) -> ArrayD<T> {
+    let mut v = a.into_raw_vec_and_offset().0;
+    v.sort_unstable_by_key(|x| x.key());
+    vec1(v)
+}
+
+/// Sorts every lane along the last axis (positions instead of values when `arg`).
+pub fn sort_lanes(data: &ArrayData, arg: bool) -> KResult<ArrayData> {
+    fn go<T: Key + Clone + Default>(a: &ArrayD<T>, arg: bool) -> (ArrayD<T>, ArrayD<i64>) {
+        let last = Axis(a.ndim().saturating_sub(1));
+        if arg {
+            let mut out = ArrayD::<i64>::zeros(a.raw_dim());
+            if a.ndim() == 0 {
+                return (ArrayD::default(IxDyn(&[0])), out);
+            }
+            for (lane, mut o) in a.lanes(last).into_iter().zip(out.lanes_mut(last)) {
+                let mut idx: Vec<usize> = (0..lane.len()).collect();
+                idx.sort_by_key(|i| lane[*i].key());
+                for (dst, i) in o.iter_mut().zip(idx) {
+                    *dst = i as i64;
+                }
+            }
+            (ArrayD::default(IxDyn(&[0])), out)
+        } else {
+            let mut out = a.clone();
+            if a.ndim() == 0 {
+                return (out, ArrayD::default(IxDyn(&[0])));
+            }
+            for mut lane in out.lanes_mut(last) {
+                let mut v: Vec<T> = lane.iter().cloned().collect();
+                v.sort_unstable_by_key(|x| x.key());
+                for (dst, x) in lane.iter_mut().zip(v) {
+                    *dst = x;
+                }
+            }
+            (out, ArrayD::default(IxDyn(&[0])))
+        }
+    }
+    Ok(match (data, arg) {
+        (ArrayData::F64(a), false) => ArrayData::F64(go(a, false).0),
+        (ArrayData::I64(a), false) => ArrayData::I64(go(a, false).0),
+        (ArrayData::Bool(a), false) => ArrayData::Bool(go(a, false).0),
+        (ArrayData::F64(a), true) => ArrayData::I64(go(a, true).1),
+        (ArrayData::I64(a), true) => ArrayData::I64(go(a, true).1),
+        (ArrayData::Bool(a), true) => ArrayData::I64(go(a, true).1),
+    })
+}
+
+/// `count` regularly spaced values of the sorted chunk.
+pub fn sample(data: &ArrayData, count: u32) -> KResult<ArrayData> {
+    let sorted_flat = sort_lanes(&flatten(data), false)?;
+    let n = sorted_flat.len();
+    let picks: Vec<usize> = if n == 0 {
+        vec![]
+    } else {
+        (0..count as usize)
+            .map(|i| i * n / count as usize)
+            .collect()
+    };
+    Ok(each_dtype!(&sorted_flat, v => vec1(picks.iter().map(|i| v[[*i]]).collect())))
+}
+
+/// `parts - 1` splitters from the merged samples.
+pub fn splitters(samples: &[&ArrayData], parts: u32) -> KResult<ArrayData> {
+    let merged = sort_lanes(&reduce(&ReduceKind::Concat { arg: false }, samples)?, false)?;
+    let n = merged.len();
+    let picks: Vec<usize> = if n == 0 {
+        vec![]
+    } else {
+        (1..parts as usize)
+            .map(|k| (k * n / parts as usize).min(n - 1))
+            .collect()
+    };
+    Ok(each_dtype!(&merged, v => vec1(picks.iter().map(|i| v[[*i]]).collect())))
+}
+
+fn flatten(data: &ArrayData) -> ArrayData {
+    each_dtype!(data, v => vec1(flat(v)))
+}
+
+/// Every reducer's `(count, sum, weighted)`, computed without the runtime's split or kernels.
+pub fn bench_expected(in_parts: u32, out_parts: u32, rows: u64) -> Vec<[i64; 3]> {
+    let o = out_parts as i64;
+    let mut all: Vec<i64> = (0..in_parts as u64)
+        .flat_map(|seed| bench_values(rows, seed))
+        .collect();
+    all.sort_unstable_by_key(|v| (v.rem_euclid(o), *v));
+    let mut out = vec![[0i64; 3]; out_parts as usize];
+    let mut start = 0;
+    while start < all.len() {
+        let r = all[start].rem_euclid(o);
+        let end = start + all[start..].partition_point(|v| v.rem_euclid(o) == r);
+        let group = &all[start..end];
+        let mut weighted = 0u128;
+        for (i, v) in group.iter().enumerate() {
+            weighted = (weighted + i as u128 * *v as u128) % BENCH_MOD;
+        }
+        out[r as usize] = [
+            group.len() as i64,
+            group.iter().fold(0i64, |a, v| a.wrapping_add(*v)),
+            weighted as i64,
+        ];
+        start = end;
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bench_expected_counts_every_value_once() {
+        let e = bench_expected(3, 4, 50);
+        assert_eq!(e.iter().map(|r| r[0]).sum::<i64>(), 150);
+        let all: Vec<i64> = (0..3).flat_map(|s| bench_values(50, s)).collect();
+        let sum = all.iter().fold(0i64, |a, v| a.wrapping_add(*v));
+        assert_eq!(e.iter().fold(0i64, |a, r| a.wrapping_add(r[1])), sum);
+    }
+}

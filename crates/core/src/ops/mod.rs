@@ -1,0 +1,294 @@
+//! The operation registry (MEP-0002).
+//!
+//! Every operation is a variant of [`Op`], a one-byte enum, and has a full name such as
+//! `ares.tensor.arithmetic.add`. Its wire id is `OpId = murmur3_32(full name, seed 0)`, and
+//! [`Op::from_id`] is the one static registry mapping ids back to operations. Serialized graphs
+//! carry `(op_id, args)`, never trait objects. Behaviour per op (tiling rule, kernel) is
+//! dispatched by `match` on the enum in `prepare::tile` and `kernels`; the metadata here
+//! (family, arity, fusability) is what the passes need to reason about ops generically.
+
+pub mod args;
+pub mod chunk_spec;
+pub mod dtypes;
+pub mod infer;
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use std::fmt;
+use std::sync::OnceLock;
+
+pub use args::{ChunkSpec, DimIndex, Fill, FuseStep, MapKind, OpArgs, ReduceKind};
+
+/// Wire id of an operation: murmur3_32 of its full name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct OpId(pub u32);
+
+impl fmt::Display for OpId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{:08x}", self.0)
+    }
+}
+
+/// What kind of computation an op is; drives fusion and the fused kernel.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Family {
+    /// Produces data from nothing (random, constants, ranges).
+    Creation,
+    /// One input, element by element.
+    Unary,
+    /// Two inputs (or one input and a scalar), element by element with broadcasting.
+    Binary,
+    /// Three inputs element by element with broadcasting (`where`).
+    Ternary,
+    /// Running totals along an axis (`cumsum`, `cumprod`).
+    Scan,
+    /// Reduces along axes.
+    Reduction,
+    /// Combines partial results of a reduction or a matmul (chunk level only).
+    Combine,
+    Linalg,
+    /// Shape and indexing: slice, transpose, concatenate, rechunk, reshape, assemble.
+    Indexing,
+    /// A chain of ops fused into one chunk node.
+    Fuse,
+    /// Reads a result another task of the session left on the workers.
+    Fetch,
+    /// Reads or writes a file (`from_npy`, `to_zarr`...; see `crate::io`).
+    Io,
+    /// Map-reduce shuffles (MEP-0002): tileable ops that tile into mappers, a proxy and
+    /// reducers, and those chunk-level ops ([`crate::graph::shuffle`]).
+    Shuffle,
+}
+
+macro_rules! ops {
+    ($($variant:ident => $family:ident, $name:literal, $full:literal;)*) => {
+        /// Every operation ares knows.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        #[repr(u8)]
+        pub enum Op { $($variant,)* }
+
+        impl Op {
+            /// All operations, in declaration order.
+            pub const ALL: &'static [Op] = &[$(Op::$variant,)*];
+
+            /// Short, numpy-like name (`add`, `sum`, `rand`).
+            pub fn name(self) -> &'static str {
+                match self { $(Op::$variant => $name,)* }
+            }
+
+            /// Full name hashed into the [`OpId`].
+            pub fn full_name(self) -> &'static str {
+                match self { $(Op::$variant => $full,)* }
+            }
+
+            pub fn family(self) -> Family {
+                match self { $(Op::$variant => Family::$family,)* }
+            }
+        }
+    };
+}
+
+ops! {
+    Rand => Creation, "rand", "ares.tensor.random.rand";
+    Randn => Creation, "randn", "ares.tensor.random.randn";
+    Full => Creation, "full", "ares.tensor.datasource.full";
+    Arange => Creation, "arange", "ares.tensor.datasource.arange";
+    Linspace => Creation, "linspace", "ares.tensor.datasource.linspace";
+    Neg => Unary, "negative", "ares.tensor.arithmetic.negative";
+    Abs => Unary, "abs", "ares.tensor.arithmetic.abs";
+    Sqrt => Unary, "sqrt", "ares.tensor.arithmetic.sqrt";
+    Exp => Unary, "exp", "ares.tensor.arithmetic.exp";
+    Log => Unary, "log", "ares.tensor.arithmetic.log";
+    Sin => Unary, "sin", "ares.tensor.arithmetic.sin";
+    Cos => Unary, "cos", "ares.tensor.arithmetic.cos";
+    AsType => Unary, "astype", "ares.tensor.base.astype";
+    IsNan => Unary, "isnan", "ares.tensor.arithmetic.isnan";
+    IsInf => Unary, "isinf", "ares.tensor.arithmetic.isinf";
+    IsFinite => Unary, "isfinite", "ares.tensor.arithmetic.isfinite";
+    Add => Binary, "add", "ares.tensor.arithmetic.add";
+    Sub => Binary, "subtract", "ares.tensor.arithmetic.subtract";
+    Mul => Binary, "multiply", "ares.tensor.arithmetic.multiply";
+    Div => Binary, "divide", "ares.tensor.arithmetic.truediv";
+    Pow => Binary, "power", "ares.tensor.arithmetic.power";
+    Maximum => Binary, "maximum", "ares.tensor.arithmetic.maximum";
+    Minimum => Binary, "minimum", "ares.tensor.arithmetic.minimum";
+    Eq => Binary, "equal", "ares.tensor.arithmetic.equal";
+    Ne => Binary, "not_equal", "ares.tensor.arithmetic.not_equal";
+    Lt => Binary, "less", "ares.tensor.arithmetic.less";
+    Le => Binary, "less_equal", "ares.tensor.arithmetic.less_equal";
+    Gt => Binary, "greater", "ares.tensor.arithmetic.greater";
+    Ge => Binary, "greater_equal", "ares.tensor.arithmetic.greater_equal";
+    Where => Ternary, "where", "ares.tensor.base.where";
+    Sum => Reduction, "sum", "ares.tensor.reduction.sum";
+    Prod => Reduction, "prod", "ares.tensor.reduction.prod";
+    Min => Reduction, "min", "ares.tensor.reduction.min";
+    Max => Reduction, "max", "ares.tensor.reduction.max";
+    Var => Reduction, "var", "ares.tensor.reduction.var";
+    ArgMin => Reduction, "argmin", "ares.tensor.reduction.argmin";
+    ArgMax => Reduction, "argmax", "ares.tensor.reduction.argmax";
+    ArgCombine => Combine, "arg_combine", "ares.tensor.reduction.arg_combine";
+    ArgIndex => Combine, "arg_index", "ares.tensor.reduction.arg_index";
+    CumSum => Scan, "cumsum", "ares.tensor.reduction.cumsum";
+    CumProd => Scan, "cumprod", "ares.tensor.reduction.cumprod";
+    Moments => Reduction, "moments", "ares.tensor.reduction.moments";
+    MomentsCombine => Combine, "moments_combine", "ares.tensor.reduction.moments_combine";
+    MomentsVar => Combine, "moments_var", "ares.tensor.reduction.moments_var";
+    Combine => Combine, "combine", "ares.tensor.reduction.combine";
+    TreeAdd => Combine, "tree_add", "ares.tensor.arithmetic.tree_add";
+    Matmul => Linalg, "matmul", "ares.tensor.linalg.matmul";
+    Slice => Indexing, "slice", "ares.tensor.indexing.slice";
+    Transpose => Indexing, "transpose", "ares.tensor.base.transpose";
+    Concatenate => Indexing, "concatenate", "ares.tensor.merge.concatenate";
+    Rechunk => Indexing, "rechunk", "ares.tensor.rechunk.rechunk";
+    Reshape => Indexing, "reshape", "ares.tensor.reshape.reshape";
+    Assemble => Indexing, "assemble", "ares.tensor.merge.assemble";
+    Fuse => Fuse, "fuse", "ares.tensor.fuse.fuse";
+    Fetch => Fetch, "fetch", "ares.tensor.fetch.fetch";
+    // io (branch io): sources and sinks
+    FromNpy => Io, "from_npy", "ares.tensor.datasource.from_npy";
+    FromZarr => Io, "from_zarr", "ares.tensor.datasource.from_zarr";
+    ToNpy => Io, "to_npy", "ares.tensor.datastore.to_npy";
+    ToZarr => Io, "to_zarr", "ares.tensor.datastore.to_zarr";
+    // Shuffle (issue 11): tileable ops, then the chunk-level map / proxy / reduce ops.
+    ShuffleBench => Shuffle, "shuffle_bench", "ares.tensor.shuffle.bench";
+    Sort => Shuffle, "sort", "ares.tensor.base.sort";
+    ShuffleMap => Shuffle, "shuffle_map", "ares.tensor.shuffle.map";
+    ShuffleProxy => Shuffle, "shuffle_proxy", "ares.tensor.shuffle.proxy";
+    ShuffleReduce => Shuffle, "shuffle_reduce", "ares.tensor.shuffle.reduce";
+    SortSample => Shuffle, "sort_sample", "ares.tensor.base.sort_sample";
+    SortSplitters => Shuffle, "sort_splitters", "ares.tensor.base.sort_splitters";
+    // Data-dependent lengths and lookups (issue 11, `tensor::select`).
+    Unique => Shuffle, "unique", "ares.tensor.base.unique";
+    UniquePick => Shuffle, "unique_pick", "ares.tensor.base.unique_pick";
+    MaskSelect => Shuffle, "mask_select", "ares.tensor.indexing.mask_select";
+    SearchSorted => Shuffle, "searchsorted", "ares.tensor.base.searchsorted";
+    TakeRows => Shuffle, "take", "ares.tensor.indexing.take";
+}
+
+/// murmur3_32 of a name with seed 0.
+pub fn murmur3_id(name: &str) -> OpId {
+    let hash = murmur3::murmur3_32(&mut std::io::Cursor::new(name.as_bytes()), 0)
+        .expect("hashing an in-memory buffer cannot fail");
+    OpId(hash)
+}
+
+fn id_table() -> &'static [(OpId, Op)] {
+    static TABLE: OnceLock<Vec<(OpId, Op)>> = OnceLock::new();
+    TABLE.get_or_init(|| {
+        let mut table: Vec<(OpId, Op)> = Op::ALL
+            .iter()
+            .map(|op| (murmur3_id(op.full_name()), *op))
+            .collect();
+        table.sort_unstable();
+        table
+    })
+}
+
+impl Op {
+    /// The wire id: murmur3_32 of [`Op::full_name`].
+    pub fn id(self) -> OpId {
+        static IDS: OnceLock<Vec<OpId>> = OnceLock::new();
+        IDS.get_or_init(|| {
+            Op::ALL
+                .iter()
+                .map(|op| murmur3_id(op.full_name()))
+                .collect()
+        })[self as usize]
+    }
+
+    /// Looks an operation up by wire id.
+    pub fn from_id(id: OpId) -> Option<Op> {
+        let table = id_table();
+        table
+            .binary_search_by_key(&id, |(id, _)| *id)
+            .ok()
+            .map(|i| table[i].1)
+    }
+
+    /// Looks an operation up by short name (used by the JSON graph format).
+    pub fn from_name(name: &str) -> Option<Op> {
+        Op::ALL.iter().copied().find(|op| op.name() == name)
+    }
+
+    /// Ops that may join a FUSE chain: everything that computes a chunk from its inputs.
+    /// FUSE itself and fetches (resolved by the worker, not computed) do not.
+    pub fn is_fusable(self) -> bool {
+        !matches!(
+            self.family(),
+            Family::Fuse | Family::Fetch | Family::Shuffle
+        )
+    }
+
+    /// Elementwise ops: the fused kernel evaluates runs of these block by block.
+    pub fn is_elementwise(self) -> bool {
+        matches!(self.family(), Family::Unary | Family::Binary)
+    }
+
+    /// Comparisons produce bool.
+    pub fn is_comparison(self) -> bool {
+        matches!(self, Op::Eq | Op::Ne | Op::Lt | Op::Le | Op::Gt | Op::Ge)
+    }
+}
+
+impl fmt::Display for Op {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl Serialize for Op {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        if s.is_human_readable() {
+            s.serialize_str(self.name())
+        } else {
+            s.serialize_u32(self.id().0)
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Op {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Op, D::Error> {
+        use serde::de::Error;
+        if d.is_human_readable() {
+            let name = String::deserialize(d)?;
+            Op::from_name(&name).ok_or_else(|| D::Error::custom(format!("unknown op {name:?}")))
+        } else {
+            let id = OpId(u32::deserialize(d)?);
+            Op::from_id(id).ok_or_else(|| D::Error::custom(format!("unknown op id {id}")))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashSet;
+
+    #[test]
+    fn no_two_op_names_collide() {
+        let ids: HashSet<OpId> = Op::ALL.iter().map(|op| op.id()).collect();
+        assert_eq!(
+            ids.len(),
+            Op::ALL.len(),
+            "murmur3 collision in the op registry"
+        );
+        let names: HashSet<&str> = Op::ALL.iter().map(|op| op.name()).collect();
+        assert_eq!(names.len(), Op::ALL.len(), "duplicate short name");
+    }
+
+    #[test]
+    fn registry_round_trips_every_op() {
+        for op in Op::ALL {
+            assert_eq!(Op::from_id(op.id()), Some(*op));
+            assert_eq!(Op::from_name(op.name()), Some(*op));
+        }
+        assert_eq!(Op::from_id(OpId(0)), None);
+    }
+
+    #[test]
+    fn op_id_is_murmur3_of_full_name() {
+        // Reference value of murmur3_32("ares.tensor.arithmetic.add", 0), computed independently.
+        assert_eq!(Op::Add.id(), murmur3_id("ares.tensor.arithmetic.add"));
+        assert_eq!(murmur3_id(""), OpId(0));
+        assert_eq!(murmur3_id("hello"), OpId(0x248b_fa47));
+    }
+}

@@ -1,0 +1,251 @@
+//! Tiling of reductions and matmul.
+//!
+//! A reduction maps every input chunk to a partial result (reduced axes kept as length 1),
+//! then combines the partials of each output chunk in a tree of fan-in `combine_size`; only
+//! the last level drops the reduced axes when `keepdims` is false. A single partial needs no
+//! tree. Matmul multiplies block pairs along the shared axis and sums the partial products
+//! in the same kind of tree (`tree_add`).
+
+use super::grid::{unify, Odometer};
+use super::{Tiled, Tiler};
+use crate::array::{DType, Shape};
+use crate::ids::{ArgsIdx, ChunkIdx, OpKey};
+use crate::ops::infer::reduced_shape;
+use crate::ops::{DimIndex, Op, OpArgs};
+use smallvec::SmallVec;
+
+/// The input chunks each output chunk of a reduction over `axes` reads, group after group
+/// (output positions in C order over the kept axes; inside a group, C order over the
+/// reduced axes), and the group size.
+pub(super) fn reduction_groups(input: &Tiled, axes: &[usize]) -> (Vec<ChunkIdx>, usize) {
+    let in_grid = input.grid();
+    let ndim = in_grid.len();
+    let kept: Vec<usize> = (0..ndim).filter(|d| !axes.contains(d)).collect();
+    let group_grid: Shape = axes.iter().map(|a| in_grid[*a]).collect();
+    let out_grid: Shape = kept.iter().map(|d| in_grid[*d]).collect();
+    let group = group_grid.iter().product::<usize>();
+    let mut sources = Vec::with_capacity(input.chunks.len());
+    Odometer::for_each(&out_grid, |o| {
+        Odometer::for_each(&group_grid, |g| {
+            let mut idx: Shape = Shape::from_elem(0, ndim);
+            for (k, d) in kept.iter().enumerate() {
+                idx[*d] = o[k];
+            }
+            for (k, a) in axes.iter().enumerate() {
+                idx[*a] = g[k];
+            }
+            sources.push(input.at(&idx));
+        });
+    });
+    (sources, group)
+}
+
+/// The splits of a reduction's result: reduced axes vanish, or stay as one chunk of 1.
+pub(super) fn reduced_splits(input: &Tiled, axes: &[usize], keepdims: bool) -> Vec<Vec<usize>> {
+    (0..input.splits.len())
+        .filter_map(|d| match (axes.contains(&d), keepdims) {
+            (false, _) => Some(input.splits[d].clone()),
+            (true, true) => Some(vec![1]),
+            (true, false) => None,
+        })
+        .collect()
+}
+
+impl Tiler {
+    pub(super) fn tile_reduction(
+        &mut self,
+        op: Op,
+        axes: &[usize],
+        keepdims: bool,
+        dtype: DType,
+        input: &Tiled,
+    ) -> Tiled {
+        let axes_sv: SmallVec<[usize; 4]> = axes.iter().copied().collect();
+        let (sources, group) = reduction_groups(input, axes);
+        let single = group == 1;
+        let map_keep = self.graph.intern_args(OpArgs::Reduce {
+            axes: axes_sv.clone(),
+            keepdims: keepdims || !single,
+        });
+        let mid = self.graph.intern_args(OpArgs::Combine {
+            op,
+            axes: axes_sv.clone(),
+            keepdims: true,
+        });
+        let last = self.graph.intern_args(OpArgs::Combine {
+            op,
+            axes: axes_sv,
+            keepdims,
+        });
+        let map_key = self.key();
+        let mut level_keys = Vec::new();
+        let mut chunks = Vec::with_capacity(sources.len() / group.max(1));
+        for srcs in sources.chunks(group.max(1)) {
+            let partials: Vec<ChunkIdx> = srcs
+                .iter()
+                .map(|src| {
+                    let shape = reduced_shape(self.shape_of(*src), axes, keepdims || !single);
+                    self.push(map_key, op, map_keep, shape, dtype, &[*src])
+                })
+                .collect();
+            if single {
+                chunks.push(partials[0]);
+            } else {
+                let shape = self.shape_of(partials[0]).clone();
+                let final_shape = reduced_shape(&shape, axes, keepdims);
+                chunks.push(self.tree(
+                    Op::Combine,
+                    partials,
+                    &mut level_keys,
+                    (mid, shape),
+                    (last, final_shape),
+                    dtype,
+                ));
+            }
+        }
+        Tiled {
+            splits: reduced_splits(input, axes, keepdims),
+            chunks,
+        }
+    }
+
+    /// A running total along `axis`: each chunk scans locally, then adds (or multiplies by)
+    /// the last slice of the previous output chunk along the axis, a chain of `k` steps for
+    /// `k` chunks on the axis. The carry is a length-1 slice that broadcasts.
+    pub(super) fn tile_scan(&mut self, op: Op, axis: usize, dtype: DType, input: &Tiled) -> Tiled {
+        let grid = input.grid();
+        let scan_args = self.graph.intern_args(OpArgs::Scan { axis });
+        let none = self.graph.intern_args(OpArgs::None);
+        let combine = if op == Op::CumSum { Op::Add } else { Op::Mul };
+        let (scan_key, carry_key, combine_key) = (self.key(), self.key(), self.key());
+        let mut chunks = vec![ChunkIdx(0); grid.iter().product()];
+        let mut lines = grid.clone();
+        lines[axis] = 1;
+        Odometer::for_each(&lines, |o| {
+            let mut prev: Option<ChunkIdx> = None;
+            for j in 0..grid[axis] {
+                let mut idx: Shape = o.into();
+                idx[axis] = j;
+                let src = input.at(&idx);
+                let shape = self.shape_of(src).clone();
+                let local = self.push(scan_key, op, scan_args, shape.clone(), dtype, &[src]);
+                let out = match prev {
+                    // An empty chunk (a zero-length piece of a concatenation) carries nothing.
+                    _ if shape[axis] == 0 => {
+                        chunks[super::grid::linear(&grid, &idx)] = local;
+                        continue;
+                    }
+                    None => local,
+                    Some(p) => {
+                        let prev_shape = self.shape_of(p).clone();
+                        let last: SmallVec<[DimIndex; 4]> = prev_shape
+                            .iter()
+                            .enumerate()
+                            .map(|(d, n)| DimIndex::Range {
+                                start: if d == axis { n.saturating_sub(1) } else { 0 },
+                                step: 1,
+                                len: if d == axis { (*n).min(1) } else { *n },
+                            })
+                            .collect();
+                        let mut carry_shape = prev_shape;
+                        carry_shape[axis] = carry_shape[axis].min(1);
+                        let args = self.graph.intern_args(OpArgs::Slice(last));
+                        let carry = self.push(carry_key, Op::Slice, args, carry_shape, dtype, &[p]);
+                        self.push(combine_key, combine, none, shape, dtype, &[local, carry])
+                    }
+                };
+                chunks[super::grid::linear(&grid, &idx)] = out;
+                prev = Some(out);
+            }
+        });
+        Tiled {
+            splits: input.splits.clone(),
+            chunks,
+        }
+    }
+
+    /// Combines `items` in a tree of fan-in `combine_size`. Intermediate levels use `mid`
+    /// arguments and shape, the root `last`. One op key per level, shared by all trees of
+    /// the same tiled operation through `level_keys`.
+    pub(super) fn tree(
+        &mut self,
+        op: Op,
+        mut items: Vec<ChunkIdx>,
+        level_keys: &mut Vec<OpKey>,
+        mid: (ArgsIdx, Shape),
+        last: (ArgsIdx, Shape),
+        dtype: DType,
+    ) -> ChunkIdx {
+        let fan_in = self.combine_size;
+        if items.len() == 1 {
+            debug_assert_eq!(
+                mid.1, last.1,
+                "a lone item is only the root when shapes agree"
+            );
+            return items[0];
+        }
+        let mut level = 0;
+        loop {
+            if level_keys.len() <= level {
+                let key = self.key();
+                level_keys.push(key);
+            }
+            let key = level_keys[level];
+            if items.len() <= fan_in {
+                return self.push(key, op, last.0, last.1.clone(), dtype, &items);
+            }
+            items = items
+                .chunks(fan_in)
+                .map(|group| {
+                    if group.len() == 1 {
+                        group[0]
+                    } else {
+                        self.push(key, op, mid.0, mid.1.clone(), dtype, group)
+                    }
+                })
+                .collect();
+            level += 1;
+        }
+    }
+
+    pub(super) fn tile_matmul(&mut self, dtype: DType, a: &Tiled, b: &Tiled) -> Tiled {
+        let k = unify(&[&a.splits[1], &b.splits[0]]);
+        let a = self.rechunk_to(
+            a,
+            &[a.splits[0].clone(), k.clone()],
+            self.graph.node(a.chunks[0]).dtype,
+        );
+        let b = self.rechunk_to(
+            b,
+            &[k.clone(), b.splits[1].clone()],
+            self.graph.node(b.chunks[0]).dtype,
+        );
+        let none = self.graph.intern_args(OpArgs::None);
+        let key = self.key();
+        let mut level_keys = Vec::new();
+        let mut chunks = Vec::with_capacity(a.splits[0].len() * b.splits[1].len());
+        for i in 0..a.splits[0].len() {
+            for j in 0..b.splits[1].len() {
+                let shape: Shape = [a.splits[0][i], b.splits[1][j]].into_iter().collect();
+                let partials: Vec<ChunkIdx> = (0..k.len())
+                    .map(|p| {
+                        let ins = [a.at(&[i, p]), b.at(&[p, j])];
+                        self.push(key, Op::Matmul, none, shape.clone(), dtype, &ins)
+                    })
+                    .collect();
+                chunks.push(self.tree(
+                    Op::TreeAdd,
+                    partials,
+                    &mut level_keys,
+                    (none, shape.clone()),
+                    (none, shape),
+                    dtype,
+                ));
+            }
+        }
+        Tiled {
+            splits: vec![a.splits[0].clone(), b.splits[1].clone()],
+            chunks,
+        }
+    }
+}

@@ -1,0 +1,100 @@
+//! Printing results: a scalar as a plain number, an array as its shape plus a numpy-style
+//! summary (first and last three elements when it is long), or JSON.
+
+use crate::array::{fmt_shape, ArrayData, Scalar};
+use serde_json::{json, Value};
+
+/// Largest array `--json` prints in full.
+pub const JSON_FULL_LIMIT: usize = 100_000;
+
+pub fn fmt_scalar(s: Scalar) -> String {
+    s.to_string()
+}
+
+fn json_scalar(s: Scalar) -> Value {
+    match s {
+        Scalar::Bool(b) => json!(b),
+        Scalar::I64(i) => json!(i),
+        Scalar::F64(x) if x.is_finite() => json!(x),
+        Scalar::F64(x) => json!(x.to_string()),
+    }
+}
+
+fn items(a: &ArrayData) -> Vec<Scalar> {
+    (0..a.len()).filter_map(|i| a.get_flat(i)).collect()
+}
+
+/// `[0.1, 0.2, 0.3, ..., 0.8, 0.9, 1.0]` (flattened in C order).
+pub fn summary(a: &ArrayData) -> String {
+    let n = a.len();
+    let show = |range: std::ops::Range<usize>| -> Vec<String> {
+        range
+            .filter_map(|i| a.get_flat(i))
+            .map(fmt_scalar)
+            .collect()
+    };
+    if n <= 6 {
+        format!("[{}]", show(0..n).join(", "))
+    } else {
+        format!(
+            "[{}, ..., {}]",
+            show(0..3).join(", "),
+            show(n - 3..n).join(", ")
+        )
+    }
+}
+
+/// Text form: a scalar alone, an array as shape, dtype and summary.
+pub fn text(a: &ArrayData) -> String {
+    if a.shape().is_empty() {
+        return a.get_flat(0).map(fmt_scalar).unwrap_or_default();
+    }
+    format!(
+        "array(shape={}, dtype={}) {}",
+        fmt_shape(a.shape()),
+        a.dtype(),
+        summary(a)
+    )
+}
+
+/// JSON `result`: a number, a nested list up to [`JSON_FULL_LIMIT`] elements, else the summary.
+pub fn json_result(a: &ArrayData) -> Value {
+    if !a.shape().is_empty() && a.len() > JSON_FULL_LIMIT {
+        return json!(summary(a));
+    }
+    json_nested(a)
+}
+
+/// The whole array as nested JSON lists (a scalar as a number).
+pub fn json_nested(a: &ArrayData) -> Value {
+    fn nest(flat: &[Scalar], shape: &[usize]) -> Value {
+        match shape {
+            [] => flat.first().map_or(Value::Null, |s| json_scalar(*s)),
+            [n] => Value::Array(flat[..*n].iter().map(|s| json_scalar(*s)).collect()),
+            [n, rest @ ..] => {
+                let step: usize = rest.iter().product();
+                Value::Array((0..*n).map(|i| nest(&flat[i * step..], rest)).collect())
+            }
+        }
+    }
+    nest(&items(a), a.shape())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ndarray::{ArrayD, IxDyn};
+
+    #[test]
+    fn summaries_look_like_numpy() {
+        let a = ArrayData::I64(ArrayD::from_shape_vec(IxDyn(&[10]), (0..10).collect()).unwrap());
+        assert_eq!(
+            text(&a),
+            "array(shape=(10,), dtype=int64) [0, 1, 2, ..., 7, 8, 9]"
+        );
+        let s = ArrayData::F64(ArrayD::from_elem(IxDyn(&[]), 2.5));
+        assert_eq!(text(&s), "2.5");
+        let m = ArrayData::Bool(ArrayD::from_elem(IxDyn(&[2, 2]), true));
+        assert_eq!(json_result(&m), json!([[true, true], [true, true]]));
+    }
+}

@@ -1,0 +1,31 @@
+//! ares: a distributed tensor-computing runtime.
+//!
+//! ```text
+//!  ares-core: tensor API ─► prepare (tile, fuse, assign) ─► SubtaskGraph ─► kernels
+//!        │
+//!  supervisor: TaskManager → TaskProcessor per task → Scheduler → Link per connection
+//!        │  batched frames of mixed messages (protocol)
+//!  workers: compute pool, chunk storage, peer-to-peer data plane
+//! ```
+//!
+//! This crate is the runtime over the pure core, which it re-exports whole (`ares::tensor`,
+//! `ares::prepare`, ... are `ares_core`'s modules): [`protocol`] (messages and the codec),
+//! [`net`] (framed connections), [`supervisor`], [`worker`], [`api`] (the `TaskApi` client,
+//! native and HTTP), [`web`] (the HTTP API), [`node`] (node startup and the embedded cluster),
+//! [`result_stream`] (results streamed band by band), [`telemetry`].
+
+pub use ares_core::{
+    array, config, error, executor, explain, expr, graph, ids, io, kernels, ops, prepare, summary,
+    tensor, AresError, Result,
+};
+
+pub mod api;
+pub mod depth_queue;
+pub mod net;
+pub mod node;
+pub mod protocol;
+pub mod result_stream;
+pub mod supervisor;
+pub mod telemetry;
+pub mod web;
+pub mod worker;

@@ -1,0 +1,241 @@
+//! Streaming a chunked result in C order without holding it whole: band by band, a band
+//! being the chunks that share their first grid index (whole rows of chunks). A band is
+//! fetched in parts of at most a budget of bytes, assembled, and written out; then the next.
+//! Used by the native client's result fetch and by the web API's `.npy` download.
+
+use crate::array::{numel, ArrayData, DType, Shape};
+pub use crate::io::npy::le_bytes;
+use crate::protocol::ResultPart;
+use ndarray::{ArrayD, IxDyn, Slice};
+
+/// The chunk layout of a result: shape, dtype and chunk lengths per dimension.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Layout {
+    pub shape: Shape,
+    pub dtype: DType,
+    pub splits: Vec<Vec<usize>>,
+}
+
+impl Layout {
+    /// From a part's header; checks the splits add up to the shape (it came from a peer).
+    pub fn from_part(p: &ResultPart) -> Result<Layout, String> {
+        let to = |v: u64| usize::try_from(v).map_err(|_| format!("dimension {v} too large"));
+        let shape: Shape = p.shape.iter().map(|d| to(*d)).collect::<Result<_, _>>()?;
+        let splits: Vec<Vec<usize>> = p
+            .splits
+            .iter()
+            .map(|s| s.iter().map(|d| to(*d)).collect::<Result<Vec<_>, _>>())
+            .collect::<Result<_, _>>()?;
+        let fits = splits.len() == shape.len()
+            && splits
+                .iter()
+                .zip(&shape)
+                .all(|(s, d)| !s.is_empty() && s.iter().sum::<usize>() == *d);
+        if !fits {
+            return Err(format!(
+                "result layout {splits:?} does not add up to {shape:?}"
+            ));
+        }
+        Ok(Layout {
+            shape,
+            dtype: p.dtype,
+            splits,
+        })
+    }
+
+    fn grid(&self) -> Vec<usize> {
+        self.splits.iter().map(|s| s.len()).collect()
+    }
+
+    /// Bands in C order (one for a 0-d result).
+    pub fn bands(&self) -> usize {
+        self.splits.first().map_or(1, |s| s.len())
+    }
+
+    /// Grid positions of band `b`'s chunks, in C order.
+    pub fn band_positions(&self, b: usize) -> Vec<u32> {
+        let per_band: usize = self.grid().iter().skip(1).product();
+        (b * per_band..(b + 1) * per_band)
+            .map(|p| p as u32)
+            .collect()
+    }
+
+    /// Bytes of the chunk at grid position `pos`.
+    pub fn chunk_bytes(&self, pos: u32) -> u64 {
+        let grid = self.grid();
+        let mut rest = pos as usize;
+        let mut n = 1usize;
+        for d in (0..grid.len()).rev() {
+            n *= self.splits[d][rest % grid[d]];
+            rest /= grid[d];
+        }
+        (n * self.dtype.itemsize()) as u64
+    }
+
+    /// `positions` cut into runs of at most `budget` bytes (at least one chunk each).
+    pub fn parts(&self, positions: &[u32], budget: u64) -> Vec<Vec<u32>> {
+        let mut out: Vec<Vec<u32>> = Vec::new();
+        let mut bytes = 0u64;
+        for &p in positions {
+            let b = self.chunk_bytes(p);
+            match out.last_mut() {
+                Some(run) if bytes + b <= budget => run.push(p),
+                _ => {
+                    out.push(vec![p]);
+                    bytes = 0;
+                }
+            }
+            bytes += b;
+        }
+        out
+    }
+
+    /// Shape of band `b`.
+    pub fn band_shape(&self, b: usize) -> Shape {
+        let mut s = self.shape.clone();
+        if let Some(first) = s.first_mut() {
+            *first = self.splits[0][b];
+        }
+        s
+    }
+
+    /// Places band `b`'s chunks (in [`Layout::band_positions`] order) into one array.
+    pub fn assemble_band(&self, b: usize, chunks: &[ArrayData]) -> Result<ArrayData, String> {
+        let shape = self.band_shape(b);
+        let grid = self.grid();
+        let inner: Vec<usize> = grid.iter().skip(1).copied().collect();
+        let offsets: Vec<Vec<usize>> = self
+            .splits
+            .iter()
+            .map(|s| crate::prepare::tile::offsets(s))
+            .collect();
+        if chunks.len() != inner.iter().product::<usize>() {
+            return Err(format!(
+                "band {b}: {} chunks for a grid of {inner:?}",
+                chunks.len()
+            ));
+        }
+        macro_rules! fill {
+            ($variant:ident, $zero:expr) => {{
+                let mut out = ArrayD::from_elem(IxDyn(&shape), $zero);
+                for (k, chunk) in chunks.iter().enumerate() {
+                    let ArrayData::$variant(part) = chunk else {
+                        return Err(format!("band {b}: a chunk of {}", chunk.dtype()));
+                    };
+                    // The chunk's index within the band (C order over dims 1..).
+                    let mut idx = vec![0usize; inner.len()];
+                    let mut rest = k;
+                    for d in (0..inner.len()).rev() {
+                        idx[d] = rest % inner[d];
+                        rest /= inner[d];
+                    }
+                    let mut view = out.slice_each_axis_mut(|ax| {
+                        let d = ax.axis.index();
+                        if d == 0 {
+                            Slice::from(..)
+                        } else {
+                            let i = idx[d - 1];
+                            Slice::from(offsets[d][i]..offsets[d][i + 1])
+                        }
+                    });
+                    if view.shape() != part.shape() {
+                        return Err(format!(
+                            "band {b}: chunk {k} is {:?}, its place {:?}",
+                            part.shape(),
+                            view.shape()
+                        ));
+                    }
+                    view.assign(part);
+                }
+                ArrayData::$variant(out)
+            }};
+        }
+        Ok(match self.dtype {
+            DType::F64 => fill!(F64, 0.0),
+            DType::I64 => fill!(I64, 0),
+            DType::Bool => fill!(Bool, false),
+        })
+    }
+
+    /// The `.npy` header of the whole result (C order, little-endian).
+    pub fn npy_header(&self) -> Vec<u8> {
+        let descr = match self.dtype {
+            DType::F64 => "<f8",
+            DType::I64 => "<i8",
+            DType::Bool => "|b1",
+        };
+        let dims: Vec<String> = self.shape.iter().map(|d| d.to_string()).collect();
+        let shape = match dims.len() {
+            1 => format!("({},)", dims[0]),
+            _ => format!("({})", dims.join(", ")),
+        };
+        let mut dict =
+            format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': {shape}, }}");
+        // Version 1.0 pads magic + version + length + dict + newline to a multiple of 64.
+        let used = 10 + dict.len() + 1;
+        dict.push_str(&" ".repeat((64 - used % 64) % 64));
+        dict.push('\n');
+        let mut out = b"\x93NUMPY\x01\x00".to_vec();
+        out.extend_from_slice(&(dict.len() as u16).to_le_bytes());
+        out.extend_from_slice(dict.as_bytes());
+        out
+    }
+
+    pub fn nbytes(&self) -> u64 {
+        (numel(&self.shape) * self.dtype.itemsize()) as u64
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn layout() -> Layout {
+        Layout {
+            shape: [5, 4].into_iter().collect(),
+            dtype: DType::I64,
+            splits: vec![vec![2, 3], vec![3, 1]],
+        }
+    }
+
+    #[test]
+    fn bands_parts_and_assembly_follow_c_order() {
+        let l = layout();
+        assert_eq!(l.bands(), 2);
+        assert_eq!(l.band_positions(1), vec![2, 3]);
+        assert_eq!(
+            [0, 1, 2, 3].map(|p| l.chunk_bytes(p)),
+            [6 * 8, 2 * 8, 9 * 8, 3 * 8]
+        );
+        assert_eq!(
+            l.parts(&[0, 1, 2, 3], 64),
+            vec![vec![0, 1], vec![2], vec![3]]
+        );
+        let full = ArrayD::from_shape_fn(IxDyn(&[5, 4]), |i| (i[0] * 4 + i[1]) as i64);
+        let block = |r: std::ops::Range<usize>, c: std::ops::Range<usize>| {
+            ArrayData::I64(full.slice(ndarray::s![r, c]).into_dyn().to_owned())
+        };
+        let band = l
+            .assemble_band(1, &[block(2..5, 0..3), block(2..5, 3..4)])
+            .unwrap();
+        assert_eq!(
+            band,
+            ArrayData::I64(full.slice(ndarray::s![2..5, ..]).into_dyn().to_owned())
+        );
+    }
+
+    #[test]
+    fn npy_header_is_what_npyz_reads() {
+        let h = layout().npy_header();
+        assert_eq!(h.len() % 64, 0);
+        let parsed = npyz::NpyHeader::from_reader(&h[..]).unwrap();
+        assert_eq!(parsed.shape(), &[5, 4]);
+        let one = Layout {
+            shape: [7].into_iter().collect(),
+            dtype: DType::Bool,
+            splits: vec![vec![7]],
+        };
+        let parsed = npyz::NpyHeader::from_reader(&one.npy_header()[..]).unwrap();
+        assert_eq!(parsed.shape(), &[7]);
+    }
+}
