@@ -168,8 +168,11 @@ pub fn apply(op: Op, args: &OpArgs, table: &[OpArgs], inputs: &[&ArrayData]) -> 
         }
         // Shuffle (issue 11): mappers and reducers go through the executor's shuffle path.
         (_, OpArgs::Sort { arg }) => shuffle::sort_lanes(one(inputs)?, *arg),
-        (_, OpArgs::SortSample { count }) => shuffle::sample(one(inputs)?, *count),
-        (_, OpArgs::StridedSample { count }) => select::strided_sample(one(inputs)?, *count),
+        // Any values of the chunk make valid splitters; a sorted strided subsample makes
+        // balanced ones without sorting the chunk.
+        (_, OpArgs::SortSample { count } | OpArgs::StridedSample { count }) => {
+            select::strided_sample(one(inputs)?, *count)
+        }
         (_, OpArgs::SortSplitters { parts }) => shuffle::splitters(inputs, *parts),
         (_, OpArgs::ShuffleReduce { kind, .. }) => shuffle::reduce(kind, inputs),
         (_, OpArgs::UniquePick { counts, dtype }) => select::pick(one(inputs)?, *counts, *dtype),

@@ -239,7 +239,7 @@ pub fn reduce(kind: &ReduceKind, pieces: &[&ArrayData]) -> KResult<ArrayData> {
                 return kerr("benchmark pieces must be int64");
             };
             let mut v = flat(&all);
-            v.sort_unstable();
+            radsort::sort(&mut v);
             let sum = v.iter().fold(0i64, |a, x| a.wrapping_add(*x));
             let weighted = v.iter().enumerate().fold(0u128, |acc, (i, x)| {
                 (acc + (i as u128) * (*x as u64 as u128)) % BENCH_MOD
@@ -261,7 +261,9 @@ pub fn reduce(kind: &ReduceKind, pieces: &[&ArrayData]) -> KResult<ArrayData> {
             let v = flat(&all);
             let mut pairs: Vec<(u64, i64)> =
                 v.chunks_exact(2).map(|p| (p[0] as u64, p[1])).collect();
-            pairs.sort_unstable();
+            // Pieces come in mapper order and each in position order, so a stable sort by
+            // key alone keeps equal keys in position order (NumPy's stable argsort).
+            radsort::sort_by_key(&mut pairs, |p| p.0);
             Ok(ArrayData::I64(vec1(
                 pairs.into_iter().flat_map(|(k, i)| [k as i64, i]).collect(),
             )))
@@ -301,7 +303,7 @@ fn collect<'a, T: Clone + 'a>(
 
 fn sorted<T: Key + Clone>(a: ArrayD<T>) -> ArrayD<T> {
     let mut v = a.into_raw_vec_and_offset().0;
-    v.sort_unstable_by_key(|x| x.key());
+    radsort::sort_by_key(&mut v, |x| x.key());
     vec1(v)
 }
 
@@ -316,7 +318,7 @@ pub fn sort_lanes(data: &ArrayData, arg: bool) -> KResult<ArrayData> {
             }
             for (lane, mut o) in a.lanes(last).into_iter().zip(out.lanes_mut(last)) {
                 let mut idx: Vec<usize> = (0..lane.len()).collect();
-                idx.sort_by_key(|i| lane[*i].key());
+                radsort::sort_by_key(&mut idx, |i| lane[*i].key());
                 for (dst, i) in o.iter_mut().zip(idx) {
                     *dst = i as i64;
                 }
@@ -329,7 +331,7 @@ pub fn sort_lanes(data: &ArrayData, arg: bool) -> KResult<ArrayData> {
             }
             for mut lane in out.lanes_mut(last) {
                 let mut v: Vec<T> = lane.iter().cloned().collect();
-                v.sort_unstable_by_key(|x| x.key());
+                radsort::sort_by_key(&mut v, |x| x.key());
                 for (dst, x) in lane.iter_mut().zip(v) {
                     *dst = x;
                 }
@@ -347,20 +349,6 @@ pub fn sort_lanes(data: &ArrayData, arg: bool) -> KResult<ArrayData> {
     })
 }
 
-/// `count` regularly spaced values of the sorted chunk.
-pub fn sample(data: &ArrayData, count: u32) -> KResult<ArrayData> {
-    let sorted_flat = sort_lanes(&flatten(data), false)?;
-    let n = sorted_flat.len();
-    let picks: Vec<usize> = if n == 0 {
-        vec![]
-    } else {
-        (0..count as usize)
-            .map(|i| i * n / count as usize)
-            .collect()
-    };
-    Ok(each_dtype!(&sorted_flat, v => vec1(picks.iter().map(|i| v[[*i]]).collect())))
-}
-
 /// `parts - 1` splitters from the merged samples.
 pub fn splitters(samples: &[&ArrayData], parts: u32) -> KResult<ArrayData> {
     let merged = sort_lanes(&reduce(&ReduceKind::Concat { arg: false }, samples)?, false)?;
@@ -373,10 +361,6 @@ pub fn splitters(samples: &[&ArrayData], parts: u32) -> KResult<ArrayData> {
             .collect()
     };
     Ok(each_dtype!(&merged, v => vec1(picks.iter().map(|i| v[[*i]]).collect())))
-}
-
-fn flatten(data: &ArrayData) -> ArrayData {
-    each_dtype!(data, v => vec1(flat(v)))
 }
 
 /// Every reducer's `(count, sum, weighted)`, computed without the runtime's split or kernels.
