@@ -5,8 +5,10 @@
 
 pub mod lifecycle;
 mod part;
+mod preparation;
 pub mod state;
 mod views;
+mod whole_result;
 
 // Re-exported: the web API's historical paths.
 use super::guard::{guard, Guarded};
@@ -15,20 +17,17 @@ pub use super::messages::{
     GraphView, SubtaskView, WaitDone,
 };
 use super::messages::{
-    GetWorkers, MemoryLimits, PeerUnreachable, Redrive, Release, Reports, SchedulerHandle,
-    StopTask, SubmitReady, TaskEnded, TaskHandle, WorkerLost,
+    PeerUnreachable, Redrive, Release, Reports, SchedulerHandle, StopTask, SubmitReady, TaskEnded,
+    TaskHandle, WorkerLost,
 };
 use crate::config::TaskConfig;
 use crate::graph::TileableGraph;
-use crate::ids::{ChunkIdx, TaskId, WorkerId};
-use crate::prepare::{prepare, uniform_cluster};
-use crate::protocol::{codec, TaskInfo, TaskStatus};
+use crate::ids::TaskId;
+use crate::protocol::TaskInfo;
 use crate::worker::transfer;
 use actix::prelude::*;
 use lifecycle::Lifecycle;
-use state::{TaskEnd, TaskOut, TaskState};
-use std::collections::BTreeMap;
-use std::sync::Arc;
+use state::{TaskEnd, TaskOut};
 use std::time::Instant;
 use tokio::sync::oneshot;
 
@@ -229,60 +228,7 @@ impl Actor for TaskProcessor {
         if !matches!(self.life, Lifecycle::Preparing) {
             return; // restarted after a panic
         }
-        let graph = self.graph.clone();
-        let (config, task) = (self.config.clone(), self.task);
-        let scheduler = self.scheduler.workers.clone();
-        let memory_limits = self.scheduler.memory_limits.clone();
-        let prepared = async move {
-            let workers: Vec<_> = scheduler
-                .send(GetWorkers)
-                .await
-                .unwrap_or_default()
-                .into_iter()
-                .map(|(w, _)| w)
-                .collect();
-            let limits = memory_limits.send(MemoryLimits).await.unwrap_or_default();
-            let workers = if workers.is_empty() {
-                uniform_cluster(1, 1)
-            } else {
-                workers
-            };
-            tokio::task::spawn_blocking(move || -> Result<_, (String, bool)> {
-                let start = std::time::Instant::now();
-                let failed = |e: String| (e, false);
-                let p =
-                    prepare(&graph, &config, &workers, task).map_err(|e| failed(e.to_string()))?;
-                crate::worker::memory::check_fits(&p.subtasks, &limits).map_err(|e| (e, true))?;
-                let bytes =
-                    codec::encode(&p.subtasks.worker_view()).map_err(|e| failed(e.to_string()))?;
-                Ok((p.subtasks, bytes, start.elapsed().as_secs_f64()))
-            })
-            .await
-            .map_err(|e| (format!("preparation panicked: {e}"), false))?
-        };
-        ctx.spawn(
-            prepared
-                .into_actor(self)
-                .map(|result, act, ctx| match result {
-                    Ok((graph, bytes, seconds)) => {
-                        act.prepare_seconds = Some(seconds);
-                        act.graph_bytes = bytes.into();
-                        let mut state = TaskState::new(Arc::new(graph), act.max_retries);
-                        state.start();
-                        if act.life.prepared(state) {
-                            act.preparation_over();
-                            act.flush(ctx);
-                        }
-                    }
-                    // Refused for memory: the submission answers with the message.
-                    Err((e, refused)) => {
-                        if refused {
-                            act.refused = Some(e.clone());
-                        }
-                        act.end(TaskEnd::Failed(e));
-                    }
-                }),
-        );
+        self.prepare_in_background(ctx);
     }
 }
 
@@ -397,72 +343,5 @@ impl Handler<Cancel> for TaskProcessor {
             MessageResult(act.info())
         })
         .unwrap_or_else(|| MessageResult(self.info()))
-    }
-}
-
-impl Handler<FetchResult> for TaskProcessor {
-    type Result = ResponseActFuture<Self, Result<bytes::Bytes, String>>;
-    fn handle(&mut self, _: FetchResult, ctx: &mut Context<Self>) -> Self::Result {
-        guard(self, ctx, "FetchResult", |act, _ctx| -> Self::Result {
-            let ready = match (act.life.status(), act.life.state()) {
-                (TaskStatus::Succeeded, Some(s)) => Ok((s.graph.clone(), s.result_locations())),
-                (status, _) => Err(format!("{} has no result ({status:?})", act.task)),
-            };
-            let scheduler = act.scheduler.workers.clone();
-            let (task, data) = (act.task, act.data.clone());
-            Box::pin(
-                async move {
-                    let (graph, locations) = ready?;
-                    let addrs: BTreeMap<WorkerId, String> = scheduler
-                        .send(GetWorkers)
-                        .await
-                        .unwrap_or_default()
-                        .into_iter()
-                        .map(|(w, a)| (w.worker, a))
-                        .collect();
-                    tokio::task::spawn_blocking(move || {
-                        let mut by_worker: BTreeMap<WorkerId, Vec<ChunkIdx>> = BTreeMap::new();
-                        for (c, w) in locations {
-                            by_worker
-                                .entry(w.ok_or_else(|| format!("result chunk {c} is lost"))?)
-                                .or_default()
-                                .push(c);
-                        }
-                        let mut store = vec![None; graph.chunks.len()];
-                        for (w, chunks) in by_worker {
-                            let addr = addrs
-                                .get(&w)
-                                .ok_or_else(|| format!("{w} holding results is gone"))?;
-                            for (c, data) in transfer::fetch(addr, &data, task, &chunks)
-                                .map_err(|e| format!("reading results from {w}: {e}"))?
-                            {
-                                store[c.index()] = Some(Arc::new(data));
-                            }
-                        }
-                        let tensors = graph
-                            .chunks
-                            .results
-                            .iter()
-                            .map(|r| {
-                                crate::executor::assemble(&graph.chunks, r, &store)
-                                    .map_err(|e| e.to_string())
-                            })
-                            .collect::<Result<Vec<_>, _>>()?;
-                        let refs: Vec<(ChunkIdx, &crate::array::ArrayData)> = tensors
-                            .iter()
-                            .enumerate()
-                            .map(|(i, t)| (ChunkIdx(i as u32), t))
-                            .collect();
-                        codec::encode_chunks(&refs)
-                            .map(bytes::Bytes::from)
-                            .map_err(|e| e.to_string())
-                    })
-                    .await
-                    .map_err(|e| e.to_string())?
-                }
-                .into_actor(act),
-            )
-        })
-        .unwrap_or_else(|| Box::pin(fut::ready(Err(RESTARTING.to_string()))))
     }
 }

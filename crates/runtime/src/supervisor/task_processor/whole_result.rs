@@ -1,0 +1,80 @@
+//! The whole result of a succeeded task in one answer (`FetchResult`): its chunks read from
+//! the workers' data planes on a blocking thread, assembled, and encoded. Results larger than
+//! a frame go through the streamed parts instead (see `part.rs`).
+
+use super::{TaskProcessor, RESTARTING};
+use crate::ids::{ChunkIdx, WorkerId};
+use crate::protocol::{codec, TaskStatus};
+use crate::supervisor::guard::guard;
+use crate::supervisor::messages::{FetchResult, GetWorkers};
+use crate::worker::transfer;
+use actix::prelude::*;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+impl Handler<FetchResult> for TaskProcessor {
+    type Result = ResponseActFuture<Self, Result<bytes::Bytes, String>>;
+    fn handle(&mut self, _: FetchResult, ctx: &mut Context<Self>) -> Self::Result {
+        guard(self, ctx, "FetchResult", |act, _ctx| -> Self::Result {
+            let ready = match (act.life.status(), act.life.state()) {
+                (TaskStatus::Succeeded, Some(s)) => Ok((s.graph.clone(), s.result_locations())),
+                (status, _) => Err(format!("{} has no result ({status:?})", act.task)),
+            };
+            let scheduler = act.scheduler.workers.clone();
+            let (task, data) = (act.task, act.data.clone());
+            Box::pin(
+                async move {
+                    let (graph, locations) = ready?;
+                    let addrs: BTreeMap<WorkerId, String> = scheduler
+                        .send(GetWorkers)
+                        .await
+                        .unwrap_or_default()
+                        .into_iter()
+                        .map(|(w, a)| (w.worker, a))
+                        .collect();
+                    tokio::task::spawn_blocking(move || {
+                        let mut by_worker: BTreeMap<WorkerId, Vec<ChunkIdx>> = BTreeMap::new();
+                        for (c, w) in locations {
+                            by_worker
+                                .entry(w.ok_or_else(|| format!("result chunk {c} is lost"))?)
+                                .or_default()
+                                .push(c);
+                        }
+                        let mut store = vec![None; graph.chunks.len()];
+                        for (w, chunks) in by_worker {
+                            let addr = addrs
+                                .get(&w)
+                                .ok_or_else(|| format!("{w} holding results is gone"))?;
+                            for (c, data) in transfer::fetch(addr, &data, task, &chunks)
+                                .map_err(|e| format!("reading results from {w}: {e}"))?
+                            {
+                                store[c.index()] = Some(Arc::new(data));
+                            }
+                        }
+                        let tensors = graph
+                            .chunks
+                            .results
+                            .iter()
+                            .map(|r| {
+                                crate::executor::assemble(&graph.chunks, r, &store)
+                                    .map_err(|e| e.to_string())
+                            })
+                            .collect::<Result<Vec<_>, _>>()?;
+                        let refs: Vec<(ChunkIdx, &crate::array::ArrayData)> = tensors
+                            .iter()
+                            .enumerate()
+                            .map(|(i, t)| (ChunkIdx(i as u32), t))
+                            .collect();
+                        codec::encode_chunks(&refs)
+                            .map(bytes::Bytes::from)
+                            .map_err(|e| e.to_string())
+                    })
+                    .await
+                    .map_err(|e| e.to_string())?
+                }
+                .into_actor(act),
+            )
+        })
+        .unwrap_or_else(|| Box::pin(fut::ready(Err(RESTARTING.to_string()))))
+    }
+}
