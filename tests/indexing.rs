@@ -2,7 +2,7 @@
 //! (with counts), `searchsorted`, integer-array indexing (`take`, `x[idx]`) and boolean-mask
 //! indexing (`x[mask]`), each against an independent evaluation of the same input on random
 //! shapes and chunkings (chunks of one, empty pieces, every value in one reducer, NaN and
-//! signed zeros), the errors, and a real cluster.
+//! signed zeros), the errors, and a real cluster, also with a worker killed mid-job.
 
 mod common;
 
@@ -442,4 +442,60 @@ fn numpy_agrees_where_it_is_installed() {
         };
         same(&run(&eval(&program), true), &want, py);
     }
+}
+
+/// Submits `t`, kills worker 1 once a third of the subtasks are done (the mappers' pieces
+/// spread over the workers, reducers still to run), and returns the result and whether the
+/// kill landed before the task ended.
+fn with_a_worker_killed(t: &Tensor) -> (ArrayData, bool) {
+    use ares::api::TaskApi;
+    let mut cluster = Cluster::start(3, 1);
+    let mut c = cluster.client();
+    let task = c.submit_tileable_graph(&Tensor::graph(&[t]), None).unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(120);
+    let landed = loop {
+        let info = c.get_task_result(task).unwrap();
+        if info.status.is_terminal() {
+            break false;
+        }
+        if info.progress >= 1.0 / 3.0 {
+            break true;
+        }
+        assert!(std::time::Instant::now() < deadline, "no progress");
+        std::thread::sleep(Duration::from_millis(2));
+    };
+    cluster.nodes[1].kill().unwrap();
+    let info = c.wait_task(task, Duration::from_secs(120)).unwrap();
+    assert_eq!(info.status, TaskStatus::Succeeded, "{:?}", info.error);
+    eprintln!("killed before the end: {landed}, retries: {}", info.retries);
+    if landed {
+        assert!(info.retries > 0, "the lost worker's subtasks ran again");
+    }
+    (c.fetch(task).unwrap().remove(0), landed)
+}
+
+#[test]
+fn unique_and_take_survive_a_worker_killed_between_map_and_reduce() {
+    // Large enough that the debug build's mappers take a while: 40 chunks of 50,000.
+    let x = "astype(rand(2000000, chunk=50000, seed=3) * 100000, 'int64')";
+    let data = run(&eval(x), true);
+    let (values, counts) = unique_reference(&data);
+    let (got, landed_unique) =
+        with_a_worker_killed(&eval(&format!("unique({x}, return_counts=True)[1]")));
+    same(&got, &counts, "unique counts after losing a worker");
+    let (got, _) = with_a_worker_killed(&eval(&format!("unique({x})")));
+    same(&got, &values, "unique after losing a worker");
+    let idx = "astype(rand(400000, chunk=20000, seed=5) * 2000000, 'int64')";
+    let idx_data: Vec<i64> = run(&eval(idx), true).iter_f64().map(|v| v as i64).collect();
+    let flat: Vec<f64> = data.iter_f64().collect();
+    let (got, landed_take) = with_a_worker_killed(&eval(&format!("take({x}, {idx})")));
+    same(
+        &got,
+        &take_reference(&flat, &[2000000], &idx_data, None),
+        "take after losing a worker",
+    );
+    assert!(
+        landed_unique || landed_take,
+        "every job ended before the kill: make the inputs bigger"
+    );
 }
