@@ -14,6 +14,7 @@ pub mod data;
 pub mod framing;
 pub mod handshake;
 pub mod outbound;
+pub mod pieces;
 pub mod secret;
 
 use crate::graph::TileableGraph;

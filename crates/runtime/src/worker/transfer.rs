@@ -21,7 +21,7 @@ use crate::net::{accept_loop, Admitted, Gate};
 use crate::protocol::codec::{self, CodecError};
 use crate::protocol::handshake::Role;
 use crate::protocol::secret::Secret;
-use crate::protocol::{auth, data};
+use crate::protocol::{auth, data, pieces};
 use crate::telemetry::peer_rejected;
 use futures_util::{SinkExt, StreamExt};
 use std::collections::HashMap;
@@ -57,42 +57,41 @@ pub enum FetchError {
     Refused(String),
 }
 
-/// The chunks asked for, or why they cannot be sent.
-fn gather(
-    storage: &Storage,
-    task: TaskId,
-    chunks: &[ChunkIdx],
-    max_frame: usize,
-) -> Result<Vec<(ChunkIdx, Arc<ArrayData>)>, String> {
-    let mut total = 1usize;
-    let mut out = Vec::with_capacity(chunks.len());
+/// Answers one request: each chunk read (a spilled one from its file, one at a time) and
+/// sent in pieces, a frame as soon as a part is full; an error frame ends the answer when a
+/// chunk is not here. Returns false when the connection failed.
+async fn answer<S>(framed: &mut S, storage: &Storage, task: TaskId, chunks: &[ChunkIdx], part: usize) -> bool
+where
+    S: futures_util::Sink<bytes::Bytes> + Unpin,
+{
+    let mut packer = data::Packer::new(part);
     for c in chunks {
-        let d = storage
-            .read(task, *c)
-            .ok_or_else(|| format!("chunk {c} of {task} is not here"))?;
-        total = total.saturating_add(d.nbytes() + data::HEADER_BYTES_PER_CHUNK);
-        if total > max_frame {
-            return Err(format!(
-                "an answer of {} chunks exceeds the frame limit of {max_frame} bytes",
-                chunks.len()
-            ));
+        let Some(d) = storage.read(task, *c) else {
+            let msg = format!("chunk {c} of {task} is not here");
+            return framed.send(data::error_answer(&msg).into()).await.is_ok();
+        };
+        let raw = pieces::raw_bytes(&d);
+        let mut off = 0;
+        loop {
+            if packer.full() {
+                let Ok(f) = packer.frame(data::MORE) else {
+                    return false;
+                };
+                if framed.send(f.into()).await.is_err() {
+                    return false;
+                }
+            }
+            off += packer.fill(*c, &d, &raw, off);
+            if off >= raw.len() {
+                break;
+            }
         }
-        out.push((*c, d));
     }
-    Ok(out)
+    match packer.frame(data::OK) {
+        Ok(f) => framed.send(f.into()).await.is_ok(),
+        Err(e) => framed.send(data::error_answer(&e.to_string()).into()).await.is_ok(),
+    }
 }
-
-fn encode(found: Result<Vec<(ChunkIdx, Arc<ArrayData>)>, String>) -> Vec<u8> {
-    let encoded = found.and_then(|data| {
-        let refs: Vec<(ChunkIdx, &ArrayData)> =
-            data.iter().map(|(c, d)| (*c, d.as_ref())).collect();
-        data::ok_answer(&refs).map_err(|e| e.to_string())
-    });
-    encoded.unwrap_or_else(|msg| data::error_answer(&msg))
-}
-
-/// Answers above this many bytes are encoded on a blocking thread.
-const INLINE_ANSWER_BYTES: usize = 1 << 20;
 
 async fn serve_connection(admitted: Admitted, storage: Arc<Storage>, max_frame: usize) {
     let Admitted {
@@ -101,9 +100,10 @@ async fn serve_connection(admitted: Admitted, storage: Arc<Storage>, max_frame: 
         permit,
         ..
     } = admitted;
+    let part = pieces::part_bytes(max_frame, data::PART_CAP);
     let mut framed = Framed::new(stream, codec::framing(max_frame));
     while let Some(frame) = framed.next().await {
-        let request = match frame
+        let (task, chunks) = match frame
             .map_err(CodecError::from)
             .and_then(|r| data::decode_request(&r))
         {
@@ -113,19 +113,7 @@ async fn serve_connection(admitted: Admitted, storage: Arc<Storage>, max_frame: 
                 break;
             }
         };
-        let found = gather(&storage, request.0, &request.1, max_frame);
-        let size: usize = found
-            .as_ref()
-            .map_or(0, |f| f.iter().map(|(_, d)| d.nbytes()).sum());
-        // Small answers are cheaper inline than a hop to a blocking thread.
-        let reply = if size > INLINE_ANSWER_BYTES {
-            tokio::task::spawn_blocking(move || encode(found))
-                .await
-                .unwrap_or_else(|e| data::error_answer(&e.to_string()))
-        } else {
-            encode(found)
-        };
-        if framed.send(bytes::Bytes::from(reply)).await.is_err() {
+        if !answer(&mut framed, &storage, task, &chunks, part).await {
             break;
         }
     }
@@ -256,9 +244,20 @@ impl Connections {
             e => FetchError::Refused(format!("{addr}: {e}")),
         };
         codec::write_frame(&mut stream, request).map_err(io)?;
-        let reply = codec::read_frame(&mut stream, max_frame).map_err(io)?;
+        let mut chunks = pieces::Assembler::default();
+        loop {
+            let frame = codec::read_frame(&mut stream, max_frame).map_err(io)?;
+            match data::add_answer_frame(&mut chunks, &frame) {
+                Ok(true) => break,
+                Ok(false) => {}
+                // The rest of the answer is not read: the connection is not reused.
+                Err(e) => return Err(FetchError::Refused(e.to_string())),
+            }
+        }
         self.give_back(addr, stream);
-        data::decode_answer(&reply).map_err(|e| FetchError::Refused(e.to_string()))
+        chunks
+            .finish()
+            .map_err(|e| FetchError::Refused(e.to_string()))
     }
 }
 
