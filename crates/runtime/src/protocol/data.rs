@@ -66,7 +66,9 @@ pub fn add_answer_frame(into: &mut Assembler, bytes: &[u8]) -> Result<bool, Code
 pub fn decode_answer(bytes: &[u8]) -> Result<Vec<(ChunkIdx, ArrayData)>, CodecError> {
     let mut chunks = Assembler::default();
     if !add_answer_frame(&mut chunks, bytes)? {
-        return Err(CodecError::Corrupt("an answer cut after its first frame".into()));
+        return Err(CodecError::Corrupt(
+            "an answer cut after its first frame".into(),
+        ));
     }
     chunks.finish()
 }

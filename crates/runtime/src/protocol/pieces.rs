@@ -48,7 +48,9 @@ pub fn raw_bytes(data: &ArrayData) -> Cow<'_, [u8]> {
     fn pod<T: bytemuck::Pod>(a: &ArrayD<T>) -> Cow<'_, [u8]> {
         match a.as_slice() {
             Some(s) => Cow::Borrowed(bytemuck::cast_slice(s)),
-            None => Cow::Owned(bytemuck::cast_slice(&a.iter().copied().collect::<Vec<T>>()).to_vec()),
+            None => {
+                Cow::Owned(bytemuck::cast_slice(&a.iter().copied().collect::<Vec<T>>()).to_vec())
+            }
         }
     }
     match data {
@@ -216,12 +218,14 @@ impl Assembler {
         }
         // The first piece of a whole chunk allocates it exactly; later ones append.
         match &mut p.buf {
-            Buf::F64(v) => v.extend(raw.chunks_exact(8).map(|b| {
-                f64::from_le_bytes(b.try_into().expect("8 bytes"))
-            })),
-            Buf::I64(v) => v.extend(raw.chunks_exact(8).map(|b| {
-                i64::from_le_bytes(b.try_into().expect("8 bytes"))
-            })),
+            Buf::F64(v) => v.extend(
+                raw.chunks_exact(8)
+                    .map(|b| f64::from_le_bytes(b.try_into().expect("8 bytes"))),
+            ),
+            Buf::I64(v) => v.extend(
+                raw.chunks_exact(8)
+                    .map(|b| i64::from_le_bytes(b.try_into().expect("8 bytes"))),
+            ),
             Buf::Bool(v) => v.extend(raw.iter().map(|b| *b != 0)),
         }
         p.received += raw.len();

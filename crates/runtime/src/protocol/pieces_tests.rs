@@ -51,7 +51,10 @@ fn a_chunk_larger_than_a_part_travels_in_pieces_bit_for_bit() {
     ];
     let frames = pack(&chunks, 4096);
     assert!(frames.len() > 70, "{} frames", frames.len());
-    assert!(frames.iter().all(|f| f.len() <= 4096 + 16), "a frame over its part");
+    assert!(
+        frames.iter().all(|f| f.len() <= 4096 + 16),
+        "a frame over its part"
+    );
     assert_eq!(unpack(&frames).unwrap(), chunks);
 }
 
@@ -72,7 +75,10 @@ fn pieces_that_do_not_continue_their_chunk_are_refused() {
         add_answer_frame(&mut a, f).unwrap();
     }
     let e = a.finish().unwrap_err().to_string();
-    assert!(e.contains("chunk c3 cut after") || e.contains("chunk 3 cut after"), "{e}");
+    assert!(
+        e.contains("chunk c3 cut after") || e.contains("chunk 3 cut after"),
+        "{e}"
+    );
     // A chunk sent twice, and trailing garbage.
     let whole = pack(&[(ChunkIdx(5), f64s(8))], 1 << 20);
     let mut a = Assembler::default();

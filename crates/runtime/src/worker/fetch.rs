@@ -171,7 +171,12 @@ impl Inner {
 
     /// Reads one frame into `buf`, which grows only as bytes arrive (never to a size the
     /// peer announced before sending it).
-    async fn read_frame(&self, addr: &str, s: &mut TcpStream, buf: &mut Vec<u8>) -> Result<(), FetchError> {
+    async fn read_frame(
+        &self,
+        addr: &str,
+        s: &mut TcpStream,
+        buf: &mut Vec<u8>,
+    ) -> Result<(), FetchError> {
         let mut head = [0u8; 4];
         self.timed(addr, "read", s.read_exact(&mut head)).await?;
         let size = u32::from_be_bytes(head) as usize;
@@ -188,9 +193,7 @@ impl Inner {
             if filled == buf.len() {
                 buf.resize(size.min(filled.max(READ_STEP) * 2), 0);
             }
-            let n = self
-                .timed(addr, "read", s.read(&mut buf[filled..]))
-                .await?;
+            let n = self.timed(addr, "read", s.read(&mut buf[filled..])).await?;
             if n == 0 {
                 return Err(FetchError::Unreachable(format!(
                     "{addr}: answer cut after {filled} of {size} bytes"

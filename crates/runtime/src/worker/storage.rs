@@ -219,7 +219,11 @@ impl Storage {
             let written = match (&self.spill, self.chunks.get(&key).map(|c| c.clone())) {
                 (Some(dir), Some(data)) => dir.write(key, &data).map_err(|e| e.to_string()),
                 (None, _) => Err("no spill directory".to_string()),
-                (_, None) => Err(format!("chunk {} of {} vanished", key.1, key.0)),
+                // Released meanwhile: nothing to write, and no error for whoever needed room.
+                (_, None) => {
+                    self.ledger().commit_spill(key, false);
+                    continue;
+                }
             };
             let mut ledger = self.ledger();
             match ledger.commit_spill(key, written.is_ok()) {

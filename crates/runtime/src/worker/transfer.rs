@@ -60,7 +60,13 @@ pub enum FetchError {
 /// Answers one request: each chunk read (a spilled one from its file, one at a time) and
 /// sent in pieces, a frame as soon as a part is full; an error frame ends the answer when a
 /// chunk is not here. Returns false when the connection failed.
-async fn answer<S>(framed: &mut S, storage: &Storage, task: TaskId, chunks: &[ChunkIdx], part: usize) -> bool
+async fn answer<S>(
+    framed: &mut S,
+    storage: &Storage,
+    task: TaskId,
+    chunks: &[ChunkIdx],
+    part: usize,
+) -> bool
 where
     S: futures_util::Sink<bytes::Bytes> + Unpin,
 {
@@ -89,7 +95,10 @@ where
     }
     match packer.frame(data::OK) {
         Ok(f) => framed.send(f.into()).await.is_ok(),
-        Err(e) => framed.send(data::error_answer(&e.to_string()).into()).await.is_ok(),
+        Err(e) => framed
+            .send(data::error_answer(&e.to_string()).into())
+            .await
+            .is_ok(),
     }
 }
 
