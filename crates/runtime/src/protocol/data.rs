@@ -1,6 +1,7 @@
 //! The data plane's bytes, beside the codec so that bytes live in one place.
 //!
-//! A request is one frame `bincode((TaskId, Vec<ChunkIdx>))`; the answer is one or more
+//! A request is one frame `bincode((TaskId, Vec<ChunkIdx>, Option<(u64, u64)>))` (the last:
+//! rows of the one chunk asked for, see [`Rows`]); the answer is one or more
 //! frames, each a status byte then the chunks' pieces ([`super::pieces`]): [`MORE`] while
 //! frames follow, [`OK`] on the last one; or [`ERROR`] then the error text, which ends the
 //! answer. A chunk of any size travels, cut across frames; each side holds one frame's part.
@@ -22,16 +23,29 @@ pub const MORE: u8 = 2;
 /// worker holds one such part per connection, a fetching one per fetch.
 pub const PART_CAP: usize = 4 << 20;
 
+/// Rows `start..end` along the first axis of the one chunk asked for: a result chunk larger
+/// than a result part travels to the client in row ranges.
+pub type Rows = Option<(u64, u64)>;
+
 pub fn encode_request(task: TaskId, chunks: &[ChunkIdx]) -> Result<Vec<u8>, CodecError> {
-    codec::encode(&(task, chunks))
+    codec::encode(&(task, chunks, None::<(u64, u64)>))
 }
 
-/// The task and its distinct chunks, in the order first asked for.
-pub fn decode_request(bytes: &[u8]) -> Result<(TaskId, Vec<ChunkIdx>), CodecError> {
-    let (task, mut chunks): (TaskId, Vec<ChunkIdx>) = codec::decode(bytes)?;
+/// A request for rows `start..end` of one chunk (sent as a chunk of that many rows).
+pub fn encode_rows_request(
+    task: TaskId,
+    chunk: ChunkIdx,
+    rows: (u64, u64),
+) -> Result<Vec<u8>, CodecError> {
+    codec::encode(&(task, &[chunk][..], Some(rows)))
+}
+
+/// The task, its distinct chunks in the order first asked for, and the rows asked for.
+pub fn decode_request(bytes: &[u8]) -> Result<(TaskId, Vec<ChunkIdx>, Rows), CodecError> {
+    let (task, mut chunks, rows): (TaskId, Vec<ChunkIdx>, Rows) = codec::decode(bytes)?;
     let mut seen = FxHashSet::default();
     chunks.retain(|c| seen.insert(*c));
-    Ok((task, chunks))
+    Ok((task, chunks, rows))
 }
 
 /// The whole answer for `chunks` as one frame (tests and small answers).
@@ -39,7 +53,7 @@ pub fn ok_answer(chunks: &[(ChunkIdx, &ArrayData)]) -> Result<Vec<u8>, CodecErro
     let mut packer = Packer::new(usize::MAX / 2);
     for (c, d) in chunks {
         let raw = pieces::raw_bytes(d);
-        packer.fill(*c, d, &raw, 0);
+        packer.fill(*c, (d.dtype(), d.shape()), &raw, 0);
     }
     packer.frame(OK)
 }
@@ -87,7 +101,7 @@ mod tests {
         .unwrap();
         assert_eq!(
             decode_request(&req).unwrap(),
-            (TaskId(1), vec![ChunkIdx(3), ChunkIdx(1)])
+            (TaskId(1), vec![ChunkIdx(3), ChunkIdx(1)], None)
         );
         assert!(decode_request(&req[..req.len() - 1]).is_err());
     }

@@ -207,12 +207,14 @@ pub enum ClientRequest {
     },
     /// Streamed result fetch (branch io): the layout of result `output` and the chunks at
     /// `positions` of its C-order grid (none: the layout alone), at most `ResultPart::budget`
-    /// bytes of them per call.
+    /// bytes of them per call. With `rows`, only rows `start..end` (first axis) of the one
+    /// chunk at `positions`: a chunk larger than a part comes in row ranges.
     FetchPart {
         request: u64,
         task: TaskId,
         output: u32,
         positions: Vec<u32>,
+        rows: Option<(u64, u64)>,
     },
 }
 

@@ -89,19 +89,26 @@ impl Packer {
         self.headers.is_empty()
     }
 
-    /// Adds the longest piece of `raw[offset..]` (chunk `chunk`, `data`'s dtype and shape) that
-    /// fits, at least one element unless [`Packer::full`]; returns the bytes taken.
-    pub fn fill(&mut self, chunk: ChunkIdx, data: &ArrayData, raw: &[u8], offset: usize) -> usize {
+    /// Adds the longest piece of `raw[offset..]` (the raw bytes of chunk `chunk`, of `dtype`
+    /// and `shape`) that fits, at least one element unless [`Packer::full`]; returns the
+    /// bytes taken.
+    pub fn fill(
+        &mut self,
+        chunk: ChunkIdx,
+        (dtype, shape): (DType, &[usize]),
+        raw: &[u8],
+        offset: usize,
+    ) -> usize {
         if self.full() {
             return 0;
         }
-        let item = data.dtype().itemsize().max(1);
+        let item = dtype.itemsize().max(1);
         let room = (self.part - self.size()) / item * item;
         let take = (raw.len() - offset.min(raw.len())).min(room);
         self.headers.push(PieceHeader {
             chunk,
-            dtype: data.dtype(),
-            shape: data.shape().iter().map(|d| *d as u64).collect(),
+            dtype,
+            shape: shape.iter().map(|d| *d as u64).collect(),
             offset: offset as u64,
             bytes: take as u64,
         });

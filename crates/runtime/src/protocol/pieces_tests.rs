@@ -18,7 +18,7 @@ fn pack(chunks: &[(ChunkIdx, ArrayData)], part: usize) -> Vec<Vec<u8>> {
             if packer.full() {
                 frames.push(packer.frame(MORE).unwrap());
             }
-            off += packer.fill(*c, d, &raw, off);
+            off += packer.fill(*c, (d.dtype(), d.shape()), &raw, off);
             if off >= raw.len() {
                 break;
             }

@@ -24,6 +24,7 @@ use crate::protocol::secret::Secret;
 use crate::protocol::{auth, data, pieces};
 use crate::telemetry::peer_rejected;
 use futures_util::{SinkExt, StreamExt};
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::net::{SocketAddr, TcpStream};
 use std::sync::Arc;
@@ -57,26 +58,55 @@ pub enum FetchError {
     Refused(String),
 }
 
+/// The raw bytes and shape of rows `rows` of a chunk (all of it without rows).
+fn rows_of(d: &ArrayData, rows: data::Rows) -> Result<(Cow<'_, [u8]>, Vec<usize>), String> {
+    let raw = pieces::raw_bytes(d);
+    let Some((start, end)) = rows else {
+        return Ok((raw, d.shape().to_vec()));
+    };
+    let mut shape = d.shape().to_vec();
+    let n = shape.first().copied().unwrap_or(0) as u64;
+    if start >= end || end > n {
+        return Err(format!("rows {start}..{end} of a chunk of {n} rows"));
+    }
+    let row = raw.len() / n as usize;
+    shape[0] = (end - start) as usize;
+    let (a, b) = (start as usize * row, end as usize * row);
+    Ok(match raw {
+        Cow::Borrowed(r) => (Cow::Borrowed(&r[a..b]), shape),
+        Cow::Owned(r) => (Cow::Owned(r[a..b].to_vec()), shape),
+    })
+}
+
 /// Answers one request: each chunk read (a spilled one from its file, one at a time) and
 /// sent in pieces, a frame as soon as a part is full; an error frame ends the answer when a
 /// chunk is not here. Returns false when the connection failed.
 async fn answer<S>(
     framed: &mut S,
     storage: &Storage,
-    task: TaskId,
-    chunks: &[ChunkIdx],
+    (task, chunks, rows): (TaskId, Vec<ChunkIdx>, data::Rows),
     part: usize,
 ) -> bool
 where
     S: futures_util::Sink<bytes::Bytes> + Unpin,
 {
     let mut packer = data::Packer::new(part);
-    for c in chunks {
-        let Some(d) = storage.read(task, *c) else {
-            let msg = format!("chunk {c} of {task} is not here");
-            return framed.send(data::error_answer(&msg).into()).await.is_ok();
+    if rows.is_some() && chunks.len() != 1 {
+        let msg = format!("rows of {} chunks asked for (one at a time)", chunks.len());
+        return framed.send(data::error_answer(&msg).into()).await.is_ok();
+    }
+    for c in &chunks {
+        let found = storage
+            .read(task, *c)
+            .ok_or_else(|| format!("chunk {c} of {task} is not here"));
+        let d = match found {
+            Ok(d) => d,
+            Err(msg) => return framed.send(data::error_answer(&msg).into()).await.is_ok(),
         };
-        let raw = pieces::raw_bytes(&d);
+        let (raw, shape) = match rows_of(&d, rows) {
+            Ok(r) => r,
+            Err(msg) => return framed.send(data::error_answer(&msg).into()).await.is_ok(),
+        };
         let mut off = 0;
         loop {
             if packer.full() {
@@ -87,7 +117,7 @@ where
                     return false;
                 }
             }
-            off += packer.fill(*c, &d, &raw, off);
+            off += packer.fill(*c, (d.dtype(), &shape), &raw, off);
             if off >= raw.len() {
                 break;
             }
@@ -112,7 +142,7 @@ async fn serve_connection(admitted: Admitted, storage: Arc<Storage>, max_frame: 
     let part = pieces::part_bytes(max_frame, data::PART_CAP);
     let mut framed = Framed::new(stream, codec::framing(max_frame));
     while let Some(frame) = framed.next().await {
-        let (task, chunks) = match frame
+        let request = match frame
             .map_err(CodecError::from)
             .and_then(|r| data::decode_request(&r))
         {
@@ -122,7 +152,7 @@ async fn serve_connection(admitted: Admitted, storage: Arc<Storage>, max_frame: 
                 break;
             }
         };
-        if !answer(&mut framed, &storage, task, &chunks, part).await {
+        if !answer(&mut framed, &storage, request, part).await {
             break;
         }
     }
@@ -226,10 +256,20 @@ impl Connections {
     ) -> Result<Vec<(ChunkIdx, ArrayData)>, FetchError> {
         let request =
             data::encode_request(task, chunks).map_err(|e| FetchError::Refused(e.to_string()))?;
+        self.fetch_request(addr, &request, max_frame)
+    }
+
+    /// Sends an encoded request (see [`Connections::fetch`]).
+    fn fetch_request(
+        &self,
+        addr: &str,
+        request: &[u8],
+        max_frame: usize,
+    ) -> Result<Vec<(ChunkIdx, ArrayData)>, FetchError> {
         let mut backoff = FETCH_BACKOFF;
         let mut tries = 1;
         loop {
-            match self.fetch_once(addr, &request, max_frame) {
+            match self.fetch_once(addr, request, max_frame) {
                 Err(FetchError::Unreachable(e)) if tries < FETCH_TRIES => {
                     tracing::warn!(peer = addr, "fetch try {tries} failed: {e}; retrying");
                     std::thread::sleep(backoff);
@@ -278,4 +318,25 @@ pub fn fetch(
     chunks: &[ChunkIdx],
 ) -> Result<Vec<(ChunkIdx, ArrayData)>, FetchError> {
     Connections::new(plane.secret.clone(), plane.timeout).fetch(addr, task, chunks, plane.max_frame)
+}
+
+/// Rows `rows` of one chunk on a fresh connection (a result chunk larger than a part).
+pub fn fetch_rows(
+    addr: &str,
+    plane: &DataPlane,
+    task: TaskId,
+    chunk: ChunkIdx,
+    rows: (u64, u64),
+) -> Result<ArrayData, FetchError> {
+    let request = data::encode_rows_request(task, chunk, rows)
+        .map_err(|e| FetchError::Refused(e.to_string()))?;
+    let got = Connections::new(plane.secret.clone(), plane.timeout).fetch_request(
+        addr,
+        &request,
+        plane.max_frame,
+    )?;
+    got.into_iter()
+        .find(|(c, _)| *c == chunk)
+        .map(|(_, d)| d)
+        .ok_or_else(|| FetchError::Refused(format!("{addr} did not send chunk {chunk}")))
 }
