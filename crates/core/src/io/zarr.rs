@@ -148,6 +148,11 @@ pub fn read_region(
     })
 }
 
+#[cfg(test)]
+pub(super) fn open_for_tests(path: &Path) -> ZArray {
+    open(path).unwrap()
+}
+
 /// The indices of the store chunk that `subset` is exactly, if it is one.
 fn whole_chunk(a: &ZArray, subset: &[Range<u64>]) -> Option<Vec<u64>> {
     let chunks = a.chunks_in_array_subset(&subset).ok()??;

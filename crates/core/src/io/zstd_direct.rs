@@ -77,3 +77,45 @@ pub fn read_chunk<T: bytemuck::Pod>(
     }
     Ok(Some(out))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::{zarr, Codec};
+    use crate::array::{ArrayData, DType};
+    use ndarray::{ArrayD, IxDyn};
+
+    /// Whole chunks take the direct path, edge chunks, regions across chunks and a missing
+    /// chunk take zarrs' path: all read back what was written, bit for bit.
+    #[test]
+    fn direct_and_zarrs_reads_agree() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("z.zarr");
+        let full = ArrayD::from_shape_fn(IxDyn(&[10, 6]), |i| (i[0] * 6 + i[1]) as f64 - 7.5);
+        zarr::create(&p, &[10, 6], DType::F64, &[4, 6], Codec::Zstd { level: 1 }).unwrap();
+        let a = zarr::open_for_tests(&p);
+        assert!(super::plain_zstd(&a));
+        for (i, rows) in [(0u64, 0..4), (1, 4..8)] {
+            let part = full.slice(ndarray::s![rows, ..]).to_owned().into_dyn();
+            zarr::write_chunk(&p, &[i, 0], &ArrayData::F64(part)).unwrap();
+        }
+        let read = |offset: &[usize], shape: &[usize]| {
+            zarr::read_region(&p, DType::F64, offset, shape).unwrap()
+        };
+        let want = |r: std::ops::Range<usize>| {
+            ArrayData::F64(full.slice(ndarray::s![r, ..]).to_owned().into_dyn())
+        };
+        let direct = super::read_chunk::<f64>(&a, &[1, 0], 24).unwrap().unwrap();
+        assert_eq!(
+            ArrayData::F64(ArrayD::from_shape_vec(IxDyn(&[4, 6]), direct).unwrap()),
+            want(4..8)
+        );
+        assert_eq!(read(&[4, 0], &[4, 6]), want(4..8));
+        assert_eq!(read(&[2, 0], &[4, 6]), want(2..6));
+        // Chunk 2 (rows 8..10, an edge chunk) was never written: the fill value, 0.
+        assert!(super::read_chunk::<f64>(&a, &[2, 0], 24).unwrap().is_none());
+        let edge = read(&[8, 0], &[2, 6]);
+        assert!(edge.iter_f64().all(|v| v == 0.0), "{edge:?}");
+        // A chunk of the wrong size is an error, not a short chunk.
+        assert!(super::read_chunk::<f64>(&a, &[0, 0], 12).is_err());
+    }
+}
