@@ -215,7 +215,7 @@ impl Assembler {
             && p.shape == shape
             && h.offset == p.received as u64
             && p.received + raw.len() <= p.total
-            && raw.len() % h.dtype.itemsize().max(1) == 0;
+            && raw.len().is_multiple_of(h.dtype.itemsize().max(1));
         if !fits {
             return Err(corrupt(format!(
                 "chunk {c}: a piece at {} of {} bytes does not continue it",
