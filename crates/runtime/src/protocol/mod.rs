@@ -22,8 +22,9 @@ use crate::ids::{ChunkIdx, SubtaskIdx, TaskId, WorkerId};
 use bytes::Bytes;
 use serde::{Deserialize, Serialize};
 
-/// Bumped whenever a message changes shape.
-pub const PROTOCOL_VERSION: u32 = 4;
+/// Bumped whenever a message changes shape (5: `FetchPart` rows, the heartbeat's
+/// `transit_bytes`, data-plane answers in pieces).
+pub const PROTOCOL_VERSION: u32 = 5;
 
 /// One subtask to run: its index in the task's subtask graph and where its inputs are.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
