@@ -7,9 +7,7 @@
 //! reservation and input pins, returned when the lease drops.
 
 use super::memory::human;
-use super::memory::{
-    Admit, Committed, FetchRoom, Key, LeaseId, Ledger, MemoryStats, UNTRACKED_BELOW,
-};
+use super::memory::{Admit, Committed, Key, LeaseId, Ledger, MemoryStats, UNTRACKED_BELOW};
 use super::spill::SpillDir;
 use crate::array::ArrayData;
 use crate::config::memory::default_spill_dir;
@@ -257,33 +255,6 @@ impl Storage {
         }
     }
 
-    /// Reserves `bytes` for a subtask's fetches (see [`super::state`]); false: not now. When
-    /// the room must be made by spilling, the spill is written on a blocking thread and the
-    /// caller asks again later.
-    pub fn reserve_transit(self: &Arc<Self>, bytes: u64, alone: bool) -> bool {
-        let planned = match self.ledger().reserve_transit(bytes, alone) {
-            FetchRoom::Granted => return true,
-            FetchRoom::Wait => return false,
-            FetchRoom::Spill(planned) => planned,
-        };
-        let me = self.clone();
-        std::thread::spawn(move || me.spill_planned(planned));
-        false
-    }
-
-    /// Fetched bytes landed beyond their reservation.
-    pub fn transit_grew(&self, bytes: u64) {
-        self.ledger().transit_grew(bytes);
-    }
-
-    /// Transit bytes of a subtask that will not start are given back.
-    pub fn release_transit(&self, bytes: u64) {
-        if bytes > 0 {
-            self.ledger().transit_released(bytes);
-            self.wake();
-        }
-    }
-
     /// Waits until a subtask reading `inputs` (local chunks) and needing `run_bytes` more may
     /// start, spilling to make room; its fetched inputs, `transit` bytes already counted, go
     /// into its lease. Fails when a spill needed for that fails (a full disk); its transit
@@ -399,6 +370,9 @@ pub fn live_stats() -> Vec<MemoryStats> {
         .map(|s| s.stats())
         .collect()
 }
+
+#[path = "storage_transit.rs"]
+mod transit;
 
 #[cfg(test)]
 #[path = "storage_tests.rs"]
