@@ -8,6 +8,37 @@ pub use crate::io::npy::le_bytes;
 use crate::protocol::ResultPart;
 use ndarray::{ArrayD, IxDyn, Slice};
 
+/// One fetch of a streamed result: whole chunks, or rows `start..end` of one chunk.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Part {
+    Chunks(Vec<u32>),
+    Rows(u32, u64, u64),
+}
+
+/// Puts a chunk fetched in row ranges back together (the ranges in order).
+pub fn join_rows(pieces: &[ArrayData]) -> Result<ArrayData, String> {
+    macro_rules! join {
+        ($variant:ident) => {{
+            let views = pieces
+                .iter()
+                .map(|p| match p {
+                    ArrayData::$variant(a) => Ok(a.view()),
+                    other => Err(format!("rows of a chunk of {}", other.dtype())),
+                })
+                .collect::<Result<Vec<_>, String>>()?;
+            ndarray::concatenate(ndarray::Axis(0), &views)
+                .map(ArrayData::$variant)
+                .map_err(|e| format!("rows of a chunk: {e}"))
+        }};
+    }
+    match pieces.first() {
+        None => Err("no rows".into()),
+        Some(ArrayData::F64(_)) => join!(F64),
+        Some(ArrayData::I64(_)) => join!(I64),
+        Some(ArrayData::Bool(_)) => join!(Bool),
+    }
+}
+
 /// The chunk layout of a result: shape, dtype and chunk lengths per dimension.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Layout {
@@ -72,16 +103,37 @@ impl Layout {
         (n * self.dtype.itemsize()) as u64
     }
 
-    /// `positions` cut into runs of at most `budget` bytes (at least one chunk each).
-    pub fn parts(&self, positions: &[u32], budget: u64) -> Vec<Vec<u32>> {
-        let mut out: Vec<Vec<u32>> = Vec::new();
+    /// Rows (first axis) of the chunk at grid position `pos` (1 for a 0-d result).
+    fn chunk_rows(&self, pos: u32) -> u64 {
+        let per_band: usize = self.grid().iter().skip(1).product();
+        self.splits
+            .first()
+            .map_or(1, |s| s[pos as usize / per_band.max(1)] as u64)
+    }
+
+    /// `positions` cut into parts of at most `budget` bytes: runs of whole chunks, and a chunk
+    /// larger than the budget in row ranges (a row larger than the budget alone, which the
+    /// supervisor then refuses by name).
+    pub fn parts(&self, positions: &[u32], budget: u64) -> Vec<Part> {
+        let mut out: Vec<Part> = Vec::new();
         let mut bytes = 0u64;
         for &p in positions {
             let b = self.chunk_bytes(p);
+            if b > budget {
+                let n = self.chunk_rows(p).max(1);
+                let step = (budget / (b / n).max(1)).max(1);
+                out.extend(
+                    (0..n)
+                        .step_by(step as usize)
+                        .map(|s| Part::Rows(p, s, (s + step).min(n))),
+                );
+                bytes = budget; // nothing joins a row range
+                continue;
+            }
             match out.last_mut() {
-                Some(run) if bytes + b <= budget => run.push(p),
+                Some(Part::Chunks(run)) if bytes + b <= budget => run.push(p),
                 _ => {
-                    out.push(vec![p]);
+                    out.push(Part::Chunks(vec![p]));
                     bytes = 0;
                 }
             }
@@ -209,15 +261,20 @@ mod tests {
         );
         assert_eq!(
             l.parts(&[0, 1, 2, 3], 64),
-            vec![vec![0, 1], vec![2], vec![3]]
+            vec![
+                Part::Chunks(vec![0, 1]),
+                Part::Rows(2, 0, 2),
+                Part::Rows(2, 2, 3),
+                Part::Chunks(vec![3])
+            ]
         );
         let full = ArrayD::from_shape_fn(IxDyn(&[5, 4]), |i| (i[0] * 4 + i[1]) as i64);
         let block = |r: std::ops::Range<usize>, c: std::ops::Range<usize>| {
             ArrayData::I64(full.slice(ndarray::s![r, c]).into_dyn().to_owned())
         };
-        let band = l
-            .assemble_band(1, &[block(2..5, 0..3), block(2..5, 3..4)])
-            .unwrap();
+        let rows = join_rows(&[block(2..4, 0..3), block(4..5, 0..3)]).unwrap();
+        assert_eq!(rows, block(2..5, 0..3));
+        let band = l.assemble_band(1, &[rows, block(2..5, 3..4)]).unwrap();
         assert_eq!(
             band,
             ArrayData::I64(full.slice(ndarray::s![2..5, ..]).into_dyn().to_owned())

@@ -16,6 +16,7 @@ pub mod npy;
 pub mod region;
 pub mod roots;
 pub mod zarr;
+mod zstd_direct;
 
 use crate::array::{fmt_shape, DType, Shape};
 use serde::{Deserialize, Serialize};

@@ -15,7 +15,7 @@ use std::sync::Arc;
 use zarrs::array::{data_type, Array, ArrayBuilder};
 use zarrs::filesystem::FilesystemStore;
 
-type ZArray = Array<FilesystemStore>;
+pub(super) type ZArray = Array<FilesystemStore>;
 
 /// What the array metadata says.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -124,6 +124,9 @@ pub fn read_region(
         ));
     }
     let subset = ranges(offset, shape);
+    if let Some(data) = read_direct(path, &a, dtype, &subset, shape)? {
+        return Ok(data);
+    }
     let bad = |e: zarrs::array::ArrayError| {
         IoError::bad(shown(path), format!("reading region {subset:?}: {e}"))
     };
@@ -142,6 +145,56 @@ pub fn read_region(
             let v: Vec<bool> = a.retrieve_array_subset(&subset.as_slice()).map_err(bad)?;
             ArrayData::Bool(ArrayD::from_shape_vec(dims, v).map_err(wrap)?)
         }
+    })
+}
+
+#[cfg(test)]
+pub(super) fn open_for_tests(path: &Path) -> ZArray {
+    open(path).unwrap()
+}
+
+/// The indices of the store chunk that `subset` is exactly, if it is one.
+fn whole_chunk(a: &ZArray, subset: &[Range<u64>]) -> Option<Vec<u64>> {
+    let chunks = a.chunks_in_array_subset(&subset).ok()??;
+    if chunks.num_elements_usize() != 1 {
+        return None;
+    }
+    let indices = chunks.start().to_vec();
+    let whole = a.chunk_subset(&indices).ok()?;
+    (whole.to_ranges() == subset).then_some(indices)
+}
+
+/// A region that is one whole store chunk of `bytes` + `zstd`, decoded straight into its
+/// buffer ([`super::zstd_direct`]); `None`: take `zarrs`' path.
+fn read_direct(
+    path: &Path,
+    a: &ZArray,
+    dtype: DType,
+    subset: &[Range<u64>],
+    shape: &[usize],
+) -> Result<Option<ArrayData>, IoError> {
+    if dtype == DType::Bool || !super::zstd_direct::plain_zstd(a) {
+        return Ok(None);
+    }
+    let Some(indices) = whole_chunk(a, subset) else {
+        return Ok(None);
+    };
+    let n = shape.iter().product();
+    let bad = |e: String| IoError::bad(shown(path), format!("reading chunk {indices:?}: {e}"));
+    let dims = IxDyn(shape);
+    let wrap = |e: ndarray::ShapeError| IoError::bad(shown(path), e.to_string());
+    Ok(match dtype {
+        DType::F64 => super::zstd_direct::read_chunk::<f64>(a, &indices, n)
+            .map_err(bad)?
+            .map(|v| ArrayD::from_shape_vec(dims, v).map(ArrayData::F64))
+            .transpose()
+            .map_err(wrap)?,
+        DType::I64 => super::zstd_direct::read_chunk::<i64>(a, &indices, n)
+            .map_err(bad)?
+            .map(|v| ArrayD::from_shape_vec(dims, v).map(ArrayData::I64))
+            .transpose()
+            .map_err(wrap)?,
+        DType::Bool => None,
     })
 }
 
@@ -249,6 +302,26 @@ pub fn write_chunk(path: &Path, index: &[u64], data: &ArrayData) -> Result<u64, 
     let bad = |e: zarrs::array::ArrayError| {
         IoError::bad(shown(path), format!("writing chunk {index:?}: {e}"))
     };
+    // A whole store chunk of bytes + zstd: compressed from the elements' own memory.
+    let whole = region
+        .iter()
+        .zip(&want)
+        .all(|(r, w)| r.end - r.start == *w as u64);
+    if whole && super::zstd_direct::plain_zstd(&a) {
+        let direct = match data {
+            ArrayData::F64(x) => x
+                .as_slice()
+                .map(|e| super::zstd_direct::write_chunk(&a, index, e)),
+            ArrayData::I64(x) => x
+                .as_slice()
+                .map(|e| super::zstd_direct::write_chunk(&a, index, e)),
+            ArrayData::Bool(_) => None,
+        };
+        if let Some(done) = direct {
+            done.map_err(|e| IoError::bad(shown(path), format!("writing chunk {index:?}: {e}")))?;
+            return Ok(data.nbytes() as u64);
+        }
+    }
     let subset = &subset.as_slice();
     // The chunk's own memory when it is C-contiguous, else a C-order copy.
     macro_rules! store {

@@ -7,7 +7,7 @@ use super::{ApiError, ApiResult, NativeClient};
 use crate::array::ArrayData;
 use crate::ids::TaskId;
 use crate::protocol::{codec, ClientReply, ClientRequest, ResultPart};
-use crate::result_stream::{le_bytes, Layout};
+use crate::result_stream::{join_rows, le_bytes, Layout, Part};
 
 impl NativeClient {
     /// The layout of result `output` and its chunks at `positions` (in that order).
@@ -17,11 +17,24 @@ impl NativeClient {
         output: u32,
         positions: &[u32],
     ) -> ApiResult<(ResultPart, Vec<ArrayData>)> {
+        self.fetch_rows(task, output, positions, None)
+    }
+
+    /// As [`NativeClient::fetch_part`], or with `rows` only rows `start..end` (first axis) of
+    /// the one chunk at `positions` (a chunk larger than a part).
+    pub fn fetch_rows(
+        &mut self,
+        task: TaskId,
+        output: u32,
+        positions: &[u32],
+        rows: Option<(u64, u64)>,
+    ) -> ApiResult<(ResultPart, Vec<ArrayData>)> {
         let reply = self.call(|request| ClientRequest::FetchPart {
             request,
             task,
             output,
             positions: positions.to_vec(),
+            rows,
         })?;
         let part = match reply {
             ClientReply::ResultPart { part: Ok(p), .. } => p,
@@ -52,8 +65,24 @@ impl NativeClient {
         let layout = Layout::from_part(&head).map_err(ApiError::Unexpected)?;
         for b in 0..layout.bands() {
             let mut chunks = Vec::new();
-            for part in layout.parts(&layout.band_positions(b), head.budget) {
-                chunks.extend(self.fetch_part(task, output, &part)?.1);
+            let mut rows = Vec::new();
+            let parts = layout.parts(&layout.band_positions(b), head.budget);
+            for (i, part) in parts.iter().enumerate() {
+                match part {
+                    Part::Chunks(positions) => {
+                        chunks.extend(self.fetch_part(task, output, positions)?.1)
+                    }
+                    Part::Rows(p, start, end) => {
+                        let got = self.fetch_rows(task, output, &[*p], Some((*start, *end)))?;
+                        rows.extend(got.1);
+                        // The chunk's last range: it is whole again.
+                        if !matches!(parts.get(i + 1), Some(Part::Rows(q, ..)) if q == p) {
+                            let whole = join_rows(&rows).map_err(ApiError::Unexpected)?;
+                            chunks.push(whole);
+                            rows.clear();
+                        }
+                    }
+                }
             }
             let band = layout
                 .assemble_band(b, &chunks)

@@ -1,37 +1,61 @@
 //! The data plane's bytes, beside the codec so that bytes live in one place.
 //!
-//! A request is one frame `bincode((TaskId, Vec<ChunkIdx>))`; the answer is one frame: a
-//! status byte ([`OK`]) then the codec's raw chunk encoding, or [`ERROR`] then the error text.
+//! A request is one frame `bincode((TaskId, Vec<ChunkIdx>, Option<(u64, u64)>))` (the last:
+//! rows of the one chunk asked for, see [`Rows`]); the answer is one or more
+//! frames, each a status byte then the chunks' pieces ([`super::pieces`]): [`MORE`] while
+//! frames follow, [`OK`] on the last one; or [`ERROR`] then the error text, which ends the
+//! answer. A chunk of any size travels, cut across frames; each side holds one frame's part.
 //! A request listing a chunk twice gets it once: answers are bounded by the distinct chunks
 //! held, never by how often a peer repeats itself (a 106-byte request once cost 800 MB).
 
 use super::codec::{self, CodecError};
+pub use super::pieces::Packer;
+use super::pieces::{self, Assembler};
 use crate::array::ArrayData;
 use crate::ids::{ChunkIdx, TaskId};
 use rustc_hash::FxHashSet;
 
 pub const OK: u8 = 0;
 pub const ERROR: u8 = 1;
+pub const MORE: u8 = 2;
 
-/// Bytes an answer may need beyond the chunks' own data, per chunk (its header).
-pub const HEADER_BYTES_PER_CHUNK: usize = 128;
+/// Raw bytes per answer frame at most (less when the frame limit is smaller): a serving
+/// worker holds one such part per connection, a fetching one per fetch.
+pub const PART_CAP: usize = 4 << 20;
+
+/// Rows `start..end` along the first axis of the one chunk asked for: a result chunk larger
+/// than a result part travels to the client in row ranges.
+pub type Rows = Option<(u64, u64)>;
 
 pub fn encode_request(task: TaskId, chunks: &[ChunkIdx]) -> Result<Vec<u8>, CodecError> {
-    codec::encode(&(task, chunks))
+    codec::encode(&(task, chunks, None::<(u64, u64)>))
 }
 
-/// The task and its distinct chunks, in the order first asked for.
-pub fn decode_request(bytes: &[u8]) -> Result<(TaskId, Vec<ChunkIdx>), CodecError> {
-    let (task, mut chunks): (TaskId, Vec<ChunkIdx>) = codec::decode(bytes)?;
+/// A request for rows `start..end` of one chunk (sent as a chunk of that many rows).
+pub fn encode_rows_request(
+    task: TaskId,
+    chunk: ChunkIdx,
+    rows: (u64, u64),
+) -> Result<Vec<u8>, CodecError> {
+    codec::encode(&(task, &[chunk][..], Some(rows)))
+}
+
+/// The task, its distinct chunks in the order first asked for, and the rows asked for.
+pub fn decode_request(bytes: &[u8]) -> Result<(TaskId, Vec<ChunkIdx>, Rows), CodecError> {
+    let (task, mut chunks, rows): (TaskId, Vec<ChunkIdx>, Rows) = codec::decode(bytes)?;
     let mut seen = FxHashSet::default();
     chunks.retain(|c| seen.insert(*c));
-    Ok((task, chunks))
+    Ok((task, chunks, rows))
 }
 
+/// The whole answer for `chunks` as one frame (tests and small answers).
 pub fn ok_answer(chunks: &[(ChunkIdx, &ArrayData)]) -> Result<Vec<u8>, CodecError> {
-    let mut bytes = codec::encode_chunks(chunks)?;
-    bytes.insert(0, OK);
-    Ok(bytes)
+    let mut packer = Packer::new(usize::MAX / 2);
+    for (c, d) in chunks {
+        let raw = pieces::raw_bytes(d);
+        packer.fill(*c, (d.dtype(), d.shape()), &raw, 0);
+    }
+    packer.frame(OK)
 }
 
 pub fn error_answer(message: &str) -> Vec<u8> {
@@ -40,14 +64,27 @@ pub fn error_answer(message: &str) -> Vec<u8> {
     out
 }
 
-pub fn decode_answer(bytes: &[u8]) -> Result<Vec<(ChunkIdx, ArrayData)>, CodecError> {
+/// Adds one frame of an answer to `into`; true when it was the last.
+pub fn add_answer_frame(into: &mut Assembler, bytes: &[u8]) -> Result<bool, CodecError> {
     match bytes.split_first() {
-        Some((&OK, body)) => codec::decode_chunks(body),
+        Some((&OK, body)) => into.add(body).map(|_| true),
+        Some((&MORE, body)) => into.add(body).map(|_| false),
         Some((_, msg)) => Err(CodecError::Corrupt(
             String::from_utf8_lossy(msg).into_owned(),
         )),
         None => Err(CodecError::Corrupt("empty answer".into())),
     }
+}
+
+/// An answer of one frame.
+pub fn decode_answer(bytes: &[u8]) -> Result<Vec<(ChunkIdx, ArrayData)>, CodecError> {
+    let mut chunks = Assembler::default();
+    if !add_answer_frame(&mut chunks, bytes)? {
+        return Err(CodecError::Corrupt(
+            "an answer cut after its first frame".into(),
+        ));
+    }
+    chunks.finish()
 }
 
 #[cfg(test)]
@@ -64,7 +101,7 @@ mod tests {
         .unwrap();
         assert_eq!(
             decode_request(&req).unwrap(),
-            (TaskId(1), vec![ChunkIdx(3), ChunkIdx(1)])
+            (TaskId(1), vec![ChunkIdx(3), ChunkIdx(1)], None)
         );
         assert!(decode_request(&req[..req.len() - 1]).is_err());
     }

@@ -14,6 +14,7 @@ pub mod data;
 pub mod framing;
 pub mod handshake;
 pub mod outbound;
+pub mod pieces;
 pub mod secret;
 
 use crate::graph::TileableGraph;
@@ -21,8 +22,9 @@ use crate::ids::{ChunkIdx, SubtaskIdx, TaskId, WorkerId};
 use bytes::Bytes;
 use serde::{Deserialize, Serialize};
 
-/// Bumped whenever a message changes shape.
-pub const PROTOCOL_VERSION: u32 = 4;
+/// Bumped whenever a message changes shape (5: `FetchPart` rows, the heartbeat's
+/// `transit_bytes`, data-plane answers in pieces).
+pub const PROTOCOL_VERSION: u32 = 5;
 
 /// One subtask to run: its index in the task's subtask graph and where its inputs are.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -206,12 +208,14 @@ pub enum ClientRequest {
     },
     /// Streamed result fetch (branch io): the layout of result `output` and the chunks at
     /// `positions` of its C-order grid (none: the layout alone), at most `ResultPart::budget`
-    /// bytes of them per call.
+    /// bytes of them per call. With `rows`, only rows `start..end` (first axis) of the one
+    /// chunk at `positions`: a chunk larger than a part comes in row ranges.
     FetchPart {
         request: u64,
         task: TaskId,
         output: u32,
         positions: Vec<u32>,
+        rows: Option<(u64, u64)>,
     },
 }
 

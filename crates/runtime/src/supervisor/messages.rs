@@ -216,6 +216,8 @@ pub struct FetchResult;
 pub struct FetchPart {
     pub output: u32,
     pub positions: Vec<u32>,
+    /// Rows `start..end` (first axis) of the one chunk at `positions` only.
+    pub rows: Option<(u64, u64)>,
 }
 
 /// The task's graphs with per-node status, subtasks listed up to `limit`.

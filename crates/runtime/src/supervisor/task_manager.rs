@@ -476,10 +476,15 @@ impl Handler<FromClient> for TaskManager {
                     task,
                     output,
                     positions,
+                    rows,
                 } => {
                     let p = find(task);
                     Box::pin(async move {
-                        let fetch = FetchPart { output, positions };
+                        let fetch = FetchPart {
+                            output,
+                            positions,
+                            rows,
+                        };
                         let part = async { p?.send(fetch).await.map_err(|e| e.to_string())? }.await;
                         ClientReply::ResultPart { request, part }
                     })

@@ -12,7 +12,7 @@
 use super::routes::find;
 use super::{ApiError, WebState};
 use crate::protocol::{codec, TaskStatus};
-use crate::result_stream::{le_bytes, Layout};
+use crate::result_stream::{join_rows, le_bytes, Layout, Part};
 use crate::supervisor::messages::TaskHandle;
 use crate::supervisor::task_manager::{ListSessions, Names, SubmitError, SubmitTask};
 use crate::supervisor::task_processor::{FetchPart, WaitDone};
@@ -77,6 +77,7 @@ pub async fn result_layout(p: &TaskHandle, output: u32) -> Result<(Layout, u64),
         .send(FetchPart {
             output,
             positions: vec![],
+            rows: None,
         })
         .await
         .map_err(mailbox)?
@@ -113,14 +114,35 @@ async fn band_bytes(
         actix_web::error::ErrorInternalServerError(e)
     };
     let mut chunks = Vec::new();
-    for positions in layout.parts(&layout.band_positions(b), budget) {
-        let part = p
-            .send(FetchPart { output, positions })
+    let mut rows_of_chunk = Vec::new();
+    let parts = layout.parts(&layout.band_positions(b), budget);
+    for (i, part) in parts.iter().enumerate() {
+        let (positions, rows) = match part {
+            Part::Chunks(positions) => (positions.clone(), None),
+            Part::Rows(pos, start, end) => (vec![*pos], Some((*start, *end))),
+        };
+        let got = p
+            .send(FetchPart {
+                output,
+                positions,
+                rows,
+            })
             .await
             .map_err(|e| fail(e.to_string()))?
             .map_err(fail)?;
-        let decoded = codec::decode_chunks(&part.chunks).map_err(|e| fail(e.to_string()))?;
-        chunks.extend(decoded.into_iter().map(|(_, d)| d));
+        let decoded = codec::decode_chunks(&got.chunks).map_err(|e| fail(e.to_string()))?;
+        let decoded = decoded.into_iter().map(|(_, d)| d);
+        match part {
+            Part::Chunks(_) => chunks.extend(decoded),
+            Part::Rows(pos, ..) => {
+                rows_of_chunk.extend(decoded);
+                // The chunk's last range: it is whole again.
+                if !matches!(parts.get(i + 1), Some(Part::Rows(q, ..)) if q == pos) {
+                    chunks.push(join_rows(&rows_of_chunk).map_err(fail)?);
+                    rows_of_chunk.clear();
+                }
+            }
+        }
     }
     let band = layout.assemble_band(b, &chunks).map_err(fail)?;
     Ok(bytes::Bytes::from(le_bytes(&band)))

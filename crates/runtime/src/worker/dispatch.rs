@@ -2,7 +2,7 @@
 //! remote, the fetches carried out as futures on the actor's runtime (cancelled by dropping
 //! them), and subtasks handed to the compute pool with what was fetched for them.
 
-use super::state::{CoreOut, FetchId, Need};
+use super::state::{CoreOut, FetchId, Need, Room};
 use super::transfer::FetchError;
 use super::{execute, pool, Flush, Worker};
 use crate::graph::WorkerGraph;
@@ -12,6 +12,25 @@ use crate::supervisor::guard::guard;
 use actix::prelude::*;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
+
+/// How long a subtask refused room for its fetches waits before the worker asks again
+/// (subtasks ending ask at once).
+const ROOM_RETRY: std::time::Duration = std::time::Duration::from_millis(20);
+
+/// The worker's ledger as the core's [`Room`]: fetched bytes count against the limit.
+pub(super) struct StorageRoom(pub Arc<super::storage::Storage>);
+
+impl Room for StorageRoom {
+    fn reserve(&mut self, bytes: u64, alone: bool) -> bool {
+        self.0.reserve_transit(bytes, alone)
+    }
+    fn grow(&mut self, bytes: u64) {
+        self.0.transit_grew(bytes);
+    }
+    fn release(&mut self, bytes: u64) {
+        self.0.release_transit(bytes);
+    }
+}
 
 /// A fetch in flight: its future's handle, and what an error means.
 pub(super) struct InFlight {
@@ -61,6 +80,7 @@ impl Worker {
                 from: task,
                 source: *c,
                 member: *c,
+                bytes: super::footprint::chunk_bytes(&graph.chunks, *c),
             })
             .collect();
         for &m in graph.members.row(run.subtask.index()) {
@@ -76,6 +96,7 @@ impl Worker {
                         from: *src,
                         source: ChunkIdx(*chunk),
                         member: ChunkIdx(m),
+                        bytes: super::footprint::chunk_bytes(&graph.chunks, ChunkIdx(m)),
                     });
                 }
             }
@@ -88,7 +109,12 @@ impl Worker {
         let mut starts = Vec::new();
         for out in std::mem::take(&mut self.core.outbox) {
             match out {
-                CoreOut::Start { task, run, fetched } => starts.push((task, run, fetched)),
+                CoreOut::Start {
+                    task,
+                    run,
+                    fetched,
+                    transit,
+                } => starts.push((task, run, (fetched, transit))),
                 CoreOut::Fetch {
                     id,
                     task,
@@ -110,6 +136,16 @@ impl Worker {
         }
         if !starts.is_empty() {
             self.submit(starts, ctx);
+        }
+        if self.core.blocked() && !self.room_retry {
+            self.room_retry = true;
+            ctx.run_later(ROOM_RETRY, |act, ctx| {
+                guard(act, ctx, "room", |act, ctx| {
+                    act.room_retry = false;
+                    act.core.retry();
+                    act.carry_out(ctx);
+                });
+            });
         }
     }
 
@@ -156,7 +192,7 @@ impl Worker {
     /// Hands subtasks to the compute pool with what was fetched for them.
     fn submit(
         &mut self,
-        starts: Vec<(TaskId, RunSubtask, execute::Fetched)>,
+        starts: Vec<(TaskId, RunSubtask, (execute::Fetched, u64))>,
         ctx: &mut Context<Self>,
     ) {
         let me = self.me.unwrap_or(WorkerId(u32::MAX));
@@ -169,7 +205,10 @@ impl Worker {
                 let graph = match &graph_of {
                     Some((t, g)) if *t == task => g.clone(),
                     _ => {
-                        let g = self.graphs.get(&task)?.clone();
+                        let Some(g) = self.graphs.get(&task).cloned() else {
+                            self.shared.storage.release_transit(fetched.1);
+                            return None;
+                        };
                         graph_of = Some((task, g.clone()));
                         g
                     }
@@ -179,6 +218,7 @@ impl Worker {
                 shared.in_pool.fetch_add(1, Ordering::AcqRel);
                 let work: pool::Work = Box::new(move || {
                     let report = if shared.draining.load(Ordering::Acquire) {
+                        shared.storage.release_transit(fetched.1);
                         Some(SubtaskReport {
                             subtask: run.subtask,
                             outcome: Err(SubtaskError::NotRun("the worker is draining".into())),

@@ -16,27 +16,29 @@ use std::sync::Arc;
 /// Chunks fetched from peers for a subtask, by member.
 pub(super) type Fetched = FxHashMap<ChunkIdx, Arc<ArrayData>>;
 
-/// Reads the local inputs, computes with them and the fetched ones, stores the outputs.
+/// Reads the local inputs, computes with them and the fetched ones (`transit` bytes counted
+/// for them in the ledger, taken into the subtask's lease), stores the outputs.
 pub(super) fn execute_one(
     graph: &WorkerGraph,
     task: TaskId,
     run: RunSubtask,
     me: WorkerId,
     shared: &Shared,
-    mut fetched: Fetched,
+    (mut fetched, transit): (Fetched, u64),
 ) -> Option<SubtaskReport> {
     let s = run.subtask;
     let local = super::memory::local_inputs(&run.inputs, me);
     shared.storage.want(task, &local, false);
     if shared.cancelled.remove(&(task, s)).is_some() {
+        shared.storage.release_transit(transit);
         return None;
     }
     // A panic anywhere in fetching or computing is this subtask's error, never a lost report.
     let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         // Waits for room under `worker.memory_limit`; released after everything below.
         let run_bytes = super::memory::run_bytes(graph, &run, me);
-        let lease =
-            (shared.storage.begin(task, &local, run_bytes)).map_err(SubtaskError::Failed)?;
+        let lease = (shared.storage.begin(task, &local, run_bytes, transit))
+            .map_err(SubtaskError::Failed)?;
         // Remote inputs were fetched before the subtask came to the pool; the rest is here.
         for (c, _) in &run.inputs {
             if fetched.contains_key(c) {

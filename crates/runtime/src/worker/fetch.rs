@@ -15,7 +15,7 @@ use crate::ids::{ChunkIdx, TaskId};
 use crate::protocol::codec::CodecError;
 use crate::protocol::handshake::{HandshakeError, Role};
 use crate::protocol::secret::Secret;
-use crate::protocol::{auth, data};
+use crate::protocol::{auth, data, pieces};
 use futures_util::future::BoxFuture;
 use std::collections::HashMap;
 use std::future::Future;
@@ -41,8 +41,6 @@ pub trait PeerFetch: Send + Sync + 'static {
 const TRIES: u32 = 2;
 /// Wait before the second try (doubling after each further one).
 const BACKOFF: Duration = Duration::from_millis(100);
-/// Answers above this many bytes are decoded on a blocking thread, off the actor's.
-const INLINE_DECODE_BYTES: usize = 1 << 20;
 /// Bytes read per step: the buffer grows with what arrives.
 const READ_STEP: usize = 64 << 10;
 
@@ -89,20 +87,11 @@ impl PeerFetch for TcpFetch {
                         backoff *= 2;
                         tries += 1;
                     }
-                    Ok(reply) if reply.len() > INLINE_DECODE_BYTES => {
-                        return tokio::task::spawn_blocking(move || decode(&reply))
-                            .await
-                            .unwrap_or_else(|e| Err(FetchError::Refused(e.to_string())));
-                    }
-                    other => return other.and_then(|reply| decode(&reply)),
+                    other => return other,
                 }
             }
         })
     }
-}
-
-fn decode(reply: &[u8]) -> Fetched {
-    data::decode_answer(reply).map_err(|e| FetchError::Refused(e.to_string()))
 }
 
 impl Inner {
@@ -149,7 +138,9 @@ impl Inner {
         Ok(s)
     }
 
-    async fn fetch_once(&self, addr: &str, request: &[u8]) -> Result<Vec<u8>, FetchError> {
+    /// One try: the request, then the answer's frames, each piece appended to its chunk as
+    /// it arrives (one frame's part held beyond the chunks).
+    async fn fetch_once(&self, addr: &str, request: &[u8]) -> Fetched {
         let mut s = self.connect(addr).await?;
         let len = u32::try_from(request.len())
             .map_err(|_| FetchError::Refused("request too large".into()))?;
@@ -157,6 +148,35 @@ impl Inner {
         frame.extend_from_slice(&len.to_be_bytes());
         frame.extend_from_slice(request);
         self.timed(addr, "send", s.write_all(&frame)).await?;
+        let mut chunks = pieces::Assembler::default();
+        let mut reply = Vec::new();
+        loop {
+            self.read_frame(addr, &mut s, &mut reply).await?;
+            match data::add_answer_frame(&mut chunks, &reply) {
+                Ok(true) => break,
+                Ok(false) => {}
+                Err(e) => return Err(FetchError::Refused(format!("{addr}: {e}"))),
+            }
+        }
+        self.idle
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .entry(addr.to_string())
+            .or_default()
+            .push(s);
+        chunks
+            .finish()
+            .map_err(|e| FetchError::Refused(format!("{addr}: {e}")))
+    }
+
+    /// Reads one frame into `buf`, which grows only as bytes arrive (never to a size the
+    /// peer announced before sending it).
+    async fn read_frame(
+        &self,
+        addr: &str,
+        s: &mut TcpStream,
+        buf: &mut Vec<u8>,
+    ) -> Result<(), FetchError> {
         let mut head = [0u8; 4];
         self.timed(addr, "read", s.read_exact(&mut head)).await?;
         let size = u32::from_be_bytes(head) as usize;
@@ -167,15 +187,13 @@ impl Inner {
             };
             return Err(FetchError::Refused(format!("{addr}: {e}")));
         }
-        // The buffer doubles as bytes arrive, up to the announced size.
-        let (mut reply, mut filled) = (Vec::new(), 0);
+        let mut filled = 0;
+        buf.clear();
         while filled < size {
-            if filled == reply.len() {
-                reply.resize(size.min(filled.max(READ_STEP) * 2), 0);
+            if filled == buf.len() {
+                buf.resize(size.min(filled.max(READ_STEP) * 2), 0);
             }
-            let n = self
-                .timed(addr, "read", s.read(&mut reply[filled..]))
-                .await?;
+            let n = self.timed(addr, "read", s.read(&mut buf[filled..])).await?;
             if n == 0 {
                 return Err(FetchError::Unreachable(format!(
                     "{addr}: answer cut after {filled} of {size} bytes"
@@ -183,12 +201,7 @@ impl Inner {
             }
             filled += n;
         }
-        self.idle
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .entry(addr.to_string())
-            .or_default()
-            .push(s);
-        Ok(reply)
+        buf.truncate(size);
+        Ok(())
     }
 }

@@ -22,6 +22,10 @@ pub use super::footprint::{
 
 pub type Key = (TaskId, ChunkIdx);
 
+#[path = "transit.rs"]
+mod transit;
+pub use transit::FetchRoom;
+
 /// Chunks smaller than this are counted in the bytes held but get no entry: a spill file
 /// would cost more than it frees, and an entry per tiny chunk (a table probe on every store
 /// and release) was most of a worker's time on trivial subtasks.
@@ -36,7 +40,9 @@ pub struct MemoryStats {
     pub memory_bytes: u64,
     /// Bytes reserved by running subtasks.
     pub reserved_bytes: u64,
-    /// Highest accounted bytes (memory + reserved) so far.
+    /// Bytes of remote inputs fetched, or reserved for fetching, by subtasks not yet started.
+    pub transit_bytes: u64,
+    /// Highest accounted bytes (memory + reserved + transit) so far.
     pub peak_bytes: u64,
     /// Bytes and chunks on disk now.
     pub spilled_bytes: u64,
@@ -132,7 +138,7 @@ impl Ledger {
     }
 
     fn used(&self) -> u64 {
-        self.stats.memory_bytes + self.stats.reserved_bytes
+        self.stats.memory_bytes + self.stats.reserved_bytes + self.stats.transit_bytes
     }
 
     fn note_peak(&mut self) {
@@ -327,8 +333,9 @@ impl Ledger {
         self.plan_spill(self.spill_at, 0)
     }
 
-    /// A subtask reading `inputs` (already pinned) and needing `run_bytes` more asks to start.
-    pub fn admit(&mut self, inputs: &[Key], run_bytes: u64) -> Admit {
+    /// A subtask reading `inputs` (already pinned) and needing `run_bytes` more asks to start;
+    /// `transit` of the accounted bytes are its fetched inputs, which its lease takes over.
+    pub fn admit(&mut self, inputs: &[Key], run_bytes: u64, transit: u64) -> Admit {
         let loads: u64 = inputs
             .iter()
             .filter_map(|k| self.entries.get(k))
@@ -336,7 +343,8 @@ impl Ledger {
             .map(|e| e.bytes)
             .sum();
         let need = run_bytes + loads;
-        let used = self.used();
+        let transit = transit.min(self.stats.transit_bytes);
+        let used = self.used() - transit;
         let fits = self.limit == 0 || (used + need <= self.limit && used <= self.pause_at);
         if !fits {
             // Running subtasks spill down to the threshold when they end: wait for that.
@@ -349,7 +357,7 @@ impl Ledger {
                 return Admit::Wait;
             }
             // Nothing runs: make the room now, as far as unpinned chunks allow.
-            let target = self.pause_at.min(self.limit.saturating_sub(need));
+            let target = self.pause_at.min(self.limit.saturating_sub(need)) + transit;
             let spill = self.plan_spill(target, 0);
             if !spill.is_empty() {
                 return Admit::Spill(spill);
@@ -366,6 +374,7 @@ impl Ledger {
             }
         }
         self.running += 1;
+        self.stats.transit_bytes -= transit;
         self.leases.insert(lease, need);
         self.stats.reserved_bytes += need;
         self.note_peak();

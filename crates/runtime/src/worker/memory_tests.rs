@@ -77,16 +77,16 @@ fn admission_spills_to_make_room_then_waits_then_goes_alone() {
     l.stored(k(1), 30 * MB, None);
     // 70 used + 40 needed > 100: spill the unpinned chunk 1, not the pinned input 0.
     l.pin(&[k(0)]);
-    let Admit::Spill(planned) = l.admit(&[k(0)], 40 * MB) else {
+    let Admit::Spill(planned) = l.admit(&[k(0)], 40 * MB, 0) else {
         panic!("expected a spill")
     };
     assert_eq!(spill_all(&mut l, planned), vec![1]);
-    let first = go(l.admit(&[k(0)], 40 * MB));
+    let first = go(l.admit(&[k(0)], 40 * MB, 0));
     assert_eq!(l.stats().reserved_bytes, 40 * MB);
     assert_eq!(l.stats().peak_bytes, 80 * MB);
     // A second subtask cannot fit while the first runs: it waits, and that is a pause.
     l.pin(&[k(0)]);
-    assert_eq!(l.admit(&[k(0)], 30 * MB), Admit::Wait);
+    assert_eq!(l.admit(&[k(0)], 30 * MB, 0), Admit::Wait);
     assert_eq!(
         l.stats().pauses,
         0,
@@ -96,7 +96,7 @@ fn admission_spills_to_make_room_then_waits_then_goes_alone() {
     assert_eq!(l.stats().reserved_bytes, 30 * MB);
     l.finished(first, &[k(0)]);
     assert_eq!(l.stats().reserved_bytes, 0);
-    go(l.admit(&[k(0)], 30 * MB));
+    go(l.admit(&[k(0)], 30 * MB, 0));
     assert!(l.stats().peak_bytes <= 100 * MB);
 }
 
@@ -105,12 +105,12 @@ fn pauses_above_the_pause_threshold_until_back_under() {
     let mut l = Ledger::new(100 * MB, 0.5, 0.8);
     l.stored(k(0), 50 * MB, None);
     l.pin(&[k(0)]);
-    let first = go(l.admit(&[k(0)], 35 * MB)); // 85 used now
-    assert_eq!(l.admit(&[], 5 * MB), Admit::Wait);
-    assert_eq!(l.admit(&[], 5 * MB), Admit::Wait);
+    let first = go(l.admit(&[k(0)], 35 * MB, 0)); // 85 used now
+    assert_eq!(l.admit(&[], 5 * MB, 0), Admit::Wait);
+    assert_eq!(l.admit(&[], 5 * MB, 0), Admit::Wait);
     assert_eq!(l.stats().pauses, 1, "one pause, however often asked");
     l.finished(first, &[k(0)]);
-    go(l.admit(&[], 5 * MB));
+    go(l.admit(&[], 5 * MB, 0));
 }
 
 #[test]
@@ -121,7 +121,7 @@ fn spilled_inputs_are_reserved_and_their_load_moves_into_memory() {
     spill_all(&mut l, planned);
     assert!(l.spilled_size(k(0)).is_some());
     l.pin(&[k(0)]);
-    let lease = go(l.admit(&[k(0)], 10 * MB));
+    let lease = go(l.admit(&[k(0)], 10 * MB, 0));
     assert_eq!(
         l.stats().reserved_bytes,
         30 * MB,
@@ -146,7 +146,7 @@ fn released_chunks_leave_memory_or_disk_and_no_limit_never_spills() {
     let mut l = Ledger::new(0, 0.6, 0.8);
     l.stored(k(0), 500 * MB, None);
     assert!(l.spill_over_threshold().is_empty());
-    go(l.admit(&[], 900 * MB));
+    go(l.admit(&[], 900 * MB, 0));
     let mut l = Ledger::new(10 * MB, 0.5, 0.8);
     l.stored(k(0), 8 * MB, None);
     let planned = l.spill_over_threshold();
@@ -187,4 +187,32 @@ fn projection_counts_inputs_members_and_scratch() {
     let (bytes, members) = first_subtask(true);
     assert!(members < 800, "only partial sums are members");
     assert_eq!(bytes, members + 1600);
+}
+
+/// Fetched bytes count before the fetch: refused over the limit while something runs,
+/// granted after spilling when nothing does, and taken into the subtask's lease at its start.
+#[test]
+fn transit_bytes_are_reserved_before_fetching_and_move_into_the_lease() {
+    let mut l = Ledger::new(100 * MB, 0.6, 0.8);
+    l.stored(k(0), 50 * MB, None);
+    let running = go(l.admit(&[], 20 * MB, 0));
+    assert_eq!(l.reserve_transit(45 * MB, true), FetchRoom::Wait);
+    assert_eq!(l.reserve_transit(10 * MB, false), FetchRoom::Granted);
+    assert_eq!(l.stats().transit_bytes, 10 * MB);
+    l.finished(running, &[]);
+    // Nothing runs: the unpinned chunk goes to disk to make room for the fetch.
+    let FetchRoom::Spill(planned) = l.reserve_transit(45 * MB, true) else {
+        panic!("expected a spill")
+    };
+    assert_eq!(planned, vec![(k(0), 50 * MB)]);
+    l.commit_spill(k(0), true);
+    assert_eq!(l.reserve_transit(45 * MB, true), FetchRoom::Granted);
+    // Its subtask starts: 45 MB of its 60 MB projection are its fetched inputs.
+    let lease = go(l.admit(&[], 60 * MB, 45 * MB));
+    let s = l.stats();
+    assert_eq!((s.transit_bytes, s.reserved_bytes), (10 * MB, 60 * MB));
+    assert!(s.peak_bytes <= 100 * MB, "{s:?}");
+    l.finished(lease, &[]);
+    l.transit_released(10 * MB);
+    assert_eq!(l.stats().transit_bytes, 0);
 }

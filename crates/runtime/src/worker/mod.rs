@@ -86,7 +86,9 @@ pub struct Worker {
     shared: Arc<Shared>,
     pool: pool::ComputePool,
     /// Subtasks waiting for or fetching remote inputs; the fetches in flight.
-    core: state::WorkerCore<Arc<crate::array::ArrayData>>,
+    core: state::WorkerCore<Arc<crate::array::ArrayData>, dispatch::StorageRoom>,
+    /// A retry of the fetches refused room is scheduled.
+    room_retry: bool,
     fetcher: Arc<dyn fetch::PeerFetch>,
     fetches: HashMap<state::FetchId, dispatch::InFlight>,
     peers: HashMap<WorkerId, String>,
@@ -395,6 +397,7 @@ pub async fn start(
     let supervisor_timeout = Duration::from_millis(config.cluster.node_timeout_ms);
     // Not under actix::Supervisor: a worker's restart is a fresh start of the whole worker
     // in the same process (`ares node`), which a guarded panic triggers (see `Guarded`).
+    let room = shared.storage.clone();
     let addr = Worker::create(move |ctx| {
         let (read, write) = stream.into_split();
         let limit = codec::FrameLimit::new(max_frame);
@@ -409,7 +412,11 @@ pub async fn start(
             graphs: HashMap::new(),
             shared,
             pool,
-            core: state::WorkerCore::new(FETCH_WINDOW_PER_SLOT * slots),
+            core: state::WorkerCore::with_room(
+                FETCH_WINDOW_PER_SLOT * slots,
+                dispatch::StorageRoom(room),
+            ),
+            room_retry: false,
             fetcher,
             fetches: HashMap::new(),
             peers: HashMap::new(),

@@ -12,6 +12,18 @@
 //! subtask with its typed error and cancels its other fetches. Cancellation, forgetting a
 //! task and draining drop what waits and cancel what fetches.
 //!
+//! Fetched bytes count against `worker.memory_limit` from before they are asked for: a
+//! subtask fetches only once its [`Room`] (the worker's ledger) reserved the bytes of its
+//! remote inputs, projected from the graph; bytes that land beyond that reservation (a
+//! shuffle piece has no projection) are added as they land. The reservation stays counted
+//! (the ledger's `transit_bytes`) until the subtask starts, when it becomes part of the
+//! subtask's own lease ([`CoreOut::Start`]'s `transit`), or until it is dropped. Without it a
+//! worker held a waiting subtask's fetched inputs (and their frames) outside the accounting,
+//! and its RSS passed the limit by more than 200 MB on a rechunk. When the room refuses, the
+//! subtask stays first in line and the worker asks again later ([`WorkerCore::retry`]); the
+//! room always grants a subtask that would be alone in the window once nothing runs and
+//! nothing is left to spill, so a worker never waits for itself.
+//!
 //! Decisions go to `outbox` ([`CoreOut`]); the actor carries them out. `D` is the fetched
 //! data (the worker's `Arc<ArrayData>`; anything in tests).
 
@@ -34,6 +46,42 @@ pub struct Need {
     pub from: TaskId,
     pub source: ChunkIdx,
     pub member: ChunkIdx,
+    /// Its projected bytes (0 when unknown before it exists).
+    pub bytes: u64,
+}
+
+/// Fetched data's size in memory.
+pub trait Held {
+    fn held_bytes(&self) -> u64;
+}
+
+impl Held for std::sync::Arc<crate::array::ArrayData> {
+    fn held_bytes(&self) -> u64 {
+        self.nbytes() as u64
+    }
+}
+
+/// Where fetched bytes are reserved (the worker's ledger, a budget in tests).
+pub trait Room {
+    /// Reserves `bytes` for one subtask's fetches; `alone`: no other subtask fetches or holds
+    /// fetched inputs here. False: not now (ask again later).
+    fn reserve(&mut self, bytes: u64, alone: bool) -> bool;
+    /// Bytes landed beyond what was reserved.
+    fn grow(&mut self, bytes: u64);
+    /// A subtask that will not start gives its bytes back.
+    fn release(&mut self, bytes: u64);
+}
+
+/// No limit: every reservation is granted (tests of the other decisions).
+#[derive(Debug, Default)]
+pub struct Unbounded;
+
+impl Room for Unbounded {
+    fn reserve(&mut self, _: u64, _: bool) -> bool {
+        true
+    }
+    fn grow(&mut self, _: u64) {}
+    fn release(&mut self, _: u64) {}
 }
 
 /// What the worker should do.
@@ -50,11 +98,14 @@ pub enum CoreOut<D> {
     },
     /// Drop a fetch in flight (its subtask failed or was cancelled).
     CancelFetch(FetchId),
-    /// Run the subtask on the pool with these fetched chunks (by member).
+    /// Run the subtask on the pool with these fetched chunks (by member); `transit` bytes
+    /// are counted for them in the room, to be taken into the subtask's lease when it starts
+    /// (or released if it does not).
     Start {
         task: TaskId,
         run: RunSubtask,
         fetched: FxHashMap<ChunkIdx, D>,
+        transit: u64,
     },
     /// Report the subtask failed without running.
     Fail {
@@ -69,11 +120,17 @@ struct Fetching<D> {
     /// Per fetch still out: which member each requested chunk becomes.
     pending: BTreeMap<FetchId, Vec<(ChunkIdx, ChunkIdx)>>,
     fetched: FxHashMap<ChunkIdx, D>,
+    /// Bytes counted in the room for this subtask: its reservation, or what landed if more.
+    counted: u64,
+    landed: u64,
 }
 
 type Key = (TaskId, SubtaskIdx);
 
-pub struct WorkerCore<D> {
+pub struct WorkerCore<D, R = Unbounded> {
+    room: R,
+    /// The first waiting subtask was refused room: [`WorkerCore::retry`] asks again.
+    blocked: bool,
     window: usize,
     /// Subtasks fetching, or started with fetched inputs and not yet reported.
     in_window: usize,
@@ -88,10 +145,21 @@ pub struct WorkerCore<D> {
     pub outbox: Vec<CoreOut<D>>,
 }
 
-impl<D> WorkerCore<D> {
-    /// At most `window` subtasks fetch or hold fetched inputs at once (at least 1).
+impl<D: Held> WorkerCore<D> {
+    /// At most `window` subtasks fetch or hold fetched inputs at once (at least 1), with no
+    /// memory limit.
     pub fn new(window: usize) -> Self {
+        Self::with_room(window, Unbounded)
+    }
+}
+
+impl<D: Held, R: Room> WorkerCore<D, R> {
+    /// At most `window` subtasks fetch or hold fetched inputs at once (at least 1), each only
+    /// once `room` reserved its remote inputs' bytes.
+    pub fn with_room(window: usize, room: R) -> Self {
         Self {
+            room,
+            blocked: false,
             window: window.max(1),
             in_window: 0,
             waiting: DepthQueue::default(),
@@ -108,7 +176,13 @@ impl<D> WorkerCore<D> {
     pub fn accept(&mut self, task: TaskId, run: RunSubtask, needs: Vec<Need>) {
         if needs.is_empty() {
             let fetched = FxHashMap::default();
-            self.outbox.push(CoreOut::Start { task, run, fetched });
+            let transit = 0;
+            self.outbox.push(CoreOut::Start {
+                task,
+                run,
+                fetched,
+                transit,
+            });
             return;
         }
         if self.draining {
@@ -123,11 +197,29 @@ impl<D> WorkerCore<D> {
         self.fill_window();
     }
 
+    /// True while the first waiting subtask waits for room: call [`WorkerCore::retry`]
+    /// after a while (or when memory was freed).
+    pub fn blocked(&self) -> bool {
+        self.blocked
+    }
+
+    /// Asks the room again for the subtasks waiting for it.
+    pub fn retry(&mut self) {
+        self.fill_window();
+    }
+
     fn fill_window(&mut self) {
+        self.blocked = false;
         while self.in_window < self.window && !self.draining {
-            let Some((task, run, needs)) = self.waiting.pop() else {
+            let Some((_, _, needs)) = self.waiting.peek() else {
                 return;
             };
+            let bytes: u64 = needs.iter().map(|n| n.bytes).sum();
+            if !self.room.reserve(bytes, self.in_window == 0) {
+                self.blocked = true;
+                return;
+            }
+            let (task, run, needs) = self.waiting.pop().expect("peeked");
             self.in_window += 1;
             let mut groups: BTreeMap<(WorkerId, TaskId), Vec<(ChunkIdx, ChunkIdx)>> =
                 BTreeMap::new();
@@ -160,6 +252,8 @@ impl<D> WorkerCore<D> {
                     run,
                     pending,
                     fetched,
+                    counted: bytes,
+                    landed: 0,
                 },
             );
         }
@@ -177,6 +271,11 @@ impl<D> WorkerCore<D> {
         let error = match result {
             Err(e) => Some(e),
             Ok(data) => {
+                f.landed += data.iter().map(|(_, d)| d.held_bytes()).sum::<u64>();
+                if f.landed > f.counted {
+                    self.room.grow(f.landed - f.counted);
+                    f.counted = f.landed;
+                }
                 let mut by_source: FxHashMap<ChunkIdx, D> = data.into_iter().collect();
                 let mut missing = None;
                 for (source, member) in pairs {
@@ -204,6 +303,7 @@ impl<D> WorkerCore<D> {
                 task: key.0,
                 run: f.run,
                 fetched: f.fetched,
+                transit: f.counted,
             });
         }
         self.fill_window();
@@ -212,6 +312,7 @@ impl<D> WorkerCore<D> {
     /// Forgets a fetching subtask, cancelling its fetches; frees its place in the window.
     fn drop_fetching(&mut self, key: Key) {
         if let Some(f) = self.fetching.remove(&key) {
+            self.room.release(f.counted);
             for id in f.pending.into_keys() {
                 self.owner.remove(&id);
                 self.outbox.push(CoreOut::CancelFetch(id));
@@ -281,6 +382,11 @@ impl<D> WorkerCore<D> {
                 error,
             });
         }
+    }
+
+    /// Where fetched bytes are reserved.
+    pub fn room(&self) -> &R {
+        &self.room
     }
 
     /// (waiting, fetching) subtasks, for status and tests.

@@ -20,10 +20,17 @@ fn need(worker: WorkerId, c: u32) -> Need {
         from: T,
         source: ChunkIdx(c),
         member: ChunkIdx(c),
+        bytes: 0,
     }
 }
 
-fn take(core: &mut WorkerCore<&'static str>) -> Vec<CoreOut<&'static str>> {
+impl Held for &'static str {
+    fn held_bytes(&self) -> u64 {
+        self.len() as u64
+    }
+}
+
+fn take<R>(core: &mut WorkerCore<&'static str, R>) -> Vec<CoreOut<&'static str>> {
     std::mem::take(&mut core.outbox)
 }
 
@@ -89,6 +96,7 @@ fn another_tasks_result_lands_under_its_member() {
         from: TaskId(9),
         source: ChunkIdx(4),
         member: ChunkIdx(0),
+        bytes: 0,
     };
     core.accept(T, run(0, 0), vec![n]);
     let out = take(&mut core);
@@ -231,4 +239,85 @@ fn forgetting_a_task_frees_its_places_for_others() {
     assert!(fetches(&take(&mut core)).is_empty(), "window full");
     core.forget(T);
     assert_eq!(fetches(&take(&mut core))[0].2, vec![ChunkIdx(5)]);
+}
+
+/// A budget of bytes, as the worker's ledger with nothing else in it.
+#[derive(Debug, Default)]
+struct Budget {
+    limit: u64,
+    used: u64,
+    peak: u64,
+}
+
+impl Room for Budget {
+    fn reserve(&mut self, bytes: u64, alone: bool) -> bool {
+        if self.used + bytes > self.limit && !alone {
+            return false;
+        }
+        self.grow(bytes);
+        true
+    }
+    fn grow(&mut self, bytes: u64) {
+        self.used += bytes;
+        self.peak = self.peak.max(self.used);
+    }
+    fn release(&mut self, bytes: u64) {
+        self.used -= bytes;
+    }
+}
+
+fn sized(worker: WorkerId, c: u32, bytes: u64) -> Need {
+    Need {
+        bytes,
+        ..need(worker, c)
+    }
+}
+
+///   subtask 0 needs 6 bytes, subtask 1 needs 6: a budget of 10 fetches one at a time, though
+///   the window has room for both; the first's bytes go with it into its start.
+#[test]
+fn a_subtask_fetches_only_once_its_bytes_are_reserved() {
+    let budget = Budget {
+        limit: 10,
+        ..Budget::default()
+    };
+    let mut core: WorkerCore<&'static str, Budget> = WorkerCore::with_room(2, budget);
+    core.accept(T, run(0, 0), vec![sized(W1, 1, 6)]);
+    core.accept(T, run(1, 0), vec![sized(W2, 2, 6)]);
+    let f = fetches(&take(&mut core));
+    assert_eq!(f.len(), 1, "the second waits for room: {f:?}");
+    assert!(core.blocked());
+    assert_eq!(core.room().used, 6);
+    core.retry();
+    assert!(take(&mut core).is_empty(), "still no room");
+    // It lands with more than projected (8 bytes): counted as it lands, passed to the start.
+    core.fetched(f[0].0, Ok(vec![(ChunkIdx(1), "eightbyt")]));
+    let out = take(&mut core);
+    let Some(CoreOut::Start { transit, .. }) = out.first() else {
+        panic!("{out:?}")
+    };
+    assert_eq!((*transit, core.room().used), (8, 8));
+    // The subtask took its bytes into its lease and ended: the second one may fetch.
+    core.room.release(8);
+    core.reported(T, SubtaskIdx(0));
+    let f = fetches(&take(&mut core));
+    assert_eq!(f.len(), 1);
+    assert_eq!(core.room().used, 6);
+    // It fails: its reservation goes back.
+    let error = SubtaskError::Fetch("gone".into());
+    core.fetched(f[0].0, Err(error));
+    assert_eq!(core.room().used, 0);
+    assert!(core.room().peak <= 10, "{:?}", core.room());
+}
+
+/// Alone in the window, a subtask is granted room it does not fit in (nothing else would free it).
+#[test]
+fn a_subtask_alone_is_never_refused() {
+    let mut core: WorkerCore<&'static str, Budget> = WorkerCore::with_room(2, Budget::default());
+    core.accept(T, run(0, 0), vec![sized(W1, 1, 6)]);
+    assert_eq!(fetches(&take(&mut core)).len(), 1);
+    core.accept(T, run(1, 0), vec![sized(W1, 2, 6)]);
+    assert!(fetches(&take(&mut core)).is_empty());
+    core.forget(T);
+    assert_eq!(core.room().used, 0, "forgetting gives the bytes back");
 }

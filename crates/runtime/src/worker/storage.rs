@@ -217,7 +217,11 @@ impl Storage {
             let written = match (&self.spill, self.chunks.get(&key).map(|c| c.clone())) {
                 (Some(dir), Some(data)) => dir.write(key, &data).map_err(|e| e.to_string()),
                 (None, _) => Err("no spill directory".to_string()),
-                (_, None) => Err(format!("chunk {} of {} vanished", key.1, key.0)),
+                // Released meanwhile: nothing to write, and no error for whoever needed room.
+                (_, None) => {
+                    self.ledger().commit_spill(key, false);
+                    continue;
+                }
             };
             let mut ledger = self.ledger();
             match ledger.commit_spill(key, written.is_ok()) {
@@ -252,18 +256,21 @@ impl Storage {
     }
 
     /// Waits until a subtask reading `inputs` (local chunks) and needing `run_bytes` more may
-    /// start, spilling to make room. Fails when a spill needed for that fails (a full disk).
+    /// start, spilling to make room; its fetched inputs, `transit` bytes already counted, go
+    /// into its lease. Fails when a spill needed for that fails (a full disk); its transit
+    /// bytes are then given back.
     pub fn begin(
         &self,
         task: TaskId,
         inputs: &[ChunkIdx],
         run_bytes: u64,
+        transit: u64,
     ) -> Result<Lease<'_>, String> {
         let inputs: Vec<Key> = inputs.iter().map(|c| (task, *c)).collect();
         let mut ledger = self.ledger();
         ledger.pin(&inputs);
         loop {
-            match ledger.admit(&inputs, run_bytes) {
+            match ledger.admit(&inputs, run_bytes, transit) {
                 Admit::Go(lease) => {
                     return Ok(Lease {
                         storage: self,
@@ -278,6 +285,7 @@ impl Storage {
                     ledger = self.ledger();
                     if let Err(e) = written {
                         ledger.unpin(&inputs);
+                        ledger.transit_released(transit);
                         return Err(e);
                     }
                 }
@@ -362,6 +370,9 @@ pub fn live_stats() -> Vec<MemoryStats> {
         .map(|s| s.stats())
         .collect()
 }
+
+#[path = "storage_transit.rs"]
+mod transit;
 
 #[cfg(test)]
 #[path = "storage_tests.rs"]

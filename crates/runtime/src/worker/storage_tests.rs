@@ -27,7 +27,7 @@ fn spills_over_the_threshold_and_reads_back_for_compute_and_peers() {
         "a peer reads it from disk"
     );
     assert_eq!(s.stats().spilled_chunks, 2, "and it stays there");
-    let lease = s.begin(t, &[ChunkIdx(0)], 8 << 10).unwrap();
+    let lease = s.begin(t, &[ChunkIdx(0)], 8 << 10, 0).unwrap();
     assert_eq!(
         s.get(t, ChunkIdx(0)).unwrap(),
         chunk(0.0),
@@ -60,7 +60,7 @@ fn a_failed_spill_fails_the_subtask_that_needed_the_room() {
     s.put(TaskId(1), ChunkIdx(0), chunk(1.0));
     s.put(TaskId(1), ChunkIdx(1), chunk(1.0));
     std::fs::remove_dir_all(&path).unwrap(); // writes now fail
-    let err = s.begin(TaskId(1), &[], 30 << 10).err().expect("no room");
+    let err = s.begin(TaskId(1), &[], 30 << 10, 0).err().expect("no room");
     assert!(
         err.contains("cannot spill chunk") && err.contains(path.to_str().unwrap()),
         "{err}"

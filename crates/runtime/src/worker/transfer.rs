@@ -21,9 +21,10 @@ use crate::net::{accept_loop, Admitted, Gate};
 use crate::protocol::codec::{self, CodecError};
 use crate::protocol::handshake::Role;
 use crate::protocol::secret::Secret;
-use crate::protocol::{auth, data};
+use crate::protocol::{auth, data, pieces};
 use crate::telemetry::peer_rejected;
 use futures_util::{SinkExt, StreamExt};
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::net::{SocketAddr, TcpStream};
 use std::sync::Arc;
@@ -57,42 +58,79 @@ pub enum FetchError {
     Refused(String),
 }
 
-/// The chunks asked for, or why they cannot be sent.
-fn gather(
-    storage: &Storage,
-    task: TaskId,
-    chunks: &[ChunkIdx],
-    max_frame: usize,
-) -> Result<Vec<(ChunkIdx, Arc<ArrayData>)>, String> {
-    let mut total = 1usize;
-    let mut out = Vec::with_capacity(chunks.len());
-    for c in chunks {
-        let d = storage
-            .read(task, *c)
-            .ok_or_else(|| format!("chunk {c} of {task} is not here"))?;
-        total = total.saturating_add(d.nbytes() + data::HEADER_BYTES_PER_CHUNK);
-        if total > max_frame {
-            return Err(format!(
-                "an answer of {} chunks exceeds the frame limit of {max_frame} bytes",
-                chunks.len()
-            ));
-        }
-        out.push((*c, d));
+/// The raw bytes and shape of rows `rows` of a chunk (all of it without rows).
+fn rows_of(d: &ArrayData, rows: data::Rows) -> Result<(Cow<'_, [u8]>, Vec<usize>), String> {
+    let raw = pieces::raw_bytes(d);
+    let Some((start, end)) = rows else {
+        return Ok((raw, d.shape().to_vec()));
+    };
+    let mut shape = d.shape().to_vec();
+    let n = shape.first().copied().unwrap_or(0) as u64;
+    if start >= end || end > n {
+        return Err(format!("rows {start}..{end} of a chunk of {n} rows"));
     }
-    Ok(out)
+    let row = raw.len() / n as usize;
+    shape[0] = (end - start) as usize;
+    let (a, b) = (start as usize * row, end as usize * row);
+    Ok(match raw {
+        Cow::Borrowed(r) => (Cow::Borrowed(&r[a..b]), shape),
+        Cow::Owned(r) => (Cow::Owned(r[a..b].to_vec()), shape),
+    })
 }
 
-fn encode(found: Result<Vec<(ChunkIdx, Arc<ArrayData>)>, String>) -> Vec<u8> {
-    let encoded = found.and_then(|data| {
-        let refs: Vec<(ChunkIdx, &ArrayData)> =
-            data.iter().map(|(c, d)| (*c, d.as_ref())).collect();
-        data::ok_answer(&refs).map_err(|e| e.to_string())
-    });
-    encoded.unwrap_or_else(|msg| data::error_answer(&msg))
+/// Answers one request: each chunk read (a spilled one from its file, one at a time) and
+/// sent in pieces, a frame as soon as a part is full; an error frame ends the answer when a
+/// chunk is not here. Returns false when the connection failed.
+async fn answer<S>(
+    framed: &mut S,
+    storage: &Storage,
+    (task, chunks, rows): (TaskId, Vec<ChunkIdx>, data::Rows),
+    part: usize,
+) -> bool
+where
+    S: futures_util::Sink<bytes::Bytes> + Unpin,
+{
+    let mut packer = data::Packer::new(part);
+    if rows.is_some() && chunks.len() != 1 {
+        let msg = format!("rows of {} chunks asked for (one at a time)", chunks.len());
+        return framed.send(data::error_answer(&msg).into()).await.is_ok();
+    }
+    for c in &chunks {
+        let found = storage
+            .read(task, *c)
+            .ok_or_else(|| format!("chunk {c} of {task} is not here"));
+        let d = match found {
+            Ok(d) => d,
+            Err(msg) => return framed.send(data::error_answer(&msg).into()).await.is_ok(),
+        };
+        let (raw, shape) = match rows_of(&d, rows) {
+            Ok(r) => r,
+            Err(msg) => return framed.send(data::error_answer(&msg).into()).await.is_ok(),
+        };
+        let mut off = 0;
+        loop {
+            if packer.full() {
+                let Ok(f) = packer.frame(data::MORE) else {
+                    return false;
+                };
+                if framed.send(f.into()).await.is_err() {
+                    return false;
+                }
+            }
+            off += packer.fill(*c, (d.dtype(), &shape), &raw, off);
+            if off >= raw.len() {
+                break;
+            }
+        }
+    }
+    match packer.frame(data::OK) {
+        Ok(f) => framed.send(f.into()).await.is_ok(),
+        Err(e) => framed
+            .send(data::error_answer(&e.to_string()).into())
+            .await
+            .is_ok(),
+    }
 }
-
-/// Answers above this many bytes are encoded on a blocking thread.
-const INLINE_ANSWER_BYTES: usize = 1 << 20;
 
 async fn serve_connection(admitted: Admitted, storage: Arc<Storage>, max_frame: usize) {
     let Admitted {
@@ -101,6 +139,7 @@ async fn serve_connection(admitted: Admitted, storage: Arc<Storage>, max_frame: 
         permit,
         ..
     } = admitted;
+    let part = pieces::part_bytes(max_frame, data::PART_CAP);
     let mut framed = Framed::new(stream, codec::framing(max_frame));
     while let Some(frame) = framed.next().await {
         let request = match frame
@@ -113,19 +152,7 @@ async fn serve_connection(admitted: Admitted, storage: Arc<Storage>, max_frame: 
                 break;
             }
         };
-        let found = gather(&storage, request.0, &request.1, max_frame);
-        let size: usize = found
-            .as_ref()
-            .map_or(0, |f| f.iter().map(|(_, d)| d.nbytes()).sum());
-        // Small answers are cheaper inline than a hop to a blocking thread.
-        let reply = if size > INLINE_ANSWER_BYTES {
-            tokio::task::spawn_blocking(move || encode(found))
-                .await
-                .unwrap_or_else(|e| data::error_answer(&e.to_string()))
-        } else {
-            encode(found)
-        };
-        if framed.send(bytes::Bytes::from(reply)).await.is_err() {
+        if !answer(&mut framed, &storage, request, part).await {
             break;
         }
     }
@@ -229,10 +256,20 @@ impl Connections {
     ) -> Result<Vec<(ChunkIdx, ArrayData)>, FetchError> {
         let request =
             data::encode_request(task, chunks).map_err(|e| FetchError::Refused(e.to_string()))?;
+        self.fetch_request(addr, &request, max_frame)
+    }
+
+    /// Sends an encoded request (see [`Connections::fetch`]).
+    fn fetch_request(
+        &self,
+        addr: &str,
+        request: &[u8],
+        max_frame: usize,
+    ) -> Result<Vec<(ChunkIdx, ArrayData)>, FetchError> {
         let mut backoff = FETCH_BACKOFF;
         let mut tries = 1;
         loop {
-            match self.fetch_once(addr, &request, max_frame) {
+            match self.fetch_once(addr, request, max_frame) {
                 Err(FetchError::Unreachable(e)) if tries < FETCH_TRIES => {
                     tracing::warn!(peer = addr, "fetch try {tries} failed: {e}; retrying");
                     std::thread::sleep(backoff);
@@ -256,9 +293,20 @@ impl Connections {
             e => FetchError::Refused(format!("{addr}: {e}")),
         };
         codec::write_frame(&mut stream, request).map_err(io)?;
-        let reply = codec::read_frame(&mut stream, max_frame).map_err(io)?;
+        let mut chunks = pieces::Assembler::default();
+        loop {
+            let frame = codec::read_frame(&mut stream, max_frame).map_err(io)?;
+            match data::add_answer_frame(&mut chunks, &frame) {
+                Ok(true) => break,
+                Ok(false) => {}
+                // The rest of the answer is not read: the connection is not reused.
+                Err(e) => return Err(FetchError::Refused(e.to_string())),
+            }
+        }
         self.give_back(addr, stream);
-        data::decode_answer(&reply).map_err(|e| FetchError::Refused(e.to_string()))
+        chunks
+            .finish()
+            .map_err(|e| FetchError::Refused(e.to_string()))
     }
 }
 
@@ -270,4 +318,25 @@ pub fn fetch(
     chunks: &[ChunkIdx],
 ) -> Result<Vec<(ChunkIdx, ArrayData)>, FetchError> {
     Connections::new(plane.secret.clone(), plane.timeout).fetch(addr, task, chunks, plane.max_frame)
+}
+
+/// Rows `rows` of one chunk on a fresh connection (a result chunk larger than a part).
+pub fn fetch_rows(
+    addr: &str,
+    plane: &DataPlane,
+    task: TaskId,
+    chunk: ChunkIdx,
+    rows: (u64, u64),
+) -> Result<ArrayData, FetchError> {
+    let request = data::encode_rows_request(task, chunk, rows)
+        .map_err(|e| FetchError::Refused(e.to_string()))?;
+    let got = Connections::new(plane.secret.clone(), plane.timeout).fetch_request(
+        addr,
+        &request,
+        plane.max_frame,
+    )?;
+    got.into_iter()
+        .find(|(c, _)| *c == chunk)
+        .map(|(_, d)| d)
+        .ok_or_else(|| FetchError::Refused(format!("{addr} did not send chunk {chunk}")))
 }

@@ -28,6 +28,7 @@ impl Handler<FetchPart> for TaskProcessor {
                 (status, _) => Err(format!("{} has no result ({status:?})", act.task)),
             };
             let scheduler = act.scheduler.workers.clone();
+            let rows = m.rows;
             let (task, data) = (act.task, act.data.clone());
             Box::pin(
                 async move {
@@ -44,6 +45,17 @@ impl Handler<FetchPart> for TaskProcessor {
                         .map(|(w, a)| (w.worker, a))
                         .collect();
                     tokio::task::spawn_blocking(move || {
+                        if let (Some(rows), [(pos, c, w)]) = (rows, wanted.as_slice()) {
+                            let addr = addrs
+                                .get(w)
+                                .ok_or_else(|| format!("{w} holding results is gone"))?;
+                            let d = transfer::fetch_rows(addr, &data, task, *c, rows)
+                                .map_err(|e| format!("reading results from {w}: {e}"))?;
+                            part.chunks = codec::encode_chunks(&[(ChunkIdx(*pos), &d)])
+                                .map_err(|e| e.to_string())?
+                                .into();
+                            return Ok(part);
+                        }
                         let mut by_worker: BTreeMap<WorkerId, Vec<ChunkIdx>> = BTreeMap::new();
                         for (_, c, w) in &wanted {
                             by_worker.entry(*w).or_default().push(*c);
@@ -126,9 +138,28 @@ fn plan(
                 r.chunks.len()
             )
         })?;
-        bytes += s
+        let size = s
             .size_of(c)
             .unwrap_or((numel(&s.graph.chunks.node(c).shape) * r.dtype.itemsize()) as u64);
+        bytes += match m.rows {
+            None => size,
+            Some((start, end)) => {
+                // Rows of the chunk's first axis (a 1-D chunk's length as reported).
+                let item = r.dtype.itemsize() as u64;
+                let n = match s.graph.chunks.node(c).shape.first() {
+                    Some(_) if r.shape.len() == 1 => size / item.max(1),
+                    Some(n) => *n as u64,
+                    None => 1,
+                };
+                if m.positions.len() != 1 || start >= end || end > n {
+                    return Err(format!(
+                        "rows {start}..{end} of {} chunk(s) of {n} rows: ask for rows of one chunk",
+                        m.positions.len()
+                    ));
+                }
+                (end - start) * (size / n.max(1))
+            }
+        };
         if bytes > budget {
             return Err(format!(
                 "the chunks asked for exceed the part budget of {} bytes",
