@@ -3,15 +3,15 @@
 //! A part holds at most half a frame of chunk data, so nothing the supervisor holds for a fetch
 //! grows with the result's size.
 
+use super::whole_result::{read_chunks, worker_addrs};
 use super::TaskProcessor;
 use crate::array::numel;
 use crate::ids::{ChunkIdx, WorkerId};
 use crate::protocol::{codec, ResultPart, TaskStatus};
 use crate::supervisor::guard::guard;
-use crate::supervisor::messages::{FetchPart, GetWorkers};
+use crate::supervisor::messages::FetchPart;
 use crate::worker::transfer;
 use actix::prelude::*;
-use std::collections::BTreeMap;
 
 /// Most chunk bytes in one part: half a frame, leaving room for the rest.
 pub fn part_budget(max_frame_bytes: usize) -> u64 {
@@ -37,13 +37,7 @@ impl Handler<FetchPart> for TaskProcessor {
                         part.chunks = codec::encode_chunks(&[]).map_err(|e| e.to_string())?.into();
                         return Ok(part);
                     }
-                    let addrs: BTreeMap<WorkerId, String> = scheduler
-                        .send(GetWorkers)
-                        .await
-                        .unwrap_or_default()
-                        .into_iter()
-                        .map(|(w, a)| (w.worker, a))
-                        .collect();
+                    let addrs = worker_addrs(&scheduler).await;
                     tokio::task::spawn_blocking(move || {
                         if let (Some(rows), [(pos, c, w)]) = (rows, wanted.as_slice()) {
                             let addr = addrs
@@ -56,20 +50,8 @@ impl Handler<FetchPart> for TaskProcessor {
                                 .into();
                             return Ok(part);
                         }
-                        let mut by_worker: BTreeMap<WorkerId, Vec<ChunkIdx>> = BTreeMap::new();
-                        for (_, c, w) in &wanted {
-                            by_worker.entry(*w).or_default().push(*c);
-                        }
-                        let mut got: BTreeMap<ChunkIdx, crate::array::ArrayData> = BTreeMap::new();
-                        for (w, chunks) in by_worker {
-                            let addr = addrs
-                                .get(&w)
-                                .ok_or_else(|| format!("{w} holding results is gone"))?;
-                            got.extend(
-                                transfer::fetch(addr, &data, task, &chunks)
-                                    .map_err(|e| format!("reading results from {w}: {e}"))?,
-                            );
-                        }
+                        let held = wanted.iter().map(|(_, c, w)| (*c, *w));
+                        let got = read_chunks(&addrs, &data, task, held)?;
                         let refs = wanted
                             .iter()
                             .map(|(pos, c, _)| {

@@ -3,7 +3,8 @@
 //! a frame go through the streamed parts instead (see `part.rs`).
 
 use super::{TaskProcessor, RESTARTING};
-use crate::ids::{ChunkIdx, WorkerId};
+use crate::array::ArrayData;
+use crate::ids::{ChunkIdx, TaskId, WorkerId};
 use crate::protocol::{codec, TaskStatus};
 use crate::supervisor::guard::guard;
 use crate::supervisor::messages::{FetchResult, GetWorkers};
@@ -25,31 +26,16 @@ impl Handler<FetchResult> for TaskProcessor {
             Box::pin(
                 async move {
                     let (graph, locations) = ready?;
-                    let addrs: BTreeMap<WorkerId, String> = scheduler
-                        .send(GetWorkers)
-                        .await
-                        .unwrap_or_default()
-                        .into_iter()
-                        .map(|(w, a)| (w.worker, a))
-                        .collect();
+                    let addrs = worker_addrs(&scheduler).await;
                     tokio::task::spawn_blocking(move || {
-                        let mut by_worker: BTreeMap<WorkerId, Vec<ChunkIdx>> = BTreeMap::new();
-                        for (c, w) in locations {
-                            by_worker
-                                .entry(w.ok_or_else(|| format!("result chunk {c} is lost"))?)
-                                .or_default()
-                                .push(c);
-                        }
+                        let held = locations
+                            .into_iter()
+                            .map(|(c, w)| w.map(|w| (c, w)).ok_or(c))
+                            .collect::<Result<Vec<_>, _>>()
+                            .map_err(|c| format!("result chunk {c} is lost"))?;
                         let mut store = vec![None; graph.chunks.len()];
-                        for (w, chunks) in by_worker {
-                            let addr = addrs
-                                .get(&w)
-                                .ok_or_else(|| format!("{w} holding results is gone"))?;
-                            for (c, data) in transfer::fetch(addr, &data, task, &chunks)
-                                .map_err(|e| format!("reading results from {w}: {e}"))?
-                            {
-                                store[c.index()] = Some(Arc::new(data));
-                            }
+                        for (c, data) in read_chunks(&addrs, &data, task, held)? {
+                            store[c.index()] = Some(Arc::new(data));
                         }
                         let tensors = graph
                             .chunks
@@ -77,4 +63,39 @@ impl Handler<FetchResult> for TaskProcessor {
         })
         .unwrap_or_else(|| Box::pin(fut::ready(Err(RESTARTING.to_string()))))
     }
+}
+
+/// Each live worker's data-plane address.
+pub(super) async fn worker_addrs(scheduler: &Recipient<GetWorkers>) -> BTreeMap<WorkerId, String> {
+    scheduler
+        .send(GetWorkers)
+        .await
+        .unwrap_or_default()
+        .into_iter()
+        .map(|(w, a)| (w.worker, a))
+        .collect()
+}
+
+/// Reads result chunks from the workers holding them, one request per worker (blocking).
+pub(super) fn read_chunks(
+    addrs: &BTreeMap<WorkerId, String>,
+    data: &transfer::DataPlane,
+    task: TaskId,
+    held: impl IntoIterator<Item = (ChunkIdx, WorkerId)>,
+) -> Result<BTreeMap<ChunkIdx, ArrayData>, String> {
+    let mut by_worker: BTreeMap<WorkerId, Vec<ChunkIdx>> = BTreeMap::new();
+    for (c, w) in held {
+        by_worker.entry(w).or_default().push(c);
+    }
+    let mut got = BTreeMap::new();
+    for (w, chunks) in by_worker {
+        let addr = addrs
+            .get(&w)
+            .ok_or_else(|| format!("{w} holding results is gone"))?;
+        got.extend(
+            transfer::fetch(addr, data, task, &chunks)
+                .map_err(|e| format!("reading results from {w}: {e}"))?,
+        );
+    }
+    Ok(got)
 }
