@@ -86,6 +86,10 @@ fn binary(op: Op, a: &ArrayD<f64>, b: &ArrayD<f64>) -> ArrayD<f64> {
         Op::Le => zip(a, b, |x, y| bit(x <= y)),
         Op::Gt => zip(a, b, |x, y| bit(x > y)),
         Op::Ge => zip(a, b, |x, y| bit(x >= y)),
+        // Bitwise ops see bool and int64 operands (exact in f64 below 2^53).
+        Op::BitAnd => zip(a, b, |x, y| (x as i64 & y as i64) as f64),
+        Op::BitOr => zip(a, b, |x, y| (x as i64 | y as i64) as f64),
+        Op::BitXor => zip(a, b, |x, y| (x as i64 ^ y as i64) as f64),
         _ => unreachable!("{op}"),
     }
 }
@@ -163,6 +167,11 @@ pub fn evaluate(graph: &TileableGraph) -> Vec<ArrayD<f64>> {
             (Op::Log, _) => ins[0].mapv(f64::ln),
             (Op::Sin, _) => ins[0].mapv(f64::sin),
             (Op::Cos, _) => ins[0].mapv(f64::cos),
+            // `~`: logical not of a bool, two's complement not of an integer.
+            (Op::Invert, _) if node.dtype == DType::Bool => {
+                ins[0].mapv(|x| (x == 0.0) as u8 as f64)
+            }
+            (Op::Invert, _) => ins[0].mapv(|x| !(x as i64) as f64),
             (op, OpArgs::Scalar { value, scalar_left }) => {
                 let s = ArrayD::from_elem(IxDyn(&[]), value.as_f64());
                 if *scalar_left {

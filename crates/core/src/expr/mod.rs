@@ -14,6 +14,10 @@ mod functions;
 mod io;
 mod lexer;
 mod parser;
+mod table;
+
+pub use eval::Value;
+pub use table::{call, FUNCTIONS, OPERATORS};
 
 use crate::tensor::Tensor;
 use std::fmt;

@@ -1,5 +1,6 @@
 //! Recursive-descent parser with Python's precedence:
-//! comparison < `+ -` < `* / @` < unary `-` < `**` (right-assoc) < call, index, attribute.
+//! comparison < `|` < `^` < `&` < `+ -` < `* / @` < unary `- + ~` < `**` (right-assoc) <
+//! call, index, attribute.
 
 use super::lexer::Tok;
 use super::{err, ExprError, Pos};
@@ -12,6 +13,8 @@ pub enum Expr {
     Name(String, Pos),
     Tuple(Vec<Expr>, Pos),
     Neg(Box<Expr>, Pos),
+    /// `~x`: NumPy's `invert` (bitwise not of integers, logical not of bools).
+    Invert(Box<Expr>, Pos),
     Binary(&'static str, Box<Expr>, Box<Expr>, Pos),
     Call {
         func: Box<Expr>,
@@ -37,7 +40,8 @@ impl Expr {
             | Expr::Str(_, p)
             | Expr::Name(_, p)
             | Expr::Tuple(_, p)
-            | Expr::Neg(_, p) => *p,
+            | Expr::Neg(_, p)
+            | Expr::Invert(_, p) => *p,
             Expr::Binary(_, _, _, p) | Expr::Attr(_, _, p) | Expr::Index(_, _, p) => *p,
             Expr::Call { pos, .. } => *pos,
         }
@@ -166,11 +170,11 @@ impl Parser<'_> {
     }
 
     fn comparison(&mut self) -> Result<Expr, ExprError> {
-        let lhs = self.additive()?;
+        let lhs = self.bit_or()?;
         for op in ["==", "!=", "<=", ">=", "<", ">"] {
             let pos = self.pos();
             if self.eat(op) {
-                let rhs = self.additive()?;
+                let rhs = self.bit_or()?;
                 return Ok(Expr::Binary(op_name(op), Box::new(lhs), Box::new(rhs), pos));
             }
         }
@@ -204,6 +208,15 @@ impl Parser<'_> {
         result
     }
 
+    fn bit_or(&mut self) -> Result<Expr, ExprError> {
+        self.binary_level(&["|"], Self::bit_xor)
+    }
+    fn bit_xor(&mut self) -> Result<Expr, ExprError> {
+        self.binary_level(&["^"], Self::bit_and)
+    }
+    fn bit_and(&mut self) -> Result<Expr, ExprError> {
+        self.binary_level(&["&"], Self::additive)
+    }
     fn additive(&mut self) -> Result<Expr, ExprError> {
         self.binary_level(&["+", "-"], Self::term)
     }
@@ -214,22 +227,24 @@ impl Parser<'_> {
     fn unary(&mut self) -> Result<Expr, ExprError> {
         let pos = self.pos();
         let sign = if self.eat("-") {
-            Some(true)
+            Some("-")
         } else if self.eat("+") {
-            Some(false)
+            Some("+")
+        } else if self.eat("~") {
+            Some("~")
         } else {
             None
         };
-        let Some(negate) = sign else {
+        let Some(sign) = sign else {
             return self.power();
         };
         self.enter(1)?;
         let operand = stacker::maybe_grow(64 << 10, 1 << 20, || self.unary());
         self.leave(1);
-        Ok(if negate {
-            Expr::Neg(Box::new(operand?), pos)
-        } else {
-            operand?
+        Ok(match sign {
+            "-" => Expr::Neg(Box::new(operand?), pos),
+            "~" => Expr::Invert(Box::new(operand?), pos),
+            _ => operand?,
         })
     }
 
@@ -396,6 +411,9 @@ fn op_name(sym: &str) -> &'static str {
         "<" => "less",
         "<=" => "less_equal",
         ">" => "greater",
+        "&" => "bitwise_and",
+        "|" => "bitwise_or",
+        "^" => "bitwise_xor",
         _ => "greater_equal",
     }
 }

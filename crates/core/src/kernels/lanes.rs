@@ -88,10 +88,24 @@ macro_rules! with_binary {
                 let $f = |x: f64, y: f64| (x > y) as u8 as f64;
                 $body
             }
-            _ => {
+            Op::Ge => {
                 let $f = |x: f64, y: f64| (x >= y) as u8 as f64;
                 $body
             }
+            // Lanes of bitwise ops carry bools (0.0 / 1.0): `fused` plans no other dtype.
+            Op::BitAnd => {
+                let $f = |x: f64, y: f64| (x != 0.0 && y != 0.0) as u8 as f64;
+                $body
+            }
+            Op::BitOr => {
+                let $f = |x: f64, y: f64| (x != 0.0 || y != 0.0) as u8 as f64;
+                $body
+            }
+            Op::BitXor => {
+                let $f = |x: f64, y: f64| ((x != 0.0) != (y != 0.0)) as u8 as f64;
+                $body
+            }
+            other => unreachable!("{other} is not planned as a lane"),
         }
     };
 }
@@ -111,6 +125,7 @@ pub(super) fn run_lane(lane: Lane, buf: &mut [f64], other: &[f64]) {
             Op::IsNan => map1(buf, |x| x.is_nan() as u8 as f64),
             Op::IsInf => map1(buf, |x| x.is_infinite() as u8 as f64),
             Op::IsFinite => map1(buf, |x| x.is_finite() as u8 as f64),
+            Op::Invert => map1(buf, |x| (x == 0.0) as u8 as f64),
             other => unreachable!("{other} is not planned as a lane"),
         },
         Lane::Binary(op) => with_binary!(op, f => map2(buf, other, f)),

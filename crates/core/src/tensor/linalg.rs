@@ -51,13 +51,23 @@ impl Tensor {
         }
     }
 
-    /// Inner product over the last axes (`numpy.inner`) for operands of up to 2 dimensions.
+    /// `numpy.inner`: sums products over the last axis of both operands; the result has the
+    /// other axes of `self`, then those of `other`. A 0-d operand multiplies.
     pub fn inner(&self, other: &Tensor) -> Result<Tensor> {
-        match (self.ndim(), other.ndim()) {
-            (0, _) | (_, 0) => self.elementwise(Op::Mul, other),
-            (_, 2) => self.matmul_nd(&other.transpose(None)?),
-            _ => self.matmul_nd(other),
+        let (Some(ka), Some(kb)) = (self.shape().last(), other.shape().last()) else {
+            return self.elementwise(Op::Mul, other);
+        };
+        if ka != kb {
+            return Err(AresError::shape(
+                "inner",
+                format!(
+                    "shapes {} and {} not aligned: last dimensions differ ({ka} != {kb})",
+                    fmt_shape(self.shape()),
+                    fmt_shape(other.shape())
+                ),
+            ));
         }
+        self.tensordot(other, &[-1], &[-1])
     }
 
     /// `numpy.tensordot`: sums products over `a_axes` of `self` and `b_axes` of `other`

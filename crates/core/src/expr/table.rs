@@ -1,0 +1,228 @@
+//! The function table: every function of the expression language by name, and [`call`] to
+//! run one on values directly, without writing a program.
+//!
+//! This is the surface a binding uses (the Python package calls `call("where", ...)` with
+//! tensors and numbers it already holds): a function added to the language is in the table,
+//! and so available to every binding with no code of its own. `tests` check the table
+//! against the names the evaluator dispatches, so the two cannot drift apart.
+
+use super::eval::{Ctx, Value};
+use super::{args::Args, ExprError, Pos};
+
+/// Every function name the expression language knows, in the README's order. Methods
+/// (`x.sum()`) are the same functions with the object as the first argument.
+pub const FUNCTIONS: &[&str] = &[
+    // creation
+    "rand",
+    "randn",
+    "zeros",
+    "ones",
+    "full",
+    "arange",
+    "linspace",
+    // elementwise, one operand
+    "negative",
+    "abs",
+    "absolute",
+    "sqrt",
+    "exp",
+    "log",
+    "sin",
+    "cos",
+    "isnan",
+    "isinf",
+    "isfinite",
+    "invert",
+    "bitwise_not",
+    "bitwise_invert",
+    "logical_not",
+    // elementwise, two or three operands
+    "add",
+    "subtract",
+    "multiply",
+    "divide",
+    "true_divide",
+    "power",
+    "maximum",
+    "minimum",
+    "equal",
+    "not_equal",
+    "less",
+    "less_equal",
+    "greater",
+    "greater_equal",
+    "bitwise_and",
+    "bitwise_or",
+    "bitwise_xor",
+    "logical_and",
+    "logical_or",
+    "logical_xor",
+    "where",
+    "clip",
+    // reductions and scans
+    "sum",
+    "prod",
+    "min",
+    "max",
+    "amin",
+    "amax",
+    "mean",
+    "var",
+    "std",
+    "all",
+    "any",
+    "argmin",
+    "argmax",
+    "cumsum",
+    "cumprod",
+    // linear algebra
+    "matmul",
+    "dot",
+    "tensordot",
+    "inner",
+    // shapes and chunks
+    "transpose",
+    "concatenate",
+    "stack",
+    "split",
+    "expand_dims",
+    "squeeze",
+    "broadcast_to",
+    "rechunk",
+    "reshape",
+    "astype",
+    // files
+    "from_npy",
+    "from_zarr",
+    "to_npy",
+    "to_zarr",
+    // shuffles and data-dependent lengths
+    "sort",
+    "argsort",
+    "unique",
+    "take",
+    "searchsorted",
+    "shuffle_bench",
+];
+
+/// The operators of the language and the function each one calls (`-x` is `negative`).
+pub const OPERATORS: &[(&str, &str)] = &[
+    ("+", "add"),
+    ("-", "subtract"),
+    ("*", "multiply"),
+    ("/", "divide"),
+    ("**", "power"),
+    ("@", "matmul"),
+    ("==", "equal"),
+    ("!=", "not_equal"),
+    ("<", "less"),
+    ("<=", "less_equal"),
+    (">", "greater"),
+    (">=", "greater_equal"),
+    ("&", "bitwise_and"),
+    ("|", "bitwise_or"),
+    ("^", "bitwise_xor"),
+    ("~", "invert"),
+];
+
+/// Calls function `name` of [`FUNCTIONS`] on values, as `name(positional..., key=value...)`
+/// in a program would. Random functions without `seed=` get seed 0 (a program numbers its
+/// random calls; a single call has nothing to number), so a binding should pass `seed=`.
+/// Errors carry position 0:0; their message names the function and the argument.
+pub fn call(
+    name: &str,
+    positional: Vec<Value>,
+    keywords: Vec<(String, Value)>,
+) -> Result<Value, ExprError> {
+    let at = Pos::default();
+    if !FUNCTIONS.contains(&name) {
+        return super::err(at, format!("unknown function {name}"));
+    }
+    let args = Args {
+        func: name.to_string(),
+        pos: at,
+        positional: positional.into_iter().map(|v| (v, at)).collect(),
+        keywords: keywords.into_iter().map(|(k, v)| (k, v, at)).collect(),
+    };
+    Ctx::default().call(name, args)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::array::Scalar;
+
+    /// The quoted names the evaluator's `match` arms dispatch on, read from its source.
+    fn dispatched_names() -> Vec<String> {
+        let sources = [
+            include_str!("functions.rs"),
+            include_str!("composed.rs"),
+            include_str!("io.rs"),
+            include_str!("eval.rs"),
+        ];
+        let mut names = Vec::new();
+        for line in sources.iter().flat_map(|s| s.lines()) {
+            let arm = line.trim_start();
+            if !arm.starts_with('"') || !(arm.contains("=>") || arm.ends_with('|')) {
+                continue;
+            }
+            let pattern = arm.split("=>").next().unwrap_or("");
+            for part in pattern.split('|') {
+                let part = part.trim();
+                if part.len() > 2 && part.starts_with('"') && part.ends_with('"') {
+                    names.push(part.trim_matches('"').to_string());
+                }
+            }
+        }
+        names
+    }
+
+    #[test]
+    fn the_table_lists_exactly_the_dispatched_functions() {
+        // `True`, `False`, `None` are names of values; `left`/`right` are values of `side`.
+        let values = [
+            "True", "False", "None", "left", "right", "T", "shape", "matmul",
+        ];
+        let mut missing: Vec<String> = dispatched_names()
+            .into_iter()
+            .filter(|n| !FUNCTIONS.contains(&n.as_str()) && !values.contains(&n.as_str()))
+            .collect();
+        missing.dedup();
+        assert!(
+            missing.is_empty(),
+            "dispatched but not in FUNCTIONS: {missing:?}"
+        );
+        for name in FUNCTIONS {
+            let e = call(name, vec![], vec![]);
+            let message = e.err().map(|e| e.message).unwrap_or_default();
+            assert!(!message.contains("unknown function"), "{name}: {message}");
+        }
+        for (_, f) in OPERATORS {
+            assert!(FUNCTIONS.contains(f), "{f}");
+        }
+    }
+
+    #[test]
+    fn call_runs_a_function_on_values() {
+        let x = match call(
+            "arange",
+            vec![Value::Num(Scalar::I64(6))],
+            vec![("chunk".into(), Value::Num(Scalar::I64(4)))],
+        ) {
+            Ok(Value::Tensor(t)) => t,
+            _ => panic!("arange gives a tensor"),
+        };
+        let parts = call(
+            "split",
+            vec![Value::Tensor(x.clone()), Value::Num(Scalar::I64(3))],
+            vec![],
+        );
+        match parts {
+            Ok(Value::Tuple(p)) => assert_eq!(p.len(), 3),
+            _ => panic!("split gives a tuple"),
+        }
+        let e = call("where", vec![Value::Tensor(x)], vec![]).err().unwrap();
+        assert!(e.message.contains("where"), "{}", e.message);
+        assert!(call("frobnicate", vec![], vec![]).is_err());
+    }
+}
