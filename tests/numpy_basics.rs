@@ -355,4 +355,32 @@ fn linspace_without_endpoint_and_explicit_creation_chunks() {
         let e = ares::expr::evaluate(bad).unwrap_err();
         assert!(e.message.contains("add up"), "{bad}: {e}");
     }
+    // A length given as a number next to explicit lengths is expanded: bounded first.
+    let e = ares::expr::evaluate("ones((1, 2**40), chunk=((1,), 1))").unwrap_err();
+    assert!(e.message.contains("1099511627776 chunks"), "{e}");
+    let e = ares::expr::evaluate("ones((4, 4), chunk=((2, 2), 0))").unwrap_err();
+    assert!(e.message.contains("axis 1 must be at least 1"), "{e}");
+}
+
+/// The README documents every function, constant and operator of the language in code
+/// (its expression-language table; the file and shuffle functions in their own sections).
+#[test]
+fn readme_documents_every_function_and_operator() {
+    let readme = include_str!("../README.md");
+    let spans: Vec<&str> = readme.split('`').skip(1).step_by(2).collect();
+    let words: std::collections::HashSet<&str> = spans
+        .iter()
+        .flat_map(|s| s.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')))
+        .collect();
+    let missing: Vec<&str> = ares::expr::FUNCTIONS
+        .iter()
+        .chain(ares::expr::CONSTANTS)
+        .copied()
+        .filter(|f| !words.contains(f))
+        .collect();
+    assert!(missing.is_empty(), "not in the README: {missing:?}");
+    for (symbol, _) in ares::expr::OPERATORS {
+        let shown = spans.iter().any(|s| s.split(' ').any(|w| w == *symbol));
+        assert!(shown, "operator {symbol} is not in the README");
+    }
 }

@@ -17,7 +17,7 @@ mod parser;
 mod table;
 
 pub use eval::Value;
-pub use table::{call, FUNCTIONS, OPERATORS};
+pub use table::{call, CONSTANTS, FUNCTIONS, OPERATORS};
 
 use crate::tensor::Tensor;
 use std::fmt;

@@ -237,10 +237,10 @@ pub fn projected_chunks(graph: &TileableGraph) -> u64 {
                 (g, n.saturating_mul(7).saturating_add(4))
             }
             (OpArgs::Scan { .. }, _) if !ins.is_empty() => {
-                // Per chunk: its scan, the carry sliced from the previous one, the combine.
+                // Per chunk: its scan, its total (a slice), the running carry, the combine.
                 let g = ins[0].clone();
                 let n = total(&g);
-                (g, n.saturating_mul(3))
+                (g, n.saturating_mul(4))
             }
             (OpArgs::Reshape(target), _) if !ins.is_empty() => {
                 reshaped(ins[0], in_shapes[0], target)
