@@ -327,6 +327,12 @@ proptest! {
                 ndarray::stack(Axis(0), &views).unwrap()
             };
             check("x @ transpose(x, (0, -1, -2))", &t, Ok(want))?;
+            // Broadcast batches: (b, 1, n, k) @ (b, k, n) is (b, b, n, n), x[i] @ x[j].T.
+            let (b, n) = (shape[0], shape[1]);
+            let want = ArrayD::from_shape_fn(IxDyn(&[b, b, n, n]), |i| {
+                (0..shape[2]).map(|t| x[[i[0], i[2], t]] * x[[i[1], i[3], t]]).sum()
+            });
+            check("expand_dims(x, 1) @ transpose(x, (0, 2, 1))", &t, Ok(want))?;
         }
     }
 }

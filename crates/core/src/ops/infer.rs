@@ -193,31 +193,8 @@ pub fn infer(op: Op, args: &OpArgs, inputs: &[(&Shape, DType)]) -> Result<(Shape
         }
         (Family::Linalg, OpArgs::None) => {
             arity(op, inputs.len(), 2)?;
-            let (a, b) = (inputs[0].0, inputs[1].0);
-            if a.len() != 2 || b.len() != 2 {
-                return Err(AresError::shape(
-                    name,
-                    format!(
-                        "supports 2-D operands, got {} and {}",
-                        fmt_shape(a),
-                        fmt_shape(b)
-                    ),
-                ));
-            }
-            if a[1] != b[0] {
-                return Err(AresError::shape(
-                    name,
-                    format!(
-                        "inner dimensions differ: {} @ {} ({} != {})",
-                        fmt_shape(a),
-                        fmt_shape(b),
-                        a[1],
-                        b[0]
-                    ),
-                ));
-            }
-            let dtype = inputs[0].1.promote(inputs[1].1);
-            (smallvec![a[0], b[1]], dtype)
+            let shape = super::matmul_shape::matmul_shape(inputs[0].0, inputs[1].0)?;
+            (shape, inputs[0].1.promote(inputs[1].1))
         }
         (
             Family::Fetch,

@@ -3,10 +3,9 @@
 //! A reduction maps every input chunk to a partial result (reduced axes kept as length 1),
 //! then combines the partials of each output chunk in a tree of fan-in `combine_size`; only
 //! the last level drops the reduced axes when `keepdims` is false. A single partial needs no
-//! tree. Matmul multiplies block pairs along the shared axis and sums the partial products
-//! in the same kind of tree (`tree_add`).
+//! tree. `matmul` (in `matmul`) sums its partial products in the same kind of tree.
 
-use super::grid::{unify, Odometer};
+use super::grid::Odometer;
 use super::{Tiled, Tiler};
 use crate::array::{DType, Shape};
 use crate::ids::{ArgsIdx, ChunkIdx, OpKey};
@@ -229,47 +228,6 @@ impl Tiler {
                 })
                 .collect();
             level += 1;
-        }
-    }
-
-    pub(super) fn tile_matmul(&mut self, dtype: DType, a: &Tiled, b: &Tiled) -> Tiled {
-        let k = unify(&[&a.splits[1], &b.splits[0]]);
-        let a = self.rechunk_to(
-            a,
-            &[a.splits[0].clone(), k.clone()],
-            self.graph.node(a.chunks[0]).dtype,
-        );
-        let b = self.rechunk_to(
-            b,
-            &[k.clone(), b.splits[1].clone()],
-            self.graph.node(b.chunks[0]).dtype,
-        );
-        let none = self.graph.intern_args(OpArgs::None);
-        let key = self.key();
-        let mut level_keys = Vec::new();
-        let mut chunks = Vec::with_capacity(a.splits[0].len() * b.splits[1].len());
-        for i in 0..a.splits[0].len() {
-            for j in 0..b.splits[1].len() {
-                let shape: Shape = [a.splits[0][i], b.splits[1][j]].into_iter().collect();
-                let partials: Vec<ChunkIdx> = (0..k.len())
-                    .map(|p| {
-                        let ins = [a.at(&[i, p]), b.at(&[p, j])];
-                        self.push(key, Op::Matmul, none, shape.clone(), dtype, &ins)
-                    })
-                    .collect();
-                chunks.push(self.tree(
-                    Op::TreeAdd,
-                    partials,
-                    &mut level_keys,
-                    (none, shape.clone()),
-                    (none, shape),
-                    dtype,
-                ));
-            }
-        }
-        Tiled {
-            splits: vec![a.splits[0].clone(), b.splits[1].clone()],
-            chunks,
         }
     }
 }
