@@ -183,6 +183,10 @@ impl Ctx {
                 (Value::Tensor(t), "T") => {
                     Value::Tensor(t.transpose(None).or_else(|e| err(*p, e.to_string()))?)
                 }
+                // A number is a 0-d array: shape `()`, its own transpose (NumPy's
+                // `np.shape(2.5)`, `np.transpose(2.5)`).
+                (Value::Num(_), "shape") => Value::Tuple(vec![]),
+                (v @ Value::Num(_), "T") => v,
                 (Value::Tensor(t), "shape") => Value::Tuple(
                     t.shape()
                         .iter()
