@@ -239,7 +239,7 @@ proptest! {
             &t,
             map(|v| (v > 0.0 && !v.is_nan()) || ((v == 0.0) != v.is_infinite())),
         )?;
-        check("logical_or(logical_not(x), x < 0)", &t, map(|v| v == 0.0 || v < 0.0))?;
+        check("logical_or(logical_not(x), x < 0)", &t, map(|v| v <= 0.0))?;
         check("logical_and(x, True)", &t, map(|v| v != 0.0))?;
         check("~(astype(isfinite(x), 'int64') * 6 ^ 5)", &t,
             Ok(x.mapv(|v| !((v.is_finite() as i64 * 6) ^ 5) as f64)))?;
@@ -290,7 +290,7 @@ proptest! {
         let reversed = x.clone().reversed_axes();
         check(&format!("transpose(x, {perm_text})"), &t, Ok(reversed.as_standard_layout().into_owned()))?;
         check(&format!("squeeze(expand_dims(x, {a}), {a})"), &t, Ok(x.clone()))?;
-        check(&format!("expand_dims(x, -1)"), &t, Ok(x.clone().insert_axis(Axis(nd))))?;
+        check("expand_dims(x, -1)", &t, Ok(x.clone().insert_axis(Axis(nd))))?;
         let stacked = ndarray::stack(Axis(nd), &[x.view(), x.mapv(|v| -v).view()]).unwrap();
         check("stack((x, -x), axis=-1)", &t, Ok(stacked))?;
         let cut = shape[a] / 2;
