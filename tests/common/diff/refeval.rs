@@ -112,7 +112,7 @@ pub fn eval(e: &Expr, env: &Env) -> R<V> {
         Expr::Bin(BinOp::MatMul, a, b, _) => {
             V::A(refarr::matmul(&arr(eval(a, env)?)?, &arr(eval(b, env)?)?)?)
         }
-        Expr::Bin(op, a, b, _) => V::A(refarr::binary(
+        Expr::Bin(op, a, b, _) => V::A(super::refnew::binary(
             *op,
             &arr(eval(a, env)?)?,
             &arr(eval(b, env)?)?,
@@ -174,7 +174,7 @@ fn call(func: &str, pos: &[V], get: &dyn Fn(usize, &str) -> Option<V>) -> R<Arr>
         return if *op == BinOp::MatMul {
             refarr::matmul(&x, &y)
         } else {
-            refarr::binary(*op, &x, &y)
+            super::refnew::binary(*op, &x, &y)
         };
     }
     match func {

@@ -12,6 +12,14 @@ use ndarray::{ArrayD, Axis, IxDyn, Zip};
 
 type Get<'a> = &'a dyn Fn(usize, &str) -> Option<V>;
 
+/// Any elementwise binary ufunc: the bitwise ones here, the others in `refarr`.
+pub fn binary(op: BinOp, a: &Arr, b: &Arr) -> R<Arr> {
+    match op.is_bitwise() {
+        true => bitwise(op, a, b),
+        false => refarr::binary(op, a, b),
+    }
+}
+
 /// `bitwise_and/or/xor` (`& | ^`): the operands promoted as any binary ufunc's.
 pub fn bitwise(op: BinOp, a: &Arr, b: &Arr) -> R<Arr> {
     let shape = refarr::broadcast_shape(&a.shape(), &b.shape())?;

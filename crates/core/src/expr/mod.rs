@@ -8,6 +8,7 @@
 //! line and column where it happened.
 
 mod args;
+mod ast;
 mod composed;
 mod eval;
 mod functions;

@@ -11,6 +11,7 @@ pub mod args;
 pub mod chunk_spec;
 pub mod dtypes;
 pub mod infer;
+mod infer_select;
 pub mod matmul_shape;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};

@@ -291,9 +291,7 @@ pub fn projected_chunks(graph: &TileableGraph) -> u64 {
             (_, Family::Linalg) if ins.len() == 2 && ins[0].len() >= 2 && ins[1].len() >= 2 => {
                 // Stacks of matrices: each batch dimension cut as the operands that have it
                 // at full length agree; then rows × k × columns blocks per batch block.
-                let (a, b) = (ins[0], ins[1]);
-                let (na, nb) = (a.len(), b.len());
-                let bl = shape.len() - 2;
+                let (a, b, bl) = (ins[0], ins[1], shape.len() - 2);
                 let mut g: Grid = SmallVec::new();
                 for d in 0..bl {
                     let dims = [(a, in_shapes[0]), (b, in_shapes[1])]
@@ -304,8 +302,8 @@ pub fn projected_chunks(graph: &TileableGraph) -> u64 {
                         });
                     g.push(dims.reduce(Dim::union).unwrap_or(Dim::whole(shape[d])));
                 }
-                let (m, n) = (a[na - 2], b[nb - 1]);
-                let k = a[na - 1].union(b[nb - 2]).count();
+                let (m, n) = (a[a.len() - 2], b[b.len() - 1]);
+                let k = a[a.len() - 1].union(b[b.len() - 2]).count();
                 let batch = total(&g);
                 let (mc, nc) = (m.count(), n.count());
                 let blocks = batch.saturating_mul(mc).saturating_mul(nc);
@@ -313,13 +311,8 @@ pub fn projected_chunks(graph: &TileableGraph) -> u64 {
                 let rechunks =
                     batch.saturating_mul(mc.saturating_mul(k).saturating_add(k.saturating_mul(nc)));
                 g.extend([m, n]);
-                (
-                    g,
-                    partials
-                        .saturating_mul(2)
-                        .saturating_add(rechunks)
-                        .saturating_add(blocks),
-                )
+                let created = partials.saturating_mul(2).saturating_add(rechunks);
+                (g, created.saturating_add(blocks))
             }
             (_, Family::Unary | Family::Binary | Family::Ternary) if !ins.is_empty() => {
                 // Broadcasting, aligned on the right; a length-1 input dim adds no split.
