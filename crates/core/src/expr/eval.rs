@@ -19,6 +19,18 @@ pub enum Value {
     None,
 }
 
+impl From<Tensor> for Value {
+    fn from(t: Tensor) -> Value {
+        Value::Tensor(t)
+    }
+}
+
+impl From<Scalar> for Value {
+    fn from(s: Scalar) -> Value {
+        Value::Num(s)
+    }
+}
+
 #[derive(Default)]
 pub(crate) struct Ctx {
     vars: HashMap<String, Value>,

@@ -225,6 +225,11 @@ mod tests {
             Ok(Value::Tuple(p)) => assert_eq!(p.len(), 3),
             _ => panic!("split gives a tuple"),
         }
+        let kw = vec![("keepdims".to_string(), Scalar::Bool(true).into())];
+        match call("any", vec![x.clone().into()], kw) {
+            Ok(Value::Tensor(t)) => assert_eq!(t.shape(), &[1]),
+            _ => panic!("any gives a tensor"),
+        }
         let e = call("where", vec![Value::Tensor(x)], vec![]).err().unwrap();
         assert!(e.message.contains("where"), "{}", e.message);
         assert!(call("frobnicate", vec![], vec![]).is_err());
