@@ -364,6 +364,10 @@ fn linspace_without_endpoint_and_explicit_creation_chunks() {
     // A length given as a number next to explicit lengths is expanded: bounded first.
     let e = ares::expr::evaluate("ones((1, 2**40), chunk=((1,), 1))").unwrap_err();
     assert!(e.message.contains("1099511627776 chunks"), "{e}");
+    let e = ares::expr::evaluate("split(ones(0), 10**12)").unwrap_err();
+    assert!(e.message.contains("exceed the limit"), "{e}");
+    let parts = ares::expr::evaluate("split(ones((2, 0), chunk=1), 3, axis=1)[2]").unwrap();
+    assert_eq!(parts.shape(), &[2, 0]);
     let e = ares::expr::evaluate("ones((4, 4), chunk=((2, 2), 0))").unwrap_err();
     assert!(e.message.contains("axis 1 must be at least 1"), "{e}");
 }

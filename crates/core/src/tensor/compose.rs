@@ -12,6 +12,9 @@ use crate::error::{AresError, Result};
 use crate::ops::infer::{broadcast, reduced_shape};
 use crate::ops::Op;
 
+/// Most pieces `split` makes of an empty axis (a non-empty one has at most its length).
+const MAX_EMPTY_PIECES: usize = 1 << 16;
+
 impl Tensor {
     /// `self != 0` as bool (the tensor itself when it is bool already).
     pub fn truthy(&self) -> Result<Tensor> {
@@ -190,6 +193,16 @@ impl Tensor {
     pub fn split_equal(&self, sections: usize, axis: i64) -> Result<Vec<Tensor>> {
         let axis = self.normalize_axes("split", Some(&[axis]))?[0];
         let len = self.shape()[axis];
+        // An empty axis splits into any number of empty pieces: bound it before the
+        // pieces are built.
+        if len == 0 && sections > MAX_EMPTY_PIECES {
+            return Err(AresError::arg(
+                "split",
+                format!(
+                    "{sections} pieces of an empty axis exceed the limit of {MAX_EMPTY_PIECES}"
+                ),
+            ));
+        }
         if sections == 0 || !len.is_multiple_of(sections) {
             return Err(AresError::arg(
                 "split",
