@@ -53,6 +53,19 @@ fn fill<T: Clone + Default>(
     Ok(out)
 }
 
+/// Largest `n·k·m` multiplied by [`small_f64`] rather than `gemm`: below it, gemm's dispatch
+/// and packing cost more than the product (a stack of 4×4 matrices ran 4× slower).
+const SMALL_PRODUCT: usize = 512;
+
+/// `x @ y` by the definition, each sum from `+0.0` in order of `k` (as NumPy's BLAS, so a
+/// sum of `-0.0` products is `+0.0`).
+fn small_f64(x: ArrayView2<f64>, y: ArrayView2<f64>) -> ndarray::Array2<f64> {
+    let k = x.ncols();
+    ndarray::Array2::from_shape_fn((x.nrows(), y.ncols()), |(i, j)| {
+        (0..k).fold(0.0, |acc, t| acc + x[[i, t]] * y[[t, j]])
+    })
+}
+
 /// `a @ b` for blocks of more than 2 dimensions (or stacks against matrices).
 pub fn matmul_stack(a: &ArrayData, b: &ArrayData) -> KResult<ArrayData> {
     let shape = matmul_shape(a.shape(), b.shape()).or_else(|e| kerr(e.to_string()))?;
@@ -60,7 +73,16 @@ pub fn matmul_stack(a: &ArrayData, b: &ArrayData) -> KResult<ArrayData> {
     let product = match out {
         DType::F64 => {
             let (x, y) = (as_f64(a), as_f64(b));
-            ArrayData::F64(fill(&shape, x.view(), y.view(), gemm_f64)?)
+            let (n, k, m) = (
+                a.shape()[a.shape().len() - 2],
+                y.shape()[y.ndim() - 2],
+                shape[shape.len() - 1],
+            );
+            if n * k * m <= SMALL_PRODUCT {
+                ArrayData::F64(fill(&shape, x.view(), y.view(), small_f64)?)
+            } else {
+                ArrayData::F64(fill(&shape, x.view(), y.view(), gemm_f64)?)
+            }
         }
         DType::I64 | DType::Bool => {
             let (x, y) = (to_i64(a), to_i64(b));
@@ -91,6 +113,22 @@ mod tests {
             let want: f64 = (0..3).map(|t| a[[i, 0, r, t]] * b[[j, t, c]]).sum();
             assert_eq!(got[[i, j, r, c]], want);
         }
+        // Small and large products take different paths and agree.
+        for (n, k, m) in [(2, 3, 2), (9, 40, 7)] {
+            let x = arr(&[3, n, k], |i| ((i * 7) % 11) as f64 - 5.0);
+            let y = arr(&[k, m], |i| ((i * 5) % 13) as f64 * -0.0 + (i % 3) as f64);
+            let got = matmul_stack(&ArrayData::F64(x.clone()), &ArrayData::F64(y.clone()));
+            let ArrayData::F64(got) = got.unwrap() else {
+                panic!()
+            };
+            for (s, r, c) in [(0, 0, 0), (2, n - 1, m - 1), (1, 1, 1)] {
+                let want: f64 = (0..k).map(|t| x[[s, r, t]] * y[[t, c]]).sum();
+                assert_eq!(got[[s, r, c]], want, "{n}x{k}x{m}");
+            }
+        }
+        let zeros = ArrayData::F64(arr(&[2, 2, 2], |_| -0.0));
+        let got = matmul_stack(&zeros, &ArrayData::F64(arr(&[2, 2], |_| 1.0))).unwrap();
+        assert!(got.iter_f64().all(|v| v == 0.0 && v.is_sign_positive()));
         let ints = ArrayData::I64(ArrayD::from_elem(IxDyn(&[3, 2, 2]), i64::MAX));
         let got = matmul_stack(&ints, &ints).unwrap();
         assert_eq!(got.get_flat(0), Some(crate::array::Scalar::I64(2)));
