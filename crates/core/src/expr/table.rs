@@ -129,9 +129,10 @@ pub const OPERATORS: &[(&str, &str)] = &[
 ];
 
 /// Calls function `name` of [`FUNCTIONS`] on values, as `name(positional..., key=value...)`
-/// in a program would. Random functions without `seed=` get seed 0 (a program numbers its
-/// random calls; a single call has nothing to number), so a binding should pass `seed=`.
-/// Errors carry position 0:0; their message names the function and the argument.
+/// in a program would. A random function without `seed=` gets a fresh seed (different on
+/// every call and in every process, as NumPy's unseeded generator), where a program numbers
+/// its random calls 0, 1, 2...; pass `seed=` for repeatable numbers. Errors carry position
+/// 0:0; their message names the function and the argument.
 pub fn call(
     name: &str,
     positional: Vec<Value>,
@@ -147,7 +148,23 @@ pub fn call(
         positional: positional.into_iter().map(|v| (v, at)).collect(),
         keywords: keywords.into_iter().map(|(k, v)| (k, v, at)).collect(),
     };
-    Ctx::default().call(name, args)
+    let mut ctx = Ctx::default();
+    ctx.next_seed = fresh_seed();
+    ctx.call(name, args)
+}
+
+/// A seed no earlier call of this process got: a process-wide counter started from the
+/// clock and the process id, stepped by the golden ratio (splitmix64's increment).
+fn fresh_seed() -> u64 {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static NEXT: std::sync::OnceLock<AtomicU64> = std::sync::OnceLock::new();
+    let next = NEXT.get_or_init(|| {
+        let clock = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos() as u64);
+        AtomicU64::new(clock ^ (u64::from(std::process::id()) << 32))
+    });
+    next.fetch_add(0x9e37_79b9_7f4a_7c15, Ordering::Relaxed)
 }
 
 #[cfg(test)]
@@ -204,6 +221,35 @@ mod tests {
         for (_, f) in OPERATORS {
             assert!(FUNCTIONS.contains(f), "{f}");
         }
+    }
+
+    fn seed_of(v: Value) -> u64 {
+        let Value::Tensor(t) = v else {
+            panic!("rand gives a tensor")
+        };
+        match &crate::tensor::Tensor::graph(&[&t]).nodes[0].args {
+            crate::ops::OpArgs::Create {
+                fill: crate::ops::Fill::Uniform { seed },
+                ..
+            } => *seed,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn unseeded_random_calls_differ_and_seeded_ones_repeat() {
+        let three = || vec![Value::Num(Scalar::I64(3))];
+        let (a, b) = (call("rand", three(), vec![]), call("rand", three(), vec![]));
+        assert_ne!(seed_of(a.unwrap()), seed_of(b.unwrap()));
+        let seeded = || {
+            call(
+                "rand",
+                three(),
+                vec![("seed".into(), Scalar::I64(5).into())],
+            )
+        };
+        assert_eq!(seed_of(seeded().unwrap()), 5);
+        assert_eq!(seed_of(seeded().unwrap()), 5);
     }
 
     #[test]
