@@ -244,6 +244,10 @@ proptest! {
         check("~(astype(isfinite(x), 'int64') * 6 ^ 5)", &t,
             Ok(x.mapv(|v| !((v.is_finite() as i64 * 6) ^ 5) as f64)))?;
         check("where(x > 1, x, -x)", &t, Ok(x.mapv(|v| if v > 1.0 { v } else { -v })))?;
+        // `where` heading a fused segment (multiply, then a sum along an axis).
+        let flipped = x.mapv(|v| (if v > 1.0 { v } else { -v }) * 2.0);
+        check(&format!("sum(where(x > 1, x, -x) * 2, axis={})", c.axis), &t,
+            Ok(fold(&flipped, c.axis, false, |l| l.iter().sum())))?;
         check("clip(x, -1, 2)", &t, Ok(x.mapv(|v| nan_min(nan_max(v, -1.0), 2.0))))?;
         check("clip(x, None, nan)", &t, Ok(x.mapv(|_| f64::NAN)))?;
         check("x & 1", &t, Err(()))?;

@@ -17,6 +17,8 @@ pub(super) enum Lane {
     },
     /// A binary op on the segment's two inputs (head only).
     Binary(Op),
+    /// `where` on the segment's three inputs (head only): the buffer holds the condition.
+    Select,
     ToBool,
     Nop,
 }
@@ -110,8 +112,16 @@ macro_rules! with_binary {
     };
 }
 
-pub(super) fn run_lane(lane: Lane, buf: &mut [f64], other: &[f64]) {
+/// Applies `lane` to `buf` in place; `others` holds the head step's other inputs.
+pub(super) fn run_lane(lane: Lane, buf: &mut [f64], others: &[&[f64]]) {
+    let other = others.first().copied().unwrap_or_default();
     match lane {
+        Lane::Select => {
+            let (x, y) = (others[0], others[1]);
+            for (i, c) in buf.iter_mut().enumerate() {
+                *c = if *c != 0.0 { x[i] } else { y[i] };
+            }
+        }
         Lane::Nop => {}
         Lane::ToBool => map1(buf, |x| (x != 0.0) as u8 as f64),
         Lane::Unary(op) => match op {
@@ -139,5 +149,25 @@ pub(super) fn run_lane(lane: Lane, buf: &mut [f64], other: &[f64]) {
             value,
             left: true,
         } => with_binary!(op, f => map1(buf, |x| f(value, x))),
+    }
+}
+
+/// Folds `seg` into one accumulator, in order.
+pub(super) fn fold_run(op: Op, acc: &mut f64, seg: &[f64]) {
+    *acc = match op {
+        Op::Sum => seg.iter().fold(*acc, |a, v| a + v),
+        Op::Prod => seg.iter().fold(*acc, |a, v| a * v),
+        Op::Min => seg.iter().fold(*acc, |a, v| fmin(a, *v)),
+        _ => seg.iter().fold(*acc, |a, v| fmax(a, *v)),
+    };
+}
+
+/// Folds `seg[i]` into `acc[i]`.
+pub(super) fn fold_lanes(op: Op, acc: &mut [f64], seg: &[f64]) {
+    match op {
+        Op::Sum => map2(acc, seg, |a, v| a + v),
+        Op::Prod => map2(acc, seg, |a, v| a * v),
+        Op::Min => map2(acc, seg, fmin),
+        _ => map2(acc, seg, fmax),
     }
 }
