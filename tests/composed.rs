@@ -292,7 +292,12 @@ fn composed_functions_refuse_bad_arguments() {
         ("clip(arange(3))", "a_min or a_max"),
         ("where(arange(3) > 1)", "needs a condition, x and y"),
         ("cumsum(ones(3), axis=1)", "out of bounds"),
-        ("matmul(ones((2, 3, 4)), ones((3, 5, 4)))", "broadcast"),
+        (
+            "matmul(ones((2, 3, 4)), ones((3, 4, 5)))",
+            "do not broadcast",
+        ),
+        // NumPy checks the core dimensions first.
+        ("matmul(ones((2, 3, 4)), ones((3, 5, 4)))", "do not align"),
         (
             "tensordot(ones((2, 3)), ones((2, 3)), axes=1)",
             "shape mismatch",

@@ -152,6 +152,17 @@ fn matmul_and_transpose() {
             .unwrap(),
         "sum(m @ m.T)",
     );
+    // Stacks of matrices: batch dims chunked unevenly, broadcast on either side, against a
+    // plain matrix, and with the shared axis cut differently on the two sides.
+    let s = r(&[5, 1, 6, 4], [2, 1, 4, 3], 4);
+    let t = r(&[3, 4, 7], [2, 2, 3], 5);
+    check(&s.matmul(&t).unwrap(), "(5, 1, 6, 4) @ (3, 4, 7)");
+    check(
+        &t.matmul(&r(&[7, 2], [7, 1], 6)).unwrap(),
+        "(3, 4, 7) @ (7, 2)",
+    );
+    let u = r(&[2, 7, 4], [1, 7, 1], 7);
+    check(&u.matmul_nd(&r(&[4], [3], 8)).unwrap(), "stack @ vector");
 }
 
 #[test]

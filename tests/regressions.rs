@@ -344,3 +344,31 @@ fn any_along_an_axis_after_a_concatenation_with_an_empty_piece() {
         b(&[1, 5, 1], &[true, false, true, true, true]),
     );
 }
+
+// Found by the differential test (seed 100279, after issue 12's NaN/inf scalars): `.shape` of
+// a number folded while the program is read. NumPy's `np.shape(-3.25)` is `()`.
+#[test]
+fn shape_and_transpose_of_a_number_are_those_of_a_0d_array() {
+    check(
+        "v0 = (-2); v1 = minimum((-3.25), v0); zeros(v1.shape, chunk=2).amax()",
+        f(&[], &[0.0]),
+    );
+    check("(2.5).T + ones((2,), chunk=1)", f(&[2], &[3.5, 3.5]));
+}
+
+// Issue 12: `& | ^ ~` are NumPy's bitwise ufuncs with Python's precedence (`&` binds tighter
+// than comparisons, so they are parenthesized), logical on bools, bitwise on int64.
+#[test]
+fn bitwise_operators_follow_numpy_and_python_precedence() {
+    check(
+        "x = arange(-2, 3, chunk=2); (x > 0) | (x == -2) & ~(x < 0)",
+        b(&[5], &[false, false, false, true, true]),
+    );
+    check(
+        "x = arange(-2, 3, chunk=2); x & 6 ^ ~x | 1",
+        i(&[5], &[7, 7, -1, -1, -1]),
+    );
+    check("~True & 1 | False", i(&[], &[0]));
+    check("arange(3, chunk=2) & 1.0", error());
+    check("~linspace(0, 1, 3, chunk=2)", error());
+}

@@ -7,7 +7,7 @@ use ares::array::{DType, Scalar};
 use ares::graph::TileableGraph;
 use ares::ops::{DimIndex, Fill, Op, OpArgs};
 use ares::prepare::tile::{chunk_seed, splits_for, Odometer};
-use ndarray::{concatenate, ArrayD, Axis, Ix2, IxDyn, Slice};
+use ndarray::{concatenate, ArrayD, Axis, IxDyn, Slice};
 use rand::{RngCore, SeedableRng};
 use rand_distr::{Distribution, StandardNormal};
 use rand_xoshiro::Xoshiro256PlusPlus;
@@ -86,8 +86,40 @@ fn binary(op: Op, a: &ArrayD<f64>, b: &ArrayD<f64>) -> ArrayD<f64> {
         Op::Le => zip(a, b, |x, y| bit(x <= y)),
         Op::Gt => zip(a, b, |x, y| bit(x > y)),
         Op::Ge => zip(a, b, |x, y| bit(x >= y)),
+        // Bitwise ops see bool and int64 operands (exact in f64 below 2^53).
+        Op::BitAnd => zip(a, b, |x, y| (x as i64 & y as i64) as f64),
+        Op::BitOr => zip(a, b, |x, y| (x as i64 | y as i64) as f64),
+        Op::BitXor => zip(a, b, |x, y| (x as i64 ^ y as i64) as f64),
         _ => unreachable!("{op}"),
     }
+}
+
+/// `a @ b` of shape `out` (stacks of matrices, batch dimensions broadcast), element by
+/// element from the definition.
+fn matmul(a: &ArrayD<f64>, b: &ArrayD<f64>, out: &[usize]) -> ArrayD<f64> {
+    let no = out.len();
+    let k = a.shape()[a.ndim() - 1];
+    let at = |x: &ArrayD<f64>, i: &[usize], r: usize, c: usize| {
+        let nd = x.ndim();
+        let mut idx: Vec<usize> = (0..nd - 2)
+            .map(|d| {
+                if x.shape()[d] == 1 {
+                    0
+                } else {
+                    i[no - 2 - (nd - 2) + d]
+                }
+            })
+            .collect();
+        idx.extend([r, c]);
+        x[IxDyn(&idx)]
+    };
+    ArrayD::from_shape_fn(IxDyn(out), |i| {
+        let i: Vec<usize> = (0..no).map(|d| i[d]).collect();
+        let i = i.as_slice();
+        (0..k)
+            .map(|t| at(a, i, i[no - 2], t) * at(b, i, t, i[no - 1]))
+            .sum()
+    })
 }
 
 fn reduce(op: Op, a: &ArrayD<f64>, axes: &[usize], keepdims: bool) -> ArrayD<f64> {
@@ -163,6 +195,11 @@ pub fn evaluate(graph: &TileableGraph) -> Vec<ArrayD<f64>> {
             (Op::Log, _) => ins[0].mapv(f64::ln),
             (Op::Sin, _) => ins[0].mapv(f64::sin),
             (Op::Cos, _) => ins[0].mapv(f64::cos),
+            // `~`: logical not of a bool, two's complement not of an integer.
+            (Op::Invert, _) if node.dtype == DType::Bool => {
+                ins[0].mapv(|x| (x == 0.0) as u8 as f64)
+            }
+            (Op::Invert, _) => ins[0].mapv(|x| !(x as i64) as f64),
             (op, OpArgs::Scalar { value, scalar_left }) => {
                 let s = ArrayD::from_elem(IxDyn(&[]), value.as_f64());
                 if *scalar_left {
@@ -190,11 +227,7 @@ pub fn evaluate(graph: &TileableGraph) -> Vec<ArrayD<f64>> {
                 let squares = reduce(Op::Sum, &(&dev * &dev), axes, *keepdims);
                 squares / (n as f64 - *ddof as f64).max(0.0)
             }
-            (Op::Matmul, _) => {
-                let a = ins[0].clone().into_dimensionality::<Ix2>().unwrap();
-                let b = ins[1].clone().into_dimensionality::<Ix2>().unwrap();
-                a.dot(&b).into_dyn()
-            }
+            (Op::Matmul, _) => matmul(ins[0], ins[1], &node.shape),
             (Op::Slice, OpArgs::Slice(dims)) => {
                 // Gather element by element from the global indices.
                 let axes: Vec<Vec<usize>> = dims

@@ -26,10 +26,13 @@ pub enum BinOp {
     Gt,
     Ge,
     MatMul,
+    BitAnd,
+    BitOr,
+    BitXor,
 }
 
 impl BinOp {
-    pub const ALL: [BinOp; 14] = [
+    pub const ALL: [BinOp; 17] = [
         BinOp::Add,
         BinOp::Sub,
         BinOp::Mul,
@@ -44,6 +47,9 @@ impl BinOp {
         BinOp::Gt,
         BinOp::Ge,
         BinOp::MatMul,
+        BinOp::BitAnd,
+        BinOp::BitOr,
+        BinOp::BitXor,
     ];
 
     /// The operator symbol, if the language has one.
@@ -61,6 +67,9 @@ impl BinOp {
             BinOp::Gt => ">",
             BinOp::Ge => ">=",
             BinOp::MatMul => "@",
+            BinOp::BitAnd => "&",
+            BinOp::BitOr => "|",
+            BinOp::BitXor => "^",
             BinOp::Max | BinOp::Min => return None,
         })
     }
@@ -82,7 +91,14 @@ impl BinOp {
             BinOp::Gt => "greater",
             BinOp::Ge => "greater_equal",
             BinOp::MatMul => "matmul",
+            BinOp::BitAnd => "bitwise_and",
+            BinOp::BitOr => "bitwise_or",
+            BinOp::BitXor => "bitwise_xor",
         }
+    }
+
+    pub fn is_bitwise(self) -> bool {
+        matches!(self, BinOp::BitAnd | BinOp::BitOr | BinOp::BitXor)
     }
 
     pub fn is_comparison(self) -> bool {
@@ -112,6 +128,8 @@ pub enum Expr {
     Name(String),
     /// Unary minus, `-x`.
     Neg(Box<Expr>),
+    /// `~x` (NumPy's `invert`).
+    Invert(Box<Expr>),
     /// `a op b` when `op_form`, else `func(a, b)`.
     Bin(BinOp, Box<Expr>, Box<Expr>, bool),
     /// `func(args, kw=...)`, or `args[0].func(args[1..], kw=...)` when `method`.
@@ -148,7 +166,15 @@ pub fn ints(v: &[i64]) -> Expr {
     Expr::Tuple(v.iter().map(|i| Expr::Int(*i)).collect())
 }
 
-fn float_text(f: f64) -> String {
+fn float_text(f: f64, lang: Lang) -> String {
+    let np = if lang == Lang::NumPy { "np." } else { "" };
+    if f.is_nan() {
+        return format!("{np}nan");
+    }
+    if f.is_infinite() {
+        let sign = if f < 0.0 { "-" } else { "" };
+        return format!("({sign}{np}inf)");
+    }
     let s = format!("{f:?}");
     if f.is_sign_negative() {
         format!("({s})")
@@ -191,7 +217,7 @@ pub fn render(e: &Expr, lang: Lang) -> String {
     match e {
         Expr::Int(i) if *i < 0 => format!("({i})"),
         Expr::Int(i) => i.to_string(),
-        Expr::Float(f) => float_text(*f),
+        Expr::Float(f) => float_text(*f, lang),
         Expr::Bool(b) => if *b { "True" } else { "False" }.into(),
         Expr::Str(s) => format!("'{s}'"),
         Expr::NoneLit => "None".into(),
@@ -199,6 +225,8 @@ pub fn render(e: &Expr, lang: Lang) -> String {
         Expr::Name(n) => n.clone(),
         Expr::Neg(x) if np => format!("np.negative({})", r(x)),
         Expr::Neg(x) => format!("(-{})", r(x)),
+        Expr::Invert(x) if np => format!("np.invert({})", r(x)),
+        Expr::Invert(x) => format!("(~{})", r(x)),
         Expr::Bin(op, a, b, _) if np => format!("np.{}({}, {})", op.func(), r(a), r(b)),
         Expr::Bin(op, a, b, true) => {
             format!("({} {} {})", r(a), op.symbol().expect("operator"), r(b))

@@ -140,7 +140,15 @@ impl Gen {
             0..=6 => Expr::Int(self.rng.gen_range(-5..6)),
             7 => Expr::Int(self.pick(&BIG_INTS)),
             8..=13 => Expr::Float(self.dyadic()),
-            14 => Expr::Float(self.pick(&[1e-3, 1e10, -0.0, 0.1])),
+            14 => Expr::Float(self.pick(&[
+                1e-3,
+                1e10,
+                -0.0,
+                0.1,
+                f64::NAN,
+                f64::INFINITY,
+                f64::NEG_INFINITY,
+            ])),
             _ => Expr::Bool(self.p(0.5)),
         }
     }
@@ -336,7 +344,7 @@ impl Gen {
 fn is_number(e: &Expr) -> bool {
     match e {
         Expr::Int(_) | Expr::Float(_) | Expr::Bool(_) => true,
-        Expr::Neg(x) => is_number(x),
+        Expr::Neg(x) | Expr::Invert(x) => is_number(x),
         Expr::Bin(_, a, b, _) => is_number(a) && is_number(b),
         Expr::Call { func, args, .. } => {
             matches!(func.as_str(), "abs" | "negative" | "sqrt" | "exp" | "sin")
@@ -350,7 +358,9 @@ fn uses(e: &Expr, name: &str) -> bool {
     match e {
         Expr::Name(n) => n == name,
         Expr::Tuple(v) => v.iter().any(|x| uses(x, name)),
-        Expr::Neg(x) | Expr::T(x) | Expr::Shape(x) | Expr::Index(x, _) => uses(x, name),
+        Expr::Neg(x) | Expr::Invert(x) | Expr::T(x) | Expr::Shape(x) | Expr::Index(x, _) => {
+            uses(x, name)
+        }
         Expr::Bin(_, a, b, _) => uses(a, name) || uses(b, name),
         Expr::Call { args, kwargs, .. } => {
             args.iter().any(|x| uses(x, name)) || kwargs.iter().any(|(_, v)| uses(v, name))

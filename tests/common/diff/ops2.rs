@@ -1,6 +1,7 @@
 //! The generator's operations for the functions issue 12 added: logical functions, all/any,
 //! clip, expand_dims, squeeze, broadcast_to, stack, split, inner, 1-D matmul/dot, negative
-//! transpose axes, and `linspace(..., endpoint=False)`.
+//! transpose axes, `linspace(..., endpoint=False)`, and the bitwise ufuncs and operators
+//! (`& | ^ ~`).
 
 use super::ast::{call, ints, BinOp, Expr, Idx};
 use super::gen::Gen;
@@ -24,7 +25,7 @@ fn signed(g: &mut Gen, d: usize, nd: usize) -> Expr {
 pub fn apply(g: &mut Gen, x: Expr, a: &Arr) -> Option<Expr> {
     let s = a.shape();
     let nd = s.len();
-    Some(match g.rng.gen_range(0..18) {
+    Some(match g.rng.gen_range(0..20) {
         0 => {
             let f = *["logical_and", "logical_or", "logical_xor"]
                 .choose(&mut g.rng)
@@ -124,13 +125,13 @@ pub fn apply(g: &mut Gen, x: Expr, a: &Arr) -> Option<Expr> {
                 vec![Idx::At(at)],
             )
         }
-        8 if (1..=2).contains(&nd) => {
+        8 if (1..=3).contains(&nd) => {
+            // N-D operands: the other axes of both, in order.
             let k = s[nd - 1];
-            let other = if g.p(0.5) {
-                vec![k]
-            } else {
-                vec![g.rng.gen_range(0..4), k]
-            };
+            let mut other: Vec<usize> = (0..g.rng.gen_range(0..3))
+                .map(|_| g.rng.gen_range(0..4))
+                .collect();
+            other.push(k);
             let y = g.leaf(Some(other));
             call("inner", vec![x, y], vec![])
         }
@@ -253,8 +254,40 @@ pub fn apply(g: &mut Gen, x: Expr, a: &Arr) -> Option<Expr> {
             };
             call("tensordot", vec![x, y], vec![("axes", axes)])
         }
+        18 => {
+            let op = *[BinOp::BitAnd, BinOp::BitOr, BinOp::BitXor]
+                .choose(&mut g.rng)
+                .unwrap();
+            let x = integral(g, x, a.dtype());
+            let y = if g.p(0.4) {
+                g.scalar()
+            } else {
+                let y = g.leaf(Some(s.clone()));
+                let kind = if g.p(0.5) { "bool" } else { "int64" };
+                call("astype", vec![y, Expr::Str(kind.into())], vec![])
+            };
+            let (p, q) = if g.p(0.5) { (x, y) } else { (y, x) };
+            Expr::Bin(op, b(p), b(q), g.p(0.6))
+        }
+        19 => {
+            let x = integral(g, x, a.dtype());
+            if g.p(0.6) {
+                Expr::Invert(b(x))
+            } else {
+                call("invert", vec![x], vec![])
+            }
+        }
         _ => return None,
     })
+}
+
+/// `x` as bool or int64 (mostly; a float is kept now and then, which both sides refuse).
+fn integral(g: &mut Gen, x: Expr, dtype: super::value::DT) -> Expr {
+    if dtype != super::value::DT::F64 || g.p(0.1) {
+        return x;
+    }
+    let kind = if g.p(0.5) { "bool" } else { "int64" };
+    call("astype", vec![x, Expr::Str(kind.into())], vec![])
 }
 
 /// `linspace(a, b, n, endpoint=False)`.

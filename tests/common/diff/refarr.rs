@@ -217,7 +217,7 @@ fn compare<T: PartialOrd>(op: BinOp, a: T, b: T) -> bool {
     }
 }
 
-/// An elementwise binary ufunc (everything but matmul).
+/// An elementwise binary ufunc (everything but matmul and the bitwise ones: `refnew`).
 pub fn binary(op: BinOp, a: &Arr, b: &Arr) -> R<Arr> {
     let shape = broadcast_shape(&a.shape(), &b.shape())?;
     let dt = promote(a.dtype(), b.dtype());

@@ -108,10 +108,11 @@ pub fn eval(e: &Expr, env: &Env) -> R<V> {
         Expr::Tuple(items) => V::Tuple(items.iter().map(|x| eval(x, env)).collect::<R<_>>()?),
         Expr::Name(n) => env.get(n).cloned().expect("generator binds names"),
         Expr::Neg(x) => V::A(refarr::unary("negative", &arr(eval(x, env)?)?)?),
+        Expr::Invert(x) => V::A(super::refnew::invert(&arr(eval(x, env)?)?)?),
         Expr::Bin(BinOp::MatMul, a, b, _) => {
             V::A(refarr::matmul(&arr(eval(a, env)?)?, &arr(eval(b, env)?)?)?)
         }
-        Expr::Bin(op, a, b, _) => V::A(refarr::binary(
+        Expr::Bin(op, a, b, _) => V::A(super::refnew::binary(
             *op,
             &arr(eval(a, env)?)?,
             &arr(eval(b, env)?)?,
@@ -173,7 +174,7 @@ fn call(func: &str, pos: &[V], get: &dyn Fn(usize, &str) -> Option<V>) -> R<Arr>
         return if *op == BinOp::MatMul {
             refarr::matmul(&x, &y)
         } else {
-            refarr::binary(*op, &x, &y)
+            super::refnew::binary(*op, &x, &y)
         };
     }
     match func {
@@ -181,6 +182,7 @@ fn call(func: &str, pos: &[V], get: &dyn Fn(usize, &str) -> Option<V>) -> R<Arr>
             refarr::unary(func, &a0()?)
         }
         "dot" => refarr::dot(&a0()?, &arr(pos[1].clone())?),
+        "invert" => super::refnew::invert(&a0()?),
         "zeros" | "ones" | "full" => {
             let sh = shape(&pos[0])?;
             let fill = match func {

@@ -132,9 +132,6 @@ pub fn call(f: &str, pos: &[V], get: Get) -> R<Arr> {
             if sa.is_empty() || sb.is_empty() {
                 return refarr::binary(BinOp::Mul, &a, &b);
             }
-            if sa.len() > 2 || sb.len() > 2 {
-                return unsupported("inner of operands with more than 2 dimensions");
-            }
             let k = *sa.last().unwrap();
             if k != *sb.last().unwrap() {
                 return np_err("shapes not aligned");

@@ -1,14 +1,62 @@
 //! The reference for the functions added after issue 12: `isnan isinf isfinite`, `cumsum
 //! cumprod` (running totals from the first element, bools as int64, ints wrapping), `where`
 //! (the promoted dtype of `x` and `y`), and `argmin argmax` (first occurrence, first NaN wins,
-//! flattened without an axis, an error on zero elements), from NumPy's documentation.
+//! flattened without an axis, an error on zero elements), and the bitwise ufuncs (logical on
+//! bools, two's complement on int64, refused on floats), from NumPy's documentation.
 
+use super::ast::BinOp;
 use super::refarr::{self, np_err, unsupported, Arr, R};
 use super::refeval::{arr, int, ints, V};
 use super::refshape::{self, norm_axis};
 use ndarray::{ArrayD, Axis, IxDyn, Zip};
 
 type Get<'a> = &'a dyn Fn(usize, &str) -> Option<V>;
+
+/// Any elementwise binary ufunc: the bitwise ones here, the others in `refarr`.
+pub fn binary(op: BinOp, a: &Arr, b: &Arr) -> R<Arr> {
+    match op.is_bitwise() {
+        true => bitwise(op, a, b),
+        false => refarr::binary(op, a, b),
+    }
+}
+
+/// `bitwise_and/or/xor` (`& | ^`): the operands promoted as any binary ufunc's.
+pub fn bitwise(op: BinOp, a: &Arr, b: &Arr) -> R<Arr> {
+    let shape = refarr::broadcast_shape(&a.shape(), &b.shape())?;
+    let dim = IxDyn(&shape);
+    let both_bool = matches!((a, b), (Arr::B(_), Arr::B(_)));
+    if matches!(a, Arr::F(_)) || matches!(b, Arr::F(_)) {
+        return np_err(format!(
+            "ufunc '{}' not supported for the input types",
+            op.func()
+        ));
+    }
+    if both_bool {
+        let (x, y) = (a.to_b(), b.to_b());
+        let (x, y) = (x.broadcast(dim.clone()).unwrap(), y.broadcast(dim).unwrap());
+        return Ok(Arr::B(Zip::from(&x).and(&y).map_collect(|p, q| match op {
+            BinOp::BitAnd => *p && *q,
+            BinOp::BitOr => *p || *q,
+            _ => p != q,
+        })));
+    }
+    let (x, y) = (a.to_i(), b.to_i());
+    let (x, y) = (x.broadcast(dim.clone()).unwrap(), y.broadcast(dim).unwrap());
+    Ok(Arr::I(Zip::from(&x).and(&y).map_collect(|p, q| match op {
+        BinOp::BitAnd => p & q,
+        BinOp::BitOr => p | q,
+        _ => p ^ q,
+    })))
+}
+
+/// `invert` (`~`): logical not of bools, bitwise not of int64.
+pub fn invert(a: &Arr) -> R<Arr> {
+    Ok(match a {
+        Arr::B(x) => Arr::B(x.mapv(|v| !v)),
+        Arr::I(x) => Arr::I(x.mapv(|v| !v)),
+        Arr::F(_) => return np_err("ufunc 'invert' not supported for the input types"),
+    })
+}
 
 fn flat(a: &Arr) -> Arr {
     refshape::reshape(a, &[a.len()])

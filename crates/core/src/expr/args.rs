@@ -139,12 +139,10 @@ pub(super) fn to_chunk(v: Option<(Value, Pos)>, shape: &[usize]) -> Result<Chunk
             let dims = items
                 .iter()
                 .zip(shape)
-                .map(|(x, n)| match x {
+                .enumerate()
+                .map(|(d, (x, n))| match x {
                     Value::Tuple(lens) => lens.iter().map(|l| to_usize(l, p)).collect(),
-                    one => Ok(crate::prepare::tile::split_dim(
-                        *n,
-                        to_usize(one, p)?.max(1),
-                    )),
+                    one => even_lengths(d, *n, to_usize(one, p)?, p),
                 })
                 .collect::<Result<_, _>>()?;
             Ok(ChunkSpec::Explicit(dims))
@@ -157,6 +155,29 @@ pub(super) fn to_chunk(v: Option<(Value, Pos)>, shape: &[usize]) -> Result<Chunk
         )),
         Some((v, p)) => Ok(ChunkSpec::Uniform(to_usize(&v, p)?)),
     }
+}
+
+/// Most chunks one axis of a mixed explicit `chunk=` may list: a length given as one number
+/// there is expanded to every chunk's length, so it is bounded before anything is allocated.
+const MAX_EXPANDED_CHUNKS: usize = 1 << 20;
+
+/// The lengths of axis `d` (of length `n`) cut every `chunk` elements, for a `chunk=` that
+/// lists other axes' lengths explicitly (`((2, 3, 5), 4)`).
+fn even_lengths(d: usize, n: usize, chunk: usize, p: Pos) -> Result<Vec<usize>, ExprError> {
+    if chunk == 0 {
+        return err(p, format!("chunk length of axis {d} must be at least 1"));
+    }
+    let count = n.div_ceil(chunk);
+    if count > MAX_EXPANDED_CHUNKS {
+        return err(
+            p,
+            format!(
+                "chunk length {chunk} cuts axis {d} (length {n}) into {count} chunks, more \
+                 than the {MAX_EXPANDED_CHUNKS} an explicit chunk= may list"
+            ),
+        );
+    }
+    Ok(crate::prepare::tile::split_dim(n, chunk))
 }
 
 pub(super) fn to_bool(v: Option<(Value, Pos)>) -> Result<bool, ExprError> {

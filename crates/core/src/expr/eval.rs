@@ -9,8 +9,9 @@ use crate::ops::{Op, OpArgs};
 use crate::tensor::{self, SliceArg, Tensor};
 use std::collections::HashMap;
 
-#[derive(Clone)]
-pub(super) enum Value {
+/// A value of the language: what names hold, what functions take and return.
+#[derive(Clone, Debug)]
+pub enum Value {
     Tensor(Tensor),
     Num(Scalar),
     Str(String),
@@ -18,8 +19,20 @@ pub(super) enum Value {
     None,
 }
 
+impl From<Tensor> for Value {
+    fn from(t: Tensor) -> Value {
+        Value::Tensor(t)
+    }
+}
+
+impl From<Scalar> for Value {
+    fn from(s: Scalar) -> Value {
+        Value::Num(s)
+    }
+}
+
 #[derive(Default)]
-pub(super) struct Ctx {
+pub(crate) struct Ctx {
     vars: HashMap<String, Value>,
     pub(super) next_seed: u64,
 }
@@ -72,6 +85,9 @@ pub(super) fn binary_op(name: &str) -> Option<Op> {
         "less_equal" => Op::Le,
         "greater" => Op::Gt,
         "greater_equal" => Op::Ge,
+        "bitwise_and" => Op::BitAnd,
+        "bitwise_or" => Op::BitOr,
+        "bitwise_xor" => Op::BitXor,
         _ => return None,
     })
 }
@@ -88,6 +104,7 @@ pub(super) fn unary_op(name: &str) -> Option<Op> {
         "isnan" => Op::IsNan,
         "isinf" => Op::IsInf,
         "isfinite" => Op::IsFinite,
+        "invert" | "bitwise_not" | "bitwise_invert" => Op::Invert,
         _ => return None,
     })
 }
@@ -126,6 +143,16 @@ impl Ctx {
                 "True" => Value::Num(Scalar::Bool(true)),
                 "False" => Value::Num(Scalar::Bool(false)),
                 "None" => Value::None,
+                // NumPy's constants, as `np.nan` and `np.inf` (a name bound by the program
+                // shadows them).
+                "nan" | "inf" | "pi" | "e" if !self.vars.contains_key(n) => {
+                    Value::Num(Scalar::F64(match n.as_str() {
+                        "nan" => f64::NAN,
+                        "inf" => f64::INFINITY,
+                        "pi" => std::f64::consts::PI,
+                        _ => std::f64::consts::E,
+                    }))
+                }
                 _ => self
                     .vars
                     .get(n)
@@ -142,6 +169,11 @@ impl Ctx {
                 Value::Num(s) => Value::Num(fold(Op::Neg, &[s], *p)?),
                 Value::Tensor(t) => Value::Tensor((-&t).or_else(|e| err(*p, e.to_string()))?),
                 _ => return err(*p, "cannot negate this value"),
+            },
+            Expr::Invert(x, p) => match self.eval(x)? {
+                Value::Num(s) => Value::Num(fold(Op::Invert, &[s], *p)?),
+                Value::Tensor(t) => Value::Tensor(t.invert().or_else(|e| err(*p, e.to_string()))?),
+                _ => return err(*p, "cannot invert this value"),
             },
             Expr::Binary(name, a, b, p) => {
                 let (a, b) = (self.eval(a)?, self.eval(b)?);
@@ -163,6 +195,10 @@ impl Ctx {
                 (Value::Tensor(t), "T") => {
                     Value::Tensor(t.transpose(None).or_else(|e| err(*p, e.to_string()))?)
                 }
+                // A number is a 0-d array: shape `()`, its own transpose (NumPy's
+                // `np.shape(2.5)`, `np.transpose(2.5)`).
+                (Value::Num(_), "shape") => Value::Tuple(vec![]),
+                (v @ Value::Num(_), "T") => v,
                 (Value::Tensor(t), "shape") => Value::Tuple(
                     t.shape()
                         .iter()

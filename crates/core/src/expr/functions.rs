@@ -202,14 +202,11 @@ impl Ctx {
                             .collect::<Result<_, _>>()?,
                     ),
                 };
-                // Negative axes count from the end, as in NumPy.
-                let n = x.ndim() as i64;
-                let axes: Option<Vec<usize>> = axes.map(|v| {
-                    v.iter()
-                        .map(|d| (if *d < 0 { d + n } else { *d }).max(0) as usize)
-                        .collect()
-                });
-                wrap(x.transpose(axes.as_deref()))
+                // Negative axes count from the end, as in NumPy; each one is checked.
+                wrap(match axes {
+                    Some(axes) => x.permute_dims(&axes),
+                    None => x.transpose(None),
+                })
             }
             "concatenate" => {
                 a.check(2, &["axis"])?;

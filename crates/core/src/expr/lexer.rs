@@ -8,14 +8,14 @@ pub enum Tok {
     Float(f64),
     Str(String),
     Name(String),
-    /// Punctuation and operators: `( ) [ ] , : ; = . + - * / ** @ == != < <= > >=`.
+    /// Punctuation and operators: `( ) [ ] , : ; = . + - * / ** @ == != < <= > >= & | ^ ~`.
     Sym(&'static str),
     End,
 }
 
-const SYMBOLS: [&str; 21] = [
+const SYMBOLS: [&str; 25] = [
     "**", "==", "!=", "<=", ">=", "(", ")", "[", "]", ",", ":", ";", "=", ".", "+", "-", "*", "/",
-    "@", "<", ">",
+    "@", "<", ">", "&", "|", "^", "~",
 ];
 
 pub fn tokenize(src: &str) -> Result<Vec<(Tok, Pos)>, ExprError> {
@@ -113,5 +113,15 @@ mod tests {
         assert_eq!(toks[4], (Tok::Name("y".into()), Pos { line: 2, col: 2 }));
         assert!(toks.iter().any(|(t, _)| *t == Tok::Sym("**")));
         assert_eq!(tokenize("1_000_000").unwrap()[0].0, Tok::Int(1_000_000));
+        let bits: Vec<Tok> = tokenize("~a&b|c^d")
+            .unwrap()
+            .into_iter()
+            .map(|t| t.0)
+            .collect();
+        assert_eq!(bits[0], Tok::Sym("~"));
+        assert_eq!(
+            (&bits[2], &bits[4], &bits[6]),
+            (&Tok::Sym("&"), &Tok::Sym("|"), &Tok::Sym("^"))
+        );
     }
 }

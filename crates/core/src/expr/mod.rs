@@ -8,12 +8,17 @@
 //! line and column where it happened.
 
 mod args;
+mod ast;
 mod composed;
 mod eval;
 mod functions;
 mod io;
 mod lexer;
 mod parser;
+mod table;
+
+pub use eval::Value;
+pub use table::{call, CONSTANTS, FUNCTIONS, OPERATORS};
 
 use crate::tensor::Tensor;
 use std::fmt;

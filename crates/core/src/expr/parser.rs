@@ -1,58 +1,11 @@
 //! Recursive-descent parser with Python's precedence:
-//! comparison < `+ -` < `* / @` < unary `-` < `**` (right-assoc) < call, index, attribute.
+//! comparison < `|` < `^` < `&` < `+ -` < `* / @` < unary `- + ~` < `**` (right-assoc) <
+//! call, index, attribute.
 
 use super::lexer::Tok;
 use super::{err, ExprError, Pos};
 
-#[derive(Clone, Debug, PartialEq)]
-pub enum Expr {
-    Int(i64, Pos),
-    Float(f64, Pos),
-    Str(String, Pos),
-    Name(String, Pos),
-    Tuple(Vec<Expr>, Pos),
-    Neg(Box<Expr>, Pos),
-    Binary(&'static str, Box<Expr>, Box<Expr>, Pos),
-    Call {
-        func: Box<Expr>,
-        args: Vec<Expr>,
-        kwargs: Vec<(String, Expr, Pos)>,
-        pos: Pos,
-    },
-    Attr(Box<Expr>, String, Pos),
-    Index(Box<Expr>, Vec<IndexItem>, Pos),
-}
-
-#[derive(Clone, Debug, PartialEq)]
-pub enum IndexItem {
-    Slice(Option<Expr>, Option<Expr>, Option<Expr>),
-    At(Expr),
-}
-
-impl Expr {
-    pub fn pos(&self) -> Pos {
-        match self {
-            Expr::Int(_, p)
-            | Expr::Float(_, p)
-            | Expr::Str(_, p)
-            | Expr::Name(_, p)
-            | Expr::Tuple(_, p)
-            | Expr::Neg(_, p) => *p,
-            Expr::Binary(_, _, _, p) | Expr::Attr(_, _, p) | Expr::Index(_, _, p) => *p,
-            Expr::Call { pos, .. } => *pos,
-        }
-    }
-}
-
-/// A keyword argument: name, value and where it was written.
-pub type Keyword = (String, Expr, Pos);
-
-/// `target = expr` or a bare expression.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Stmt {
-    pub target: Option<(String, Pos)>,
-    pub expr: Expr,
-}
+pub use super::ast::{Expr, IndexItem, Keyword, Stmt};
 
 /// Deepest nesting a program may have: parentheses, calls, operator chains, unary signs and
 /// postfix chains all count. Parsing and evaluation recurse along the nesting, so this bound
@@ -166,11 +119,11 @@ impl Parser<'_> {
     }
 
     fn comparison(&mut self) -> Result<Expr, ExprError> {
-        let lhs = self.additive()?;
+        let lhs = self.bit_or()?;
         for op in ["==", "!=", "<=", ">=", "<", ">"] {
             let pos = self.pos();
             if self.eat(op) {
-                let rhs = self.additive()?;
+                let rhs = self.bit_or()?;
                 return Ok(Expr::Binary(op_name(op), Box::new(lhs), Box::new(rhs), pos));
             }
         }
@@ -204,6 +157,15 @@ impl Parser<'_> {
         result
     }
 
+    fn bit_or(&mut self) -> Result<Expr, ExprError> {
+        self.binary_level(&["|"], Self::bit_xor)
+    }
+    fn bit_xor(&mut self) -> Result<Expr, ExprError> {
+        self.binary_level(&["^"], Self::bit_and)
+    }
+    fn bit_and(&mut self) -> Result<Expr, ExprError> {
+        self.binary_level(&["&"], Self::additive)
+    }
     fn additive(&mut self) -> Result<Expr, ExprError> {
         self.binary_level(&["+", "-"], Self::term)
     }
@@ -214,22 +176,24 @@ impl Parser<'_> {
     fn unary(&mut self) -> Result<Expr, ExprError> {
         let pos = self.pos();
         let sign = if self.eat("-") {
-            Some(true)
+            Some("-")
         } else if self.eat("+") {
-            Some(false)
+            Some("+")
+        } else if self.eat("~") {
+            Some("~")
         } else {
             None
         };
-        let Some(negate) = sign else {
+        let Some(sign) = sign else {
             return self.power();
         };
         self.enter(1)?;
         let operand = stacker::maybe_grow(64 << 10, 1 << 20, || self.unary());
         self.leave(1);
-        Ok(if negate {
-            Expr::Neg(Box::new(operand?), pos)
-        } else {
-            operand?
+        Ok(match sign {
+            "-" => Expr::Neg(Box::new(operand?), pos),
+            "~" => Expr::Invert(Box::new(operand?), pos),
+            _ => operand?,
         })
     }
 
@@ -396,6 +360,9 @@ fn op_name(sym: &str) -> &'static str {
         "<" => "less",
         "<=" => "less_equal",
         ">" => "greater",
+        "&" => "bitwise_and",
+        "|" => "bitwise_or",
+        "^" => "bitwise_xor",
         _ => "greater_equal",
     }
 }

@@ -48,6 +48,8 @@ pub fn unary(op: Op, args: &OpArgs, a: &ArrayData) -> KResult<ArrayData> {
         (Op::Abs, ArrayData::I64(x)) => ArrayData::I64(x.mapv(i64::wrapping_abs)),
         (Op::Abs, ArrayData::F64(x)) => ArrayData::F64(x.mapv(f64::abs)),
         (Op::Abs, ArrayData::Bool(x)) => ArrayData::Bool(x.clone()),
+        (Op::Invert, ArrayData::I64(x)) => ArrayData::I64(x.mapv(|v| !v)),
+        (Op::Invert, ArrayData::Bool(x)) => ArrayData::Bool(x.mapv(|v| !v)),
         (Op::IsNan, ArrayData::F64(x)) => ArrayData::Bool(x.mapv(f64::is_nan)),
         (Op::IsInf, ArrayData::F64(x)) => ArrayData::Bool(x.mapv(f64::is_infinite)),
         (Op::IsFinite, ArrayData::F64(x)) => ArrayData::Bool(x.mapv(f64::is_finite)),
@@ -160,6 +162,12 @@ pub fn binary(op: Op, a: &ArrayData, b: &ArrayData) -> KResult<ArrayData> {
             if op == Op::Pow && applied && y.iter().any(|e| *e < 0) {
                 return kerr("integers to negative integer powers are not allowed");
             }
+            match op {
+                Op::BitAnd => return Ok(ArrayData::I64(zip_map(x, y, |p, q| p & q)?)),
+                Op::BitOr => return Ok(ArrayData::I64(zip_map(x, y, |p, q| p | q)?)),
+                Op::BitXor => return Ok(ArrayData::I64(zip_map(x, y, |p, q| p ^ q)?)),
+                _ => {}
+            }
             numeric_op!(
                 op,
                 x,
@@ -174,8 +182,9 @@ pub fn binary(op: Op, a: &ArrayData, b: &ArrayData) -> KResult<ArrayData> {
             )
         }
         (ArrayData::Bool(x), ArrayData::Bool(y)) => match op {
-            Op::Add | Op::Maximum => ArrayData::Bool(zip_map(x, y, |p, q| p | q)?),
-            Op::Mul | Op::Minimum => ArrayData::Bool(zip_map(x, y, |p, q| p & q)?),
+            Op::Add | Op::Maximum | Op::BitOr => ArrayData::Bool(zip_map(x, y, |p, q| p | q)?),
+            Op::Mul | Op::Minimum | Op::BitAnd => ArrayData::Bool(zip_map(x, y, |p, q| p & q)?),
+            Op::BitXor => ArrayData::Bool(zip_map(x, y, |p, q| p ^ q)?),
             Op::Eq => ArrayData::Bool(zip_map(x, y, |p, q| p == q)?),
             Op::Ne => ArrayData::Bool(zip_map(x, y, |p, q| p != q)?),
             Op::Lt => ArrayData::Bool(zip_map(x, y, |p, q| !p & q)?),
@@ -271,6 +280,46 @@ mod tests {
             wrapping_pow_i64(3, big),
             3i64.wrapping_mul(wrapping_pow_i64(wrapping_pow_i64(3, 1 << 16), 1 << 16))
         );
+    }
+
+    #[test]
+    fn bitwise_ops_are_logical_on_bools_bitwise_on_ints_refused_on_floats() {
+        let (a, b) = (
+            bools(&[false, false, true, true]),
+            bools(&[false, true, false, true]),
+        );
+        let run = |op, x: &ArrayData, y: &ArrayData| binary(op, x, y).map_err(|e| e.0);
+        assert_eq!(
+            run(Op::BitAnd, &a, &b),
+            Ok(bools(&[false, false, false, true]))
+        );
+        assert_eq!(
+            run(Op::BitOr, &a, &b),
+            Ok(bools(&[false, true, true, true]))
+        );
+        assert_eq!(
+            run(Op::BitXor, &a, &b),
+            Ok(bools(&[false, true, true, false]))
+        );
+        let ints = |v: &[i64]| {
+            ArrayData::I64(ArrayD::from_shape_vec(IxDyn(&[v.len()]), v.to_vec()).unwrap())
+        };
+        let (x, y) = (ints(&[12, -1, 0, i64::MIN]), ints(&[10, 7, -1, -1]));
+        assert_eq!(run(Op::BitAnd, &x, &y), Ok(ints(&[8, 7, 0, i64::MIN])));
+        assert_eq!(run(Op::BitOr, &x, &y), Ok(ints(&[14, -1, -1, -1])));
+        assert_eq!(run(Op::BitXor, &x, &y), Ok(ints(&[6, -8, -1, i64::MAX])));
+        // A bool with an int promotes to int64: True & 3 is 1.
+        assert_eq!(
+            run(Op::BitAnd, &bools(&[true]), &ints(&[3])),
+            Ok(ints(&[1]))
+        );
+        let invert = |x: &ArrayData| unary(Op::Invert, &OpArgs::None, x).map_err(|e| e.0);
+        assert_eq!(invert(&x), Ok(ints(&[-13, 0, -1, i64::MAX])));
+        assert_eq!(invert(&a), Ok(bools(&[true, true, false, false])));
+        let floats = ArrayData::F64(ArrayD::from_elem(IxDyn(&[2]), 1.5));
+        let e = run(Op::BitOr, &floats, &x).unwrap_err();
+        assert!(e.contains("bitwise_or") && e.contains("float64"), "{e}");
+        assert!(invert(&floats).unwrap_err().contains("invert"));
     }
 
     #[test]

@@ -17,7 +17,7 @@
 
 use super::elementwise::{fmax, fmin};
 use super::generate::Stream;
-use super::lanes::{map2, run_lane, Lane};
+use super::lanes::{fold_lanes, fold_run, run_lane, Lane};
 use super::{kerr, KResult};
 use crate::array::{numel, ArrayData, DType};
 use crate::ops::infer::{binary_dtype, broadcast, reduced_shape, reduction_dtype, unary_dtype};
@@ -57,7 +57,7 @@ fn plan_segment(
     let mut lanes = Vec::new();
     let mut cur = ins[0];
     let mut j = start;
-    while j < steps.len() && steps[j].op.is_elementwise() {
+    while j < steps.len() && (steps[j].op.is_elementwise() || steps[j].op == Op::Where) {
         let (op, args) = (steps[j].op, &table[steps[j].args.index()]);
         let (lane, out) = match args {
             OpArgs::Cast { dtype: DType::F64 } => (Lane::Nop, DType::F64),
@@ -82,6 +82,13 @@ fn plan_segment(
                     Ok(d) => (Lane::Binary(op), d),
                     Err(_) => break,
                 }
+            }
+            // `where(c, x, y)` heads a segment: c (bool) in the buffer, x and y beside it.
+            OpArgs::None if op == Op::Where => {
+                if j != start || ins.len() != 3 {
+                    break;
+                }
+                (Lane::Select, ins[1].promote(ins[2]))
             }
             _ => match unary_dtype(op, args, cur) {
                 Ok(d) => (Lane::Unary(op), d),
@@ -164,30 +171,32 @@ fn source<'a>(a: &'a ArrayData, shape: &[usize]) -> KResult<Source<'a>> {
 }
 
 fn eval_segment(plan: &Plan, ins: &[&ArrayData]) -> KResult<ArrayData> {
-    let shape: SmallVec<[usize; 4]> = match ins {
-        [a, b] => broadcast("fuse", a.shape(), b.shape())
-            .map_err(|e| super::KernelError(e.to_string()))?,
-        [a, ..] => a.shape().into(),
-        [] => return kerr("fused segment without inputs"),
+    let mut shape: SmallVec<[usize; 4]> = match ins.first() {
+        Some(a) => a.shape().into(),
+        None => return kerr("fused segment without inputs"),
     };
+    for other in &ins[1..] {
+        shape = broadcast("fuse", &shape, other.shape())
+            .map_err(|e| super::KernelError(e.to_string()))?;
+    }
     let first = source(ins[0], &shape)?;
-    let second = if ins.len() == 2 {
-        Some(source(ins[1], &shape)?)
-    } else {
-        None
-    };
-    eval_sources(plan, shape, first, second)
+    let beside = ins[1..]
+        .iter()
+        .map(|a| source(a, &shape))
+        .collect::<KResult<Vec<_>>>()?;
+    eval_sources(plan, shape, first, beside)
 }
 
 fn eval_sources(
     plan: &Plan,
     shape: SmallVec<[usize; 4]>,
     mut first: Source<'_>,
-    mut second: Option<Source<'_>>,
+    mut beside: Vec<Source<'_>>,
 ) -> KResult<ArrayData> {
     let n = numel(&shape);
     let mut buf = vec![0.0f64; BLOCK];
-    let mut buf2 = vec![0.0f64; if second.is_some() { BLOCK } else { 0 }];
+    // The other inputs of the head step (a binary op's second, `where`'s x and y).
+    let mut others: Vec<Vec<f64>> = beside.iter().map(|_| vec![0.0f64; BLOCK]).collect();
 
     let (out_shape, mut acc): (SmallVec<[usize; 4]>, Vec<f64>) = match &plan.reduce {
         None => (shape.clone(), Vec::with_capacity(n)),
@@ -225,11 +234,12 @@ fn eval_sources(
         let len = BLOCK.min(n - off);
         let b = &mut buf[..len];
         first.load(off, b);
-        if let Some(s) = &mut second {
-            s.load(off, &mut buf2[..len]);
+        for (src, dst) in beside.iter_mut().zip(&mut others) {
+            src.load(off, &mut dst[..len]);
         }
+        let views: SmallVec<[&[f64]; 2]> = others.iter().map(|o| &o[..len]).collect();
         for lane in &plan.lanes {
-            run_lane(*lane, b, &buf2[..buf2.len().min(len)]);
+            run_lane(*lane, b, &views);
         }
         match &plan.reduce {
             None => acc.extend_from_slice(b),
@@ -354,26 +364,47 @@ fn streamed_head(
     let Some(plan) = plan_segment(steps, 1, table, &[dtype], true) else {
         return Ok(None);
     };
-    let out = eval_sources(&plan, shape.clone(), Source::Stream(stream), None)?;
+    let out = eval_sources(&plan, shape.clone(), Source::Stream(stream), Vec::new())?;
     Ok(Some((out, plan.end)))
 }
 
-/// Folds `seg` into one accumulator, in order.
-fn fold_run(op: Op, acc: &mut f64, seg: &[f64]) {
-    *acc = match op {
-        Op::Sum => seg.iter().fold(*acc, |a, v| a + v),
-        Op::Prod => seg.iter().fold(*acc, |a, v| a * v),
-        Op::Min => seg.iter().fold(*acc, |a, v| fmin(a, *v)),
-        _ => seg.iter().fold(*acc, |a, v| fmax(a, *v)),
-    };
-}
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ids::ArgsIdx;
 
-/// Folds `seg[i]` into `acc[i]`.
-fn fold_lanes(op: Op, acc: &mut [f64], seg: &[f64]) {
-    match op {
-        Op::Sum => map2(acc, seg, |a, v| a + v),
-        Op::Prod => map2(acc, seg, |a, v| a * v),
-        Op::Min => map2(acc, seg, fmin),
-        _ => map2(acc, seg, fmax),
+    /// `where` heads a lane segment: FUSE[where, multiply by 2, sum] in one pass, NaN kept.
+    #[test]
+    fn where_heads_a_lane_segment() {
+        let table = vec![
+            OpArgs::None,
+            OpArgs::Scalar {
+                value: crate::array::Scalar::F64(2.0),
+                scalar_left: false,
+            },
+            OpArgs::Reduce {
+                axes: [0].into_iter().collect(),
+                keepdims: false,
+            },
+        ];
+        let step = |op, i| FuseStep {
+            op,
+            args: ArgsIdx(i),
+        };
+        let steps = [step(Op::Where, 0), step(Op::Mul, 1), step(Op::Sum, 2)];
+        let dtypes = [DType::Bool, DType::F64, DType::F64];
+        let plan = plan_segment(&steps, 0, &table, &dtypes, false).expect("a lane plan");
+        assert_eq!((plan.lanes.len(), plan.end), (2, 3));
+        let c =
+            ArrayData::Bool(ArrayD::from_shape_vec(IxDyn(&[3]), vec![true, false, true]).unwrap());
+        let x =
+            ArrayData::F64(ArrayD::from_shape_vec(IxDyn(&[3]), vec![1.0, f64::NAN, 4.0]).unwrap());
+        let y = ArrayData::F64(ArrayD::from_elem(IxDyn(&[]), -1.0));
+        let got = run_fused(&steps, &table, &[&c, &x, &y]).unwrap();
+        assert_eq!(got.get_flat(0), Some(crate::array::Scalar::F64(8.0)));
+        let x =
+            ArrayData::F64(ArrayD::from_shape_vec(IxDyn(&[3]), vec![1.0, 0.0, f64::NAN]).unwrap());
+        let got = run_fused(&steps, &table, &[&c, &x, &y]).unwrap();
+        assert!(got.get_flat(0).unwrap().as_f64().is_nan());
     }
 }

@@ -17,6 +17,8 @@ pub(super) enum Lane {
     },
     /// A binary op on the segment's two inputs (head only).
     Binary(Op),
+    /// `where` on the segment's three inputs (head only): the buffer holds the condition.
+    Select,
     ToBool,
     Nop,
 }
@@ -88,16 +90,38 @@ macro_rules! with_binary {
                 let $f = |x: f64, y: f64| (x > y) as u8 as f64;
                 $body
             }
-            _ => {
+            Op::Ge => {
                 let $f = |x: f64, y: f64| (x >= y) as u8 as f64;
                 $body
             }
+            // Lanes of bitwise ops carry bools (0.0 / 1.0): `fused` plans no other dtype.
+            Op::BitAnd => {
+                let $f = |x: f64, y: f64| (x != 0.0 && y != 0.0) as u8 as f64;
+                $body
+            }
+            Op::BitOr => {
+                let $f = |x: f64, y: f64| (x != 0.0 || y != 0.0) as u8 as f64;
+                $body
+            }
+            Op::BitXor => {
+                let $f = |x: f64, y: f64| ((x != 0.0) != (y != 0.0)) as u8 as f64;
+                $body
+            }
+            other => unreachable!("{other} is not planned as a lane"),
         }
     };
 }
 
-pub(super) fn run_lane(lane: Lane, buf: &mut [f64], other: &[f64]) {
+/// Applies `lane` to `buf` in place; `others` holds the head step's other inputs.
+pub(super) fn run_lane(lane: Lane, buf: &mut [f64], others: &[&[f64]]) {
+    let other = others.first().copied().unwrap_or_default();
     match lane {
+        Lane::Select => {
+            let (x, y) = (others[0], others[1]);
+            for (i, c) in buf.iter_mut().enumerate() {
+                *c = if *c != 0.0 { x[i] } else { y[i] };
+            }
+        }
         Lane::Nop => {}
         Lane::ToBool => map1(buf, |x| (x != 0.0) as u8 as f64),
         Lane::Unary(op) => match op {
@@ -111,6 +135,7 @@ pub(super) fn run_lane(lane: Lane, buf: &mut [f64], other: &[f64]) {
             Op::IsNan => map1(buf, |x| x.is_nan() as u8 as f64),
             Op::IsInf => map1(buf, |x| x.is_infinite() as u8 as f64),
             Op::IsFinite => map1(buf, |x| x.is_finite() as u8 as f64),
+            Op::Invert => map1(buf, |x| (x == 0.0) as u8 as f64),
             other => unreachable!("{other} is not planned as a lane"),
         },
         Lane::Binary(op) => with_binary!(op, f => map2(buf, other, f)),
@@ -124,5 +149,25 @@ pub(super) fn run_lane(lane: Lane, buf: &mut [f64], other: &[f64]) {
             value,
             left: true,
         } => with_binary!(op, f => map1(buf, |x| f(value, x))),
+    }
+}
+
+/// Folds `seg` into one accumulator, in order.
+pub(super) fn fold_run(op: Op, acc: &mut f64, seg: &[f64]) {
+    *acc = match op {
+        Op::Sum => seg.iter().fold(*acc, |a, v| a + v),
+        Op::Prod => seg.iter().fold(*acc, |a, v| a * v),
+        Op::Min => seg.iter().fold(*acc, |a, v| fmin(a, *v)),
+        _ => seg.iter().fold(*acc, |a, v| fmax(a, *v)),
+    };
+}
+
+/// Folds `seg[i]` into `acc[i]`.
+pub(super) fn fold_lanes(op: Op, acc: &mut [f64], seg: &[f64]) {
+    match op {
+        Op::Sum => map2(acc, seg, |a, v| a + v),
+        Op::Prod => map2(acc, seg, |a, v| a * v),
+        Op::Min => map2(acc, seg, fmin),
+        _ => map2(acc, seg, fmax),
     }
 }

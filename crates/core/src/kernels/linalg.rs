@@ -1,4 +1,4 @@
-//! The matrix product of two 2-D chunks.
+//! The matrix product of two 2-D chunks (stacks of them: `batched`).
 //!
 //! float64 goes through the `gemm` crate: a pure-Rust GEMM with packed, cache-blocked
 //! micro-kernels chosen at run time for the CPU (AVX-512 where there is one), single-threaded
@@ -19,6 +19,9 @@ use ndarray::{Array2, ArrayD, ArrayView2, Ix2};
 use std::borrow::Cow;
 
 pub fn matmul(a: &ArrayData, b: &ArrayData) -> KResult<ArrayData> {
+    if a.shape().len() != 2 || b.shape().len() != 2 {
+        return super::batched::matmul_stack(a, b);
+    }
     let out = a.dtype().promote(b.dtype());
     let product = match out {
         DType::F64 => {
@@ -35,14 +38,14 @@ pub fn matmul(a: &ArrayData, b: &ArrayData) -> KResult<ArrayData> {
 }
 
 /// The chunk itself when it is float64 (the common case: no copy), else a float64 copy.
-fn as_f64(a: &ArrayData) -> Cow<'_, ArrayD<f64>> {
+pub(super) fn as_f64(a: &ArrayData) -> Cow<'_, ArrayD<f64>> {
     match a {
         ArrayData::F64(x) => Cow::Borrowed(x),
         other => Cow::Owned(other.clone().to_f64()),
     }
 }
 
-fn to_i64(a: &ArrayData) -> ArrayD<i64> {
+pub(super) fn to_i64(a: &ArrayData) -> ArrayD<i64> {
     match a.clone().cast(DType::I64) {
         ArrayData::I64(x) => x,
         _ => unreachable!("cast to int64"),
@@ -58,7 +61,7 @@ fn as_2d<T>(a: &ArrayD<T>) -> KResult<ArrayView2<'_, T>> {
 /// `x @ y` for int64 matrices with NumPy's wrapping arithmetic (ndarray's product checks
 /// overflow in debug builds and wraps in release ones). Row by row, `i-p-j` order, so the
 /// inner loop runs over contiguous rows of `y` and of the result.
-fn wrapping_matmul_i64(x: &ArrayView2<i64>, y: &ArrayView2<i64>) -> Array2<i64> {
+pub(super) fn wrapping_matmul_i64(x: &ArrayView2<i64>, y: &ArrayView2<i64>) -> Array2<i64> {
     let (m, k) = x.dim();
     let mut out = Array2::<i64>::zeros((m, y.ncols()));
     for i in 0..m {

@@ -7,6 +7,7 @@
 //! evaluator in [`fused`]: one pass over the data, no intermediate arrays.
 
 mod argreduce;
+mod batched;
 mod creation;
 mod elementwise;
 pub mod fused;

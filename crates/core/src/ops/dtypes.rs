@@ -27,6 +27,7 @@ pub fn binary_dtype(op: Op, a: DType, b: DType) -> Result<DType> {
             ))
         }
         Op::Pow if p == DType::Bool => DType::I64,
+        _ if op.is_bitwise() && p == DType::F64 => return Err(not_for_floats(op, a, b)),
         _ => p,
     })
 }
@@ -43,9 +44,24 @@ pub fn unary_dtype(op: Op, args: &OpArgs, a: DType) -> Result<DType> {
             ))
         }
         (Op::Neg | Op::Abs, _) => a,
+        (Op::Invert, _) if a == DType::F64 => return Err(not_for_floats(op, a, a)),
+        (Op::Invert, _) => a,
         (Op::IsNan | Op::IsInf | Op::IsFinite, _) => DType::Bool,
         _ => DType::F64,
     })
+}
+
+/// NumPy: "ufunc 'bitwise_and' not supported for the input types".
+fn not_for_floats(op: Op, a: DType, b: DType) -> AresError {
+    let operands = if op.family() == crate::ops::Family::Unary {
+        format!("a {a} operand")
+    } else {
+        format!("operands {a} and {b}")
+    };
+    AresError::dtype(
+        op.name(),
+        format!("not supported for {operands} (bool and int64 only); cast with astype first"),
+    )
 }
 
 pub fn reduction_dtype(op: Op, a: DType) -> DType {

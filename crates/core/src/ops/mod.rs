@@ -11,6 +11,8 @@ pub mod args;
 pub mod chunk_spec;
 pub mod dtypes;
 pub mod infer;
+mod infer_select;
+pub mod matmul_shape;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::fmt;
@@ -104,6 +106,7 @@ ops! {
     IsNan => Unary, "isnan", "ares.tensor.arithmetic.isnan";
     IsInf => Unary, "isinf", "ares.tensor.arithmetic.isinf";
     IsFinite => Unary, "isfinite", "ares.tensor.arithmetic.isfinite";
+    Invert => Unary, "invert", "ares.tensor.bitwise.invert";
     Add => Binary, "add", "ares.tensor.arithmetic.add";
     Sub => Binary, "subtract", "ares.tensor.arithmetic.subtract";
     Mul => Binary, "multiply", "ares.tensor.arithmetic.multiply";
@@ -117,6 +120,9 @@ ops! {
     Le => Binary, "less_equal", "ares.tensor.arithmetic.less_equal";
     Gt => Binary, "greater", "ares.tensor.arithmetic.greater";
     Ge => Binary, "greater_equal", "ares.tensor.arithmetic.greater_equal";
+    BitAnd => Binary, "bitwise_and", "ares.tensor.bitwise.bitwise_and";
+    BitOr => Binary, "bitwise_or", "ares.tensor.bitwise.bitwise_or";
+    BitXor => Binary, "bitwise_xor", "ares.tensor.bitwise.bitwise_xor";
     Where => Ternary, "where", "ares.tensor.base.where";
     Sum => Reduction, "sum", "ares.tensor.reduction.sum";
     Prod => Reduction, "prod", "ares.tensor.reduction.prod";
@@ -221,6 +227,12 @@ impl Op {
     /// Elementwise ops: the fused kernel evaluates runs of these block by block.
     pub fn is_elementwise(self) -> bool {
         matches!(self.family(), Family::Unary | Family::Binary)
+    }
+
+    /// `&`, `|`, `^` (and `~`, [`Op::Invert`]): logical on bools, bitwise on integers,
+    /// undefined on floats.
+    pub fn is_bitwise(self) -> bool {
+        matches!(self, Op::BitAnd | Op::BitOr | Op::BitXor | Op::Invert)
     }
 
     /// Comparisons produce bool.

@@ -237,10 +237,10 @@ pub fn projected_chunks(graph: &TileableGraph) -> u64 {
                 (g, n.saturating_mul(7).saturating_add(4))
             }
             (OpArgs::Scan { .. }, _) if !ins.is_empty() => {
-                // Per chunk: its scan, the carry sliced from the previous one, the combine.
+                // Per chunk: its scan, its total (a slice), the running carry, the combine.
                 let g = ins[0].clone();
                 let n = total(&g);
-                (g, n.saturating_mul(3))
+                (g, n.saturating_mul(4))
             }
             (OpArgs::Reshape(target), _) if !ins.is_empty() => {
                 reshaped(ins[0], in_shapes[0], target)
@@ -288,20 +288,31 @@ pub fn projected_chunks(graph: &TileableGraph) -> u64 {
                 let n = total(&g);
                 (g, n.saturating_mul(2))
             }
-            (_, Family::Linalg) if ins.len() == 2 && ins[0].len() == 2 && ins[1].len() == 2 => {
-                let (m, n) = (ins[0][0], ins[1][1]);
-                let k = ins[0][1].union(ins[1][0]).count();
+            (_, Family::Linalg) if ins.len() == 2 && ins[0].len() >= 2 && ins[1].len() >= 2 => {
+                // Stacks of matrices: each batch dimension cut as the operands that have it
+                // at full length agree; then rows × k × columns blocks per batch block.
+                let (a, b, bl) = (ins[0], ins[1], shape.len() - 2);
+                let mut g: Grid = SmallVec::new();
+                for d in 0..bl {
+                    let dims = [(a, in_shapes[0]), (b, in_shapes[1])]
+                        .into_iter()
+                        .filter_map(|(grid, s)| {
+                            let at = (d + s.len()).checked_sub(bl + 2)?;
+                            (s[at] == shape[d]).then(|| grid[at])
+                        });
+                    g.push(dims.reduce(Dim::union).unwrap_or(Dim::whole(shape[d])));
+                }
+                let (m, n) = (a[a.len() - 2], b[b.len() - 1]);
+                let k = a[a.len() - 1].union(b[b.len() - 2]).count();
+                let batch = total(&g);
                 let (mc, nc) = (m.count(), n.count());
-                let partials = mc.saturating_mul(k).saturating_mul(nc);
-                let rechunks = mc.saturating_mul(k).saturating_add(k.saturating_mul(nc));
-                let g: Grid = [m, n].into_iter().collect();
-                (
-                    g,
-                    partials
-                        .saturating_mul(2)
-                        .saturating_add(rechunks)
-                        .saturating_add(mc.saturating_mul(nc)),
-                )
+                let blocks = batch.saturating_mul(mc).saturating_mul(nc);
+                let partials = blocks.saturating_mul(k);
+                let rechunks =
+                    batch.saturating_mul(mc.saturating_mul(k).saturating_add(k.saturating_mul(nc)));
+                g.extend([m, n]);
+                let created = partials.saturating_mul(2).saturating_add(rechunks);
+                (g, created.saturating_add(blocks))
             }
             (_, Family::Unary | Family::Binary | Family::Ternary) if !ins.is_empty() => {
                 // Broadcasting, aligned on the right; a length-1 input dim adds no split.
@@ -358,6 +369,8 @@ mod tests {
             "x = rand(30, 40, chunk=(30, 1), seed=5); reshape(x, (1200,))",
             "x = rand(20, 30, chunk=(6, 7), seed=6); cumsum(x, axis=1) + argmax(x, axis=0)",
             "x = rand(50, chunk=((10, 15, 25),), seed=7); var(x) + where(x > 0.5, x, 0).sum()",
+            "a = rand(6, 1, 9, 8, chunk=(4, 1, 5, 3), seed=8); b = rand(5, 8, 7, chunk=2, seed=9); a @ b",
+            "a = rand(3, 4, 5, chunk=(1, 3, 2), seed=8); a @ rand(5, chunk=2, seed=9)",
         ] {
             let g = graph(expr);
             let tiled = crate::prepare::tile::tile(&g, &TaskConfig::default())

@@ -12,6 +12,9 @@ use crate::error::{AresError, Result};
 use crate::ops::infer::{broadcast, reduced_shape};
 use crate::ops::Op;
 
+/// Most pieces `split` makes of an empty axis (a non-empty one has at most its length).
+const MAX_EMPTY_PIECES: usize = 1 << 16;
+
 impl Tensor {
     /// `self != 0` as bool (the tensor itself when it is bool already).
     pub fn truthy(&self) -> Result<Tensor> {
@@ -41,22 +44,24 @@ impl Tensor {
 
     /// `all`: the bool minimum; over zero elements, `True`.
     pub fn all(&self, axes: Option<&[i64]>, keepdims: bool) -> Result<Tensor> {
-        self.bool_reduce(Op::Min, true, axes, keepdims)
+        self.bool_reduce("all", Op::Min, true, axes, keepdims)
     }
 
     /// `any`: the bool maximum; over zero elements, `False`.
     pub fn any(&self, axes: Option<&[i64]>, keepdims: bool) -> Result<Tensor> {
-        self.bool_reduce(Op::Max, false, axes, keepdims)
+        self.bool_reduce("any", Op::Max, false, axes, keepdims)
     }
 
+    /// `all`/`any` (`name`) as the bool `op` (min/max) over `axes`, `empty` over none.
     fn bool_reduce(
         &self,
+        name: &'static str,
         op: Op,
         empty: bool,
         axes: Option<&[i64]>,
         keepdims: bool,
     ) -> Result<Tensor> {
-        let norm = self.normalize_axes(op.name(), axes)?;
+        let norm = self.normalize_axes(name, axes)?;
         if norm.iter().any(|a| self.shape()[*a] == 0) {
             let shape = reduced_shape(self.shape(), &norm, keepdims);
             return full(&shape, Scalar::Bool(empty), super::auto_chunk(&shape));
@@ -162,7 +167,8 @@ impl Tensor {
     /// The tensor broadcast to `shape` (a multiplication by ones of its own dtype, which
     /// keeps every value, `-0.0` and NaN included).
     pub fn broadcast_to(&self, shape: &[usize]) -> Result<Tensor> {
-        if broadcast("broadcast_to", self.shape(), shape)?.as_slice() != shape {
+        let fits = broadcast("broadcast_to", self.shape(), shape).ok();
+        if fits.as_deref() != Some(shape) {
             return Err(AresError::shape(
                 "broadcast_to",
                 format!(
@@ -187,6 +193,16 @@ impl Tensor {
     pub fn split_equal(&self, sections: usize, axis: i64) -> Result<Vec<Tensor>> {
         let axis = self.normalize_axes("split", Some(&[axis]))?[0];
         let len = self.shape()[axis];
+        // An empty axis splits into any number of empty pieces: bound it before the
+        // pieces are built.
+        if len == 0 && sections > MAX_EMPTY_PIECES {
+            return Err(AresError::arg(
+                "split",
+                format!(
+                    "{sections} pieces of an empty axis exceed the limit of {MAX_EMPTY_PIECES}"
+                ),
+            ));
+        }
         if sections == 0 || !len.is_multiple_of(sections) {
             return Err(AresError::arg(
                 "split",

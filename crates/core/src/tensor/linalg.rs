@@ -1,18 +1,11 @@
-//! NumPy's products beyond the 2-D `matmul` primitive: vectors, stacks of matrices,
-//! `inner` and `tensordot`, all composed from `matmul`, slices, transposes and reshapes.
-//!
-//! A stack of matrices (`(..., n, k) @ (..., k, m)`, batch dimensions broadcast) becomes one
-//! 2-D product per matrix of the broadcast batch, stacked back together: the graph grows with
-//! the number of matrices, so it is bounded by [`MAX_BATCH`].
+//! NumPy's products on top of the `matmul` primitive (which multiplies stacks of matrices
+//! with broadcast batch dimensions): vectors, `inner` and `tensordot`, composed from
+//! `matmul`, transposes and reshapes.
 
-use super::{concatenate, SliceArg, Tensor};
+use super::Tensor;
 use crate::array::fmt_shape;
 use crate::error::{AresError, Result};
-use crate::ops::infer::broadcast;
 use crate::ops::Op;
-
-/// Most matrices a batched `matmul` may multiply.
-pub const MAX_BATCH: usize = 4096;
 
 impl Tensor {
     /// NumPy's `matmul` (`@`): a 1-D operand is a row (on the left) or a column (on the
@@ -25,6 +18,24 @@ impl Tensor {
                 "operands must have at least one dimension (use * for scalars)",
             ));
         }
+        // The contracted axes: the last of `a`, the second-to-last of `b` (its only one if 1-D).
+        let k_a = self.shape()[self.ndim() - 1];
+        let k_b = other.shape()[other.ndim().saturating_sub(2)];
+        if k_a != k_b {
+            return Err(AresError::shape(
+                "matmul",
+                format!(
+                    "shapes {} and {} do not align: {k_a} (last axis of a) != {k_b} ({} of b)",
+                    fmt_shape(self.shape()),
+                    fmt_shape(other.shape()),
+                    if other.ndim() == 1 {
+                        "axis 0"
+                    } else {
+                        "second-to-last axis"
+                    }
+                ),
+            ));
+        }
         let lhs = match self.ndim() {
             1 => self.expand_dims(&[0])?,
             _ => self.clone(),
@@ -33,11 +44,8 @@ impl Tensor {
             1 => other.expand_dims(&[1])?,
             _ => other.clone(),
         };
-        let product = if lhs.ndim() == 2 && rhs.ndim() == 2 {
-            lhs.matmul(&rhs)?
-        } else {
-            batched_matmul(&lhs, &rhs)?
-        };
+        // Stacks of matrices are one primitive too (`prepare::tile::matmul` tiles them).
+        let product = lhs.matmul(&rhs)?;
         let mut drop = Vec::new();
         if self.ndim() == 1 {
             drop.push(-2);
@@ -51,13 +59,23 @@ impl Tensor {
         }
     }
 
-    /// Inner product over the last axes (`numpy.inner`) for operands of up to 2 dimensions.
+    /// `numpy.inner`: sums products over the last axis of both operands; the result has the
+    /// other axes of `self`, then those of `other`. A 0-d operand multiplies.
     pub fn inner(&self, other: &Tensor) -> Result<Tensor> {
-        match (self.ndim(), other.ndim()) {
-            (0, _) | (_, 0) => self.elementwise(Op::Mul, other),
-            (_, 2) => self.matmul_nd(&other.transpose(None)?),
-            _ => self.matmul_nd(other),
+        let (Some(ka), Some(kb)) = (self.shape().last(), other.shape().last()) else {
+            return self.elementwise(Op::Mul, other);
+        };
+        if ka != kb {
+            return Err(AresError::shape(
+                "inner",
+                format!(
+                    "shapes {} and {} not aligned: last dimensions differ ({ka} != {kb})",
+                    fmt_shape(self.shape()),
+                    fmt_shape(other.shape())
+                ),
+            ));
         }
+        self.tensordot(other, &[-1], &[-1])
     }
 
     /// `numpy.tensordot`: sums products over `a_axes` of `self` and `b_axes` of `other`
@@ -112,54 +130,4 @@ impl Tensor {
             .collect();
         a2.matmul(&b2)?.reshape(&out)
     }
-}
-
-/// `(..., n, k) @ (..., k, m)` with broadcast batch dimensions: one 2-D product per matrix.
-fn batched_matmul(a: &Tensor, b: &Tensor) -> Result<Tensor> {
-    let (na, nb) = (a.ndim(), b.ndim());
-    let batch = broadcast("matmul", &a.shape()[..na - 2], &b.shape()[..nb - 2])?;
-    let count: usize = batch.iter().product();
-    if count > MAX_BATCH {
-        return Err(AresError::arg(
-            "matmul",
-            format!("a stack of {count} matrices is more than the {MAX_BATCH} supported"),
-        ));
-    }
-    let (n, m) = (a.shape()[na - 2], b.shape()[nb - 1]);
-    // The matrix of `t` at batch position `idx` (broadcast dimensions read position 0).
-    let matrix = |t: &Tensor, idx: &[usize]| -> Result<Tensor> {
-        let own = &t.shape()[..t.ndim() - 2];
-        let skip = batch.len() - own.len();
-        let index: Vec<SliceArg> = own
-            .iter()
-            .zip(&idx[skip..])
-            .map(|(len, i)| SliceArg::Index(if *len == 1 { 0 } else { *i as i64 }))
-            .collect();
-        t.slice(&index)
-    };
-    let mut products = Vec::with_capacity(count.max(1));
-    let mut idx = vec![0usize; batch.len()];
-    for _ in 0..count {
-        let p = matrix(a, &idx)?.matmul(&matrix(b, &idx)?)?;
-        products.push(p.reshape(&[1, n as i64, m as i64])?);
-        for d in (0..idx.len()).rev() {
-            idx[d] += 1;
-            if idx[d] < batch[d] {
-                break;
-            }
-            idx[d] = 0;
-        }
-    }
-    let shape: Vec<i64> = batch
-        .iter()
-        .map(|d| *d as i64)
-        .chain([n as i64, m as i64])
-        .collect();
-    if products.is_empty() {
-        // An empty batch: a zero-size product of the right shape and dtype.
-        let dtype = a.dtype().promote(b.dtype());
-        let zeros = super::full(&[0, n, m], crate::array::Scalar::F64(0.0), 1)?.astype(dtype)?;
-        return zeros.reshape(&shape);
-    }
-    concatenate(&products, 0)?.reshape(&shape)
 }

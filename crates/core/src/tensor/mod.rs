@@ -14,6 +14,7 @@
 //! assert_eq!(graph.nodes.len(), 4);
 //! ```
 
+mod bitwise;
 mod compose;
 mod creation;
 

@@ -10,6 +10,7 @@ mod elementwise;
 mod grid;
 mod indexing;
 mod io;
+mod matmul;
 mod records;
 mod reduction;
 mod reshape;
@@ -228,7 +229,12 @@ impl Tiler {
             (Family::Reduction, OpArgs::Reduce { axes, keepdims }) => {
                 Ok(self.tile_reduction(op, axes, *keepdims, dtype, inputs[0]))
             }
-            (Family::Linalg, _) => Ok(self.tile_matmul(dtype, inputs[0], inputs[1])),
+            (Family::Linalg, _) if inputs.len() == 2 => Ok(self.tile_matmul(
+                dtype,
+                shape,
+                (inputs[0], in_shapes[0]),
+                (inputs[1], in_shapes[1]),
+            )),
             (
                 Family::Fetch,
                 OpArgs::FetchResult {

@@ -3,10 +3,9 @@
 //! A reduction maps every input chunk to a partial result (reduced axes kept as length 1),
 //! then combines the partials of each output chunk in a tree of fan-in `combine_size`; only
 //! the last level drops the reduced axes when `keepdims` is false. A single partial needs no
-//! tree. Matmul multiplies block pairs along the shared axis and sums the partial products
-//! in the same kind of tree (`tree_add`).
+//! tree. `matmul` (in `matmul`) sums its partial products in the same kind of tree.
 
-use super::grid::{unify, Odometer};
+use super::grid::Odometer;
 use super::{Tiled, Tiler};
 use crate::array::{DType, Shape};
 use crate::ids::{ArgsIdx, ChunkIdx, OpKey};
@@ -109,53 +108,77 @@ impl Tiler {
         }
     }
 
-    /// A running total along `axis`: each chunk scans locally, then adds (or multiplies by)
-    /// the last slice of the previous output chunk along the axis, a chain of `k` steps for
-    /// `k` chunks on the axis. The carry is a length-1 slice that broadcasts.
+    /// A running total along `axis`, as dask and Mars tile it: every chunk scans locally (in
+    /// parallel), the chunk totals (the last slice of each local scan, length 1 on the axis)
+    /// are chained into running carries, and each chunk adds (or multiplies by) the carry
+    /// of the chunks before it. The serial part is the chain of `k` slice-sized combines for
+    /// `k` chunks on the axis; every full-chunk step runs in parallel. Values equal a
+    /// sequential scan's: the carry after chunk `j` is the last element of its output.
     pub(super) fn tile_scan(&mut self, op: Op, axis: usize, dtype: DType, input: &Tiled) -> Tiled {
         let grid = input.grid();
         let scan_args = self.graph.intern_args(OpArgs::Scan { axis });
         let none = self.graph.intern_args(OpArgs::None);
         let combine = if op == Op::CumSum { Op::Add } else { Op::Mul };
-        let (scan_key, carry_key, combine_key) = (self.key(), self.key(), self.key());
+        let (scan_key, total_key) = (self.key(), self.key());
+        let (prefix_key, combine_key) = (self.key(), self.key());
         let mut chunks = vec![ChunkIdx(0); grid.iter().product()];
         let mut lines = grid.clone();
         lines[axis] = 1;
         Odometer::for_each(&lines, |o| {
-            let mut prev: Option<ChunkIdx> = None;
+            // The running total of the chunks so far on this line (slice-shaped).
+            let mut carry: Option<ChunkIdx> = None;
             for j in 0..grid[axis] {
                 let mut idx: Shape = o.into();
                 idx[axis] = j;
                 let src = input.at(&idx);
                 let shape = self.shape_of(src).clone();
                 let local = self.push(scan_key, op, scan_args, shape.clone(), dtype, &[src]);
-                let out = match prev {
-                    // An empty chunk (a zero-length piece of a concatenation) carries nothing.
-                    _ if shape[axis] == 0 => {
-                        chunks[super::grid::linear(&grid, &idx)] = local;
-                        continue;
-                    }
+                let at = super::grid::linear(&grid, &idx);
+                // An empty chunk (a zero-length piece of a concatenation) carries nothing.
+                if shape[axis] == 0 {
+                    chunks[at] = local;
+                    continue;
+                }
+                chunks[at] = match carry {
                     None => local,
-                    Some(p) => {
-                        let prev_shape = self.shape_of(p).clone();
-                        let last: SmallVec<[DimIndex; 4]> = prev_shape
-                            .iter()
-                            .enumerate()
-                            .map(|(d, n)| DimIndex::Range {
-                                start: if d == axis { n.saturating_sub(1) } else { 0 },
-                                step: 1,
-                                len: if d == axis { (*n).min(1) } else { *n },
-                            })
-                            .collect();
-                        let mut carry_shape = prev_shape;
-                        carry_shape[axis] = carry_shape[axis].min(1);
-                        let args = self.graph.intern_args(OpArgs::Slice(last));
-                        let carry = self.push(carry_key, Op::Slice, args, carry_shape, dtype, &[p]);
-                        self.push(combine_key, combine, none, shape, dtype, &[local, carry])
-                    }
+                    Some(c) => self.push(
+                        combine_key,
+                        combine,
+                        none,
+                        shape.clone(),
+                        dtype,
+                        &[local, c],
+                    ),
                 };
-                chunks[super::grid::linear(&grid, &idx)] = out;
-                prev = Some(out);
+                if j + 1 == grid[axis] {
+                    continue;
+                }
+                let last: SmallVec<[DimIndex; 4]> = shape
+                    .iter()
+                    .enumerate()
+                    .map(|(d, n)| DimIndex::Range {
+                        start: if d == axis { n - 1 } else { 0 },
+                        step: 1,
+                        len: if d == axis { 1 } else { *n },
+                    })
+                    .collect();
+                let mut total_shape = shape;
+                total_shape[axis] = 1;
+                let args = self.graph.intern_args(OpArgs::Slice(last));
+                let total = self.push(
+                    total_key,
+                    Op::Slice,
+                    args,
+                    total_shape.clone(),
+                    dtype,
+                    &[local],
+                );
+                carry = Some(match carry {
+                    None => total,
+                    Some(c) => {
+                        self.push(prefix_key, combine, none, total_shape, dtype, &[c, total])
+                    }
+                });
             }
         });
         Tiled {
@@ -207,45 +230,39 @@ impl Tiler {
             level += 1;
         }
     }
+}
 
-    pub(super) fn tile_matmul(&mut self, dtype: DType, a: &Tiled, b: &Tiled) -> Tiled {
-        let k = unify(&[&a.splits[1], &b.splits[0]]);
-        let a = self.rechunk_to(
-            a,
-            &[a.splits[0].clone(), k.clone()],
-            self.graph.node(a.chunks[0]).dtype,
-        );
-        let b = self.rechunk_to(
-            b,
-            &[k.clone(), b.splits[1].clone()],
-            self.graph.node(b.chunks[0]).dtype,
-        );
-        let none = self.graph.intern_args(OpArgs::None);
-        let key = self.key();
-        let mut level_keys = Vec::new();
-        let mut chunks = Vec::with_capacity(a.splits[0].len() * b.splits[1].len());
-        for i in 0..a.splits[0].len() {
-            for j in 0..b.splits[1].len() {
-                let shape: Shape = [a.splits[0][i], b.splits[1][j]].into_iter().collect();
-                let partials: Vec<ChunkIdx> = (0..k.len())
-                    .map(|p| {
-                        let ins = [a.at(&[i, p]), b.at(&[p, j])];
-                        self.push(key, Op::Matmul, none, shape.clone(), dtype, &ins)
-                    })
-                    .collect();
-                chunks.push(self.tree(
-                    Op::TreeAdd,
-                    partials,
-                    &mut level_keys,
-                    (none, shape.clone()),
-                    (none, shape),
-                    dtype,
-                ));
+#[cfg(test)]
+mod tests {
+    use crate::config::TaskConfig;
+    use crate::ops::Op;
+    use crate::tensor::{self, Tensor};
+
+    /// The longest chain of full-chunk nodes (slice-shaped carries do not count) in the
+    /// tiled `cumsum` of `k` chunks: constant, not growing with `k`, so the chunks of a
+    /// line scan and combine in parallel.
+    #[test]
+    fn scan_chains_only_the_chunk_totals() {
+        for k in [1usize, 2, 6, 40] {
+            let x = tensor::ones(&[3 * k, 2], 3).unwrap();
+            let t = x.scan(Op::CumSum, Some(0)).unwrap();
+            let graph = super::super::tile(&Tensor::graph(&[&t]), &TaskConfig::default()).unwrap();
+            let mut depth = vec![0usize; graph.nodes.len()];
+            for (i, node) in graph.nodes.iter().enumerate() {
+                let below = graph
+                    .inputs(crate::ids::ChunkIdx(i as u32))
+                    .iter()
+                    .map(|c| depth[c.index()])
+                    .max()
+                    .unwrap_or(0);
+                depth[i] = below + usize::from(node.shape[0] > 1);
             }
-        }
-        Tiled {
-            splits: vec![a.splits[0].clone(), b.splits[1].clone()],
-            chunks,
+            let longest = depth.iter().max().copied().unwrap_or(0);
+            // ones, the local scan, the combine with the carry.
+            assert!(longest <= 3, "{k} chunks: a chain of {longest} full chunks");
+            let combines = graph.nodes.iter().filter(|n| n.op == Op::Add).count();
+            // (k - 1) combines of chunks, (k - 2) of carries, per column chunk (1 here).
+            assert_eq!(combines, (k - 1) + k.saturating_sub(2), "{k} chunks");
         }
     }
 }
