@@ -9,8 +9,9 @@ use crate::ops::{Op, OpArgs};
 use crate::tensor::{self, SliceArg, Tensor};
 use std::collections::HashMap;
 
+/// A value of the language: a tensor, a number, a string, a tuple or `None`.
 #[derive(Clone)]
-pub(super) enum Value {
+pub enum Value {
     Tensor(Tensor),
     Num(Scalar),
     Str(String),
