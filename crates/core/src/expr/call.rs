@@ -7,9 +7,9 @@
 //! errors carry only their message.
 
 use super::args::Args;
+pub use super::eval::Value;
 use super::eval::{apply_binary, binary_op, Ctx};
 use super::{ExprError, Pos};
-pub use super::eval::Value;
 
 /// Calls the function `name` with `positional` and `keywords`, as `name(*positional,
 /// **keywords)` would in a program; `x.f(args)` is `call("f", [x, args...])`. Random
@@ -22,7 +22,10 @@ pub fn call(
     let args = Args {
         func: name.to_string(),
         pos: Pos::default(),
-        positional: positional.into_iter().map(|v| (v, Pos::default())).collect(),
+        positional: positional
+            .into_iter()
+            .map(|v| (v, Pos::default()))
+            .collect(),
         keywords: keywords
             .into_iter()
             .map(|(k, v)| (k, v, Pos::default()))
@@ -65,9 +68,17 @@ mod tests {
             Ok(Value::Tensor(t)) => assert_eq!(t.shape(), &[] as &[usize]),
             _ => panic!("sum is a tensor"),
         }
-        let three = binary("add", Value::Num(Scalar::I64(1)), Value::Num(Scalar::I64(2)));
+        let three = binary(
+            "add",
+            Value::Num(Scalar::I64(1)),
+            Value::Num(Scalar::I64(2)),
+        );
         assert!(matches!(three, Ok(Value::Num(Scalar::I64(3)))));
-        let e = call("sum", vec![Value::Tensor(x)], vec![("colour".into(), Value::None)]);
+        let e = call(
+            "sum",
+            vec![Value::Tensor(x)],
+            vec![("colour".into(), Value::None)],
+        );
         assert!(e.is_err_and(|e| e.message.contains("colour")));
         assert!(is_function("cumsum") && is_function("rand") && !is_function("frobnicate"));
     }
