@@ -79,7 +79,13 @@ def from_numpy(a, chunks=None) -> Tensor:
     """A tensor holding a copy of ``a`` (any array-like), split into ``chunks``."""
     from ._engine import ensure_roots, upload_dir
 
-    a = _ares_dtype(np.ascontiguousarray(np.asarray(a)))
+    a = _ares_dtype(np.asarray(a, order="C"))
+    if a.ndim == 0:
+        # A number needs no file.
+        return apply("full", ((), a.item()), {"dtype": a.dtype.name})
+    if a.size == 0:
+        # Nor does an array without values (and the core's .npy source refuses them).
+        return apply("zeros", (a.shape,), {"dtype": a.dtype.name, "chunk": chunks})
     ensure_roots()
     directory = upload_dir() or spool_dir()
     path = os.path.join(directory, f"array-{next(_counter)}.npy")
