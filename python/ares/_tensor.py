@@ -247,6 +247,11 @@ class Tensor:
     def __xor__(self, o): return apply("logical_xor", (self, o))
     def __rxor__(self, o): return apply("logical_xor", (o, self))
     def __invert__(self): return apply("logical_not", (self,))
+    # Operators whose function the core may not have (yet): NumPy's TypeError without it.
+    def __mod__(self, o): return _optional("remainder", self, o)
+    def __rmod__(self, o): return _optional("remainder", o, self)
+    def __floordiv__(self, o): return _optional("floor_divide", self, o)
+    def __rfloordiv__(self, o): return _optional("floor_divide", o, self)
     def __neg__(self): return apply("negative", (self,))
     def __pos__(self): return self
     def __abs__(self): return apply("abs", (self,))
@@ -308,6 +313,10 @@ class Tensor:
         if is_function(name):
             return lambda *args, **kwargs: apply(name, (self,) + args, kwargs)
         raise AttributeError(f"'Tensor' object has no attribute {name!r}")
+
+
+def _optional(name, a, b):
+    return binary(name, a, b) if is_function(name) else NotImplemented
 
 
 def _ddof(ddof, correction):

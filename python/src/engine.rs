@@ -18,6 +18,7 @@ use crate::errors::{api_error, value_error, TaskError};
 use crate::tensor::PyTensor;
 use crate::values::array_to_py;
 use ares::api::{ApiError, NativeClient, TaskApi, WebTaskApi};
+use ares::array::ArrayData;
 use ares::config::Config;
 use ares::ids::TaskId;
 use ares::node::EmbeddedCluster;
@@ -30,7 +31,31 @@ use pyo3::types::PyList;
 use std::sync::Mutex;
 use std::time::Duration;
 
-type Client = Box<dyn TaskApi + Send>;
+/// The client of an engine: the native protocol fetches every output of a task at once, the
+/// web API one output per request.
+enum Client {
+    Native(NativeClient),
+    Web(WebTaskApi),
+}
+
+impl Client {
+    fn api(&mut self) -> &mut dyn TaskApi {
+        match self {
+            Client::Native(c) => c,
+            Client::Web(c) => c,
+        }
+    }
+
+    /// The `outputs` results of `task`.
+    fn fetch_all(&mut self, task: TaskId, outputs: usize) -> Result<Vec<ArrayData>, ApiError> {
+        match self {
+            Client::Native(c) => c.fetch(task),
+            Client::Web(c) => (0..outputs as u32)
+                .map(|i| c.fetch_output(task, i))
+                .collect(),
+        }
+    }
+}
 
 #[pyclass(module = "ares._ares", name = "Engine", frozen)]
 pub struct Engine {
@@ -127,7 +152,7 @@ impl Engine {
             })?;
         let address = cluster.rpc_addr.to_string();
         Ok(Engine::new(
-            Box::new(client),
+            Client::Native(client),
             Some(cluster),
             "embedded",
             address,
@@ -162,7 +187,7 @@ impl Engine {
             .detach(|| NativeClient::connect_with(&addr, wait, &secret))
             .map_err(connect_error)?;
         Ok(Engine::new(
-            Box::new(client),
+            Client::Native(client),
             None,
             "native",
             addr,
@@ -189,7 +214,7 @@ impl Engine {
             .detach(|| WebTaskApi::connect(&url, &session, token, wait))
             .map_err(connect_error)?;
         Ok(Engine::new(
-            Box::new(client),
+            Client::Web(client),
             None,
             "http",
             url,
@@ -224,10 +249,11 @@ impl Engine {
     ) -> PyResult<Bound<'py, PyList>> {
         let refs: Vec<&Tensor> = tensors.iter().map(|t| &t.tensor).collect();
         let graph = Tensor::graph(&refs);
-        let task = self.with_client(py, |c| c.submit_tileable_graph(&graph, None))?;
+        let outputs = refs.len();
+        let task = self.with_client(py, |c| c.api().submit_tileable_graph(&graph, None))?;
         let poll = Duration::from_secs_f64(poll.clamp(0.001, 60.0));
         let info = loop {
-            let info = self.with_client(py, |c| c.wait_task(task, poll))?;
+            let info = self.with_client(py, |c| c.api().wait_task(task, poll))?;
             if info.status.is_terminal() {
                 break info;
             }
@@ -255,9 +281,9 @@ impl Engine {
             }
         }
         let results = self.with_client(py, |c| {
-            let r = c.fetch(task);
+            let r = c.fetch_all(task, outputs);
             // Frees the results on the workers, whether the fetch worked or not.
-            let _ = c.cancel_task(task);
+            let _ = c.api().cancel_task(task);
             r
         })?;
         let values = results
@@ -285,6 +311,40 @@ impl Engine {
         )
     }
 
+    /// For the benchmark of the Python layer's cost: runs `tensor` `repeat` times through the
+    /// Rust client alone (submit, wait, fetch, free: what `Session::execute` does), with no
+    /// Python between the calls; returns the seconds of each run.
+    fn time_rust(
+        &self,
+        py: Python<'_>,
+        tensor: PyRef<'_, PyTensor>,
+        repeat: usize,
+    ) -> PyResult<Vec<f64>> {
+        let t = tensor.tensor.clone();
+        self.with_client(py, move |c| {
+            let mut times = Vec::with_capacity(repeat);
+            for _ in 0..repeat {
+                let start = std::time::Instant::now();
+                let graph = Tensor::graph(&[&t]);
+                let task = c.api().submit_tileable_graph(&graph, None)?;
+                let info = loop {
+                    let info = c.api().wait_task(task, Duration::from_millis(100))?;
+                    if info.status.is_terminal() {
+                        break info;
+                    }
+                };
+                if info.status != TaskStatus::Succeeded {
+                    return Err(ApiError::Task(info.error.unwrap_or_default()));
+                }
+                let results = c.fetch_all(task, 1)?;
+                c.api().cancel_task(task)?;
+                drop(results);
+                times.push(start.elapsed().as_secs_f64());
+            }
+            Ok(times)
+        })
+    }
+
     /// Disconnects, and stops the embedded cluster if this engine started one.
     fn close(&self, py: Python<'_>) {
         py.detach(|| {
@@ -304,7 +364,7 @@ impl Engine {
 impl Engine {
     /// Cancels a task on the way out of `run` (Ctrl-C, a failed task): best effort.
     fn cancel(&self, py: Python<'_>, task: TaskId) {
-        let _ = self.with_client(py, move |c| c.cancel_task(task));
+        let _ = self.with_client(py, move |c| c.api().cancel_task(task));
     }
 }
 
