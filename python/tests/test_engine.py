@@ -46,7 +46,7 @@ def test_results_are_numpy_arrays_owning_the_fetched_buffer_or_python_scalars():
 def test_errors_building_tensors_are_value_errors_with_the_engines_message():
     with pytest.raises(ValueError, match=r"add: operands could not be broadcast together with shapes \(3,\) \(4,\)"):
         ar.ones(3) + ar.ones(4)
-    with pytest.raises(ValueError, match="unknown keyword argument 'colour' for sum"):
+    with pytest.raises(ValueError, match="unknown keyword argument 'colour' for cumsum"):
         ar.cumsum(ar.ones(3), colour=1)
     with pytest.raises(ValueError, match="reshape"):
         ar.ones(6).reshape(4, 2)
@@ -82,15 +82,28 @@ def test_ctrl_c_cancels_the_running_task():
     assert time.monotonic() - start < 5.0
 
 
-def test_progress_is_reported_for_long_jobs(capsys):
+def test_progress_is_reported_while_a_job_runs_and_an_error_in_it_cancels(capsys):
     ar.start(workers=1, slots=2)
     calls = []
+
+    class Enough(Exception):
+        pass
+
+    def progress(fraction, subtasks):
+        calls.append((fraction, subtasks))
+        if len(calls) == 3:
+            raise Enough
+
     eng = ar.engine()
-    x = ar.random.rand(2 * 10**8, chunks=10**6, seed=1).sum()
-    eng.run([x._handle], lambda fraction, subtasks: calls.append((fraction, subtasks)), 0.02)
-    assert calls, "the callback runs while the job does"
-    assert all(0.0 <= f <= 1.0 for f, _ in calls)
+    x = ar.random.rand(10**10, chunks=10**6, seed=1).sum()
+    with pytest.raises(Enough):
+        eng.run([x._handle], progress, 0.02)
+    assert len(calls) == 3
+    assert all(0.0 <= f <= 1.0 and n > 0 for f, n in calls)
     assert [f for f, _ in calls] == sorted(f for f, _ in calls)
+    start = time.monotonic()
+    assert ar.arange(10).sum().compute() == 45
+    assert time.monotonic() - start < 5.0, "the job was cancelled"
     # ares' own bar (no tqdm) once the job has run half a second
     import ares._engine as engine_mod
     bar = engine_mod._Progress()
