@@ -71,7 +71,8 @@ for _name in _NUMPY_NAMES:
 
 
 def _reduction(name):
-    def f(x, /, *, axis=None, keepdims=False):
+    # `axis` may also come by position, as NumPy's `np.sum(x, 0)` passes it on.
+    def f(x, /, axis=None, *, keepdims=False):
         return _apply(name, (x,), {"axis": axis, "keepdims": keepdims})
 
     f.__name__ = f.__qualname__ = name
@@ -88,12 +89,12 @@ amin = _reduction("min")
 amax = _reduction("max")
 
 
-def var(x, /, *, axis=None, correction=0, keepdims=False, ddof=None):
+def var(x, /, axis=None, *, correction=0, keepdims=False, ddof=None):
     """Variance, in float64, with ``correction`` (the array API's) or ``ddof`` (NumPy's)."""
     return x.var(axis=axis, keepdims=keepdims, ddof=ddof if ddof is not None else correction)
 
 
-def std(x, /, *, axis=None, correction=0, keepdims=False, ddof=None):
+def std(x, /, axis=None, *, correction=0, keepdims=False, ddof=None):
     """Standard deviation, in float64 (see ``var``)."""
     return x.std(axis=axis, keepdims=keepdims, ddof=ddof if ddof is not None else correction)
 

@@ -310,7 +310,7 @@ def test_numpy_protocols_stay_lazy():
     x = ar.from_numpy(a, chunks=2)
     for lazy, want in [
         (np.exp(x), np.exp(a)), (np.add(x, 1), a + 1), (np.sum(x, axis=0), a.sum(axis=0)),
-        (np.mean(x), a.mean()), (np.add.reduce(x), np.add.reduce(a)), (np.maximum(x, a), a),
+        (np.mean(x), a.mean()), (np.sum(x, 1), a.sum(1)), (np.std(x, 0), a.std(0)), (np.add.reduce(x), np.add.reduce(a)), (np.maximum(x, a), a),
         (np.where(x > 3, x, 0), np.where(a > 3, a, 0)), (np.concatenate([x, x]), np.concatenate([a, a])),
         (np.transpose(x), a.T), (np.cumsum(x, axis=1), np.cumsum(a, axis=1)), (a + x, a + a),
     ]:
