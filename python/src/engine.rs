@@ -69,6 +69,8 @@ pub struct Engine {
     workers: usize,
     slots: usize,
     task_config: ares::config::TaskConfig,
+    /// The task `run` submitted last (for `task_status`).
+    last_task: Mutex<Option<TaskId>>,
 }
 
 fn load_config(path: Option<&str>) -> PyResult<Config> {
@@ -115,6 +117,7 @@ impl Engine {
             workers,
             slots,
             task_config: config.task.default_config.clone(),
+            last_task: Mutex::new(None),
         }
     }
 }
@@ -251,6 +254,7 @@ impl Engine {
         let graph = Tensor::graph(&refs);
         let outputs = refs.len();
         let task = self.with_client(py, |c| c.api().submit_tileable_graph(&graph, None))?;
+        *self.last_task.lock().unwrap_or_else(|p| p.into_inner()) = Some(task);
         let poll = Duration::from_secs_f64(poll.clamp(0.001, 60.0));
         let info = loop {
             let info = self.with_client(py, |c| c.api().wait_task(task, poll))?;
@@ -309,6 +313,22 @@ impl Engine {
             self.slots,
             limit,
         )
+    }
+
+    /// The id of the task `run` submitted last, if any.
+    #[getter]
+    fn last_task(&self) -> Option<u32> {
+        self.last_task
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .map(|t| t.0)
+    }
+
+    /// A task's status on the engine: `Pending`, `Running`, `Succeeded`, `Failed` or
+    /// `Cancelled`.
+    fn task_status(&self, py: Python<'_>, task: u32) -> PyResult<String> {
+        let info = self.with_client(py, move |c| c.api().get_task_result(TaskId(task)))?;
+        Ok(format!("{:?}", info.status))
     }
 
     /// For the benchmark of the Python layer's cost: runs `tensor` `repeat` times through the
