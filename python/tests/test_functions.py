@@ -228,7 +228,8 @@ def test_shape_functions(data):
     for dtype in (ar.float64, ar.int64, ar.bool):
         with np.errstate(invalid="ignore"), warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            if a.dtype.kind == "f" and dtype == ar.int64 and not np.isfinite(a).all():
+            if a.dtype.kind == "f" and dtype == ar.int64 and not (np.abs(a) < 2.0**63).all():
+                # out of int64's range the cast is undefined (NumPy: platform-dependent)
                 continue
             assert_same(ar.astype(x, dtype).compute(), a.astype(dtype))
     assert_same(x.rechunk(1).compute(), a)
