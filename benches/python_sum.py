@@ -7,7 +7,8 @@ Prints one JSON line per measurement, then a summary line. `ares` and `dask` use
 threads (ares: one embedded worker with that many slots; dask: its threaded scheduler with
 that many workers); NumPy runs whole-array on one core. The overhead part times a trivial job
 (`ones(1).sum()`) through `x.compute()` and through the Rust client alone on the same engine
-(`Engine.time_rust`: submit, wait, fetch, free with no Python between), medians of 200.
+(`Engine.time_rust`: submit, wait, fetch, free with no Python between), medians of 200 each,
+in alternating blocks of 20. CPU seconds are the whole process's (every thread).
 """
 
 from __future__ import annotations
@@ -26,6 +27,13 @@ def timed(f):
     return time.perf_counter() - start, value
 
 
+def timed_cpu(f):
+    """Wall seconds, CPU seconds of the whole process (every thread), value."""
+    cpu, start = time.process_time(), time.perf_counter()
+    value = f()
+    return time.perf_counter() - start, time.process_time() - cpu, value
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--n", type=float, default=1e8)
@@ -41,6 +49,7 @@ def main():
     ar.set_progress(False)
     ar.start(workers=1, slots=args.threads)
     runs: dict[str, list[float]] = {"ares": [], "dask": [], "numpy": []}
+    cpu: dict[str, list[float]] = {"ares": [], "dask": [], "numpy": []}
 
     def ares_job():
         a = ar.random.rand(n, chunks=chunk, seed=1)
@@ -66,11 +75,13 @@ def main():
     ares_job()  # warm-up: the engine's first job allocates its pools
     for r in range(args.repeat):
         for name, job in jobs:
-            seconds, value = timed(job)
+            seconds, cpu_seconds, value = timed_cpu(job)
             runs[name].append(seconds)
+            cpu[name].append(cpu_seconds)
             print(json.dumps({"run": r, "system": name, "n": n, "chunk": chunk,
                               "threads": args.threads, "seconds": round(seconds, 4),
-                              "result": value}), flush=True)
+                              "cpu_seconds": round(cpu_seconds, 4), "result": value}),
+                  flush=True)
 
     # The Python layer's cost per job: the same trivial job through compute() and through
     # the Rust client alone.
@@ -78,11 +89,14 @@ def main():
     eng = ar.engine()
     for _ in range(20):
         trivial.compute()
-    py_times = [timed(trivial.compute)[0] for _ in range(200)]
-    rust_times = eng.time_rust(trivial._handle, 200)
+    py_times, rust_times = [], []
+    for _ in range(10):  # alternating blocks, so a busy moment hits both sides
+        py_times += [timed(trivial.compute)[0] for _ in range(20)]
+        rust_times += eng.time_rust(trivial._handle, 20)
     summary = {
         "summary": True,
         "median_seconds": {k: round(statistics.median(v), 4) for k, v in runs.items() if v},
+        "median_cpu_seconds": {k: round(statistics.median(v), 4) for k, v in cpu.items() if v},
         "trivial_job_ms": {
             "python": round(statistics.median(py_times) * 1e3, 3),
             "rust": round(statistics.median(rust_times) * 1e3, 3),
@@ -91,6 +105,10 @@ def main():
     med = summary["median_seconds"]
     if "dask" in med:
         summary["ares_speedup_over_dask"] = round(med["dask"] / med["ares"], 2)
+        pairs = [d / a for a, d in zip(runs["ares"], runs["dask"])]
+        summary["ares_speedup_over_dask_paired_median"] = round(statistics.median(pairs), 2)
+        summary["ares_cpu_advantage_over_dask"] = round(
+            statistics.median(cpu["dask"]) / statistics.median(cpu["ares"]), 2)
     summary["ares_speedup_over_numpy"] = round(med["numpy"] / med["ares"], 2)
     summary["python_layer_ms_per_job"] = round(
         summary["trivial_job_ms"]["python"] - summary["trivial_job_ms"]["rust"], 3)
