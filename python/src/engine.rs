@@ -14,11 +14,11 @@
 //! `KeyboardInterrupt` propagates), reports progress to an optional callback, fetches the
 //! results and frees them on the workers.
 
+use crate::client::Client;
 use crate::errors::{api_error, value_error, TaskError};
 use crate::tensor::PyTensor;
 use crate::values::array_to_py;
-use ares::api::{ApiError, NativeClient, TaskApi, WebTaskApi};
-use ares::array::ArrayData;
+use ares::api::{ApiError, NativeClient, WebTaskApi};
 use ares::config::Config;
 use ares::ids::TaskId;
 use ares::node::EmbeddedCluster;
@@ -30,32 +30,6 @@ use pyo3::prelude::*;
 use pyo3::types::PyList;
 use std::sync::Mutex;
 use std::time::Duration;
-
-/// The client of an engine: the native protocol fetches every output of a task at once, the
-/// web API one output per request.
-enum Client {
-    Native(NativeClient),
-    Web(WebTaskApi),
-}
-
-impl Client {
-    fn api(&mut self) -> &mut dyn TaskApi {
-        match self {
-            Client::Native(c) => c,
-            Client::Web(c) => c,
-        }
-    }
-
-    /// The `outputs` results of `task`.
-    fn fetch_all(&mut self, task: TaskId, outputs: usize) -> Result<Vec<ArrayData>, ApiError> {
-        match self {
-            Client::Native(c) => c.fetch(task),
-            Client::Web(c) => (0..outputs as u32)
-                .map(|i| c.fetch_output(task, i))
-                .collect(),
-        }
-    }
-}
 
 #[pyclass(module = "ares._ares", name = "Engine", frozen)]
 pub struct Engine {
@@ -305,7 +279,7 @@ impl Engine {
         tensors: Vec<PyRef<'_, PyTensor>>,
         limit: usize,
     ) -> PyResult<String> {
-        explain_text(
+        crate::explain::explain_text(
             py,
             &tensors,
             &self.task_config,
@@ -388,42 +362,7 @@ impl Engine {
     }
 }
 
-/// Prepares the graph of `tensors` for `workers` × `slots` and prints every pass, as
-/// `ares explain` does.
-fn explain_text(
-    py: Python<'_>,
-    tensors: &[PyRef<'_, PyTensor>],
-    config: &ares::config::TaskConfig,
-    workers: usize,
-    slots: usize,
-    limit: usize,
-) -> PyResult<String> {
-    let refs: Vec<&Tensor> = tensors.iter().map(|t| &t.tensor).collect();
-    let graph = Tensor::graph(&refs);
-    let cluster = ares::prepare::uniform_cluster(workers.max(1), slots.max(1));
-    py.detach(|| {
-        ares::prepare::prepare(&graph, config, &cluster, TaskId(1))
-            .map(|p| ares::explain::text(&p, limit))
-    })
-    .map_err(value_error)
-}
-
-/// `ares explain` for `tensors` without an engine: the default task config, a cluster of
-/// `workers` × `slots`.
-#[pyfunction]
-#[pyo3(signature = (tensors, workers=2, slots=2, limit=50))]
-fn explain(
-    py: Python<'_>,
-    tensors: Vec<PyRef<'_, PyTensor>>,
-    workers: usize,
-    slots: usize,
-    limit: usize,
-) -> PyResult<String> {
-    let config = ares::config::TaskConfig::default();
-    explain_text(py, &tensors, &config, workers, slots, limit)
-}
-
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Engine>()?;
-    m.add_function(wrap_pyfunction!(explain, m)?)
+    m.add_function(wrap_pyfunction!(crate::explain::explain, m)?)
 }

@@ -15,8 +15,10 @@
 //!   without a copy.
 //! * `run_node`: `ares node`, for the package's console script.
 
+mod client;
 mod engine;
 mod errors;
+mod explain;
 mod tensor;
 mod values;
 
