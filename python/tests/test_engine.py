@@ -82,8 +82,14 @@ def test_ctrl_c_cancels_the_running_task():
             sent.append(time.monotonic())
             os.kill(os.getpid(), signal.SIGINT)
 
-    with pytest.raises(KeyboardInterrupt):
-        eng.run([long_job._handle], interrupt_once, 0.05)
+    # Python's own SIGINT handler, as in a terminal (a shell's background job starts Python
+    # with SIGINT ignored, and Python then installs none).
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            eng.run([long_job._handle], interrupt_once, 0.05)
+    finally:
+        signal.signal(signal.SIGINT, previous)
     assert sent and time.monotonic() - sent[0] < 5.0
     assert eng.task_status(eng.last_task) == "Cancelled"
     # The engine goes on.
