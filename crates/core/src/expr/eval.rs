@@ -9,7 +9,8 @@ use crate::ops::{Op, OpArgs};
 use crate::tensor::{self, SliceArg, Tensor};
 use std::collections::HashMap;
 
-/// A value of the language: what names hold, what functions take and return.
+/// A value of the language (what names hold, what functions take and return): a tensor, a
+/// number, a string, a tuple or `None`.
 #[derive(Clone, Debug)]
 pub enum Value {
     Tensor(Tensor),

@@ -65,6 +65,9 @@ pub fn evaluate(source: &str) -> Result<Tensor, ExprError> {
 pub const MAX_PROGRAM_BYTES: usize = 1 << 20;
 pub use parser::MAX_DEPTH;
 
+/// Functions of the language called by name (the Python package's entry).
+pub mod call;
+
 /// Evaluates with predefined names (a session's named results).
 pub fn evaluate_with(source: &str, bindings: &[(String, Tensor)]) -> Result<Tensor, ExprError> {
     if source.len() > MAX_PROGRAM_BYTES {

@@ -149,15 +149,21 @@ impl TaskApi for WebTaskApi {
     }
 
     /// Streamed as `.npy` (the supervisor passes it on band by band); output 0.
+    /// The first result (see [`WebTaskApi::fetch_output`] for the others).
     fn fetch(&mut self, task: TaskId) -> ApiResult<Vec<ArrayData>> {
-        let path = format!("{}/result?format=npy", self.task_path(task));
+        Ok(vec![self.fetch_output(task, 0)?])
+    }
+}
+
+impl WebTaskApi {
+    /// Result `index` of a task of several outputs, streamed as `.npy`.
+    pub fn fetch_output(&mut self, task: TaskId, index: u32) -> ApiResult<ArrayData> {
+        let path = format!("{}/result?format=npy&index={index}", self.task_path(task));
         let resp = self
             .request("GET", &path)
             .call()
             .map_err(|e| self.fail(e))?;
-        Ok(vec![read_npy(resp.into_reader()).map_err(|e| {
-            ApiError::Unexpected(format!("GET {path}: {e}"))
-        })?])
+        read_npy(resp.into_reader()).map_err(|e| ApiError::Unexpected(format!("GET {path}: {e}")))
     }
 }
 

@@ -93,14 +93,15 @@ fn plan(
         )
     })?;
     // A 1-D result's chunks are as long as their workers found them (a length may depend on
-    // the data: `unique`, `x[mask]`), so its layout comes from the reported sizes.
+    // the data: `unique`, `x[mask]`), so its layout comes from the reported sizes; a result
+    // of one chunk too (`x[x > 1]` on a 4-element tensor was refused before).
     let mut splits: Vec<Vec<u64>> = r
         .splits
         .iter()
         .map(|s| s.iter().map(|x| *x as u64).collect())
         .collect();
     let mut shape: Vec<u64> = r.shape.iter().map(|d| *d as u64).collect();
-    if r.shape.len() == 1 && r.chunks.len() > 1 {
+    if r.shape.len() == 1 {
         let item = r.dtype.itemsize() as u64;
         splits[0] = r
             .chunks

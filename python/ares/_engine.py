@@ -1,0 +1,223 @@
+"""Where tensors are computed, and ``compute``.
+
+With nothing configured, the first ``compute`` starts an embedded engine in this process: the
+supervisor and workers of ``ares run``, as threads (see the native module's ``Engine`` for why
+threads and not child processes). ``ARES_WORKERS`` and ``ARES_SLOTS`` size it (default: one
+worker with one slot per CPU); ``ARES_CONFIG`` names a YAML config; ``ARES_DATA_ROOTS`` (paths
+joined by ``os.pathsep``) the directories ``from_npy``/``from_zarr``/``to_npy`` may use
+(default: the current directory). ``ar.connect(address)`` switches to a running cluster:
+``http://`` or ``https://`` addresses use the web API, ``ares://HOST:PORT`` or ``HOST:PORT`` the
+native protocol.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import sys
+import threading
+import time
+
+from . import _ares
+from ._tensor import Tensor
+
+_lock = threading.RLock()
+_engine = None
+_upload_dir: str | None = None
+_roots: list[str] | None = None
+
+
+def _env_int(name: str, default: int) -> int:
+    value = os.environ.get(name)
+    if not value:
+        return default
+    try:
+        n = int(value)
+    except ValueError:
+        raise ValueError(f"{name} must be a positive integer, not {value!r}") from None
+    if n < 1:
+        raise ValueError(f"{name} must be a positive integer, not {value!r}")
+    return n
+
+
+def ensure_roots() -> list[str]:
+    """Sets this process's data roots once: ``ARES_DATA_ROOTS`` or the current directory,
+    then the spool directory of ``from_numpy``."""
+    global _roots
+    with _lock:
+        if _roots is None:
+            from ._numpy import spool_dir
+
+            configured = os.environ.get("ARES_DATA_ROOTS")
+            roots = configured.split(os.pathsep) if configured else [os.getcwd()]
+            roots = [os.path.abspath(r) for r in roots if r] + [spool_dir()]
+            _ares.set_data_roots(roots)
+            _roots = roots
+        return _roots
+
+
+def upload_dir() -> str | None:
+    return _upload_dir
+
+
+def start(workers: int | None = None, slots: int | None = None, config: str | None = None):
+    """Starts (or restarts) the embedded engine with ``workers`` × ``slots``."""
+    global _engine, _upload_dir
+    workers = workers or _env_int("ARES_WORKERS", 1)
+    slots = slots or _env_int("ARES_SLOTS", os.cpu_count() or 1)
+    config = config or os.environ.get("ARES_CONFIG") or None
+    with _lock:
+        roots = ensure_roots()
+        engine = _ares.Engine.embedded(workers, slots, config, roots)
+        _close_locked()
+        _engine, _upload_dir = engine, None
+        return engine
+
+
+def connect(address: str, token: str | None = None, secret: str | None = None,
+            upload_dir: str | None = None, session: str = "python", timeout: float = 10.0):
+    """Computes on a running cluster from now on.
+
+    ``http://HOST:PORT`` (or https) uses the web API with a bearer ``token`` (default
+    ``ARES_TOKEN``); ``ares://HOST:PORT`` or ``HOST:PORT`` the native protocol, proving
+    ``secret`` (default ``ARES_CLIENT_SECRET``, else ``ARES_CLUSTER_SECRET``). ``upload_dir``
+    is a directory this process and the cluster's workers share (inside their data roots),
+    where ``from_numpy`` writes its arrays.
+    """
+    global _engine, _upload_dir
+    if address.startswith(("http://", "https://")):
+        token = token if token is not None else (os.environ.get("ARES_TOKEN") or None)
+        engine = _ares.Engine.http(address, token, session, timeout)
+    else:
+        addr = address[len("ares://"):] if address.startswith("ares://") else address
+        engine = _ares.Engine.native(addr, secret, timeout)
+    if upload_dir is not None:
+        upload_dir = os.path.abspath(upload_dir)
+        ensure_roots()
+        _ares.set_data_roots(_roots + [upload_dir])
+    with _lock:
+        _close_locked()
+        _engine, _upload_dir = engine, upload_dir
+    return engine
+
+
+def _close_locked():
+    global _engine
+    if _engine is not None:
+        _engine.close()
+        _engine = None
+
+
+def close():
+    """Disconnects, stopping the embedded engine if one runs (the next compute starts one)."""
+    with _lock:
+        _close_locked()
+
+
+atexit.register(close)
+
+
+def engine():
+    """The current engine, starting the embedded one on first use."""
+    with _lock:
+        return _engine if _engine is not None else start()
+
+
+# -- progress ---------------------------------------------------------------------------
+
+_progress_default: bool | None = None
+
+
+def set_progress(enabled: bool | None) -> None:
+    """Shows a progress bar for jobs longer than half a second: True, False, or None (the
+    default: on a terminal or in Jupyter; ``ARES_PROGRESS=0``/``1`` overrides)."""
+    global _progress_default
+    _progress_default = enabled
+
+
+def _in_jupyter() -> bool:
+    shell = sys.modules.get("IPython")
+    if shell is None:
+        return False
+    ip = shell.get_ipython() if hasattr(shell, "get_ipython") else None
+    return ip is not None and type(ip).__name__ == "ZMQInteractiveShell"
+
+
+def _progress_enabled(flag) -> bool:
+    if flag is not None:
+        return bool(flag)
+    if _progress_default is not None:
+        return _progress_default
+    env = os.environ.get("ARES_PROGRESS")
+    if env in ("0", "1"):
+        return env == "1"
+    stream = sys.stderr
+    return bool(getattr(stream, "isatty", lambda: False)()) or _in_jupyter()
+
+
+class _Progress:
+    """Called by the engine after each wait: draws tqdm's bar (``tqdm.auto``: a widget in
+    Jupyter) or a one-line bar of its own, once the job has run half a second."""
+
+    DELAY = 0.5
+
+    def __init__(self):
+        self.start = time.monotonic()
+        self.bar = None
+        self.plain = False
+
+    def __call__(self, fraction: float, subtasks: int) -> None:
+        if time.monotonic() - self.start < self.DELAY:
+            return
+        if self.bar is None and not self.plain:
+            try:
+                from tqdm.auto import tqdm
+
+                self.bar = tqdm(total=1000, desc="ares", unit="‰", leave=False)
+            except ImportError:
+                self.plain = True
+        if self.bar is not None:
+            self.bar.n = int(fraction * 1000)
+            self.bar.set_postfix_str(f"{subtasks} subtasks", refresh=False)
+            self.bar.refresh()
+        else:
+            width = 30
+            done = int(fraction * width)
+            sys.stderr.write(f"\r[{'#' * done}{' ' * (width - done)}] {fraction * 100:5.1f}% "
+                             f"{subtasks} subtasks {time.monotonic() - self.start:6.1f}s")
+            sys.stderr.flush()
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+        elif self.plain:
+            sys.stderr.write("\r" + " " * 70 + "\r")
+            sys.stderr.flush()
+
+
+def compute(*values, progress=None):
+    """Computes every tensor among ``values`` in one job; other values pass through.
+    Returns a tuple of NumPy arrays (Python scalars for 0-d results)."""
+    tensors = [v for v in values if isinstance(v, Tensor)]
+    if not tensors:
+        return tuple(values)
+    eng = engine()
+    bar = _Progress() if _progress_enabled(progress) else None
+    try:
+        results = eng.run([t._handle for t in tensors], bar)
+    finally:
+        if bar is not None:
+            bar.close()
+    it = iter(results)
+    return tuple(next(it) if isinstance(v, Tensor) else v for v in values)
+
+
+def explain(*tensors: Tensor, limit: int = 50) -> str:
+    """What ``ares explain`` prints for these tensors (planned for the current engine's
+    cluster, or for 2 workers × 2 slots when none runs yet)."""
+    handles = [t._handle for t in tensors]
+    with _lock:
+        eng = _engine
+    if eng is not None:
+        return eng.explain(handles, limit)
+    return _ares.explain(handles, 2, 2, limit)

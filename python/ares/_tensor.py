@@ -1,0 +1,338 @@
+"""The lazy ``Tensor`` and the conversion of Python arguments for the native module.
+
+A ``Tensor`` wraps a handle of the native module (``_ares.Tensor``: shape and dtype are known,
+nothing is computed) and the source files it reads (``from_numpy`` spools arrays to files that
+must outlive every tensor built from them). Every function call goes through ``apply``: the
+arguments become what the expression language takes, the core validates them exactly as in an
+``ares run`` program, and the result is wrapped again.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from . import _ares
+
+# dask's name for the chunking argument; the core calls it `chunk`.
+_KEYWORD_ALIASES = {"chunks": "chunk"}
+
+
+def dtype_name(dtype) -> str:
+    """A dtype given as NumPy does (``np.float64``, ``"int64"``, ``float``, ``ar.bool``)."""
+    if isinstance(dtype, str):
+        return np.dtype(dtype).name
+    if dtype is float:
+        return "float64"
+    if dtype is int:
+        return "int64"
+    if dtype is bool:
+        return "bool"
+    return np.dtype(dtype).name
+
+
+class _Args:
+    """Arguments converted for the native module, collecting the spool files they read."""
+
+    def __init__(self):
+        self.keep: frozenset = frozenset()
+
+    def convert(self, value, key=None):
+        if isinstance(value, Tensor):
+            self.keep |= value._keep
+            return value._handle
+        if key == "dtype" and value is not None:
+            return dtype_name(value)
+        if isinstance(value, (bool, int, float, str)) or value is None:
+            return value
+        if isinstance(value, np.generic):
+            return value.item()
+        if isinstance(value, np.ndarray):
+            if value.ndim == 0:
+                return value.item()
+            return self.convert(_numpy_source(value))
+        if isinstance(value, (tuple, list)):
+            return tuple(self.convert(v) for v in value)
+        if isinstance(value, numbers.Integral):
+            return int(value)
+        if isinstance(value, numbers.Real):
+            return float(value)
+        if isinstance(value, (np.dtype, type)):
+            return dtype_name(value)
+        raise TypeError(f"ares cannot take a {type(value).__name__} argument")
+
+    def wrap(self, result):
+        if isinstance(result, _ares.Tensor):
+            return Tensor(result, self.keep)
+        if isinstance(result, tuple):
+            return tuple(self.wrap(r) for r in result)
+        return result
+
+
+def _numpy_source(array):
+    from ._numpy import from_numpy
+
+    return from_numpy(array)
+
+
+def apply(name: str, args=(), kwargs=None):
+    """Calls the core's function ``name`` (validated there) and wraps the result."""
+    conv = _Args()
+    pos = tuple(conv.convert(a) for a in args)
+    kw = {}
+    for k, v in (kwargs or {}).items():
+        k = _KEYWORD_ALIASES.get(k, k)
+        kw[k] = conv.convert(v, k)
+    return conv.wrap(_ares.call_function(name, pos, kw))
+
+
+def binary(name: str, a, b):
+    conv = _Args()
+    return conv.wrap(_ares.binary(name, conv.convert(a), conv.convert(b)))
+
+
+_FUNCTIONS: dict[str, bool] = {}
+
+
+def is_function(name: str) -> bool:
+    """Whether the core has a function ``name`` (asked once, then cached)."""
+    known = _FUNCTIONS.get(name)
+    if known is None:
+        known = _FUNCTIONS[name] = not name.startswith("_") and _ares.is_function(name)
+    return known
+
+
+def _shape_text(shape) -> str:
+    return "(" + ", ".join(str(d) for d in shape) + ("," if len(shape) == 1 else "") + ")"
+
+
+class Tensor:
+    """A lazily evaluated n-dimensional array, computed by ``compute()``."""
+
+    __slots__ = ("_handle", "_keep", "_chunks", "__weakref__")
+    # NumPy defers to these operators (`np_array + tensor` stays lazy).
+    __array_priority__ = 20
+
+    def __init__(self, handle, keep=frozenset()):
+        self._handle = handle
+        self._keep = keep
+        self._chunks = None
+
+    # -- metadata -------------------------------------------------------------------------
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self._handle.shape
+
+    @property
+    def dtype(self) -> np.dtype:
+        return np.dtype(self._handle.dtype)
+
+    @property
+    def ndim(self) -> int:
+        return self._handle.ndim
+
+    @property
+    def size(self) -> int:
+        return self._handle.size
+
+    @property
+    def nbytes(self) -> int:
+        return self.size * self.dtype.itemsize
+
+    @property
+    def chunks(self) -> tuple[tuple[int, ...], ...]:
+        """Chunk lengths per dimension, as dask's ``chunks``."""
+        if self._chunks is None:
+            self._chunks = self._handle.chunks()
+        return self._chunks
+
+    @property
+    def chunksize(self) -> tuple[int, ...]:
+        return tuple(max(c) if c else 0 for c in self.chunks)
+
+    @property
+    def npartitions(self) -> int:
+        n = 1
+        for c in self.chunks:
+            n *= len(c)
+        return n
+
+    @property
+    def device(self) -> str:
+        return "cpu"
+
+    def __len__(self) -> int:
+        if not self.shape:
+            raise TypeError("len() of a 0-d tensor")
+        return self.shape[0]
+
+    def __repr__(self) -> str:
+        bound = " (upper bound: the length depends on the data)" if self._handle.length_from_data else ""
+        return (
+            f"ares.Tensor<{self._handle.op}, shape={_shape_text(self.shape)}{bound}, "
+            f"dtype={self.dtype.name}, chunksize={_shape_text(self.chunksize)}, "
+            f"npartitions={self.npartitions}>"
+        )
+
+    # -- computing ------------------------------------------------------------------------
+    def compute(self, **kwargs):
+        """The value: a NumPy array, or a Python scalar when 0-d."""
+        from ._engine import compute
+
+        return compute(self, **kwargs)[0]
+
+    def explain(self, limit: int = 50, file=None) -> None:
+        """Prints what ``ares explain`` prints for this tensor."""
+        from ._engine import explain
+
+        print(explain(self, limit=limit), end="", file=file)
+
+    def __array__(self, dtype=None, copy=None):
+        value = np.asarray(self.compute())
+        return value if dtype is None else value.astype(dtype, copy=False)
+
+    def __bool__(self):
+        return bool(self.compute())
+
+    def __float__(self):
+        return float(self.compute())
+
+    def __int__(self):
+        return int(self.compute())
+
+    def __index__(self):
+        if self.dtype.kind not in "iu":
+            raise TypeError("only integer tensors can be indices")
+        return int(self.compute())
+
+    def __iter__(self):
+        for i in range(len(self)):
+            yield self[i]
+
+    # -- NumPy protocols ------------------------------------------------------------------
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        from ._numpy import array_ufunc
+
+        return array_ufunc(ufunc, method, inputs, kwargs)
+
+    def __array_function__(self, func, types, args, kwargs):
+        from ._numpy import array_function
+
+        return array_function(func, types, args, kwargs)
+
+    # -- operators ------------------------------------------------------------------------
+    def __add__(self, o): return binary("add", self, o)
+    def __radd__(self, o): return binary("add", o, self)
+    def __sub__(self, o): return binary("subtract", self, o)
+    def __rsub__(self, o): return binary("subtract", o, self)
+    def __mul__(self, o): return binary("multiply", self, o)
+    def __rmul__(self, o): return binary("multiply", o, self)
+    def __truediv__(self, o): return binary("divide", self, o)
+    def __rtruediv__(self, o): return binary("divide", o, self)
+    def __pow__(self, o): return binary("power", self, o)
+    def __rpow__(self, o): return binary("power", o, self)
+    def __matmul__(self, o): return binary("matmul", self, o)
+    def __rmatmul__(self, o): return binary("matmul", o, self)
+    def __eq__(self, o): return binary("equal", self, o)  # type: ignore[override]
+    def __ne__(self, o): return binary("not_equal", self, o)  # type: ignore[override]
+    def __lt__(self, o): return binary("less", self, o)
+    def __le__(self, o): return binary("less_equal", self, o)
+    def __gt__(self, o): return binary("greater", self, o)
+    def __ge__(self, o): return binary("greater_equal", self, o)
+    def __and__(self, o): return apply("logical_and", (self, o))
+    def __rand__(self, o): return apply("logical_and", (o, self))
+    def __or__(self, o): return apply("logical_or", (self, o))
+    def __ror__(self, o): return apply("logical_or", (o, self))
+    def __xor__(self, o): return apply("logical_xor", (self, o))
+    def __rxor__(self, o): return apply("logical_xor", (o, self))
+    def __invert__(self): return apply("logical_not", (self,))
+    # Operators whose function the core may not have (yet): NumPy's TypeError without it.
+    def __mod__(self, o): return _optional("remainder", self, o)
+    def __rmod__(self, o): return _optional("remainder", o, self)
+    def __floordiv__(self, o): return _optional("floor_divide", self, o)
+    def __rfloordiv__(self, o): return _optional("floor_divide", o, self)
+    def __neg__(self): return apply("negative", (self,))
+    def __pos__(self): return self
+    def __abs__(self): return apply("abs", (self,))
+
+    __hash__ = None  # type: ignore[assignment]  # `==` is elementwise, as on NumPy arrays
+
+    # -- indexing -------------------------------------------------------------------------
+    def __getitem__(self, index):
+        conv = _Args()
+        if isinstance(index, tuple):
+            index = tuple(_index_item(conv, i) for i in index)
+        else:
+            index = _index_item(conv, index)
+        return Tensor(self._handle.getitem(index), self._keep | conv.keep)
+
+    # -- methods (the array API's and NumPy's) -------------------------------------------
+    @property
+    def T(self) -> "Tensor":
+        return apply("transpose", (self,))
+
+    @property
+    def mT(self) -> "Tensor":
+        """The last two axes swapped (a stack of matrices transposed)."""
+        if self.ndim < 2:
+            raise ValueError("mT needs at least 2 dimensions")
+        axes = tuple(range(self.ndim - 2)) + (self.ndim - 1, self.ndim - 2)
+        return apply("transpose", (self, axes))
+
+    def astype(self, dtype, copy=True) -> "Tensor":
+        return apply("astype", (self, dtype_name(dtype)))
+
+    def reshape(self, *shape) -> "Tensor":
+        if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+            shape = tuple(shape[0])
+        return apply("reshape", (self, tuple(shape)))
+
+    def rechunk(self, chunks) -> "Tensor":
+        return apply("rechunk", (self, chunks))
+
+    def transpose(self, *axes) -> "Tensor":
+        if len(axes) == 1 and isinstance(axes[0], (tuple, list)):
+            axes = tuple(axes[0])
+        return apply("transpose", (self, axes) if axes else (self,))
+
+    def sum(self, axis=None, keepdims=False): return apply("sum", (self,), {"axis": axis, "keepdims": keepdims})
+    def prod(self, axis=None, keepdims=False): return apply("prod", (self,), {"axis": axis, "keepdims": keepdims})
+    def min(self, axis=None, keepdims=False): return apply("min", (self,), {"axis": axis, "keepdims": keepdims})
+    def max(self, axis=None, keepdims=False): return apply("max", (self,), {"axis": axis, "keepdims": keepdims})
+    def mean(self, axis=None, keepdims=False): return apply("mean", (self,), {"axis": axis, "keepdims": keepdims})
+
+    def var(self, axis=None, keepdims=False, ddof=0, correction=None):
+        return apply("var", (self,), {"axis": axis, "keepdims": keepdims, "ddof": _ddof(ddof, correction)})
+
+    def std(self, axis=None, keepdims=False, ddof=0, correction=None):
+        return apply("std", (self,), {"axis": axis, "keepdims": keepdims, "ddof": _ddof(ddof, correction)})
+
+    def __getattr__(self, name):
+        # Every other function of the core is a method too (`x.cumsum(axis=0)`).
+        if is_function(name):
+            return lambda *args, **kwargs: apply(name, (self,) + args, kwargs)
+        raise AttributeError(f"'Tensor' object has no attribute {name!r}")
+
+
+def _optional(name, a, b):
+    return binary(name, a, b) if is_function(name) else NotImplemented
+
+
+def _ddof(ddof, correction):
+    if correction is None:
+        return ddof
+    if float(correction) != int(correction):
+        raise ValueError("correction must be a whole number")
+    return int(correction)
+
+
+def _index_item(conv: _Args, item):
+    if isinstance(item, Tensor):
+        conv.keep |= item._keep
+        return item._handle
+    if isinstance(item, (list, np.ndarray)):
+        return conv.convert(_numpy_source(np.asarray(item)))
+    if isinstance(item, np.generic):
+        return item.item()
+    return item

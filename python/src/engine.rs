@@ -1,0 +1,368 @@
+//! `Engine`: where tensors are computed.
+//!
+//! * `Engine.embedded(workers, slots)`: an `EmbeddedCluster` in this process, as `ares run`
+//!   starts it: a supervisor and `workers` workers as actors on one background thread, their
+//!   kernels on the workers' slot threads, talking over loopback TCP with a random secret that
+//!   never leaves the process. Threads rather than child processes: the package then needs no
+//!   second binary, starts in milliseconds, and the engine's threads never touch the
+//!   interpreter, so they run in parallel with Python (the GIL is released while we wait).
+//! * `Engine.native(addr, secret)` and `Engine.http(url, token)`: a running cluster, through
+//!   `ares::api`'s native client and its HTTP client.
+//!
+//! `run` submits one graph for all requested tensors, waits in short slices with the GIL
+//! released, checks for Ctrl-C between slices (cancelling the task before the
+//! `KeyboardInterrupt` propagates), reports progress to an optional callback, fetches the
+//! results and frees them on the workers.
+
+use crate::client::Client;
+use crate::errors::{api_error, value_error, TaskError};
+use crate::tensor::PyTensor;
+use crate::values::array_to_py;
+use ares::api::{ApiError, NativeClient, WebTaskApi};
+use ares::config::Config;
+use ares::ids::TaskId;
+use ares::node::EmbeddedCluster;
+use ares::protocol::secret::{Credentials, Secret};
+use ares::protocol::TaskStatus;
+use ares::tensor::Tensor;
+use pyo3::exceptions::{PyConnectionError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::PyList;
+use std::sync::Mutex;
+use std::time::Duration;
+
+#[pyclass(module = "ares._ares", name = "Engine", frozen)]
+pub struct Engine {
+    /// Locked only while the GIL is released (a thread waiting for the lock must not hold the
+    /// GIL, or the holder could never re-attach).
+    client: Mutex<Option<Client>>,
+    cluster: Mutex<Option<EmbeddedCluster>>,
+    kind: &'static str,
+    address: String,
+    /// The cluster `explain` plans for.
+    workers: usize,
+    slots: usize,
+    task_config: ares::config::TaskConfig,
+    /// The task `run` submitted last (for `task_status`).
+    last_task: Mutex<Option<TaskId>>,
+}
+
+fn load_config(path: Option<&str>) -> PyResult<Config> {
+    match path {
+        Some(p) => Config::load(std::path::Path::new(p)).map_err(value_error),
+        None => Ok(Config::default()),
+    }
+}
+
+fn connect_error(e: ApiError) -> PyErr {
+    PyConnectionError::new_err(e.to_string())
+}
+
+impl Engine {
+    fn with_client<T: Send>(
+        &self,
+        py: Python<'_>,
+        f: impl FnOnce(&mut Client) -> Result<T, ApiError> + Send,
+    ) -> PyResult<T> {
+        py.detach(|| {
+            let mut guard = self.client.lock().unwrap_or_else(|p| p.into_inner());
+            let client = guard
+                .as_mut()
+                .ok_or_else(|| ApiError::Refused("this engine is closed".into()))?;
+            f(client)
+        })
+        .map_err(api_error)
+    }
+
+    fn new(
+        client: Client,
+        cluster: Option<EmbeddedCluster>,
+        kind: &'static str,
+        address: String,
+        workers: usize,
+        slots: usize,
+        config: &Config,
+    ) -> Self {
+        Self {
+            client: Mutex::new(Some(client)),
+            cluster: Mutex::new(cluster),
+            kind,
+            address,
+            workers,
+            slots,
+            task_config: config.task.default_config.clone(),
+            last_task: Mutex::new(None),
+        }
+    }
+}
+
+#[pymethods]
+impl Engine {
+    /// Starts a supervisor and `workers` workers of `slots` slots each in this process;
+    /// `roots` are the data roots (`data.roots`) its sources and sinks may use.
+    #[staticmethod]
+    #[pyo3(signature = (workers=2, slots=2, config=None, roots=Vec::new()))]
+    fn embedded(
+        py: Python<'_>,
+        workers: usize,
+        slots: usize,
+        config: Option<&str>,
+        roots: Vec<std::path::PathBuf>,
+    ) -> PyResult<Engine> {
+        if workers == 0 || slots == 0 {
+            return Err(PyValueError::new_err(
+                "workers and slots must be at least 1",
+            ));
+        }
+        let mut config = load_config(config)?;
+        if !roots.is_empty() {
+            config.data.roots = roots;
+        }
+        let (cluster, client) = py
+            .detach(|| -> anyhow::Result<_> {
+                let cluster = EmbeddedCluster::start(&config, workers, slots)?;
+                let client = cluster.client(Duration::from_secs(10))?;
+                Ok((cluster, client))
+            })
+            .map_err(|e| {
+                PyConnectionError::new_err(format!("starting the embedded engine: {e:#}"))
+            })?;
+        let address = cluster.rpc_addr.to_string();
+        Ok(Engine::new(
+            Client::Native(client),
+            Some(cluster),
+            "embedded",
+            address,
+            workers,
+            slots,
+            &config,
+        ))
+    }
+
+    /// A supervisor's native protocol at `HOST:PORT`, proving `secret` (else the client
+    /// secret from the environment, as `ares run --supervisor` does).
+    #[staticmethod]
+    #[pyo3(signature = (addr, secret=None, timeout=10.0, workers=2, slots=2))]
+    fn native(
+        py: Python<'_>,
+        addr: String,
+        secret: Option<String>,
+        timeout: f64,
+        workers: usize,
+        slots: usize,
+    ) -> PyResult<Engine> {
+        let config = Config::default();
+        let secret = match secret {
+            Some(text) => Secret::from_text(&text)
+                .ok_or_else(|| PyValueError::new_err("the secret is empty"))?,
+            None => Credentials::load(&config.cluster)
+                .map_err(value_error)?
+                .client_secret(),
+        };
+        let wait = Duration::from_secs_f64(timeout.max(0.0));
+        let client = py
+            .detach(|| NativeClient::connect_with(&addr, wait, &secret))
+            .map_err(connect_error)?;
+        Ok(Engine::new(
+            Client::Native(client),
+            None,
+            "native",
+            addr,
+            workers,
+            slots,
+            &config,
+        ))
+    }
+
+    /// The web API at `http://HOST:PORT`, with a bearer `token`, in session `session`.
+    #[staticmethod]
+    #[pyo3(signature = (url, token=None, session="python".to_string(), timeout=10.0, workers=2, slots=2))]
+    fn http(
+        py: Python<'_>,
+        url: String,
+        token: Option<String>,
+        session: String,
+        timeout: f64,
+        workers: usize,
+        slots: usize,
+    ) -> PyResult<Engine> {
+        let wait = Duration::from_secs_f64(timeout.max(0.0));
+        let client = py
+            .detach(|| WebTaskApi::connect(&url, &session, token, wait))
+            .map_err(connect_error)?;
+        Ok(Engine::new(
+            Client::Web(client),
+            None,
+            "http",
+            url,
+            workers,
+            slots,
+            &Config::default(),
+        ))
+    }
+
+    /// `embedded`, `native` or `http`.
+    #[getter]
+    fn kind(&self) -> &'static str {
+        self.kind
+    }
+
+    /// The supervisor's address (the embedded one's loopback port too).
+    #[getter]
+    fn address(&self) -> String {
+        self.address.clone()
+    }
+
+    /// Computes `tensors` as one task and returns their values (NumPy arrays, or Python
+    /// scalars for 0-d results). `progress(fraction, subtasks)` is called after each wait of
+    /// `poll` seconds while the task runs.
+    #[pyo3(signature = (tensors, progress=None, poll=0.1))]
+    fn run<'py>(
+        &self,
+        py: Python<'py>,
+        tensors: Vec<PyRef<'py, PyTensor>>,
+        progress: Option<Bound<'py, PyAny>>,
+        poll: f64,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let refs: Vec<&Tensor> = tensors.iter().map(|t| &t.tensor).collect();
+        let graph = Tensor::graph(&refs);
+        let outputs = refs.len();
+        let task = self.with_client(py, |c| c.api().submit_tileable_graph(&graph, None))?;
+        *self.last_task.lock().unwrap_or_else(|p| p.into_inner()) = Some(task);
+        let poll = Duration::from_secs_f64(poll.clamp(0.001, 60.0));
+        let info = loop {
+            let info = self.with_client(py, |c| c.api().wait_task(task, poll))?;
+            if info.status.is_terminal() {
+                break info;
+            }
+            if let Err(interrupt) = py.check_signals() {
+                self.cancel(py, task);
+                return Err(interrupt);
+            }
+            if let Some(cb) = &progress {
+                if let Err(e) = cb.call1((info.progress, info.subtasks)) {
+                    self.cancel(py, task);
+                    return Err(e);
+                }
+            }
+        };
+        match info.status {
+            TaskStatus::Succeeded => {}
+            TaskStatus::Cancelled => {
+                return Err(TaskError::new_err(format!("{task} was cancelled")));
+            }
+            _ => {
+                self.cancel(py, task);
+                return Err(TaskError::new_err(
+                    info.error.unwrap_or_else(|| format!("{task} failed")),
+                ));
+            }
+        }
+        let results = self.with_client(py, |c| {
+            let r = c.fetch_all(task, outputs);
+            // Frees the results on the workers, whether the fetch worked or not.
+            let _ = c.api().cancel_task(task);
+            r
+        })?;
+        let values = results
+            .into_iter()
+            .map(|a| array_to_py(py, a))
+            .collect::<PyResult<Vec<_>>>()?;
+        PyList::new(py, values)
+    }
+
+    /// What `ares explain` prints for these tensors, planned for this engine's cluster size.
+    #[pyo3(signature = (tensors, limit=50))]
+    fn explain(
+        &self,
+        py: Python<'_>,
+        tensors: Vec<PyRef<'_, PyTensor>>,
+        limit: usize,
+    ) -> PyResult<String> {
+        crate::explain::explain_text(
+            py,
+            &tensors,
+            &self.task_config,
+            self.workers,
+            self.slots,
+            limit,
+        )
+    }
+
+    /// The id of the task `run` submitted last, if any.
+    #[getter]
+    fn last_task(&self) -> Option<u32> {
+        self.last_task
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .map(|t| t.0)
+    }
+
+    /// A task's status on the engine: `Pending`, `Running`, `Succeeded`, `Failed` or
+    /// `Cancelled`.
+    fn task_status(&self, py: Python<'_>, task: u32) -> PyResult<String> {
+        let info = self.with_client(py, move |c| c.api().get_task_result(TaskId(task)))?;
+        Ok(format!("{:?}", info.status))
+    }
+
+    /// For the benchmark of the Python layer's cost: runs `tensor` `repeat` times through the
+    /// Rust client alone (submit, wait, fetch, free: what `Session::execute` does), with no
+    /// Python between the calls; returns the seconds of each run.
+    fn time_rust(
+        &self,
+        py: Python<'_>,
+        tensor: PyRef<'_, PyTensor>,
+        repeat: usize,
+    ) -> PyResult<Vec<f64>> {
+        let t = tensor.tensor.clone();
+        self.with_client(py, move |c| {
+            let mut times = Vec::with_capacity(repeat);
+            for _ in 0..repeat {
+                let start = std::time::Instant::now();
+                let graph = Tensor::graph(&[&t]);
+                let task = c.api().submit_tileable_graph(&graph, None)?;
+                let info = loop {
+                    let info = c.api().wait_task(task, Duration::from_millis(100))?;
+                    if info.status.is_terminal() {
+                        break info;
+                    }
+                };
+                if info.status != TaskStatus::Succeeded {
+                    return Err(ApiError::Task(info.error.unwrap_or_default()));
+                }
+                let results = c.fetch_all(task, 1)?;
+                c.api().cancel_task(task)?;
+                drop(results);
+                times.push(start.elapsed().as_secs_f64());
+            }
+            Ok(times)
+        })
+    }
+
+    /// Disconnects, and stops the embedded cluster if this engine started one.
+    fn close(&self, py: Python<'_>) {
+        py.detach(|| {
+            self.client.lock().unwrap_or_else(|p| p.into_inner()).take();
+            self.cluster
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .take();
+        });
+    }
+
+    fn __repr__(&self) -> String {
+        format!("Engine(kind={:?}, address={:?})", self.kind, self.address)
+    }
+}
+
+impl Engine {
+    /// Cancels a task on the way out of `run` (Ctrl-C, a failed task): best effort.
+    fn cancel(&self, py: Python<'_>, task: TaskId) {
+        let _ = self.with_client(py, move |c| c.api().cancel_task(task));
+    }
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<Engine>()?;
+    m.add_function(wrap_pyfunction!(crate::explain::explain, m)?)
+}

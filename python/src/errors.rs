@@ -1,0 +1,37 @@
+//! Engine errors as Python exceptions, each with the engine's own message.
+//!
+//! * `ValueError`: building a tensor failed (shapes, dtypes, arguments: `AresError` and the
+//!   expression language's argument checks), the same message `ares run` prints.
+//! * `ares.TaskError` (a `RuntimeError`): a submitted task failed, was refused or was
+//!   cancelled; the message is the task's error.
+//! * `ConnectionError`: the supervisor cannot be reached or refused the client.
+
+use ares::api::ApiError;
+use pyo3::exceptions::{PyConnectionError, PyRuntimeError, PyValueError};
+use pyo3::prelude::*;
+
+pyo3::create_exception!(
+    _ares,
+    TaskError,
+    PyRuntimeError,
+    "A task failed on the engine (a kernel error, a lost cluster, a refusal), or was cancelled."
+);
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("TaskError", m.py().get_type::<TaskError>())
+}
+
+/// A tensor could not be built.
+pub fn value_error(e: impl std::fmt::Display) -> PyErr {
+    PyValueError::new_err(e.to_string())
+}
+
+/// A client call failed.
+pub fn api_error(e: ApiError) -> PyErr {
+    match e {
+        ApiError::Connect { .. } | ApiError::Codec(_) => PyConnectionError::new_err(e.to_string()),
+        ApiError::Refused(reason) => TaskError::new_err(reason),
+        ApiError::Task(message) => TaskError::new_err(message),
+        other => TaskError::new_err(other.to_string()),
+    }
+}

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Everything CI tests (the README's test command): the Rust tests, the actor-restart tests,
+# then the Python package, built from python/ by `pip install` in a fresh venv (maturin comes
+# from PyPI through pip's build isolation) and tested with pytest against NumPy.
+#
+#   scripts/test.sh            # all of it
+#   scripts/test.sh --python   # only the Python package
+#
+# ARES_TEST_VENV: where the fresh venv goes (default target/test-venv, recreated each run).
+# ARES_WHEEL_PROFILE: the cargo profile of the package's native module (default `dev`, which
+# reuses what `cargo test` compiled: a release build of the module costs 5-10 more minutes
+# on 2 cores; `pip install ./python` without this script builds it in release).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+python_only=false
+[[ "${1:-}" == "--python" ]] && python_only=true
+
+if ! $python_only; then
+  echo "== cargo test"
+  cargo test
+  echo "== cargo test --features fault-injection --test faults_restart (actor restarts)"
+  cargo test --features fault-injection --test faults_restart
+fi
+
+echo "== the Python package: fresh venv, pip install ./python, pytest"
+python=${PYTHON:-python3}
+venv=${ARES_TEST_VENV:-target/test-venv}
+rm -rf "$venv"
+"$python" -m venv "$venv"
+venv=$(cd "$venv" && pwd)
+"$venv/bin/python" -m pip install --quiet --upgrade pip
+profile=${ARES_WHEEL_PROFILE:-dev}
+# The workspace's target dir, so the module shares the test build's compiled dependencies.
+export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$PWD/target}
+MATURIN_PEP517_ARGS="--profile $profile" \
+  "$venv/bin/python" -m pip install --quiet ./python pytest hypothesis 'numpy>=2'
+# Outside the source tree, so the tests import the installed package, not python/ares.
+cd python/tests
+"$venv/bin/python" -m pytest -q -p no:cacheprovider .
