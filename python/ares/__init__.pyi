@@ -7,17 +7,17 @@ import numpy.typing as npt
 
 from . import random as random
 
-__version__: str
-
 builtins_bool = _builtins.bool
+
+__version__: str
 
 _Shape = int | Sequence[int]
 _Axis = int | Sequence[int] | None
 _Chunks = int | Sequence[int] | Sequence[int | Sequence[int]] | None
 _DType = np.dtype[Any] | type | str
-_Scalar = bool | int | float
+_Scalar = builtins_bool | int | float
 _Operand = Tensor | _Scalar | npt.NDArray[Any]
-_Value = npt.NDArray[Any] | bool | int | float
+_Value = npt.NDArray[Any] | builtins_bool | int | float
 
 bool: np.dtype[np.bool_]
 int64: np.dtype[np.int64]
@@ -236,4 +236,4 @@ def unique_counts(x: Tensor, /) -> tuple[Tensor, Tensor]: ...
 def searchsorted(a: Tensor, v: _Operand, side: Literal["left", "right"] = "left") -> Tensor: ...
 def take(a: Tensor, indices: _Operand, axis: int | None = None) -> Tensor: ...
 
-def __getattr__(name: str) -> Callable[..., Tensor]: ...
+def __getattr__(name: str) -> Any: ...  # a function the core added later

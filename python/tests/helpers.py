@@ -23,9 +23,12 @@ def shapes(min_dims=0, max_dims=3, min_side=0, max_side=6):
 
 @st.composite
 def arrays(draw, dtype=None, shape=None, min_dims=0, max_dims=3, min_side=0, max_side=6,
-           finite=False):
+           finite=False, elements=None):
     dtype = dtype or draw(st.sampled_from(sorted(DTYPES)))
     shape = shape if shape is not None else draw(shapes(min_dims, max_dims, min_side, max_side))
+    if elements is not None:
+        return draw(hnp.arrays(np.dtype(dtype), shape if shape is not None else draw(
+            shapes(min_dims, max_dims, min_side, max_side)), elements=elements))
     elements = DTYPES[dtype]
     if dtype == "float64":
         elements = st.floats(allow_nan=not finite, allow_infinity=not finite, width=64,

@@ -45,7 +45,9 @@ def test_unary(name, data):
     dtype = data.draw(st.sampled_from(["float64", "int64"] if name in MATH or name == "negative"
                                       else ["float64", "int64", "bool"]))
     a, x = data.draw(tensors(dtype=dtype))
-    assert_same(getattr(ar, name)(x).compute(), _np_call(getattr(np, name), a))
+    # libm and NumPy's vectorized loops may differ by a few ulps: absolute near zero.
+    assert_same(getattr(ar, name)(x).compute(), _np_call(getattr(np, name), a),
+                atol=1e-12 if name in MATH else 0)
 
 
 @pytest.mark.parametrize("name", BINARY)
@@ -104,17 +106,28 @@ REDUCTIONS = ["sum", "prod", "min", "max", "mean", "var", "std", "all", "any"]
 @given(data=st.data())
 def test_reductions(name, data):
     dtype = data.draw(st.sampled_from(["float64", "int64"] if name != "prod" else ["float64"]))
+    # A product's over- and underflow depends on the order of the factors: keep them moderate
+    # (NaN and ±inf still drawn).
+    # So can a sum's cancellation: moderate magnitudes, with an absolute tolerance.
+    specials = st.sampled_from([np.nan, np.inf, -np.inf])
+    elements = {"prod": st.floats(-10, 10) | specials,
+                "sum": st.floats(-1e6, 1e6) | specials}.get(name) if dtype == "float64" else None
     a, x = data.draw(tensors(dtype=dtype, min_side=0 if name not in ("min", "max") else 1,
-                             finite=name in ("var", "std", "mean")))
+                             finite=name in ("var", "std", "mean"), elements=elements))
     axis = data.draw(st.one_of(st.none(), st.integers(-a.ndim, a.ndim - 1) if a.ndim else st.none()))
     keepdims = data.draw(st.booleans())
     want = _np_call(lambda v: getattr(np, name)(v, axis=axis, keepdims=keepdims), a)
     assume(not (name in ("mean", "var", "std") and np.asarray(want).size and a.size == 0))
+    atol = {"var": 1e-7, "std": 1e-7, "mean": 1e-7, "sum": 1e-6}.get(name, 0)
+    if name in ("var", "std") and a.size:
+        # one-pass moments merged per chunk (Chan) against NumPy's two passes: rounding
+        # relative to the data's magnitude, visible when the spread is near zero
+        scale = float(np.max(np.abs(a)))
+        atol += 1e-12 * scale ** 2 * a.size if name == "var" else 1e-6 * scale * a.size ** 0.5
     got = getattr(ar, name)(x, axis=axis, keepdims=keepdims).compute()
-    assert_same(got, want, rtol=1e-7, atol=1e-7 if name in ("var", "std", "mean") else 0)
+    assert_same(got, want, rtol=1e-7, atol=atol)
     # the method form is the same function
-    assert_same(getattr(x, name)(axis=axis, keepdims=keepdims).compute(), want,
-                rtol=1e-7, atol=1e-7 if name in ("var", "std", "mean") else 0)
+    assert_same(getattr(x, name)(axis=axis, keepdims=keepdims).compute(), want, rtol=1e-7, atol=atol)
 
 
 @pytest.mark.parametrize("name", ["argmin", "argmax"])
@@ -132,11 +145,16 @@ def test_arg_reductions(name, data):
 @SETTINGS
 @given(data=st.data())
 def test_scans(name, data):
-    a, x = data.draw(tensors(dtype=data.draw(st.sampled_from(["float64", "int64", "bool"])), max_side=5))
+    # Chunked running totals add in another order: moderate magnitudes, NaN and ±inf kept.
+    specials = st.sampled_from([np.nan, np.inf, -np.inf])
+    dtype = data.draw(st.sampled_from(["float64", "int64", "bool"]))
+    bound = 1e6 if name == "cumsum" else 4.0
+    elements = st.floats(-bound, bound) | specials if dtype == "float64" else None
+    a, x = data.draw(tensors(dtype=dtype, max_side=5, elements=elements))
     axis = data.draw(st.one_of(st.none(), st.integers(-a.ndim, a.ndim - 1) if a.ndim else st.none()))
     assume(a.ndim or axis is None)
     assert_same(getattr(ar, name)(x, axis=axis).compute(), _np_call(lambda v: getattr(np, name)(v, axis=axis), a),
-                rtol=1e-6)
+                rtol=1e-6, atol=1e-6)
 
 
 @SETTINGS
@@ -257,9 +275,11 @@ def test_joining(data):
 def test_linalg(data):
     n, k, m = (data.draw(st.integers(1, 5)) for _ in range(3))
     dtype = data.draw(st.sampled_from(["float64", "int64"]))
-    a, x = data.draw(tensors(dtype=dtype, shape=(n, k), finite=True))
-    b, y = data.draw(tensors(dtype=dtype, shape=(k, m), finite=True))
-    v, vt = data.draw(tensors(dtype=dtype, shape=(k,), finite=True))
+    # Products summed in another order: magnitudes that keep the rounding under atol.
+    elements = st.floats(-100, 100) if dtype == "float64" else None
+    a, x = data.draw(tensors(dtype=dtype, shape=(n, k), elements=elements))
+    b, y = data.draw(tensors(dtype=dtype, shape=(k, m), elements=elements))
+    v, vt = data.draw(tensors(dtype=dtype, shape=(k,), elements=elements))
     assert_same((x @ y).compute(), a @ b, rtol=1e-9, atol=1e-6)
     assert_same(ar.matmul(x, vt).compute(), a @ v, rtol=1e-9, atol=1e-6)
     assert_same(ar.dot(x, y).compute(), np.dot(a, b), rtol=1e-9, atol=1e-6)
