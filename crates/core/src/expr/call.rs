@@ -4,43 +4,17 @@
 //! binding per function: arguments are validated exactly as in a program (same names, same
 //! keyword checks, same NEP 50 handling of Python numbers), and a function added to the
 //! language appears in Python with no binding code. A call has no position in a source, so
-//! errors carry only their message.
+//! errors carry only their message. [`call`] itself lives with the function table
+//! (`table.rs`); this module adds what the binding needs around it.
 
-use super::args::Args;
 pub use super::eval::Value;
-use super::eval::{apply_binary, binary_op, Ctx};
+use super::eval::{apply_binary, binary_op};
+pub use super::table::call;
 use super::{ExprError, Pos};
 
-/// Calls the function `name` with `positional` and `keywords`, as `name(*positional,
-/// **keywords)` would in a program; `x.f(args)` is `call("f", [x, args...])`. Random
-/// functions without `seed=` get the seed 0.
-pub fn call(
-    name: &str,
-    positional: Vec<Value>,
-    keywords: Vec<(String, Value)>,
-) -> Result<Value, ExprError> {
-    let args = Args {
-        func: name.to_string(),
-        pos: Pos::default(),
-        positional: positional
-            .into_iter()
-            .map(|v| (v, Pos::default()))
-            .collect(),
-        keywords: keywords
-            .into_iter()
-            .map(|(k, v)| (k, v, Pos::default()))
-            .collect(),
-    };
-    Ctx::default().call(name, args)
-}
-
-/// Whether `name` is a function of the language (its dispatch answers anything but "unknown
-/// function").
+/// Whether `name` is a function of the language.
 pub fn is_function(name: &str) -> bool {
-    match call(name, vec![], vec![]) {
-        Ok(_) => true,
-        Err(e) => !e.message.starts_with("unknown function"),
-    }
+    super::table::FUNCTIONS.contains(&name)
 }
 
 /// A binary operator by its function name (`add`, `less`...) on tensors or numbers, numbers
