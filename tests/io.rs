@@ -726,3 +726,18 @@ fn explain_checks_a_sink_without_creating_it() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("outside the data roots"));
 }
+
+#[test]
+fn empty_npy_files_of_any_shape_are_read() {
+    let (d, cluster) = cluster("empty");
+    let mut c = cluster.client();
+    for shape in [&[0u64][..], &[3, 0], &[0, 4], &[2, 0, 5]] {
+        let p = d.join(format!("e{}.npy", shape.len() * 10 + shape[0] as usize));
+        write_npy::<f64>(&p, "<f8", shape, false, &[]);
+        let x = ares::tensor::from_npy(&s(&p), None).unwrap();
+        let want: Vec<usize> = shape.iter().map(|n| *n as usize).collect();
+        assert_eq!(x.shape(), &want[..]);
+        let got = run(&mut c, &x.sum(None, false).unwrap()).unwrap();
+        assert_eq!(got.iter_f64().collect::<Vec<_>>(), vec![0.0], "{shape:?}");
+    }
+}

@@ -18,7 +18,10 @@ fn source(op: Op, format: Format, path: &str, chunk: Option<ChunkSpec>) -> Resul
         shape: meta.shape,
         dtype: meta.dtype,
     };
-    let chunk = chunk.unwrap_or_else(|| ChunkSpec::PerDim(meta.chunk.iter().copied().collect()));
+    // The store's own grid; an empty axis (a `.npy` of shape (3, 0)) reports a chunk length
+    // of 0 there, which splits nothing: 1 is the same grid.
+    let chunk = chunk
+        .unwrap_or_else(|| ChunkSpec::PerDim(meta.chunk.iter().map(|c| (*c).max(1)).collect()));
     Tensor::new(op, OpArgs::Source { data, chunk }, vec![])
 }
 
