@@ -7,6 +7,8 @@
 //! session is deleted.
 
 use super::admission::Admission;
+use sessions::Session;
+pub use sessions::{valid_result_name, valid_session_id};
 // Re-exported: the web API's and `ares node`'s historical paths.
 use super::guard::{guard, Guarded};
 use super::messages::{
@@ -30,32 +32,8 @@ use std::time::Duration;
 /// The session of tasks submitted over the native protocol.
 pub const DEFAULT_SESSION: &str = "default";
 
-#[derive(Default)]
-struct Session {
-    tasks: Vec<TaskId>,
-    /// Result names bound to tasks.
-    names: BTreeMap<String, TaskId>,
-}
-
-/// Result names are identifiers of the expression language.
-pub fn valid_result_name(name: &str) -> bool {
-    let mut chars = name.chars();
-    chars
-        .next()
-        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
-        && name.len() <= 64
-}
-
-/// Session ids are 1-64 characters of `[A-Za-z0-9_.-]` starting with a letter, digit or
-/// `_` (so never `.`, `..` or a hidden name).
-pub fn valid_session_id(id: &str) -> bool {
-    id.starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_')
-        && id.len() <= 64
-        && id
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "_.-".contains(c))
-}
+#[path = "sessions.rs"]
+mod sessions;
 
 pub struct TaskManager {
     config: Config,
@@ -283,109 +261,6 @@ impl Handler<SubmitTask> for TaskManager {
         })
         .unwrap_or_else(|| Err(SubmitError::Refused(RESTARTING.into())));
         Box::pin(self.when_prepared(submitted))
-    }
-}
-
-impl Handler<Names> for TaskManager {
-    type Result = MessageResult<Names>;
-    fn handle(&mut self, Names(session): Names, ctx: &mut Context<Self>) -> Self::Result {
-        guard(self, ctx, "Names", |act, _ctx| {
-            let names = act.sessions.get(&session).map(|s| &s.names);
-            let list = names
-                .into_iter()
-                .flatten()
-                .filter_map(|(n, t)| act.tasks.get(t).map(|(_, p)| (n.clone(), *t, p.clone())))
-                .collect();
-            MessageResult(list)
-        })
-        .unwrap_or(MessageResult(Vec::new()))
-    }
-}
-
-impl Handler<ReleaseTask> for TaskManager {
-    type Result = Option<TaskHandle>;
-    fn handle(&mut self, m: ReleaseTask, ctx: &mut Context<Self>) -> Self::Result {
-        guard(self, ctx, "ReleaseTask", |act, _ctx| {
-            let (session, p) = act.tasks.get(&m.task).filter(|(s, _)| *s == m.session)?;
-            if let Some(s) = act.sessions.get_mut(session) {
-                s.names.retain(|_, t| *t != m.task);
-            }
-            Some(p.clone())
-        })
-        .flatten()
-    }
-}
-
-impl Handler<FindTask> for TaskManager {
-    type Result = Option<TaskHandle>;
-    fn handle(&mut self, m: FindTask, ctx: &mut Context<Self>) -> Self::Result {
-        guard(self, ctx, "FindTask", |act, _ctx| {
-            act.tasks
-                .get(&m.task)
-                .filter(|(s, _)| *s == m.session)
-                .map(|(_, p)| p.clone())
-        })
-        .flatten()
-    }
-}
-
-impl Handler<CreateSession> for TaskManager {
-    type Result = bool;
-    fn handle(&mut self, CreateSession(id): CreateSession, ctx: &mut Context<Self>) -> bool {
-        guard(self, ctx, "CreateSession", |act, _ctx| {
-            if !valid_session_id(&id) {
-                return false;
-            }
-            act.sessions.entry(id).or_default();
-            true
-        })
-        .unwrap_or(false)
-    }
-}
-
-impl Handler<DeleteSession> for TaskManager {
-    type Result = bool;
-    fn handle(&mut self, DeleteSession(id): DeleteSession, ctx: &mut Context<Self>) -> bool {
-        guard(self, ctx, "DeleteSession", |act, _ctx| {
-            let Some(session) = act.sessions.remove(&id) else {
-                return false;
-            };
-            for t in session.tasks {
-                act.admission.forget(t);
-                if let Some((_, p)) = act.tasks.remove(&t) {
-                    p.do_send(Cancel);
-                }
-            }
-            if id == DEFAULT_SESSION {
-                act.sessions.insert(id, Session::default());
-            }
-            true
-        })
-        .unwrap_or(false)
-    }
-}
-
-impl Handler<ListSessions> for TaskManager {
-    type Result = MessageResult<ListSessions>;
-    fn handle(&mut self, m: ListSessions, ctx: &mut Context<Self>) -> Self::Result {
-        guard(self, ctx, "ListSessions", |act, _ctx| {
-            let list = act
-                .sessions
-                .iter()
-                .filter(|(id, _)| m.0.as_ref().is_none_or(|want| want == *id))
-                .map(|(id, s)| {
-                    (
-                        id.clone(),
-                        s.tasks
-                            .iter()
-                            .filter_map(|t| act.tasks.get(t).map(|(_, p)| p.clone()))
-                            .collect(),
-                    )
-                })
-                .collect();
-            MessageResult(list)
-        })
-        .unwrap_or(MessageResult(Vec::new()))
     }
 }
 
