@@ -17,14 +17,22 @@ use ares::tensor::{self, Tensor};
 use serde_json::{json, Value};
 use std::time::{Duration, Instant};
 
-/// What the bench measures.
-#[derive(Clone, Copy, Debug)]
+/// What the bench measures (the flags of `ares bench shuffle`).
+#[derive(Clone, Copy, Debug, clap::Args)]
 pub struct ShuffleBench {
+    #[arg(long, default_value_t = 300)]
     pub in_parts: u32,
+    #[arg(long, default_value_t = 300)]
     pub out_parts: u32,
+    #[arg(long, default_value_t = 1000)]
     pub rows: u64,
+    #[arg(long, default_value_t = 2)]
     pub workers: usize,
+    /// Slots per worker.
+    #[arg(long, default_value_t = 1)]
     pub slots: usize,
+    /// Measured runs on the same cluster; the median is reported.
+    #[arg(long, default_value_t = 3)]
     pub repeat: usize,
 }
 

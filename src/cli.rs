@@ -123,22 +123,7 @@ pub enum Bench {
     },
     /// dask#3872's all-to-all shuffle end to end (`in_parts` mappers × `out_parts` reducers of
     /// `rows` int64 per mapper), checked against an independent computation.
-    Shuffle {
-        #[arg(long, default_value_t = 300)]
-        in_parts: u32,
-        #[arg(long, default_value_t = 300)]
-        out_parts: u32,
-        #[arg(long, default_value_t = 1000)]
-        rows: u64,
-        #[arg(long, default_value_t = 2)]
-        workers: usize,
-        /// Slots per worker.
-        #[arg(long, default_value_t = 1)]
-        slots: usize,
-        /// Measured runs on the same cluster; the median is reported.
-        #[arg(long, default_value_t = 3)]
-        repeat: usize,
-    },
+    Shuffle(crate::bench_shuffle::ShuffleBench),
     /// Kernel throughput of `(rand(n) + rand(n)).sum()` with the local executor.
     Kernel {
         #[arg(long, default_value_t = 100_000_000)]

@@ -151,21 +151,7 @@ pub fn bench(bench: Bench) -> Result<()> {
             prefetch,
             repeat,
         } => crate::bench_tps::bench_tps(shape, subtasks, workers, slots, prefetch, repeat)?,
-        Bench::Shuffle {
-            in_parts,
-            out_parts,
-            rows,
-            workers,
-            slots,
-            repeat,
-        } => crate::bench_shuffle::bench_shuffle(crate::bench_shuffle::ShuffleBench {
-            in_parts,
-            out_parts,
-            rows,
-            workers,
-            slots,
-            repeat,
-        })?,
+        Bench::Shuffle(b) => crate::bench_shuffle::bench_shuffle(b)?,
     };
     println!("{out}");
     Ok(())

@@ -30,19 +30,6 @@ use pyo3::prelude::*;
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-/// `mi_option_purge_delay` in mimalloc's option enum (see the binary's `tune_allocator`).
-const MI_OPTION_PURGE_DELAY: i32 = 15;
-const MI_DEFAULT_PURGE_DELAY: i64 = 10;
-
-fn tune_allocator() {
-    // SAFETY: plain option getters/setters of the C allocator; no pointers involved.
-    unsafe {
-        if libmimalloc_sys::mi_option_get(MI_OPTION_PURGE_DELAY) as i64 == MI_DEFAULT_PURGE_DELAY {
-            libmimalloc_sys::mi_option_set(MI_OPTION_PURGE_DELAY, 1000);
-        }
-    }
-}
-
 /// Runs a supervisor or worker node until SIGINT/SIGTERM, as `ares node` does (the GIL is
 /// released meanwhile).
 #[pyfunction]
@@ -76,7 +63,7 @@ fn run_node(
 
 #[pymodule]
 fn _ares(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    tune_allocator();
+    ares::allocator::tune_mimalloc();
     ares::telemetry::init();
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add_function(wrap_pyfunction!(run_node, m)?)?;

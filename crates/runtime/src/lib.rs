@@ -19,6 +19,7 @@ pub use ares_core::{
     tensor, AresError, Result,
 };
 
+pub mod allocator;
 pub mod api;
 pub mod depth_queue;
 pub mod net;
