@@ -72,7 +72,7 @@ fn distinct(mut pairs: Vec<(u64, i64)>, runs: bool) -> Vec<(u64, i64)> {
     if runs {
         pairs.sort_by_key(|p| p.0);
     } else {
-        radsort::sort_by_key(&mut pairs, |p| p.0);
+        super::shuffle::sort_by_key(&mut pairs, |p| p.0);
     }
     let mut out: Vec<(u64, i64)> = Vec::with_capacity(pairs.len().min(1 << 20));
     for (k, c) in pairs {
@@ -91,7 +91,7 @@ fn distinct_values<T: SKey + Copy + From0>(v: impl Iterator<Item = T>, runs: boo
     if runs {
         all.sort_by_key(|x| x.skey());
     } else {
-        radsort::sort_by_key(&mut all, |x| x.skey());
+        super::shuffle::sort_by_key(&mut all, |x| x.skey());
     }
     all.dedup_by_key(|x| x.skey());
     all

@@ -239,7 +239,7 @@ pub fn reduce(kind: &ReduceKind, pieces: &[&ArrayData]) -> KResult<ArrayData> {
                 return kerr("benchmark pieces must be int64");
             };
             let mut v = flat(&all);
-            radsort::sort(&mut v);
+            sort_by_key(&mut v, |x| x.key());
             let sum = v.iter().fold(0i64, |a, x| a.wrapping_add(*x));
             let weighted = v.iter().enumerate().fold(0u128, |acc, (i, x)| {
                 (acc + (i as u128) * (*x as u64 as u128)) % BENCH_MOD
@@ -263,7 +263,7 @@ pub fn reduce(kind: &ReduceKind, pieces: &[&ArrayData]) -> KResult<ArrayData> {
                 v.chunks_exact(2).map(|p| (p[0] as u64, p[1])).collect();
             // Pieces come in mapper order and each in position order, so a stable sort by
             // key alone keeps equal keys in position order (NumPy's stable argsort).
-            radsort::sort_by_key(&mut pairs, |p| p.0);
+            sort_by_key(&mut pairs, |p| p.0);
             Ok(ArrayData::I64(vec1(
                 pairs.into_iter().flat_map(|(k, i)| [k as i64, i]).collect(),
             )))
@@ -301,9 +301,24 @@ fn collect<'a, T: Clone + 'a>(
     Ok(out)
 }
 
+/// Slices shorter than this sort by comparison: a radix sort's eight counting passes cost
+/// more than they save on a short lane.
+const RADIX_FROM: usize = 256;
+
+/// Stable sort by an order-preserving `u64` key: LSD radix sort (`radsort`) on long slices,
+/// the standard stable sort on short ones. Every sort of the sort, argsort and unique kernels
+/// goes through here.
+pub(super) fn sort_by_key<T>(v: &mut [T], mut key: impl FnMut(&T) -> u64) {
+    if v.len() < RADIX_FROM {
+        v.sort_by_key(|x| key(x));
+    } else {
+        radsort::sort_by_key(v, key);
+    }
+}
+
 fn sorted<T: Key + Clone>(a: ArrayD<T>) -> ArrayD<T> {
     let mut v = a.into_raw_vec_and_offset().0;
-    radsort::sort_by_key(&mut v, |x| x.key());
+    sort_by_key(&mut v, |x| x.key());
     vec1(v)
 }
 
@@ -318,7 +333,7 @@ pub fn sort_lanes(data: &ArrayData, arg: bool) -> KResult<ArrayData> {
             }
             for (lane, mut o) in a.lanes(last).into_iter().zip(out.lanes_mut(last)) {
                 let mut idx: Vec<usize> = (0..lane.len()).collect();
-                radsort::sort_by_key(&mut idx, |i| lane[*i].key());
+                sort_by_key(&mut idx, |i| lane[*i].key());
                 for (dst, i) in o.iter_mut().zip(idx) {
                     *dst = i as i64;
                 }
@@ -331,7 +346,7 @@ pub fn sort_lanes(data: &ArrayData, arg: bool) -> KResult<ArrayData> {
             }
             for mut lane in out.lanes_mut(last) {
                 let mut v: Vec<T> = lane.iter().cloned().collect();
-                radsort::sort_by_key(&mut v, |x| x.key());
+                sort_by_key(&mut v, |x| x.key());
                 for (dst, x) in lane.iter_mut().zip(v) {
                     *dst = x;
                 }

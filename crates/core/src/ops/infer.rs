@@ -86,7 +86,8 @@ pub fn reduced_shape(shape: &[usize], axes: &[usize], keepdims: bool) -> Shape {
     out
 }
 
-fn arity(op: Op, inputs: usize, want: usize) -> Result<()> {
+/// An error naming `op` unless it got `want` inputs.
+pub(super) fn arity(op: Op, inputs: usize, want: usize) -> Result<()> {
     if inputs != want {
         return Err(AresError::arg(
             op.name(),

@@ -3,21 +3,11 @@
 //! that depends on the data is given as its upper bound. Split from `infer` so each stays
 //! readable; `infer` falls through to [`infer_data_dependent`] for every op it does not know.
 
-use super::infer::MAX_ELEMENTS;
+use super::infer::{arity, MAX_ELEMENTS};
 use super::{Op, OpArgs};
 use crate::array::{fmt_shape, DType, Shape};
 use crate::error::{AresError, Result};
 use smallvec::smallvec;
-
-fn arity(op: Op, inputs: usize, want: usize) -> Result<()> {
-    if inputs != want {
-        return Err(AresError::arg(
-            op.name(),
-            format!("expects {want} input(s), got {inputs}"),
-        ));
-    }
-    Ok(())
-}
 
 /// Shape and dtype of a shuffle-based `op(args)`; an error naming the op for arguments that
 /// fit no operation.
