@@ -158,5 +158,6 @@ pub fn memory_json(workers: &[ares::worker::memory::MemoryStats]) -> Value {
         "spilled_bytes_total": sum(|w| w.spilled_bytes_total),
         "unspills": sum(|w| w.unspills),
         "pauses": sum(|w| w.pauses),
+        "fetched_bytes_total": sum(|w| w.fetched_bytes_total),
     })
 }

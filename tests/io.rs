@@ -8,7 +8,7 @@ mod common;
 
 use ares::api::{NativeClient, TaskApi};
 use ares::array::{ArrayData, DType};
-use ares::io::{roots, DataRef, Format};
+use ares::io::{DataRef, Format};
 use ares::ops::{ChunkSpec, Op, OpArgs};
 use ares::protocol::TaskStatus;
 use ares::tensor::{self, Tensor};
@@ -16,26 +16,6 @@ use common::cluster::Cluster;
 use npyz::WriterBuilder;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
-
-/// This process's data root, shared by the tests here (they run in parallel, and the roots
-/// are process-wide); each test works in its own directory below it.
-fn base() -> &'static Path {
-    static BASE: std::sync::OnceLock<tempfile::TempDir> = std::sync::OnceLock::new();
-    let dir = BASE.get_or_init(|| {
-        let d = tempfile::tempdir().unwrap();
-        roots::set_global(roots::DataRoots::new(&[d.path().to_path_buf()]).unwrap());
-        d
-    });
-    dir.path()
-}
-
-/// A directory of its own below [`base`] (canonical), and a cluster with it as its only root.
-fn cluster(name: &str) -> (PathBuf, Cluster) {
-    let dir = base().canonicalize().unwrap().join(name);
-    std::fs::create_dir_all(&dir).unwrap();
-    let yaml = format!("data:\n  roots: [{}]\n", dir.display());
-    (dir, Cluster::start_with(2, 1, &yaml))
-}
 
 fn run(c: &mut NativeClient, t: &Tensor) -> Result<ArrayData, String> {
     let task = c
@@ -107,7 +87,7 @@ fn s(p: &Path) -> String {
 
 #[test]
 fn npy_and_zarr_round_trip_every_dtype_bit_for_bit() {
-    let (d, cluster) = cluster("rt");
+    let (d, cluster) = common::data_cluster("rt");
     let mut c = cluster.client();
     let f = floats(37 * 11);
     let ints: Vec<i64> = (0..23 * 5)
@@ -196,7 +176,7 @@ fn unchecked_source(path: &str, shape: &[usize], dtype: DType) -> Tensor {
     Tensor::new(
         Op::FromNpy,
         OpArgs::Source {
-            data,
+            data: Box::new(data),
             chunk: ChunkSpec::Uniform(4),
         },
         vec![],
@@ -206,7 +186,7 @@ fn unchecked_source(path: &str, shape: &[usize], dtype: DType) -> Tensor {
 
 #[test]
 fn paths_outside_the_roots_are_refused_by_the_supervisor() {
-    let (root, cluster) = cluster("paths");
+    let (root, cluster) = common::data_cluster("paths");
     // A sibling of this process's root, outside every root.
     let other = tempfile::tempdir().unwrap();
     let outside = other.path().canonicalize().unwrap();
@@ -264,7 +244,7 @@ fn paths_outside_the_roots_are_refused_by_the_supervisor() {
     let sink = Tensor::new(
         Op::ToNpy,
         OpArgs::Sink {
-            data,
+            data: Box::new(data),
             chunk: Default::default(),
         },
         vec![tensor::ones(&[4], 2).unwrap()],
@@ -288,7 +268,7 @@ fn zarr_chunk_file(array: &Path) -> PathBuf {
 
 #[test]
 fn bad_files_fail_their_task_naming_file_and_chunk() {
-    let (d, cluster) = cluster("bad");
+    let (d, cluster) = common::data_cluster("bad");
     let mut c = cluster.client();
     write_npy(&d.join("ok.npy"), "<f8", &[20, 3], false, &floats(60));
     // A file truncated after the expression was built: the supervisor sees it when tiling.
@@ -321,13 +301,13 @@ fn bad_files_fail_their_task_naming_file_and_chunk() {
         e.contains("missing.npy") && e.contains("no such file"),
         "{e}"
     );
-    write_npy(&d.join("f32.npy"), "<f4", &[3], false, &[1.0f32, 2.0, 3.0]);
-    let e = tensor::from_npy("bad/f32.npy", None)
+    write_npy(&d.join("u16.npy"), "<u2", &[3], false, &[1u16, 2, 3]);
+    let e = tensor::from_npy("bad/u16.npy", None)
         .err()
         .unwrap()
         .to_string();
     assert!(
-        e.contains("f32.npy") && e.contains("unsupported dtype"),
+        e.contains("u16.npy") && e.contains("unsupported dtype"),
         "{e}"
     );
     // A graph claiming another shape than the file has.
@@ -408,18 +388,18 @@ fn bad_files_fail_their_task_naming_file_and_chunk() {
         "{e}"
     );
     // An unsupported data type.
-    std::fs::create_dir_all(d.join("f32.zarr")).unwrap();
+    std::fs::create_dir_all(d.join("f16.zarr")).unwrap();
     std::fs::write(
-        d.join("f32.zarr/zarr.json"),
-        meta.replace("\"float64\"", "\"float32\""),
+        d.join("f16.zarr/zarr.json"),
+        meta.replace("\"float64\"", "\"float16\""),
     )
     .unwrap();
-    let e = tensor::from_zarr("bad/f32.zarr", None)
+    let e = tensor::from_zarr("bad/f16.zarr", None)
         .err()
         .unwrap()
         .to_string();
     assert!(
-        e.contains("f32.zarr") && e.contains("unsupported data type"),
+        e.contains("f16.zarr") && e.contains("unsupported data type"),
         "{e}"
     );
     // The nodes keep serving.
@@ -438,7 +418,7 @@ fn bad_files_fail_their_task_naming_file_and_chunk() {
 #[test]
 fn results_larger_than_a_frame_stream_over_both_protocols() {
     // Frames of 1 MiB; the tensors are 3.2 MB (float64) and 400 kB (bool, in 64 kB chunks).
-    let dir = base().canonicalize().unwrap().join("frames");
+    let dir = common::data_root().canonicalize().unwrap().join("frames");
     std::fs::create_dir_all(&dir).unwrap();
     let yaml = format!(
         "web:\n  listen: 127.0.0.1:0\ndata:\n  roots: [{}]\n",
@@ -729,7 +709,7 @@ fn explain_checks_a_sink_without_creating_it() {
 
 #[test]
 fn empty_npy_files_of_any_shape_are_read() {
-    let (d, cluster) = cluster("empty");
+    let (d, cluster) = common::data_cluster("empty");
     let mut c = cluster.client();
     for shape in [&[0u64][..], &[3, 0], &[0, 4], &[2, 0, 5]] {
         let p = d.join(format!("e{}.npy", shape.len() * 10 + shape[0] as usize));

@@ -14,6 +14,7 @@ array API standard (2023.12) where ares has the function. Errors building a tens
 
 from __future__ import annotations
 
+import builtins as _builtins
 import math as _math
 
 import numpy as _np
@@ -180,6 +181,33 @@ def from_zarr(path, chunks=None) -> Tensor:
 
 def astype(x, dtype, /, *, copy=True, device=None) -> Tensor:
     return x.astype(dtype)
+
+
+# -- data type functions: ares' promotion is NumPy 2's for the dtypes it has, so NumPy answers
+def _dtype_of(v):
+    return v.dtype if isinstance(v, Tensor) else v
+
+
+def result_type(*arrays_and_dtypes):
+    """The dtype of an operation on these tensors, dtypes and Python numbers (weak, NEP 50)."""
+    return _np.result_type(*[_dtype_of(v) for v in arrays_and_dtypes])
+
+
+def can_cast(from_, to, /) -> _builtins.bool:
+    """Whether ``from_`` (a tensor or dtype) casts to ``to`` without losing values."""
+    return _builtins.bool(_np.can_cast(_dtype_of(from_), to))
+
+
+def finfo(type, /):
+    return _np.finfo(_dtype_of(type))
+
+
+def iinfo(type, /):
+    return _np.iinfo(_dtype_of(type))
+
+
+def isdtype(dtype, kind) -> _builtins.bool:
+    return _builtins.bool(_np.isdtype(_np.dtype(dtype), kind))
 
 
 def reshape(x, /, shape, *, copy=None) -> Tensor:

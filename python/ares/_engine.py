@@ -60,6 +60,12 @@ def upload_dir() -> str | None:
     return _upload_dir
 
 
+def remote_engine():
+    """The engine of ``ar.connect``, if one is current (never starts the embedded one)."""
+    with _lock:
+        return _engine if _engine is not None and _engine.kind != "embedded" else None
+
+
 def start(workers: int | None = None, slots: int | None = None, config: str | None = None):
     """Starts (or restarts) the embedded engine with ``workers`` × ``slots``."""
     global _engine, _upload_dir
@@ -82,7 +88,7 @@ def connect(address: str, token: str | None = None, secret: str | None = None,
     ``ARES_TOKEN``); ``ares://HOST:PORT`` or ``HOST:PORT`` the native protocol, proving
     ``secret`` (default ``ARES_CLIENT_SECRET``, else ``ARES_CLUSTER_SECRET``). ``upload_dir``
     is a directory this process and the cluster's workers share (inside their data roots),
-    where ``from_numpy`` writes its arrays.
+    where ``from_numpy`` writes its arrays; without it, ``from_numpy`` uploads them.
     """
     global _engine, _upload_dir
     if address.startswith(("http://", "https://")):
@@ -202,6 +208,13 @@ def compute(*values, progress=None):
     if not tensors:
         return tuple(values)
     eng = engine()
+    for t in tensors:
+        for keep in t._keep:
+            if getattr(keep, "engine", eng) is not eng:
+                raise ValueError(
+                    f"this tensor reads an array uploaded to {keep.engine!r}, which is no longer "
+                    "the engine (ar.close or ar.connect since): build it again with from_numpy"
+                )
     bar = _Progress() if _progress_enabled(progress) else None
     try:
         results = eng.run([t._handle for t in tensors], bar)

@@ -87,8 +87,20 @@ def apply(name: str, args=(), kwargs=None):
     return conv.wrap(_ares.call_function(name, pos, kw))
 
 
+def strong(value):
+    """A NumPy scalar operand as a 0-d tensor of its dtype: NumPy 2 (NEP 50) treats
+    ``np.float64(1.5)`` as a float64 array, not as a weak Python float, so ``x_float32 +
+    np.float64(1.5)`` is float64 while ``x_float32 + 1.5`` stays float32."""
+    if isinstance(value, np.generic) and value.dtype.kind in "biuf":
+        from ._numpy import from_numpy
+
+        return from_numpy(np.asarray(value))
+    return value
+
+
 def binary(name: str, a, b):
     conv = _Args()
+    a, b = strong(a), strong(b)
     return conv.wrap(_ares.binary(name, conv.convert(a), conv.convert(b)))
 
 

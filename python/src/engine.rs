@@ -9,6 +9,9 @@
 //! * `Engine.native(addr, secret)` and `Engine.http(url, token)`: a running cluster, through
 //!   `ares::api`'s native client and its HTTP client.
 //!
+//! `upload` sends a NumPy array's bytes to a remote cluster (see [`crate::upload`]);
+//! `free_upload` frees one, and `close` every upload still held.
+//!
 //! `run` submits one graph for all requested tensors, waits in short slices with the GIL
 //! released, checks for Ctrl-C between slices (cancelling the task before the
 //! `KeyboardInterrupt` propagates), reports progress to an optional callback, fetches the
@@ -22,6 +25,7 @@ use ares::api::{ApiError, NativeClient, WebTaskApi};
 use ares::config::Config;
 use ares::ids::TaskId;
 use ares::node::EmbeddedCluster;
+use ares::ops::ChunkSpec;
 use ares::protocol::secret::{Credentials, Secret};
 use ares::protocol::TaskStatus;
 use ares::tensor::Tensor;
@@ -45,6 +49,8 @@ pub struct Engine {
     task_config: ares::config::TaskConfig,
     /// The task `run` submitted last (for `task_status`).
     last_task: Mutex<Option<TaskId>>,
+    /// This engine's uploads, freed by `close` if Python has not.
+    uploads: crate::upload::Uploads,
 }
 
 fn load_config(path: Option<&str>) -> PyResult<Config> {
@@ -92,6 +98,7 @@ impl Engine {
             slots,
             task_config: config.task.default_config.clone(),
             last_task: Mutex::new(None),
+            uploads: Default::default(),
         }
     }
 }
@@ -339,8 +346,42 @@ impl Engine {
         })
     }
 
-    /// Disconnects, and stops the embedded cluster if this engine started one.
+    /// Uploads an array (`header`: its `.npy` header, `data`: its C-contiguous bytes) to
+    /// the cluster as tensor `name`, in chunks of `chunks` (every chunk length per dimension;
+    /// none: the server's default); returns the tensor reading it and the task holding it.
+    #[pyo3(signature = (header, data, name, chunks=None))]
+    fn upload(
+        &self,
+        py: Python<'_>,
+        header: Vec<u8>,
+        data: numpy::PyReadonlyArray1<'_, u8>,
+        name: String,
+        chunks: Option<Vec<Vec<usize>>>,
+    ) -> PyResult<(PyTensor, u32)> {
+        let npy = crate::upload::NpyBytes::new(header, data)?;
+        let chunk = chunks.map(ChunkSpec::Explicit);
+        let (tensor, task) =
+            self.uploads
+                .send(py, &self.client, &self.address, npy, &name, chunk)?;
+        Ok((PyTensor::new(tensor), task))
+    }
+
+    /// Frees an upload on the cluster (its task's data); nothing if this engine is closed,
+    /// lost its connection or already freed it.
+    fn free_upload(&self, py: Python<'_>, task: u32) -> PyResult<()> {
+        self.uploads.free(py, &self.client, task)
+    }
+
+    /// The tasks holding uploads this engine made and has not freed.
+    #[getter]
+    fn uploads(&self) -> Vec<u32> {
+        self.uploads.held()
+    }
+
+    /// Frees the uploads still held, disconnects, and stops the embedded cluster if this
+    /// engine started one.
     fn close(&self, py: Python<'_>) {
+        self.uploads.free_all(py, &self.client);
         py.detach(|| {
             self.client.lock().unwrap_or_else(|p| p.into_inner()).take();
             self.cluster

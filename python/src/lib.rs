@@ -11,6 +11,7 @@
 //!   (the supervisor and worker actors of `ares run`, on threads), or a remote supervisor over
 //!   the native protocol or HTTP. It releases the GIL while the engine works and polls for
 //!   Ctrl-C, cancelling the task.
+//! * [`upload`]: `from_numpy`'s arrays sent to a remote cluster, freed with their tensors.
 //! * [`values`]: Python values to and from the language's `Value`, and results to NumPy
 //!   without a copy.
 //! * `run_node`: `ares node`, for the package's console script.
@@ -20,6 +21,7 @@ mod engine;
 mod errors;
 mod explain;
 mod tensor;
+mod upload;
 mod values;
 
 use pyo3::prelude::*;

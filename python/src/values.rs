@@ -3,10 +3,11 @@
 //! Python numbers stay numbers (`Value::Num`), so `x * 2.5` follows NEP 50's weak scalars
 //! exactly as in a program; the pure-Python layer turns NumPy scalars into Python numbers
 //! and NumPy arrays into source tensors before they get here. A fetched result becomes a
-//! NumPy array that owns the fetched buffer (no copy), or a Python scalar when it is 0-d.
+//! NumPy array that owns the fetched buffer (no copy), or a Python scalar when it is 0-d
+//! (a NumPy scalar for float32 and int32, whose precision a Python number would not show).
 
 use crate::tensor::PyTensor;
-use ares::array::{ArrayData, Scalar};
+use ares::array::{ArrayData, DType, Scalar};
 use ares::expr::call::Value;
 use numpy::PyArray;
 use pyo3::exceptions::PyTypeError;
@@ -83,6 +84,15 @@ pub fn array_to_py(py: Python<'_>, data: ArrayData) -> PyResult<Py<PyAny>> {
         let s = data
             .get_flat(0)
             .ok_or_else(|| PyTypeError::new_err("a 0-d result without a value"))?;
+        // A Python float or int would claim float64/int64: float32 and int32 results are
+        // NumPy scalars of their dtype, as NumPy's reductions return.
+        if let dtype @ (DType::F32 | DType::I32) = data.dtype() {
+            let numpy = py.import("numpy")?;
+            return Ok(numpy
+                .getattr(dtype.name())?
+                .call1((scalar_to_py(py, s)?,))?
+                .unbind());
+        }
         return scalar_to_py(py, s);
     }
     #[allow(unreachable_patterns)]
@@ -90,6 +100,8 @@ pub fn array_to_py(py: Python<'_>, data: ArrayData) -> PyResult<Py<PyAny>> {
         ArrayData::F64(a) => PyArray::from_owned_array(py, a).into_py_any(py),
         ArrayData::I64(a) => PyArray::from_owned_array(py, a).into_py_any(py),
         ArrayData::Bool(a) => PyArray::from_owned_array(py, a).into_py_any(py),
+        ArrayData::F32(a) => PyArray::from_owned_array(py, a).into_py_any(py),
+        ArrayData::I32(a) => PyArray::from_owned_array(py, a).into_py_any(py),
         // A dtype this module does not know yet goes through float64 (a copy).
         other => PyArray::from_owned_array(py, other.to_f64()).into_py_any(py),
     }

@@ -13,8 +13,14 @@ import sys
 import time
 
 import pytest
+from hypothesis import settings
 
 import ares as ar
+
+# CI runs the same examples every time (`HYPOTHESIS_PROFILE=ci`, set by scripts/test.sh): a
+# red CI then names a reproducible case, not a draw; a run without it explores new ones.
+settings.register_profile("ci", derandomize=True, print_blob=True)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 
 NODE_START_TIMEOUT = 60.0
 
@@ -40,7 +46,7 @@ def _wait_ready(path: str, proc: subprocess.Popen) -> dict:
 class Cluster:
     """A supervisor (RPC and web on port 0, with a token) and `workers` worker processes."""
 
-    def __init__(self, tmp: str, workers: int = 2):
+    def __init__(self, tmp: str, workers: int = 2, extra_yaml: str = ""):
         self.tmp = tmp
         self.secret = secrets.token_hex(16)
         self.token = secrets.token_hex(8)
@@ -53,6 +59,7 @@ class Cluster:
                 "worker:\n  slots: 1\n  data_listen: 127.0.0.1:0\n  memory_limit: 1GiB\n"
                 f"web:\n  listen: 127.0.0.1:0\n  token: {self.token}\n"
                 f"data:\n  roots: [{json.dumps(self.data)}]\n"
+                + extra_yaml
             )
         env = dict(os.environ, ARES_CLUSTER_SECRET=self.secret)
         self.procs: list[subprocess.Popen] = []

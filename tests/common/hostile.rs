@@ -202,6 +202,18 @@ pub fn every_message(task: TaskId) -> Kinds {
             ClientRequest::GetInfo { request: 3, task },
             ClientRequest::Cancel { request: 4, task },
             ClientRequest::FetchResult { request: 5, task },
+            ClientRequest::UploadBegin {
+                request: 6,
+                name: Some("up".into()),
+                chunk: None,
+                bytes: 16,
+            },
+            ClientRequest::UploadPiece {
+                request: 7,
+                offset: 0,
+                data: vec![0u8; 16].into(),
+            },
+            ClientRequest::UploadEnd { request: 8 },
         ],
         replies: vec![
             ClientReply::Welcome {
@@ -219,6 +231,13 @@ pub fn every_message(task: TaskId) -> Kinds {
             ClientReply::ResultData {
                 request: 5,
                 data: Err("x".into()),
+            },
+            ClientReply::Upload {
+                request: 6,
+                answer: Ok(ares::protocol::UploadAnswer::Ready {
+                    piece_bytes: 16,
+                    window: 4,
+                }),
             },
         ],
     }

@@ -14,6 +14,30 @@ use ares::ids::TaskId;
 use ares::prepare::{prepare, uniform_cluster};
 use ares::tensor::Tensor;
 use ndarray::ArrayD;
+use std::path::{Path, PathBuf};
+
+/// This test process's data root: a temporary directory, set once as the process-wide
+/// `data.roots` (the roots are global, the tests of a binary run in parallel); each test works
+/// in a directory of its own below it.
+pub fn data_root() -> &'static Path {
+    static BASE: std::sync::OnceLock<tempfile::TempDir> = std::sync::OnceLock::new();
+    let dir = BASE.get_or_init(|| {
+        let d = tempfile::tempdir().unwrap();
+        let roots = ares::io::roots::DataRoots::new(&[d.path().to_path_buf()]).unwrap();
+        ares::io::roots::set_global(roots);
+        d
+    });
+    dir.path()
+}
+
+/// A directory `name` below [`data_root`] (canonical), and a cluster of two single-slot
+/// workers with it as their only data root.
+pub fn data_cluster(name: &str) -> (PathBuf, cluster::Cluster) {
+    let dir = data_root().canonicalize().unwrap().join(name);
+    std::fs::create_dir_all(&dir).unwrap();
+    let yaml = format!("data:\n  roots: [{}]\n", dir.display());
+    (dir, cluster::Cluster::start_with(2, 1, &yaml))
+}
 
 /// Prepares and executes `t` with the local executor.
 pub fn run(t: &Tensor, config: &TaskConfig, workers: usize, slots: usize) -> ArrayData {

@@ -44,7 +44,8 @@ fn random(fill: &Fill, shape: &[usize], spec: &ares::ops::ChunkSpec) -> ArrayD<f
 fn round_to(x: f64, dtype: DType) -> f64 {
     match dtype {
         DType::F64 => x,
-        DType::I64 => x.trunc(),
+        DType::F32 => x as f32 as f64,
+        DType::I64 | DType::I32 => x.trunc(),
         DType::Bool => (x != 0.0) as u8 as f64,
     }
 }

@@ -1,8 +1,9 @@
 //! Element types, scalars, shapes and the in-memory chunk representation.
 //!
-//! ares computes on three dtypes, as numpy would: `bool`, `int64` and `float64`. A chunk's
-//! data is an [`ArrayData`], an ndarray of one of them. Type promotion follows numpy's rules
-//! for these three types (`bool < int64 < float64`).
+//! ares computes on five dtypes, as NumPy would: `bool`, `int32`, `int64`, `float32` and
+//! `float64`. A chunk's data is an [`ArrayData`], an ndarray of one of them. Promotion of two
+//! arrays follows NumPy 2's table for these types ([`DType::promote`]); Python numbers mixed
+//! with arrays follow NEP 50's weak-scalar rules (`crate::ops::dtypes`).
 
 use ndarray::ArrayD;
 use serde::{Deserialize, Serialize};
@@ -38,7 +39,14 @@ pub enum DType {
     I64,
     #[serde(rename = "float64")]
     F64,
+    #[serde(rename = "int32")]
+    I32,
+    #[serde(rename = "float32")]
+    F32,
 }
+
+/// The dtypes in a fixed order (for error messages, tables and tests).
+pub const DTYPES: [DType; 5] = [DType::Bool, DType::I32, DType::I64, DType::F32, DType::F64];
 
 impl DType {
     pub fn name(self) -> &'static str {
@@ -46,6 +54,8 @@ impl DType {
             DType::Bool => "bool",
             DType::I64 => "int64",
             DType::F64 => "float64",
+            DType::I32 => "int32",
+            DType::F32 => "float32",
         }
     }
 
@@ -53,19 +63,49 @@ impl DType {
         match name {
             "bool" => Some(DType::Bool),
             "int64" | "int" | "i64" => Some(DType::I64),
-            "float64" | "float" | "f64" => Some(DType::F64),
+            "float64" | "float" | "f64" | "double" => Some(DType::F64),
+            "int32" | "i32" => Some(DType::I32),
+            "float32" | "f32" | "single" => Some(DType::F32),
             _ => None,
         }
     }
 
-    /// numpy promotion of two operands.
+    pub fn is_float(self) -> bool {
+        matches!(self, DType::F32 | DType::F64)
+    }
+
+    pub fn is_int(self) -> bool {
+        matches!(self, DType::I32 | DType::I64)
+    }
+
+    /// The 8-byte dtype of the same kind: kernels without a 4-byte loop compute in it.
+    pub fn wide(self) -> DType {
+        match self {
+            DType::I32 => DType::I64,
+            DType::F32 => DType::F64,
+            d => d,
+        }
+    }
+
+    /// NumPy 2's promotion of two arrays: `bool` below everything; within a kind the wider
+    /// type; an integer with a float gives the float wide enough for both (`int32` or
+    /// `int64` with `float32` is `float64`, as `np.result_type` says).
     pub fn promote(self, other: DType) -> DType {
-        self.max(other)
+        use DType::*;
+        match (self, other) {
+            (a, b) if a == b => a,
+            (Bool, x) | (x, Bool) => x,
+            (I32, I64) | (I64, I32) => I64,
+            (F32, F64) | (F64, F32) => F64,
+            // One integer and one float.
+            _ => F64,
+        }
     }
 
     pub fn itemsize(self) -> usize {
         match self {
             DType::Bool => 1,
+            DType::I32 | DType::F32 => 4,
             DType::I64 | DType::F64 => 8,
         }
     }
@@ -157,6 +197,8 @@ pub enum ArrayData {
     Bool(ArrayD<bool>),
     I64(ArrayD<i64>),
     F64(ArrayD<f64>),
+    I32(ArrayD<i32>),
+    F32(ArrayD<f32>),
 }
 
 impl ArrayData {
@@ -165,6 +207,8 @@ impl ArrayData {
             ArrayData::Bool(_) => DType::Bool,
             ArrayData::I64(_) => DType::I64,
             ArrayData::F64(_) => DType::F64,
+            ArrayData::I32(_) => DType::I32,
+            ArrayData::F32(_) => DType::F32,
         }
     }
 
@@ -173,6 +217,8 @@ impl ArrayData {
             ArrayData::Bool(a) => a.shape(),
             ArrayData::I64(a) => a.shape(),
             ArrayData::F64(a) => a.shape(),
+            ArrayData::I32(a) => a.shape(),
+            ArrayData::F32(a) => a.shape(),
         }
     }
 
@@ -194,37 +240,62 @@ impl ArrayData {
         }
     }
 
+    /// A 0-d array of `dtype` holding `value` converted as `astype` would.
+    pub fn scalar_of(value: Scalar, dtype: DType) -> ArrayData {
+        ArrayData::scalar(value).cast(dtype)
+    }
+
     /// Bytes of element data.
     pub fn nbytes(&self) -> usize {
         self.len() * self.dtype().itemsize()
     }
 
-    /// Converts to `dtype` (numpy `astype`; float to int truncates toward zero).
+    /// Converts to `dtype` (NumPy's `astype`: float to int truncates toward zero, saturating
+    /// at the integer's range with NaN as 0, where NumPy's result is undefined; int64 to
+    /// int32 wraps as NumPy's does).
     pub fn cast(self, dtype: DType) -> ArrayData {
         if self.dtype() == dtype {
             return self;
         }
+        macro_rules! to {
+            ($t:ty, $wrap:ident, $from_bool:expr) => {
+                ArrayData::$wrap(match self {
+                    ArrayData::Bool(a) => a.mapv($from_bool),
+                    ArrayData::I64(a) => a.mapv(|v| v as $t),
+                    ArrayData::F64(a) => a.mapv(|v| v as $t),
+                    ArrayData::I32(a) => a.mapv(|v| v as $t),
+                    ArrayData::F32(a) => a.mapv(|v| v as $t),
+                })
+            };
+        }
         match dtype {
-            DType::F64 => ArrayData::F64(self.to_f64()),
-            DType::I64 => ArrayData::I64(match self {
-                ArrayData::Bool(a) => a.mapv(|v| v as i64),
-                ArrayData::I64(a) => a,
-                ArrayData::F64(a) => a.mapv(|v| v as i64),
-            }),
+            DType::F64 => to!(f64, F64, |v| v as u8 as f64),
+            DType::F32 => to!(f32, F32, |v| v as u8 as f32),
+            DType::I64 => to!(i64, I64, |v| v as i64),
+            DType::I32 => to!(i32, I32, |v| v as i32),
             DType::Bool => ArrayData::Bool(match self {
                 ArrayData::Bool(a) => a,
                 ArrayData::I64(a) => a.mapv(|v| v != 0),
                 ArrayData::F64(a) => a.mapv(|v| v != 0.0),
+                ArrayData::I32(a) => a.mapv(|v| v != 0),
+                ArrayData::F32(a) => a.mapv(|v| v != 0.0),
             }),
+        }
+    }
+
+    /// The array in its [`DType::wide`] dtype (itself when already 8 bytes or bool).
+    pub fn widen(&self) -> std::borrow::Cow<'_, ArrayData> {
+        match self.dtype().wide() {
+            d if d == self.dtype() => std::borrow::Cow::Borrowed(self),
+            d => std::borrow::Cow::Owned(self.clone().cast(d)),
         }
     }
 
     /// A float64 copy (or the array itself when already float64).
     pub fn to_f64(self) -> ArrayD<f64> {
-        match self {
-            ArrayData::Bool(a) => a.mapv(|v| v as u8 as f64),
-            ArrayData::I64(a) => a.mapv(|v| v as f64),
+        match self.cast(DType::F64) {
             ArrayData::F64(a) => a,
+            _ => unreachable!("cast to float64"),
         }
     }
 
@@ -234,6 +305,8 @@ impl ArrayData {
             ArrayData::Bool(a) => a.iter().nth(i).map(|v| Scalar::Bool(*v)),
             ArrayData::I64(a) => a.iter().nth(i).map(|v| Scalar::I64(*v)),
             ArrayData::F64(a) => a.iter().nth(i).map(|v| Scalar::F64(*v)),
+            ArrayData::I32(a) => a.iter().nth(i).map(|v| Scalar::I64(*v as i64)),
+            ArrayData::F32(a) => a.iter().nth(i).map(|v| Scalar::F64(*v as f64)),
         }
     }
 
@@ -243,6 +316,8 @@ impl ArrayData {
             ArrayData::Bool(a) => Box::new(a.iter().map(|v| *v as u8 as f64)),
             ArrayData::I64(a) => Box::new(a.iter().map(|v| *v as f64)),
             ArrayData::F64(a) => Box::new(a.iter().copied()),
+            ArrayData::I32(a) => Box::new(a.iter().map(|v| *v as f64)),
+            ArrayData::F32(a) => Box::new(a.iter().map(|v| *v as f64)),
         }
     }
 }
@@ -256,6 +331,8 @@ macro_rules! map_array {
             $crate::array::ArrayData::Bool($a) => $crate::array::ArrayData::Bool($body),
             $crate::array::ArrayData::I64($a) => $crate::array::ArrayData::I64($body),
             $crate::array::ArrayData::F64($a) => $crate::array::ArrayData::F64($body),
+            $crate::array::ArrayData::I32($a) => $crate::array::ArrayData::I32($body),
+            $crate::array::ArrayData::F32($a) => $crate::array::ArrayData::F32($body),
         }
     };
 }
@@ -264,11 +341,37 @@ macro_rules! map_array {
 mod tests {
     use super::*;
 
+    /// `np.result_type` over every pair of the five dtypes (NumPy 2.4).
     #[test]
-    fn promotion_follows_numpy_for_three_dtypes() {
-        assert_eq!(DType::Bool.promote(DType::I64), DType::I64);
-        assert_eq!(DType::I64.promote(DType::F64), DType::F64);
-        assert_eq!(DType::Bool.promote(DType::Bool), DType::Bool);
+    fn promotion_follows_numpys_table() {
+        use DType::*;
+        let table = [
+            //  bool  int32 int64 float32 float64
+            [Bool, I32, I64, F32, F64], // bool
+            [I32, I32, I64, F64, F64],  // int32
+            [I64, I64, I64, F64, F64],  // int64
+            [F32, F64, F64, F32, F64],  // float32
+            [F64, F64, F64, F64, F64],  // float64
+        ];
+        for (i, a) in DTYPES.iter().enumerate() {
+            for (j, b) in DTYPES.iter().enumerate() {
+                assert_eq!(a.promote(*b), table[i][j], "{a} with {b}");
+            }
+        }
+    }
+
+    #[test]
+    fn casts_wrap_and_truncate_as_numpy() {
+        let big = ArrayData::I64(ArrayD::from_elem(ndarray::IxDyn(&[1]), (1i64 << 32) + 7));
+        assert_eq!(big.cast(DType::I32).get_flat(0), Some(Scalar::I64(7)));
+        let f = ArrayData::F64(ArrayD::from_elem(ndarray::IxDyn(&[1]), -2.75));
+        assert_eq!(
+            f.clone().cast(DType::I32).get_flat(0),
+            Some(Scalar::I64(-2))
+        );
+        let third = ArrayData::F64(ArrayD::from_elem(ndarray::IxDyn(&[1]), 1.0 / 3.0));
+        let back = third.cast(DType::F32).cast(DType::F64).get_flat(0).unwrap();
+        assert_eq!(back.as_f64(), (1.0f32 / 3.0) as f64);
     }
 
     #[test]

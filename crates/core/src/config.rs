@@ -302,6 +302,12 @@ pub struct LimitsConfig {
     pub max_connections: usize,
     /// Requests one client connection may have waiting for an answer; one more closes it.
     pub max_requests_in_flight_per_connection: usize,
+    /// Bytes of one tensor upload (`.npy` stream, web or native protocol); a larger one is
+    /// refused before it is spooled.
+    pub max_upload_bytes: u64,
+    /// An upload over the native protocol that receives no piece for this long is dropped
+    /// (its spool file removed); the web server's own timeouts cover HTTP uploads.
+    pub upload_idle_timeout_ms: u64,
 }
 
 impl Default for LimitsConfig {
@@ -313,6 +319,8 @@ impl Default for LimitsConfig {
             max_tasks_in_flight: 256,
             max_connections: 1024,
             max_requests_in_flight_per_connection: 1024,
+            max_upload_bytes: 64 << 30,
+            upload_idle_timeout_ms: 60_000,
         }
     }
 }

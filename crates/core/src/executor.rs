@@ -321,5 +321,7 @@ pub fn assemble(
         DType::F64 => fill!(F64, 0.0),
         DType::I64 => fill!(I64, 0),
         DType::Bool => fill!(Bool, false),
+        DType::F32 => fill!(F32, 0.0),
+        DType::I32 => fill!(I32, 0),
     })
 }

@@ -161,7 +161,7 @@ fn chunk_line(g: &ChunkGraph, i: usize) -> String {
         "c{i} {} key={} {} {} [{}] {args}",
         g.label(idx),
         n.key,
-        fmt_shape(&n.shape),
+        fmt_shape(g.shape(idx)),
         n.dtype,
         inputs.join(", ")
     )
@@ -277,7 +277,7 @@ pub fn to_json(p: &Prepared, limit: usize) -> Value {
             };
             json!({"id": format!("c{i}"), "key": n.key.to_string(), "op": n.op.name(), "fused": fused,
                    "inputs": g.chunks.inputs(idx).iter().map(|c| c.to_string()).collect::<Vec<_>>(),
-                   "shape": n.shape.as_slice(), "dtype": n.dtype})
+                   "shape": g.chunks.shape(idx).as_slice(), "dtype": n.dtype})
         })
         .collect();
     let subtasks: Vec<Value> = (0..capped(g.len(), limit))
@@ -323,7 +323,7 @@ pub fn dot(p: &Prepared, limit: usize) -> String {
                 out,
                 "    c{c} [label=\"{}\\n{}\"];",
                 g.chunks.label(ChunkIdx(c)),
-                fmt_shape(&node.shape)
+                fmt_shape(g.chunks.shape_of_node(node))
             );
         }
         out.push_str("  }\n");

@@ -58,6 +58,11 @@ id_newtype!(
     ChunkIdx(u32), "c"
 );
 id_newtype!(
+    /// Index of a shape in a [`crate::graph::ChunkGraph`]'s shape table (chunks of one
+    /// operation mostly share a few shapes).
+    ShapeIdx(u32), "s"
+);
+id_newtype!(
     /// Index of a subtask in a [`crate::graph::SubtaskGraph`].
     SubtaskIdx(u32), "s"
 );

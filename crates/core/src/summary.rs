@@ -20,18 +20,27 @@ fn json_scalar(s: Scalar) -> Value {
     }
 }
 
+/// Element `i` for printing: a float32 as the shortest decimal that reads back as the same
+/// float32 (`0.33333334`, as NumPy prints it), not as the float64 it widens to.
+fn item(a: &ArrayData, i: usize) -> Option<Scalar> {
+    match a {
+        ArrayData::F32(x) => x.iter().nth(i).map(|v| {
+            let shortest = format!("{v:?}").parse::<f64>().unwrap_or(*v as f64);
+            Scalar::F64(shortest)
+        }),
+        _ => a.get_flat(i),
+    }
+}
+
 fn items(a: &ArrayData) -> Vec<Scalar> {
-    (0..a.len()).filter_map(|i| a.get_flat(i)).collect()
+    (0..a.len()).filter_map(|i| item(a, i)).collect()
 }
 
 /// `[0.1, 0.2, 0.3, ..., 0.8, 0.9, 1.0]` (flattened in C order).
 pub fn summary(a: &ArrayData) -> String {
     let n = a.len();
     let show = |range: std::ops::Range<usize>| -> Vec<String> {
-        range
-            .filter_map(|i| a.get_flat(i))
-            .map(fmt_scalar)
-            .collect()
+        range.filter_map(|i| item(a, i)).map(fmt_scalar).collect()
     };
     if n <= 6 {
         format!("[{}]", show(0..n).join(", "))
@@ -47,7 +56,7 @@ pub fn summary(a: &ArrayData) -> String {
 /// Text form: a scalar alone, an array as shape, dtype and summary.
 pub fn text(a: &ArrayData) -> String {
     if a.shape().is_empty() {
-        return a.get_flat(0).map(fmt_scalar).unwrap_or_default();
+        return item(a, 0).map(fmt_scalar).unwrap_or_default();
     }
     format!(
         "array(shape={}, dtype={}) {}",

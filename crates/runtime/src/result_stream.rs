@@ -36,6 +36,8 @@ pub fn join_rows(pieces: &[ArrayData]) -> Result<ArrayData, String> {
         Some(ArrayData::F64(_)) => join!(F64),
         Some(ArrayData::I64(_)) => join!(I64),
         Some(ArrayData::Bool(_)) => join!(Bool),
+        Some(ArrayData::F32(_)) => join!(F32),
+        Some(ArrayData::I32(_)) => join!(I32),
     }
 }
 
@@ -206,16 +208,14 @@ impl Layout {
             DType::F64 => fill!(F64, 0.0),
             DType::I64 => fill!(I64, 0),
             DType::Bool => fill!(Bool, false),
+            DType::F32 => fill!(F32, 0.0),
+            DType::I32 => fill!(I32, 0),
         })
     }
 
     /// The `.npy` header of the whole result (C order, little-endian).
     pub fn npy_header(&self) -> Vec<u8> {
-        let descr = match self.dtype {
-            DType::F64 => "<f8",
-            DType::I64 => "<i8",
-            DType::Bool => "|b1",
-        };
+        let descr = crate::io::npy::descr(self.dtype);
         let dims: Vec<String> = self.shape.iter().map(|d| d.to_string()).collect();
         let shape = match dims.len() {
             1 => format!("({},)", dims[0]),

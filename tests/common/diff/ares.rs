@@ -29,6 +29,8 @@ pub fn to_res(a: &ArrayData) -> Res {
         ArrayData::Bool(x) => Vals::B(x.iter().copied().collect()),
         ArrayData::I64(x) => Vals::I(x.iter().copied().collect()),
         ArrayData::F64(x) => Vals::F(x.iter().copied().collect()),
+        ArrayData::I32(x) => Vals::I(x.iter().map(|v| *v as i64).collect()),
+        ArrayData::F32(x) => Vals::F(x.iter().map(|v| *v as f64).collect()),
     };
     Res { shape, vals }
 }

@@ -92,6 +92,39 @@ pub(super) fn to_tensor(v: Value, p: Pos) -> Result<Tensor, ExprError> {
     }
 }
 
+/// Two operands of which one may be a Python number: the number becomes a 0-d tensor of the
+/// dtype NEP 50 gives it beside the other operand (`where(c, x_float32, 0)` is float32, as in
+/// NumPy 2), where a lone number would be a tensor of its own kind.
+pub(super) fn weak_pair(
+    (a, pa): (Value, Pos),
+    (b, pb): (Value, Pos),
+) -> Result<(Tensor, Tensor), ExprError> {
+    let number_beside = |s: Scalar, t: &Tensor, p: Pos| {
+        let dtype = match (crate::ops::dtypes::weak_promote(t.dtype(), s), s) {
+            // An integer an int32 cannot hold stays int64 (never wraps).
+            (DType::I32, Scalar::I64(i)) if i32::try_from(i).is_err() => DType::I64,
+            (d, _) => d,
+        };
+        tensor::full(&[], s, 1)
+            .and_then(|n| {
+                if n.dtype() == dtype {
+                    Ok(n)
+                } else {
+                    n.astype(dtype)
+                }
+            })
+            .or_else(|e| err(p, e.to_string()))
+    };
+    match (a, b) {
+        (Value::Num(s), Value::Tensor(t)) => Ok((number_beside(s, &t, pa)?, t)),
+        (Value::Tensor(t), Value::Num(s)) => {
+            let n = number_beside(s, &t, pb)?;
+            Ok((t, n))
+        }
+        (a, b) => Ok((to_tensor(a, pa)?, to_tensor(b, pb)?)),
+    }
+}
+
 /// An integer argument. As in NumPy, floats (`2.0`) and bools are not integers here.
 pub(super) fn to_int(v: &Value, p: Pos) -> Result<i64, ExprError> {
     match v {
@@ -211,7 +244,12 @@ pub(super) fn to_dtype(v: Option<(Value, Pos)>) -> Result<Option<DType>, ExprErr
     match v {
         None | Some((Value::None, _)) => Ok(None),
         Some((Value::Str(s), p)) => DType::parse(&s).map(Some).map_or_else(
-            || err(p, format!("unknown dtype {s:?} (bool, int64, float64)")),
+            || {
+                err(
+                    p,
+                    format!("unknown dtype {s:?} (bool, int32, int64, float32, float64)"),
+                )
+            },
             Ok,
         ),
         Some((_, p)) => err(p, "dtype must be a string such as 'float64'"),

@@ -130,7 +130,8 @@ impl Ctx {
                     );
                 }
                 let c = a.tensor(0, "condition")?;
-                wrap(tensor::select(&c, &a.tensor(1, "x")?, &a.tensor(2, "y")?))
+                let (x, y) = super::args::weak_pair(a.need(1, "x")?, a.need(2, "y")?)?;
+                wrap(tensor::select(&c, &x, &y))
             }
             "tensordot" => {
                 a.check(3, &["a", "b", "axes"])?;

@@ -77,17 +77,24 @@ impl Ctx {
                 } else {
                     DType::F64
                 });
-                let value = match dtype {
+                // A fill is one of the three scalar kinds; float32 and int32 fills are
+                // the wide fill cast (fused into one pass with it).
+                let value = match dtype.wide() {
                     DType::F64 => Scalar::F64(value.as_f64()),
-                    DType::I64 => Scalar::I64(value.as_i64()),
                     DType::Bool => Scalar::Bool(value.as_bool()),
+                    _ => Scalar::I64(value.as_i64()),
                 };
                 let chunk = to_chunk(
                     a.get(usize::MAX, "chunk")
                         .or(a.get(usize::MAX, "chunk_size")),
                     &shape,
                 )?;
-                wrap(tensor::full(&shape, value, chunk))
+                let filled = tensor::full(&shape, value, chunk);
+                wrap(if dtype == dtype.wide() {
+                    filled
+                } else {
+                    filled.and_then(|t| t.astype(dtype))
+                })
             }
             "arange" => {
                 a.check(3, &["chunk", "chunk_size"])?;

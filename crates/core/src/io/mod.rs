@@ -213,11 +213,8 @@ pub fn read_chunk(
     let p = roots::global().resolve_read(&data.path)?;
     if shape.contains(&0) {
         let dims = ndarray::IxDyn(shape);
-        return Ok(match data.dtype {
-            DType::F64 => crate::array::ArrayData::F64(ndarray::ArrayD::zeros(dims)),
-            DType::I64 => crate::array::ArrayData::I64(ndarray::ArrayD::zeros(dims)),
-            DType::Bool => crate::array::ArrayData::Bool(ndarray::ArrayD::from_elem(dims, false)),
-        });
+        let empty = crate::array::ArrayData::Bool(ndarray::ArrayD::from_elem(dims, false));
+        return Ok(empty.cast(data.dtype));
     }
     match data.format {
         Format::Npy => {

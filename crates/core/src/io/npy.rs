@@ -60,19 +60,21 @@ fn dtype_of(path: &Path, d: &npyz::DType) -> Result<(DType, bool), IoError> {
         return Err(IoError::bad(
             shown(path),
             format!(
-                "unsupported dtype {} (ares reads float64, int64, bool)",
+                "unsupported dtype {} (ares reads float64, float32, int64, int32, bool)",
                 d.descr()
             ),
         ));
     };
     let dtype = match (ts.type_char(), ts.size_field()) {
         (TypeChar::Float, 8) => DType::F64,
+        (TypeChar::Float, 4) => DType::F32,
         (TypeChar::Int, 8) => DType::I64,
+        (TypeChar::Int, 4) => DType::I32,
         (TypeChar::Bool, 1) => DType::Bool,
         _ => {
             return Err(IoError::bad(
                 shown(path),
-                format!("unsupported dtype {ts} (ares reads float64, int64, bool)"),
+                format!("unsupported dtype {ts} (ares reads float64, float32, int64, int32, bool)"),
             ))
         }
     };
@@ -181,52 +183,50 @@ pub fn read_region(
         path: shown(path),
         detail: e.to_string(),
     })?;
-    let bad_shape = |e: ndarray::ShapeError| IoError::bad(shown(path), e.to_string());
-    // Build the array in file order, then undo a Fortran file's reversal.
-    fn finish<T: Clone>(a: ArrayD<T>, fortran: bool) -> ArrayD<T> {
-        if fortran {
+    // Elements in file order (byte-swapped when the file is big-endian), then a Fortran
+    // file's reversal undone.
+    fn read<T: bytemuck::Pod + Default>(
+        file: &File,
+        path: &Path,
+        meta: &NpyMeta,
+        offset: &[usize],
+        shape: &[usize],
+    ) -> Result<ArrayD<T>, IoError> {
+        let (mut v, s) = read_raw::<T>(file, path, meta, offset, shape)?;
+        if meta.big_endian {
+            let bytes: &mut [u8] = bytemuck::cast_slice_mut(&mut v);
+            for element in bytes.chunks_exact_mut(std::mem::size_of::<T>()) {
+                element.reverse();
+            }
+        }
+        let a = ArrayD::from_shape_vec(IxDyn(&s), v)
+            .map_err(|e| IoError::bad(shown(path), e.to_string()))?;
+        Ok(if meta.fortran {
             a.reversed_axes().as_standard_layout().into_owned()
         } else {
             a
-        }
+        })
     }
+    let (f, p) = (&file, path);
     Ok(match meta.dtype {
-        DType::F64 => {
-            let (mut v, s) = read_raw::<u64>(&file, path, meta, offset, shape)?;
-            if meta.big_endian {
-                v.iter_mut().for_each(|x| *x = x.swap_bytes());
-            }
-            let v: Vec<f64> = v.into_iter().map(f64::from_bits).collect();
-            ArrayData::F64(finish(
-                ArrayD::from_shape_vec(IxDyn(&s), v).map_err(bad_shape)?,
-                meta.fortran,
-            ))
-        }
-        DType::I64 => {
-            let (mut v, s) = read_raw::<i64>(&file, path, meta, offset, shape)?;
-            if meta.big_endian {
-                v.iter_mut().for_each(|x| *x = x.swap_bytes());
-            }
-            ArrayData::I64(finish(
-                ArrayD::from_shape_vec(IxDyn(&s), v).map_err(bad_shape)?,
-                meta.fortran,
-            ))
-        }
+        DType::F64 => ArrayData::F64(read(f, p, meta, offset, shape)?),
+        DType::I64 => ArrayData::I64(read(f, p, meta, offset, shape)?),
+        DType::F32 => ArrayData::F32(read(f, p, meta, offset, shape)?),
+        DType::I32 => ArrayData::I32(read(f, p, meta, offset, shape)?),
         DType::Bool => {
-            let (v, s) = read_raw::<u8>(&file, path, meta, offset, shape)?;
-            let v: Vec<bool> = v.into_iter().map(|b| b != 0).collect();
-            ArrayData::Bool(finish(
-                ArrayD::from_shape_vec(IxDyn(&s), v).map_err(bad_shape)?,
-                meta.fortran,
-            ))
+            let bytes: ArrayD<u8> = read(f, p, meta, offset, shape)?;
+            ArrayData::Bool(bytes.mapv(|b| b != 0))
         }
     })
 }
 
-fn descr(dtype: DType) -> &'static str {
+/// The `.npy` type string of `dtype` (little-endian).
+pub fn descr(dtype: DType) -> &'static str {
     match dtype {
         DType::F64 => "<f8",
+        DType::F32 => "<f4",
         DType::I64 => "<i8",
+        DType::I32 => "<i4",
         DType::Bool => "|b1",
     }
 }
@@ -318,6 +318,8 @@ pub fn le_bytes(a: &ArrayData) -> Vec<u8> {
     match a {
         ArrayData::F64(x) => x.iter().flat_map(|v| v.to_le_bytes()).collect(),
         ArrayData::I64(x) => x.iter().flat_map(|v| v.to_le_bytes()).collect(),
+        ArrayData::F32(x) => x.iter().flat_map(|v| v.to_le_bytes()).collect(),
+        ArrayData::I32(x) => x.iter().flat_map(|v| v.to_le_bytes()).collect(),
         ArrayData::Bool(x) => x.iter().map(|v| u8::from(*v)).collect(),
     }
 }

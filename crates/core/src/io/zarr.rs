@@ -55,14 +55,18 @@ fn dtype_of(path: &Path, a: &ZArray) -> Result<DType, IoError> {
     let dt = a.data_type();
     if *dt == data_type::float64() {
         Ok(DType::F64)
+    } else if *dt == data_type::float32() {
+        Ok(DType::F32)
     } else if *dt == data_type::int64() {
         Ok(DType::I64)
+    } else if *dt == data_type::int32() {
+        Ok(DType::I32)
     } else if *dt == data_type::bool() {
         Ok(DType::Bool)
     } else {
         Err(IoError::bad(
             shown(path),
-            format!("unsupported data type {dt} (ares reads float64, int64, bool)"),
+            format!("unsupported data type {dt} (ares reads float64, float32, int64, int32, bool)"),
         ))
     }
 }
@@ -132,20 +136,17 @@ pub fn read_region(
     };
     let dims = IxDyn(shape);
     let wrap = |e: ndarray::ShapeError| IoError::bad(shown(path), e.to_string());
-    Ok(match dtype {
-        DType::F64 => {
-            let v: Vec<f64> = a.retrieve_array_subset(&subset.as_slice()).map_err(bad)?;
-            ArrayData::F64(ArrayD::from_shape_vec(dims, v).map_err(wrap)?)
-        }
-        DType::I64 => {
-            let v: Vec<i64> = a.retrieve_array_subset(&subset.as_slice()).map_err(bad)?;
-            ArrayData::I64(ArrayD::from_shape_vec(dims, v).map_err(wrap)?)
-        }
-        DType::Bool => {
-            let v: Vec<bool> = a.retrieve_array_subset(&subset.as_slice()).map_err(bad)?;
-            ArrayData::Bool(ArrayD::from_shape_vec(dims, v).map_err(wrap)?)
-        }
-    })
+    macro_rules! retrieve {
+        ($($v:ident: $t:ty),*) => {
+            match dtype {
+                $(DType::$v => {
+                    let v: Vec<$t> = a.retrieve_array_subset(&subset.as_slice()).map_err(bad)?;
+                    ArrayData::$v(ArrayD::from_shape_vec(dims, v).map_err(wrap)?)
+                })*
+            }
+        };
+    }
+    Ok(retrieve!(F64: f64, I64: i64, F32: f32, I32: i32, Bool: bool))
 }
 
 #[cfg(test)]
@@ -183,19 +184,19 @@ fn read_direct(
     let bad = |e: String| IoError::bad(shown(path), format!("reading chunk {indices:?}: {e}"));
     let dims = IxDyn(shape);
     let wrap = |e: ndarray::ShapeError| IoError::bad(shown(path), e.to_string());
-    Ok(match dtype {
-        DType::F64 => super::zstd_direct::read_chunk::<f64>(a, &indices, n)
-            .map_err(bad)?
-            .map(|v| ArrayD::from_shape_vec(dims, v).map(ArrayData::F64))
-            .transpose()
-            .map_err(wrap)?,
-        DType::I64 => super::zstd_direct::read_chunk::<i64>(a, &indices, n)
-            .map_err(bad)?
-            .map(|v| ArrayD::from_shape_vec(dims, v).map(ArrayData::I64))
-            .transpose()
-            .map_err(wrap)?,
-        DType::Bool => None,
-    })
+    macro_rules! direct {
+        ($($v:ident: $t:ty),*) => {
+            match dtype {
+                $(DType::$v => super::zstd_direct::read_chunk::<$t>(a, &indices, n)
+                    .map_err(bad)?
+                    .map(|v| ArrayD::from_shape_vec(dims, v).map(ArrayData::$v))
+                    .transpose()
+                    .map_err(wrap)?,)*
+                DType::Bool => None,
+            }
+        };
+    }
+    Ok(direct!(F64: f64, I64: i64, F32: f32, I32: i32))
 }
 
 /// Refuses to replace anything at `path` but a Zarr array (or nothing).
@@ -235,6 +236,8 @@ pub fn create(
     let mut builder = match dtype {
         DType::F64 => ArrayBuilder::new(dims, grid, data_type::float64(), 0.0f64),
         DType::I64 => ArrayBuilder::new(dims, grid, data_type::int64(), 0i64),
+        DType::F32 => ArrayBuilder::new(dims, grid, data_type::float32(), 0.0f32),
+        DType::I32 => ArrayBuilder::new(dims, grid, data_type::int32(), 0i32),
         DType::Bool => ArrayBuilder::new(
             dims,
             grid,
@@ -315,6 +318,12 @@ pub fn write_chunk(path: &Path, index: &[u64], data: &ArrayData) -> Result<u64, 
             ArrayData::I64(x) => x
                 .as_slice()
                 .map(|e| super::zstd_direct::write_chunk(&a, index, e)),
+            ArrayData::F32(x) => x
+                .as_slice()
+                .map(|e| super::zstd_direct::write_chunk(&a, index, e)),
+            ArrayData::I32(x) => x
+                .as_slice()
+                .map(|e| super::zstd_direct::write_chunk(&a, index, e)),
             ArrayData::Bool(_) => None,
         };
         if let Some(done) = direct {
@@ -335,6 +344,8 @@ pub fn write_chunk(path: &Path, index: &[u64], data: &ArrayData) -> Result<u64, 
     match data {
         ArrayData::F64(x) => store!(x, f64),
         ArrayData::I64(x) => store!(x, i64),
+        ArrayData::F32(x) => store!(x, f32),
+        ArrayData::I32(x) => store!(x, i32),
         ArrayData::Bool(x) => store!(x, bool),
     }
     .map_err(bad)?;

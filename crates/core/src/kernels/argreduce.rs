@@ -144,7 +144,7 @@ pub fn index(pairs: &ArrayData, axis: usize, keepdims: bool) -> KResult<ArrayDat
     let idx: ArrayD<i64> = match pairs {
         ArrayData::F64(a) => a.index_axis(Axis(a.ndim() - 1), INDEX).mapv(|i| i as i64),
         ArrayData::I64(a) => a.index_axis(Axis(a.ndim() - 1), INDEX).to_owned(),
-        ArrayData::Bool(_) => return Err(KernelError("bool argmin partials".into())),
+        other => return Err(KernelError(format!("{} argmin partials", other.dtype()))),
     };
     Ok(ArrayData::I64(if keepdims {
         idx

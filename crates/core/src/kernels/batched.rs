@@ -84,7 +84,12 @@ pub fn matmul_stack(a: &ArrayData, b: &ArrayData) -> KResult<ArrayData> {
                 ArrayData::F64(fill(&shape, x.view(), y.view(), gemm_f64)?)
             }
         }
-        DType::I64 | DType::Bool => {
+        DType::F32 => {
+            let (x, y) = (super::linalg::as_f32(a), super::linalg::as_f32(b));
+            let f = |p: ArrayView2<f32>, q: ArrayView2<f32>| super::linalg::gemm_float(p, q);
+            ArrayData::F32(fill(&shape, x.view(), y.view(), f)?)
+        }
+        DType::I64 | DType::I32 | DType::Bool => {
             let (x, y) = (to_i64(a), to_i64(b));
             let f = |p: ArrayView2<i64>, q: ArrayView2<i64>| wrapping_matmul_i64(&p, &q);
             ArrayData::I64(fill(&shape, x.view(), y.view(), f)?)

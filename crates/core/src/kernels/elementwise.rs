@@ -1,8 +1,10 @@
 //! Elementwise kernels with numpy broadcasting and dtype promotion.
 //!
-//! Operands are first converted to the dtype the op computes in (float64 for division and the
-//! math functions, the promoted dtype otherwise, int64 for arithmetic on bools), then mapped
-//! with one monomorphic closure per op so the loops vectorize.
+//! Operands are first converted to the dtype the op computes in (the result's float dtype for
+//! division and the math functions, the promoted dtype otherwise, int64 for arithmetic on
+//! bools), then mapped with one monomorphic closure per op so the loops vectorize. float32
+//! and int32 have loops of their own: `float32 * float32` rounds as NumPy's does, and int32
+//! arithmetic wraps at 32 bits.
 
 use super::{kerr, KResult};
 use crate::array::{ArrayData, DType, Scalar};
@@ -44,18 +46,38 @@ pub fn unary(op: Op, args: &OpArgs, a: &ArrayData) -> KResult<ArrayData> {
     Ok(match (op, a) {
         (Op::AsType, _) => a.clone().cast(out),
         (Op::Neg, ArrayData::I64(x)) => ArrayData::I64(x.mapv(i64::wrapping_neg)),
+        (Op::Neg, ArrayData::I32(x)) => ArrayData::I32(x.mapv(i32::wrapping_neg)),
         (Op::Neg, ArrayData::F64(x)) => ArrayData::F64(x.mapv(|v| -v)),
+        (Op::Neg, ArrayData::F32(x)) => ArrayData::F32(x.mapv(|v| -v)),
         (Op::Abs, ArrayData::I64(x)) => ArrayData::I64(x.mapv(i64::wrapping_abs)),
+        (Op::Abs, ArrayData::I32(x)) => ArrayData::I32(x.mapv(i32::wrapping_abs)),
         (Op::Abs, ArrayData::F64(x)) => ArrayData::F64(x.mapv(f64::abs)),
+        (Op::Abs, ArrayData::F32(x)) => ArrayData::F32(x.mapv(f32::abs)),
         (Op::Abs, ArrayData::Bool(x)) => ArrayData::Bool(x.clone()),
         (Op::Invert, ArrayData::I64(x)) => ArrayData::I64(x.mapv(|v| !v)),
+        (Op::Invert, ArrayData::I32(x)) => ArrayData::I32(x.mapv(|v| !v)),
         (Op::Invert, ArrayData::Bool(x)) => ArrayData::Bool(x.mapv(|v| !v)),
         (Op::IsNan, ArrayData::F64(x)) => ArrayData::Bool(x.mapv(f64::is_nan)),
         (Op::IsInf, ArrayData::F64(x)) => ArrayData::Bool(x.mapv(f64::is_infinite)),
         (Op::IsFinite, ArrayData::F64(x)) => ArrayData::Bool(x.mapv(f64::is_finite)),
+        (Op::IsNan, ArrayData::F32(x)) => ArrayData::Bool(x.mapv(f32::is_nan)),
+        (Op::IsInf, ArrayData::F32(x)) => ArrayData::Bool(x.mapv(f32::is_infinite)),
+        (Op::IsFinite, ArrayData::F32(x)) => ArrayData::Bool(x.mapv(f32::is_finite)),
         // Integers and bools are always finite numbers.
         (Op::IsNan | Op::IsInf | Op::IsFinite, _) => {
             ArrayData::Bool(ArrayD::from_elem(IxDyn(a.shape()), op == Op::IsFinite))
+        }
+        // float32 math in float64, rounded once: the fused kernel's values exactly (and
+        // correctly rounded but for the rarest cases; the square root always).
+        (Op::Sqrt | Op::Exp | Op::Log | Op::Sin | Op::Cos, ArrayData::F32(x)) => {
+            let via = |f: fn(f64) -> f64| x.mapv(|v| f(v as f64) as f32);
+            ArrayData::F32(match op {
+                Op::Sqrt => x.mapv(f32::sqrt),
+                Op::Exp => via(f64::exp),
+                Op::Log => via(f64::ln),
+                Op::Sin => via(f64::sin),
+                _ => via(f64::cos),
+            })
         }
         (Op::Sqrt | Op::Exp | Op::Log | Op::Sin | Op::Cos, _) => {
             let x = cast_cow(a, DType::F64);
@@ -114,6 +136,26 @@ fn wrapping_pow_i64(p: i64, q: i64) -> i64 {
     acc
 }
 
+/// int32 power modulo 2^32: the int64 power's low half (multiplication modulo 2^64 keeps
+/// every product's residue modulo 2^32).
+fn wrapping_pow_i32(p: i32, q: i32) -> i32 {
+    wrapping_pow_i64(p as i64, q as i64) as i32
+}
+
+/// float32 power in float64, rounded once (as the fused kernel computes it).
+fn powf32(x: f32, y: f32) -> f32 {
+    (x as f64).powf(y as f64) as f32
+}
+
+/// `maximum`/`minimum` of float32, NaN-propagating like [`fmax`].
+fn fmax32(x: f32, y: f32) -> f32 {
+    fmax(x as f64, y as f64) as f32
+}
+
+fn fmin32(x: f32, y: f32) -> f32 {
+    fmin(x as f64, y as f64) as f32
+}
+
 macro_rules! numeric_op {
     ($op:expr, $a:expr, $b:expr, $wrap:ident, $add:expr, $sub:expr, $mul:expr, $pow:expr, $max:expr, $min:expr) => {
         match $op {
@@ -132,6 +174,43 @@ macro_rules! numeric_op {
             other => return kerr(format!("{other} is not a binary elementwise op")),
         }
     };
+}
+
+/// One integer type's loops: bitwise ops, then arithmetic wrapping as NumPy's does.
+macro_rules! int_op {
+    ($op:expr, $x:expr, $y:expr, $wrap:ident, $t:ident, $pow:expr) => {{
+        check_int_power($op, $x, $y)?;
+        match $op {
+            Op::BitAnd => ArrayData::$wrap(zip_map($x, $y, |p, q| p & q)?),
+            Op::BitOr => ArrayData::$wrap(zip_map($x, $y, |p, q| p | q)?),
+            Op::BitXor => ArrayData::$wrap(zip_map($x, $y, |p, q| p ^ q)?),
+            _ => numeric_op!(
+                $op,
+                $x,
+                $y,
+                $wrap,
+                $t::wrapping_add,
+                $t::wrapping_sub,
+                $t::wrapping_mul,
+                $pow,
+                $t::max,
+                $t::min
+            ),
+        }
+    }};
+}
+
+/// NumPy refuses a negative integer exponent only where it applies one.
+fn check_int_power<T: Copy + Default + PartialOrd>(
+    op: Op,
+    x: &ArrayD<T>,
+    y: &ArrayD<T>,
+) -> KResult<()> {
+    let applied = !x.is_empty() && !y.is_empty();
+    if op == Op::Pow && applied && y.iter().any(|e| *e < T::default()) {
+        return kerr("integers to negative integer powers are not allowed");
+    }
+    Ok(())
 }
 
 pub fn binary(op: Op, a: &ArrayData, b: &ArrayData) -> KResult<ArrayData> {
@@ -156,31 +235,26 @@ pub fn binary(op: Op, a: &ArrayData, b: &ArrayData) -> KResult<ArrayData> {
                 )
             }
         }
-        (ArrayData::I64(x), ArrayData::I64(y)) => {
-            // NumPy refuses a negative exponent only where it applies one.
-            let applied = !x.is_empty() && !y.is_empty();
-            if op == Op::Pow && applied && y.iter().any(|e| *e < 0) {
-                return kerr("integers to negative integer powers are not allowed");
+        (ArrayData::F32(x), ArrayData::F32(y)) => {
+            if op == Op::Div {
+                ArrayData::F32(zip_map(x, y, |p, q| p / q)?)
+            } else {
+                numeric_op!(
+                    op,
+                    x,
+                    y,
+                    F32,
+                    |p, q| p + q,
+                    |p, q| p - q,
+                    |p, q| p * q,
+                    powf32,
+                    fmax32,
+                    fmin32
+                )
             }
-            match op {
-                Op::BitAnd => return Ok(ArrayData::I64(zip_map(x, y, |p, q| p & q)?)),
-                Op::BitOr => return Ok(ArrayData::I64(zip_map(x, y, |p, q| p | q)?)),
-                Op::BitXor => return Ok(ArrayData::I64(zip_map(x, y, |p, q| p ^ q)?)),
-                _ => {}
-            }
-            numeric_op!(
-                op,
-                x,
-                y,
-                I64,
-                i64::wrapping_add,
-                i64::wrapping_sub,
-                i64::wrapping_mul,
-                wrapping_pow_i64,
-                i64::max,
-                i64::min
-            )
         }
+        (ArrayData::I64(x), ArrayData::I64(y)) => int_op!(op, x, y, I64, i64, wrapping_pow_i64),
+        (ArrayData::I32(x), ArrayData::I32(y)) => int_op!(op, x, y, I32, i32, wrapping_pow_i32),
         (ArrayData::Bool(x), ArrayData::Bool(y)) => match op {
             Op::Add | Op::Maximum | Op::BitOr => ArrayData::Bool(zip_map(x, y, |p, q| p | q)?),
             Op::Mul | Op::Minimum | Op::BitAnd => ArrayData::Bool(zip_map(x, y, |p, q| p & q)?),
@@ -233,6 +307,8 @@ pub fn select(c: &ArrayData, x: &ArrayData, y: &ArrayData) -> KResult<ArrayData>
     Ok(match (x.as_ref(), y.as_ref()) {
         (ArrayData::F64(a), ArrayData::F64(b)) => pick!(F64, a, b),
         (ArrayData::I64(a), ArrayData::I64(b)) => pick!(I64, a, b),
+        (ArrayData::F32(a), ArrayData::F32(b)) => pick!(F32, a, b),
+        (ArrayData::I32(a), ArrayData::I32(b)) => pick!(I32, a, b),
         (ArrayData::Bool(a), ArrayData::Bool(b)) => pick!(Bool, a, b),
         _ => return kerr("where: operands were not converted to one dtype"),
     })
@@ -245,12 +321,9 @@ pub fn binary_scalar(
     value: Scalar,
     scalar_left: bool,
 ) -> KResult<ArrayData> {
-    let dt = compute_dtype(op, a.dtype(), value.dtype())?;
-    let s = match dt {
-        DType::F64 => ArrayData::F64(ArrayD::from_elem(IxDyn(&[]), value.as_f64())),
-        DType::I64 => ArrayData::I64(ArrayD::from_elem(IxDyn(&[]), value.as_i64())),
-        DType::Bool => ArrayData::Bool(ArrayD::from_elem(IxDyn(&[]), value.as_bool())),
-    };
+    let dt = infer::scalar_compute_dtype(op, a.dtype(), value)
+        .map_err(|e| super::KernelError(e.to_string()))?;
+    let s = ArrayData::scalar_of(value, dt);
     if scalar_left {
         binary(op, &s, a)
     } else {
@@ -259,85 +332,5 @@ pub fn binary_scalar(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn bools(v: &[bool]) -> ArrayData {
-        ArrayData::Bool(ArrayD::from_shape_vec(IxDyn(&[v.len()]), v.to_vec()).unwrap())
-    }
-
-    #[test]
-    fn integer_power_wraps_over_the_whole_exponent() {
-        let naive = |p: i64, q: u64| (0..q).fold(1i64, |acc, _| acc.wrapping_mul(p));
-        for p in [-3i64, -1, 0, 1, 2, 3, 7, 1 << 40] {
-            for q in [0u64, 1, 2, 5, 63, 64, 65, 1000] {
-                assert_eq!(wrapping_pow_i64(p, q as i64), naive(p, q), "{p} ** {q}");
-            }
-        }
-        // Past u32::MAX the exponent still counts: 3 ** (2^32 + 1) = 3 * (3 ** 2^32).
-        let big = (1i64 << 32) + 1;
-        assert_eq!(
-            wrapping_pow_i64(3, big),
-            3i64.wrapping_mul(wrapping_pow_i64(wrapping_pow_i64(3, 1 << 16), 1 << 16))
-        );
-    }
-
-    #[test]
-    fn bitwise_ops_are_logical_on_bools_bitwise_on_ints_refused_on_floats() {
-        let (a, b) = (
-            bools(&[false, false, true, true]),
-            bools(&[false, true, false, true]),
-        );
-        let run = |op, x: &ArrayData, y: &ArrayData| binary(op, x, y).map_err(|e| e.0);
-        assert_eq!(
-            run(Op::BitAnd, &a, &b),
-            Ok(bools(&[false, false, false, true]))
-        );
-        assert_eq!(
-            run(Op::BitOr, &a, &b),
-            Ok(bools(&[false, true, true, true]))
-        );
-        assert_eq!(
-            run(Op::BitXor, &a, &b),
-            Ok(bools(&[false, true, true, false]))
-        );
-        let ints = |v: &[i64]| {
-            ArrayData::I64(ArrayD::from_shape_vec(IxDyn(&[v.len()]), v.to_vec()).unwrap())
-        };
-        let (x, y) = (ints(&[12, -1, 0, i64::MIN]), ints(&[10, 7, -1, -1]));
-        assert_eq!(run(Op::BitAnd, &x, &y), Ok(ints(&[8, 7, 0, i64::MIN])));
-        assert_eq!(run(Op::BitOr, &x, &y), Ok(ints(&[14, -1, -1, -1])));
-        assert_eq!(run(Op::BitXor, &x, &y), Ok(ints(&[6, -8, -1, i64::MAX])));
-        // A bool with an int promotes to int64: True & 3 is 1.
-        assert_eq!(
-            run(Op::BitAnd, &bools(&[true]), &ints(&[3])),
-            Ok(ints(&[1]))
-        );
-        let invert = |x: &ArrayData| unary(Op::Invert, &OpArgs::None, x).map_err(|e| e.0);
-        assert_eq!(invert(&x), Ok(ints(&[-13, 0, -1, i64::MAX])));
-        assert_eq!(invert(&a), Ok(bools(&[true, true, false, false])));
-        let floats = ArrayData::F64(ArrayD::from_elem(IxDyn(&[2]), 1.5));
-        let e = run(Op::BitOr, &floats, &x).unwrap_err();
-        assert!(e.contains("bitwise_or") && e.contains("float64"), "{e}");
-        assert!(invert(&floats).unwrap_err().contains("invert"));
-    }
-
-    #[test]
-    fn two_bools_follow_numpys_bool_loops() {
-        let (a, b) = (
-            bools(&[false, false, true, true]),
-            bools(&[false, true, false, true]),
-        );
-        let run = |op| binary(op, &a, &b).map_err(|e| e.0);
-        assert_eq!(run(Op::Add), Ok(bools(&[false, true, true, true])));
-        assert_eq!(run(Op::Mul), Ok(bools(&[false, false, false, true])));
-        assert!(run(Op::Sub).unwrap_err().contains("boolean subtract"));
-        assert_eq!(run(Op::Pow).unwrap().dtype(), DType::I64);
-        assert_eq!(run(Op::Div).unwrap().dtype(), DType::F64);
-        // A weak int scalar on bools widens to int64; a weak bool does not.
-        let plus_one = binary_scalar(Op::Add, &a, Scalar::I64(1), false).unwrap();
-        assert_eq!(plus_one.dtype(), DType::I64);
-        let plus_true = binary_scalar(Op::Add, &a, Scalar::Bool(true), false).unwrap();
-        assert_eq!(plus_true, bools(&[true; 4]));
-    }
-}
+#[path = "elementwise_tests.rs"]
+mod tests;

@@ -1,13 +1,14 @@
 //! The fused kernel: one pass over the data for chains of elementwise ops with an optional
 //! trailing reduction (the role numexpr plays in Mars).
 //!
-//! A FUSE node's steps run in order. A run of elementwise steps whose values are float64 or
-//! bool (bools ride as 0.0/1.0), optionally followed by `sum`/`prod`/`min`/`max`, is compiled
+//! A FUSE node's steps run in order. A run of elementwise steps whose values are float64,
+//! float32 or bool (float32 rides as float64, rounded to float32 after each op; bools as
+//! 0.0/1.0), optionally followed by `sum`/`prod`/`min`/`max`, is compiled
 //! into a list of lane operations and evaluated block by block: each block of input elements
 //! is loaded into a small buffer, every operation is applied to the buffer in place, and the
 //! buffer is written out or folded into the reduction. Intermediate results never exist as
-//! whole arrays. Steps outside such runs (slices, matmul, int64 arithmetic) use the ordinary
-//! kernels.
+//! whole arrays. Steps outside such runs (slices, matmul, integer arithmetic) use the
+//! ordinary kernels.
 //!
 //! A FUSE node that starts with a creation step (`FUSE[rand, sum]`, the map side of
 //! `mean(rand(...), axis=0)`) streams it: the values are generated block by block into the
@@ -17,14 +18,16 @@
 
 use super::elementwise::{fmax, fmin};
 use super::generate::Stream;
-use super::lanes::{fold_lanes, fold_run, run_lane, Lane};
+use super::lanes::{fold_lanes, fold_run, run_lane, source, Lane, Source};
 use super::{kerr, KResult};
 use crate::array::{numel, ArrayData, DType};
-use crate::ops::infer::{binary_dtype, broadcast, reduced_shape, reduction_dtype, unary_dtype};
+use crate::ops::infer::{
+    binary_dtype, broadcast, reduced_shape, reduction_dtype, scalar_binary_dtype,
+    scalar_compute_dtype, unary_dtype,
+};
 use crate::ops::{FuseStep, Op, OpArgs};
 use ndarray::{ArrayD, IxDyn};
 use smallvec::SmallVec;
-use std::borrow::Cow;
 
 /// Elements per block: the buffers stay in L1.
 const BLOCK: usize = 2048;
@@ -38,7 +41,7 @@ struct Plan {
 }
 
 fn lane_dtype_ok(d: DType) -> bool {
-    matches!(d, DType::F64 | DType::Bool)
+    matches!(d, DType::F64 | DType::F32 | DType::Bool)
 }
 
 /// Plans the longest segment from `start` over inputs of dtypes `ins`. `generated`: the
@@ -61,18 +64,27 @@ fn plan_segment(
         let (op, args) = (steps[j].op, &table[steps[j].args.index()]);
         let (lane, out) = match args {
             OpArgs::Cast { dtype: DType::F64 } => (Lane::Nop, DType::F64),
+            OpArgs::Cast { dtype: DType::F32 } => (Lane::RoundF32, DType::F32),
             OpArgs::Cast { dtype: DType::Bool } => (Lane::ToBool, DType::Bool),
             OpArgs::Cast { .. } => break,
             OpArgs::Scalar { value, scalar_left } => {
+                let (Ok(out), Ok(compute)) = (
+                    scalar_binary_dtype(op, cur, *value),
+                    scalar_compute_dtype(op, cur, *value),
+                ) else {
+                    break;
+                };
+                // A weak Python number meets a float32 array as a float32 (NEP 50).
+                let value = match compute {
+                    DType::F32 => value.as_f64() as f32 as f64,
+                    _ => value.as_f64(),
+                };
                 let lane = Lane::Scalar {
                     op,
-                    value: value.as_f64(),
+                    value,
                     left: *scalar_left,
                 };
-                match binary_dtype(op, cur, value.dtype()) {
-                    Ok(d) => (lane, d),
-                    Err(_) => break,
-                }
+                (lane, out)
             }
             OpArgs::None if op.family() == crate::ops::Family::Binary => {
                 if j != start || ins.len() != 2 {
@@ -103,6 +115,9 @@ fn plan_segment(
             // bool + bool is logical or: 1 + 1 must read back as 1.
             lanes.push(Lane::ToBool);
         }
+        if out == DType::F32 && !matches!(lane, Lane::RoundF32 | Lane::Nop) {
+            lanes.push(Lane::RoundF32);
+        }
         cur = out;
         j += 1;
     }
@@ -123,50 +138,6 @@ fn plan_segment(
         reduce,
         end: j,
         out_dtype: cur,
-    })
-}
-
-/// An input as a contiguous f64 or bool slice of the segment's full shape, or the values
-/// of the creation step that heads the FUSE node, generated block by block.
-enum Source<'a> {
-    F64(Cow<'a, [f64]>),
-    Bool(Cow<'a, [bool]>),
-    Stream(Stream),
-}
-
-impl Source<'_> {
-    /// The next block: loads are made in order, from offset 0 on.
-    fn load(&mut self, off: usize, dst: &mut [f64]) {
-        match self {
-            Source::Stream(s) => s.fill(dst),
-            Source::F64(s) => dst.copy_from_slice(&s[off..off + dst.len()]),
-            Source::Bool(s) => {
-                let n = dst.len();
-                for (d, b) in dst.iter_mut().zip(&s[off..off + n]) {
-                    *d = *b as u8 as f64;
-                }
-            }
-        }
-    }
-}
-
-fn contiguous<'a, T: Clone>(a: &'a ArrayD<T>, shape: &[usize]) -> KResult<Cow<'a, [T]>> {
-    if a.shape() == shape {
-        if let Some(s) = a.as_slice() {
-            return Ok(Cow::Borrowed(s));
-        }
-    }
-    let view = a
-        .broadcast(IxDyn(shape))
-        .ok_or_else(|| super::KernelError("operands cannot be broadcast".into()))?;
-    Ok(Cow::Owned(view.iter().cloned().collect()))
-}
-
-fn source<'a>(a: &'a ArrayData, shape: &[usize]) -> KResult<Source<'a>> {
-    Ok(match a {
-        ArrayData::F64(x) => Source::F64(contiguous(x, shape)?),
-        ArrayData::Bool(x) => Source::Bool(contiguous(x, shape)?),
-        ArrayData::I64(_) => return kerr("int64 input in a float lane segment"),
     })
 }
 
@@ -199,6 +170,7 @@ fn eval_sources(
     let mut others: Vec<Vec<f64>> = beside.iter().map(|_| vec![0.0f64; BLOCK]).collect();
 
     let (out_shape, mut acc): (SmallVec<[usize; 4]>, Vec<f64>) = match &plan.reduce {
+        None if plan.out_dtype == DType::F32 => (shape.clone(), Vec::new()),
         None => (shape.clone(), Vec::with_capacity(n)),
         Some((op, axes, keepdims)) => {
             let init = match op {
@@ -226,6 +198,11 @@ fn eval_sources(
         }
         _ => SmallVec::new(),
     };
+    // A float32 result without a reduction is written as float32 directly.
+    let mut out32: Vec<f32> = match (&plan.reduce, plan.out_dtype) {
+        (None, DType::F32) => Vec::with_capacity(n),
+        _ => Vec::new(),
+    };
     let mut idx: SmallVec<[usize; 4]> = SmallVec::from_elem(0, shape.len());
     let mut oflat = 0usize;
 
@@ -242,6 +219,7 @@ fn eval_sources(
             run_lane(*lane, b, &views);
         }
         match &plan.reduce {
+            None if plan.out_dtype == DType::F32 => out32.extend(b.iter().map(|x| *x as f32)),
             None => acc.extend_from_slice(b),
             Some((op, axes, _)) if axes.len() == shape.len() => {
                 let v = match op {
@@ -298,6 +276,15 @@ fn eval_sources(
     let wrap = |e: ndarray::ShapeError| super::KernelError(format!("fused output shape: {e}"));
     Ok(match plan.out_dtype {
         DType::F64 => ArrayData::F64(ArrayD::from_shape_vec(dim, acc).map_err(wrap)?),
+        DType::F32 if plan.reduce.is_none() => {
+            ArrayData::F32(ArrayD::from_shape_vec(dim, out32).map_err(wrap)?)
+        }
+        DType::F32 => ArrayData::F32(
+            ArrayD::from_shape_vec(dim, acc.iter().map(|x| *x as f32).collect()).map_err(wrap)?,
+        ),
+        DType::I32 => ArrayData::I32(
+            ArrayD::from_shape_vec(dim, acc.iter().map(|x| *x as i32).collect()).map_err(wrap)?,
+        ),
         DType::Bool => ArrayData::Bool(
             // Bool lanes hold 0 or 1; an empty reduction leaves its identity, -inf for `max`
             // (any: false) and +inf for `min` (all: true), so compare with 1/2, not with 0.
@@ -307,6 +294,18 @@ fn eval_sources(
             ArrayD::from_shape_vec(dim, acc.iter().map(|x| *x as i64).collect()).map_err(wrap)?,
         ),
     })
+}
+
+/// `sum`/`prod`/`min`/`max` of a float32 chunk, streamed block by block through the lane
+/// buffer (accumulating in float64) instead of over a float64 copy of the chunk.
+pub fn reduce_float32(op: Op, axes: &[usize], keepdims: bool, x: &ArrayData) -> KResult<ArrayData> {
+    let plan = Plan {
+        lanes: Vec::new(),
+        reduce: Some((op, axes.iter().copied().collect(), keepdims)),
+        end: 0,
+        out_dtype: reduction_dtype(op, x.dtype()),
+    };
+    eval_segment(&plan, &[x])
 }
 
 /// Runs the steps of a FUSE node on the head's inputs.
@@ -369,42 +368,5 @@ fn streamed_head(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::ids::ArgsIdx;
-
-    /// `where` heads a lane segment: FUSE[where, multiply by 2, sum] in one pass, NaN kept.
-    #[test]
-    fn where_heads_a_lane_segment() {
-        let table = vec![
-            OpArgs::None,
-            OpArgs::Scalar {
-                value: crate::array::Scalar::F64(2.0),
-                scalar_left: false,
-            },
-            OpArgs::Reduce {
-                axes: [0].into_iter().collect(),
-                keepdims: false,
-            },
-        ];
-        let step = |op, i| FuseStep {
-            op,
-            args: ArgsIdx(i),
-        };
-        let steps = [step(Op::Where, 0), step(Op::Mul, 1), step(Op::Sum, 2)];
-        let dtypes = [DType::Bool, DType::F64, DType::F64];
-        let plan = plan_segment(&steps, 0, &table, &dtypes, false).expect("a lane plan");
-        assert_eq!((plan.lanes.len(), plan.end), (2, 3));
-        let c =
-            ArrayData::Bool(ArrayD::from_shape_vec(IxDyn(&[3]), vec![true, false, true]).unwrap());
-        let x =
-            ArrayData::F64(ArrayD::from_shape_vec(IxDyn(&[3]), vec![1.0, f64::NAN, 4.0]).unwrap());
-        let y = ArrayData::F64(ArrayD::from_elem(IxDyn(&[]), -1.0));
-        let got = run_fused(&steps, &table, &[&c, &x, &y]).unwrap();
-        assert_eq!(got.get_flat(0), Some(crate::array::Scalar::F64(8.0)));
-        let x =
-            ArrayData::F64(ArrayD::from_shape_vec(IxDyn(&[3]), vec![1.0, 0.0, f64::NAN]).unwrap());
-        let got = run_fused(&steps, &table, &[&c, &x, &y]).unwrap();
-        assert!(got.get_flat(0).unwrap().as_f64().is_nan());
-    }
-}
+#[path = "fused_tests.rs"]
+mod tests;

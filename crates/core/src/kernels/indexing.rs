@@ -138,6 +138,8 @@ pub fn assemble(inputs: &[&ArrayData], grid: &[usize]) -> KResult<ArrayData> {
         Some(ArrayData::F64(_)) => gather!(F64),
         Some(ArrayData::I64(_)) => gather!(I64),
         Some(ArrayData::Bool(_)) => gather!(Bool),
+        Some(ArrayData::F32(_)) => gather!(F32),
+        Some(ArrayData::I32(_)) => gather!(I32),
         None => return kerr("assembly of no blocks"),
     })
 }

@@ -1,11 +1,72 @@
-//! Lane operations of the fused kernel: one op applied to a block of float64 values in place.
+//! Lane operations of the fused kernel: the sources that fill a block of float64 values
+//! (float64, float32 and bool inputs, or a generated stream), and one op applied to the
+//! block in place (float32 values ride as float64, rounded back after each op).
 //!
 //! Kept apart from the block evaluator (`fused`) so each stays readable: this file is the
 //! per-op arithmetic, expanded once per op by [`with_binary!`] so every loop is monomorphic
 //! and vectorizes; `fused` decides which lanes run and how blocks flow.
 
 use super::elementwise::{fmax, fmin};
+use super::generate::Stream;
+use super::{kerr, KResult};
+use crate::array::ArrayData;
 use crate::ops::Op;
+use ndarray::{ArrayD, IxDyn};
+use std::borrow::Cow;
+
+/// An input as a contiguous f64 or bool slice of the segment's full shape, or the values
+/// of the creation step that heads the FUSE node, generated block by block.
+pub(super) enum Source<'a> {
+    F64(Cow<'a, [f64]>),
+    F32(Cow<'a, [f32]>),
+    Bool(Cow<'a, [bool]>),
+    Stream(Stream),
+}
+
+impl Source<'_> {
+    /// The next block: loads are made in order, from offset 0 on.
+    pub(super) fn load(&mut self, off: usize, dst: &mut [f64]) {
+        match self {
+            Source::Stream(s) => s.fill(dst),
+            Source::F64(s) => dst.copy_from_slice(&s[off..off + dst.len()]),
+            Source::F32(s) => {
+                let n = dst.len();
+                for (d, x) in dst.iter_mut().zip(&s[off..off + n]) {
+                    *d = *x as f64;
+                }
+            }
+            Source::Bool(s) => {
+                let n = dst.len();
+                for (d, b) in dst.iter_mut().zip(&s[off..off + n]) {
+                    *d = *b as u8 as f64;
+                }
+            }
+        }
+    }
+}
+
+fn contiguous<'a, T: Clone>(a: &'a ArrayD<T>, shape: &[usize]) -> KResult<Cow<'a, [T]>> {
+    if a.shape() == shape {
+        if let Some(s) = a.as_slice() {
+            return Ok(Cow::Borrowed(s));
+        }
+    }
+    let view = a
+        .broadcast(IxDyn(shape))
+        .ok_or_else(|| super::KernelError("operands cannot be broadcast".into()))?;
+    Ok(Cow::Owned(view.iter().cloned().collect()))
+}
+
+pub(super) fn source<'a>(a: &'a ArrayData, shape: &[usize]) -> KResult<Source<'a>> {
+    Ok(match a {
+        ArrayData::F64(x) => Source::F64(contiguous(x, shape)?),
+        ArrayData::F32(x) => Source::F32(contiguous(x, shape)?),
+        ArrayData::Bool(x) => Source::Bool(contiguous(x, shape)?),
+        ArrayData::I64(_) | ArrayData::I32(_) => {
+            return kerr("integer input in a float lane segment")
+        }
+    })
+}
 
 #[derive(Clone, Copy, Debug)]
 pub(super) enum Lane {
@@ -20,6 +81,10 @@ pub(super) enum Lane {
     /// `where` on the segment's three inputs (head only): the buffer holds the condition.
     Select,
     ToBool,
+    /// Rounds to the nearest float32: runs after every float32 op, so a chain of them gives
+    /// NumPy's float32 results (an f64 sum, difference, product, quotient or square root of
+    /// two float32 values, rounded once to float32, is the correctly rounded float32 one).
+    RoundF32,
     Nop,
 }
 
@@ -123,6 +188,7 @@ pub(super) fn run_lane(lane: Lane, buf: &mut [f64], others: &[&[f64]]) {
             }
         }
         Lane::Nop => {}
+        Lane::RoundF32 => map1(buf, |x| x as f32 as f64),
         Lane::ToBool => map1(buf, |x| (x != 0.0) as u8 as f64),
         Lane::Unary(op) => match op {
             Op::Neg => map1(buf, |x| -x),

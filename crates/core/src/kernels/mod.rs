@@ -5,6 +5,15 @@
 //! bug in a kernel fails the task, never the process. A FUSE node runs its steps in order,
 //! and runs of elementwise steps with an optional trailing reduction go through the block
 //! evaluator in [`fused`]: one pass over the data, no intermediate arrays.
+//!
+//! float32 and int32 have loops of their own where they pay: elementwise ops, the fused
+//! evaluator (which also streams `sum`/`prod`/`min`/`max` of a float32 chunk), matmul, data
+//! movement and file I/O. The other kernels (int32 reductions, scans, statistics, sorting
+//! and the shuffle ops) compute in the 8-byte dtype of the same kind
+//! ([`ArrayData::widen`]: exact for these two types) and [`compute_chunk`] casts their result
+//! back to the chunk's declared dtype, so `max` of an int32 chunk is int32 and `sum` of a
+//! float32 chunk, accumulated in float64, is float32 (more accurate than NumPy's float32
+//! pairwise sum, never less).
 
 mod argreduce;
 mod batched;
@@ -17,15 +26,16 @@ mod lanes;
 mod linalg;
 pub mod moments;
 mod reduction;
+mod regrid;
 pub mod select;
 pub mod shuffle;
 pub mod take;
 
-use crate::array::ArrayData;
+use crate::array::{ArrayData, DType};
 use crate::error::{AresError, Result};
 use crate::graph::ChunkGraph;
 use crate::ids::ChunkIdx;
-use crate::ops::{Family, Op, OpArgs};
+use crate::ops::{Family, MapKind, Op, OpArgs, ReduceKind};
 
 /// A kernel failure before the chunk is known; [`compute_chunk`] adds the chunk.
 #[derive(Debug)]
@@ -44,13 +54,62 @@ pub fn compute_chunk(
     inputs: &[&ArrayData],
 ) -> Result<ArrayData> {
     let node = graph.node(idx);
-    apply(node.op, &graph.args[node.args.index()], &graph.args, inputs).map_err(|e| {
-        AresError::Kernel {
+    apply(node.op, &graph.args[node.args.index()], &graph.args, inputs)
+        .map(|out| narrow_to(out, node.dtype))
+        .map_err(|e| AresError::Kernel {
             op: node.op.name(),
             chunk: node.key.to_string(),
             detail: e.0,
-        }
-    })
+        })
+}
+
+/// A result a kernel computed in the wide dtype, cast back to the chunk's 4-byte dtype.
+fn narrow_to(out: ArrayData, declared: DType) -> ArrayData {
+    if out.dtype() != declared && out.dtype() == declared.wide() {
+        out.cast(declared)
+    } else {
+        out
+    }
+}
+
+/// Whether `op` on inputs of `dtypes` reads wide copies of them (the worker counts those as
+/// scratch): some input is float32/int32 and the kernel has no loop for it.
+pub fn widens(op: Op, args: &OpArgs, dtypes: &[DType]) -> bool {
+    dtypes.iter().any(|d| *d != d.wide())
+        && !streams_float32(op, args, dtypes)
+        && !has_narrow_loops(op, args)
+}
+
+/// `sum`/`prod`/`min`/`max` of one float32 chunk: streamed by [`fused::reduce_float32`].
+fn streams_float32(op: Op, args: &OpArgs, dtypes: &[DType]) -> bool {
+    matches!(args, OpArgs::Reduce { .. })
+        && dtypes == [DType::F32]
+        && matches!(op, Op::Sum | Op::Prod | Op::Min | Op::Max)
+}
+
+/// Whether `op` has float32/int32 loops of its own (else its inputs are widened first).
+pub fn has_narrow_loops(op: Op, args: &OpArgs) -> bool {
+    match op.family() {
+        Family::Creation
+        | Family::Unary
+        | Family::Binary
+        | Family::Ternary
+        | Family::Linalg
+        | Family::Fuse
+        | Family::Io
+        | Family::Fetch => true,
+        _ => matches!(
+            args,
+            OpArgs::Slice(_)
+                | OpArgs::Transpose(_)
+                | OpArgs::Reshape(_)
+                | OpArgs::Assemble { .. }
+                | OpArgs::ShuffleReduce {
+                    kind: ReduceKind::RechunkPlace { .. },
+                    ..
+                }
+        ),
+    }
 }
 
 /// Computes mapper `idx`: its pieces (one per reducer) and its chunk (their lengths).
@@ -71,13 +130,46 @@ pub fn map_pieces(
             ordinal,
             reducers,
             ..
-        } => shuffle::map(kind, *reducers, *ordinal, inputs).map_err(err),
+        } => match (kind, inputs) {
+            (MapKind::RechunkSplit { source, target }, [x]) => {
+                let pieces = regrid::split(&graph.args, *source, *target, *ordinal, *reducers, x)
+                    .map_err(err)?;
+                let n: Vec<i64> = pieces.iter().map(|a| a.len() as i64).collect();
+                let lengths = ndarray::ArrayD::from_shape_vec(vec![n.len()], n).expect("1-D");
+                Ok((ArrayData::I64(lengths), pieces))
+            }
+            _ => {
+                let wide: Vec<_> = inputs.iter().map(|a| a.widen()).collect();
+                let wide: Vec<&ArrayData> = wide.iter().map(|a| a.as_ref()).collect();
+                shuffle::map(kind, *reducers, *ordinal, &wide).map_err(err)
+            }
+        },
         other => Err(err(KernelError(format!("not a mapper: {other:?}")))),
     }
 }
 
 /// Applies one op; `table` resolves the argument indices of FUSE steps.
 pub fn apply(op: Op, args: &OpArgs, table: &[OpArgs], inputs: &[&ArrayData]) -> KResult<ArrayData> {
+    let dtypes: smallvec::SmallVec<[DType; 3]> = inputs.iter().map(|a| a.dtype()).collect();
+    if let (OpArgs::Reduce { axes, keepdims }, [x]) = (args, inputs) {
+        if streams_float32(op, args, &dtypes) {
+            return fused::reduce_float32(op, axes, *keepdims, x);
+        }
+    }
+    if widens(op, args, &dtypes) {
+        let wide: Vec<_> = inputs.iter().map(|a| a.widen()).collect();
+        let wide: Vec<&ArrayData> = wide.iter().map(|a| a.as_ref()).collect();
+        return apply_native(op, args, table, &wide);
+    }
+    apply_native(op, args, table, inputs)
+}
+
+fn apply_native(
+    op: Op,
+    args: &OpArgs,
+    table: &[OpArgs],
+    inputs: &[&ArrayData],
+) -> KResult<ArrayData> {
     match (op.family(), args) {
         (Family::Creation, OpArgs::Fill { fill, shape }) => creation::fill(fill, shape),
         (Family::Unary, _) => elementwise::unary(op, args, one(inputs)?),
@@ -175,6 +267,13 @@ pub fn apply(op: Op, args: &OpArgs, table: &[OpArgs], inputs: &[&ArrayData]) -> 
             select::strided_sample(one(inputs)?, *count)
         }
         (_, OpArgs::SortSplitters { parts }) => shuffle::splitters(inputs, *parts),
+        (
+            _,
+            OpArgs::ShuffleReduce {
+                kind: ReduceKind::RechunkPlace { source, target },
+                index,
+            },
+        ) => regrid::place(table, *source, *target, *index, inputs),
         (_, OpArgs::ShuffleReduce { kind, .. }) => shuffle::reduce(kind, inputs),
         (_, OpArgs::UniquePick { counts, dtype }) => select::pick(one(inputs)?, *counts, *dtype),
         (_, OpArgs::MaskSelect) if op == Op::MaskSelect => match inputs {
@@ -190,6 +289,15 @@ pub fn apply(op: Op, args: &OpArgs, table: &[OpArgs], inputs: &[&ArrayData]) -> 
         }
         _ => kerr(format!("no kernel for {op} with arguments {args:?}")),
     }
+}
+
+/// A float32 or int32 input reached a kernel that computes in the wide dtype: [`apply`]
+/// widens the inputs of such kernels, so this is a bug, reported as an error.
+pub(crate) fn not_widened<T>(d: crate::array::DType) -> KResult<T> {
+    kerr(format!(
+        "internal: a {d} input reached a kernel that computes in {}",
+        d.wide()
+    ))
 }
 
 fn one<'a>(inputs: &[&'a ArrayData]) -> KResult<&'a ArrayData> {

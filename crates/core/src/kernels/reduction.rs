@@ -105,6 +105,7 @@ pub fn reduce(op: Op, a: &ArrayData, axes: &[usize], keepdims: bool) -> KResult<
             ArrayData::I64(reduce_i64(op, &x.mapv(|v| v as i64), axes, keepdims)?)
         }
         ArrayData::Bool(x) => ArrayData::Bool(reduce_bool(op, x, axes, keepdims)?),
+        other => return super::not_widened(other.dtype()),
     })
 }
 
@@ -233,7 +234,7 @@ fn fold_contiguous(op: Op, inputs: &[&ArrayData]) -> Option<ArrayData> {
             };
             array(shape, v).map(ArrayData::I64)
         }
-        ArrayData::Bool(_) => None,
+        _ => None,
     }
 }
 

@@ -52,12 +52,12 @@ fn vec1<T>(v: Vec<T>) -> ArrayD<T> {
 
 /// The value of key `k` (the inverse of [`SKey::skey`], NaN canonical).
 fn unkey(dtype: DType, k: u64) -> ArrayElem {
-    match dtype {
+    match dtype.wide() {
         DType::I64 => ArrayElem::I(k as i64 ^ i64::MIN),
         DType::Bool => ArrayElem::B(k != 0),
         DType::F64 if k == u64::MAX => ArrayElem::F(f64::NAN),
         DType::F64 if k >> 63 == 1 => ArrayElem::F(f64::from_bits(k & !(1 << 63))),
-        DType::F64 => ArrayElem::F(f64::from_bits(!k)),
+        _ => ArrayElem::F(f64::from_bits(!k)),
     }
 }
 
@@ -142,6 +142,7 @@ pub fn unique_partition(
         Some(ArrayData::F64(s)) => s.iter().map(|x| x.skey()).collect(),
         Some(ArrayData::I64(s)) => s.iter().map(|x| x.skey()).collect(),
         Some(ArrayData::Bool(s)) => s.iter().map(|x| x.skey()).collect(),
+        Some(other) => return super::not_widened(other.dtype()),
     };
     if m == 0 {
         return kerr("unique: a shuffle without reducers");
@@ -151,6 +152,7 @@ pub fn unique_partition(
             ArrayData::F64(a) => distinct(a.iter().map(|x| (x.skey(), 1)).collect(), false),
             ArrayData::I64(a) => distinct(a.iter().map(|x| (x.skey(), 1)).collect(), false),
             ArrayData::Bool(a) => distinct(a.iter().map(|x| (x.skey(), 1)).collect(), false),
+            other => return super::not_widened(other.dtype()),
         };
         let mut parts: Vec<Vec<i64>> = vec![Vec::new(); m];
         for (k, c) in pairs {
@@ -178,6 +180,7 @@ pub fn unique_partition(
             .into_iter()
             .map(|p| ArrayData::Bool(vec1(p)))
             .collect(),
+        other => return super::not_widened(other.dtype()),
     })
 }
 
@@ -209,6 +212,7 @@ pub fn strided_sample(data: &ArrayData, count: u32) -> KResult<ArrayData> {
         ArrayData::F64(a) => ArrayData::F64(go(a, count)),
         ArrayData::I64(a) => ArrayData::I64(go(a, count)),
         ArrayData::Bool(a) => ArrayData::Bool(go(a, count)),
+        other => return super::not_widened(other.dtype()),
     })
 }
 
@@ -248,6 +252,7 @@ pub fn unique_merge(pieces: &[&ArrayData], counts: bool) -> KResult<ArrayData> {
         Some(ArrayData::F64(_)) => merge!(F64),
         Some(ArrayData::I64(_)) => merge!(I64),
         Some(ArrayData::Bool(_)) => merge!(Bool),
+        Some(other) => return super::not_widened(other.dtype()),
     })
 }
 
@@ -263,12 +268,12 @@ pub fn pick(pairs: &ArrayData, counts: bool, dtype: DType) -> KResult<ArrayData>
         )));
     }
     let keys = flat.chunks_exact(2).map(|q| unkey(dtype, q[0] as u64));
-    Ok(match dtype {
-        DType::F64 => ArrayData::F64(vec1(
+    Ok(match dtype.wide() {
+        DType::F64 | DType::F32 => ArrayData::F64(vec1(
             keys.map(|e| if let ArrayElem::F(x) = e { x } else { 0.0 })
                 .collect(),
         )),
-        DType::I64 => ArrayData::I64(vec1(
+        DType::I64 | DType::I32 => ArrayData::I64(vec1(
             keys.map(|e| if let ArrayElem::I(x) = e { x } else { 0 })
                 .collect(),
         )),
@@ -305,6 +310,7 @@ pub fn mask_select(x: &ArrayData, mask: &ArrayData) -> KResult<ArrayData> {
         ArrayData::F64(a) => ArrayData::F64(sel!(a)),
         ArrayData::I64(a) => ArrayData::I64(sel!(a)),
         ArrayData::Bool(a) => ArrayData::Bool(sel!(a)),
+        other => return super::not_widened(other.dtype()),
     })
 }
 

@@ -71,6 +71,8 @@ macro_rules! each_dtype {
             ArrayData::F64($v) => ArrayData::F64($body),
             ArrayData::I64($v) => ArrayData::I64($body),
             ArrayData::Bool($v) => ArrayData::Bool($body),
+            ArrayData::F32($v) => ArrayData::F32($body),
+            ArrayData::I32($v) => ArrayData::I32($body),
         }
     };
 }
@@ -231,6 +233,14 @@ pub fn reduce(kind: &ReduceKind, pieces: &[&ArrayData]) -> KResult<ArrayData> {
                 ArrayData::Bool(a) => Some(a),
                 _ => None,
             })?)),
+            ArrayData::F32(_) => ArrayData::F32(vec1(collect(pieces, |p| match p {
+                ArrayData::F32(a) => Some(a),
+                _ => None,
+            })?)),
+            ArrayData::I32(_) => ArrayData::I32(vec1(collect(pieces, |p| match p {
+                ArrayData::I32(a) => Some(a),
+                _ => None,
+            })?)),
         })
     };
     match kind {
@@ -253,6 +263,7 @@ pub fn reduce(kind: &ReduceKind, pieces: &[&ArrayData]) -> KResult<ArrayData> {
             ArrayData::F64(a) => ArrayData::F64(sorted(a)),
             ArrayData::I64(a) => ArrayData::I64(sorted(a)),
             ArrayData::Bool(a) => ArrayData::Bool(sorted(a)),
+            other => return super::not_widened(other.dtype()),
         }),
         ReduceKind::SortMerge { arg: true } => {
             let ArrayData::I64(all) = concat(pieces)? else {
@@ -275,6 +286,7 @@ pub fn reduce(kind: &ReduceKind, pieces: &[&ArrayData]) -> KResult<ArrayData> {
             width,
         } => super::take::place(pieces, *dtype, *start, *rows, *width),
         ReduceKind::UniqueMerge { counts } => super::select::unique_merge(pieces, *counts),
+        ReduceKind::RechunkPlace { .. } => kerr("rechunk reducers run kernels::regrid::place"),
         ReduceKind::Concat { arg: false } => concat(pieces),
         ReduceKind::Concat { arg: true } => {
             let ArrayData::I64(all) = concat(pieces)? else {
@@ -361,6 +373,7 @@ pub fn sort_lanes(data: &ArrayData, arg: bool) -> KResult<ArrayData> {
         (ArrayData::F64(a), true) => ArrayData::I64(go(a, true).1),
         (ArrayData::I64(a), true) => ArrayData::I64(go(a, true).1),
         (ArrayData::Bool(a), true) => ArrayData::I64(go(a, true).1),
+        (other, _) => return super::not_widened(other.dtype()),
     })
 }
 

@@ -60,6 +60,8 @@ fn bits(x: &ArrayData) -> Vec<i64> {
         ArrayData::F64(a) => a.iter().map(|v| v.to_bits() as i64).collect(),
         ArrayData::I64(a) => a.iter().copied().collect(),
         ArrayData::Bool(a) => a.iter().map(|v| *v as i64).collect(),
+        ArrayData::I32(a) => a.iter().map(|v| *v as i64).collect(),
+        ArrayData::F32(a) => a.iter().map(|v| (*v as f64).to_bits() as i64).collect(),
     }
 }
 
@@ -125,9 +127,11 @@ pub fn place(
     }
     let shape = IxDyn(&[rows, width]);
     let wrap = |e| super::KernelError(format!("take: {e}"));
-    Ok(match dtype {
-        DType::I64 => ArrayData::I64(ArrayD::from_shape_vec(shape, out).map_err(wrap)?),
-        DType::F64 => ArrayData::F64(
+    Ok(match dtype.wide() {
+        DType::I64 | DType::I32 => {
+            ArrayData::I64(ArrayD::from_shape_vec(shape, out).map_err(wrap)?)
+        }
+        DType::F64 | DType::F32 => ArrayData::F64(
             ArrayD::from_shape_vec(
                 shape,
                 out.iter().map(|b| f64::from_bits(*b as u64)).collect(),

@@ -93,7 +93,7 @@ pub enum OpArgs {
     Create {
         fill: Fill,
         shape: Shape,
-        chunk: ChunkSpec,
+        chunk: Box<ChunkSpec>,
     },
     /// Chunk-level creation: fill and the chunk's shape.
     Fill {
@@ -138,7 +138,7 @@ pub enum OpArgs {
         axes: SmallVec<[usize; 4]>,
         keepdims: bool,
     },
-    Slice(SmallVec<[DimIndex; 4]>),
+    Slice(Box<SmallVec<[DimIndex; 4]>>),
     Transpose(SmallVec<[usize; 4]>),
     Concat {
         axis: usize,
@@ -169,25 +169,25 @@ pub enum OpArgs {
     },
     /// Tileable `from_npy`/`from_zarr`: the file and how to chunk it.
     Source {
-        data: crate::io::DataRef,
+        data: Box<crate::io::DataRef>,
         chunk: ChunkSpec,
     },
     /// Chunk level: region `offset..offset+shape` of the file.
     Read {
-        data: crate::io::DataRef,
+        data: Box<crate::io::DataRef>,
         offset: Shape,
         shape: Shape,
     },
     /// Tileable `to_npy`/`to_zarr`: the file written (shape and dtype of the input). For Zarr,
     /// `chunk` is the store's chunk shape (empty: the input's own chunks).
     Sink {
-        data: crate::io::DataRef,
+        data: Box<crate::io::DataRef>,
         chunk: Shape,
     },
     /// Chunk level: write the input chunk at `offset`; `index` is its position in the chunk
     /// grid (the store chunk, for Zarr).
     Write {
-        data: crate::io::DataRef,
+        data: Box<crate::io::DataRef>,
         offset: Shape,
         index: Shape,
     },
@@ -195,7 +195,7 @@ pub enum OpArgs {
     /// to `data.path` (see [`crate::io::commit_sink`]); passes its input (the byte count)
     /// through.
     Commit {
-        data: crate::io::DataRef,
+        data: Box<crate::io::DataRef>,
         partial: String,
     },
     /// Tileable `shuffle_bench` (dask#3872's graph): `in_parts` mappers draw `rows` int64
@@ -296,6 +296,14 @@ pub enum MapKind {
     /// holding its position (chunks of `out_chunk` rows) as int64s (position, the row's
     /// values as bits).
     TakeServe { out_chunk: u64 },
+    /// Input (source chunk `ordinal` in C order): piece `r` is the part of it inside chunk
+    /// `r` of the target grid (empty where they do not overlap). Both grids are
+    /// `OpArgs::Rechunk(ChunkSpec::Explicit(..))` entries of the graph's argument table, so
+    /// each mapper's arguments stay a few bytes however large the grids.
+    RechunkSplit {
+        source: crate::ids::ArgsIdx,
+        target: crate::ids::ArgsIdx,
+    },
 }
 
 /// What a reducer makes of its pieces (in mapper order).
@@ -318,5 +326,11 @@ pub enum ReduceKind {
         start: u64,
         rows: u64,
         width: u64,
+    },
+    /// Chunk `index` of the target grid, each piece (source chunk `j`'s part of it, in
+    /// source order) placed where it belongs; grids as in `MapKind::RechunkSplit`.
+    RechunkPlace {
+        source: crate::ids::ArgsIdx,
+        target: crate::ids::ArgsIdx,
     },
 }

@@ -8,7 +8,10 @@ use crate::error::{AresError, Result};
 use crate::ops::{DimIndex, Family, Op, OpArgs};
 
 pub use super::chunk_spec::check_chunk_spec;
-pub use super::dtypes::{binary_dtype, fill_dtype, reduction_dtype, unary_dtype};
+pub use super::dtypes::{
+    binary_dtype, fill_dtype, float_result, reduction_dtype, scalar_binary_dtype,
+    scalar_compute_dtype, unary_dtype,
+};
 use smallvec::smallvec;
 
 /// Largest number of elements a tensor may have (2^48): absurd shapes fail early instead of
@@ -143,7 +146,7 @@ pub fn infer(op: Op, args: &OpArgs, inputs: &[(&Shape, DType)]) -> Result<(Shape
             arity(op, inputs.len(), 1)?;
             (
                 inputs[0].0.clone(),
-                binary_dtype(op, inputs[0].1, value.dtype())?,
+                scalar_binary_dtype(op, inputs[0].1, *value)?,
             )
         }
         (Family::Reduction, OpArgs::Arg { axis, keepdims, .. })
@@ -182,7 +185,10 @@ pub fn infer(op: Op, args: &OpArgs, inputs: &[(&Shape, DType)]) -> Result<(Shape
         (Family::Reduction, OpArgs::Moments { axes, keepdims, .. }) if op == Op::Var => {
             arity(op, inputs.len(), 1)?;
             check_axes(name, axes, inputs[0].0.len())?;
-            (reduced_shape(inputs[0].0, axes, *keepdims), DType::F64)
+            (
+                reduced_shape(inputs[0].0, axes, *keepdims),
+                float_result(inputs[0].1),
+            )
         }
         (Family::Reduction, OpArgs::Reduce { axes, keepdims }) => {
             arity(op, inputs.len(), 1)?;

@@ -7,7 +7,6 @@
 //! A FUSE node takes the tail's key, shape and dtype and the head's inputs. The graph is
 //! rewritten in place: no second million-node arena.
 
-use crate::array::Shape;
 use crate::graph::ChunkGraph;
 use crate::ids::{ArgsIdx, ChunkIdx};
 use crate::ops::{FuseStep, Op, OpArgs};
@@ -56,18 +55,28 @@ pub fn fuse(mut graph: ChunkGraph) -> ChunkGraph {
             }
             cur = chain_next[cur] as usize;
         }
-        let args = graph.intern_args(OpArgs::Fuse(steps));
+        // A chain headed by a per-chunk argument (a seed, a range offset, a file region) is
+        // unique: interning it would only keep a second copy in the lookup table.
+        let unique = steps
+            .first()
+            .is_some_and(|s| per_chunk(&graph.args[s.args.index()]));
+        let args = if unique {
+            graph.push_args(OpArgs::Fuse(steps))
+        } else {
+            graph.intern_args(OpArgs::Fuse(steps))
+        };
         fuse_args.push((v as u32, args, cur));
     }
     let mut next_fuse = fuse_args.iter().peekable();
-    let tails: Vec<(crate::ids::ChunkKey, Shape, crate::array::DType)> = fuse_args
+    let tails: Vec<(
+        crate::ids::ChunkKey,
+        crate::ids::ShapeIdx,
+        crate::array::DType,
+    )> = fuse_args
         .iter()
         .map(|(_, _, tail)| {
-            (
-                graph.nodes[*tail].key,
-                graph.nodes[*tail].shape.clone(),
-                graph.nodes[*tail].dtype,
-            )
+            let t = &graph.nodes[*tail];
+            (t.key, t.shape, t.dtype)
         })
         .collect();
     let mut fused = 0;
@@ -77,7 +86,7 @@ pub fn fuse(mut graph: ChunkGraph) -> ChunkGraph {
         }
         match next_fuse.peek() {
             Some((head, args, tail)) if *head as usize == v => {
-                let (key, shape, dtype) = tails[fused].clone();
+                let (key, shape, dtype) = tails[fused];
                 let node = ChunkGraph::detached_node(key, Op::Fuse, *args, shape, dtype);
                 let alias = *tail;
                 next_fuse.next();
@@ -88,6 +97,19 @@ pub fn fuse(mut graph: ChunkGraph) -> ChunkGraph {
         }
     });
     graph
+}
+
+/// Arguments that differ from chunk to chunk of one operation (pushed, not interned).
+fn per_chunk(args: &OpArgs) -> bool {
+    use crate::ops::Fill;
+    matches!(
+        args,
+        OpArgs::Fill {
+            fill: Fill::Uniform { .. } | Fill::Normal { .. } | Fill::Range { .. },
+            ..
+        } | OpArgs::Read { .. }
+            | OpArgs::FetchChunk { .. }
+    )
 }
 
 #[cfg(test)]

@@ -181,12 +181,9 @@ impl Tensor {
         if self.shape() == shape {
             return Ok(self.clone());
         }
-        let one = match self.dtype() {
-            DType::Bool => Scalar::Bool(true),
-            DType::I64 => Scalar::I64(1),
-            DType::F64 => Scalar::F64(1.0),
-        };
-        self.elementwise(Op::Mul, &full(shape, one, super::auto_chunk(shape))?)
+        // Times a tensor of `True`: bool promotes to every dtype, so the dtype stays.
+        let ones = full(shape, Scalar::Bool(true), super::auto_chunk(shape))?;
+        self.elementwise(Op::Mul, &ones)
     }
 
     /// Splits into `sections` equal parts along `axis`, as `numpy.split` with an integer.

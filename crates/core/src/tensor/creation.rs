@@ -39,6 +39,7 @@ pub fn auto_chunk(shape: &[usize]) -> ChunkSpec {
 
 fn create(op: Op, fill: Fill, shape: &[usize], chunk: ChunkSpec) -> Result<Tensor> {
     let shape: Shape = shape.iter().copied().collect();
+    let chunk = Box::new(chunk);
     Tensor::new(op, OpArgs::Create { fill, shape, chunk }, vec![])
 }
 

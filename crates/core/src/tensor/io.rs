@@ -22,6 +22,7 @@ fn source(op: Op, format: Format, path: &str, chunk: Option<ChunkSpec>) -> Resul
     // of 0 there, which splits nothing: 1 is the same grid.
     let chunk = chunk
         .unwrap_or_else(|| ChunkSpec::PerDim(meta.chunk.iter().map(|c| (*c).max(1)).collect()));
+    let data = Box::new(data);
     Tensor::new(op, OpArgs::Source { data, chunk }, vec![])
 }
 
@@ -46,6 +47,7 @@ impl Tensor {
             shape: self.shape().into(),
             dtype: self.dtype(),
         };
+        let data = Box::new(data);
         Tensor::new(op, OpArgs::Sink { data, chunk }, vec![self.clone()])
     }
 

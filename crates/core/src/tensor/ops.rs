@@ -134,8 +134,9 @@ impl Tensor {
             .product())
     }
 
-    /// Arithmetic mean: `sum / n`, accumulated in float64 whatever the input dtype (as NumPy
-    /// does, so integer sums never wrap before the division).
+    /// Arithmetic mean: `sum / n`, accumulated in float64 whatever the input dtype (so
+    /// integer sums never wrap before the division); float32 data gives a float32 mean, as
+    /// NumPy's does.
     pub fn mean(&self, axes: Option<&[i64]>, keepdims: bool) -> Result<Tensor> {
         let n = self.reduced_count("mean", axes)?;
         self.as_float()?
@@ -143,7 +144,8 @@ impl Tensor {
             .binary_scalar(Op::Div, Scalar::F64(n as f64), false)
     }
 
-    /// Variance `sum((x - mean(x))^2) / max(n - ddof, 0)` in float64, computed in one pass
+    /// Variance `sum((x - mean(x))^2) / max(n - ddof, 0)` in float64 (float32 for float32
+    /// data, as NumPy), computed in one pass
     /// over the data with a numerically stable merge of per-chunk moments
     /// (`kernels::moments`).
     pub fn var(&self, axes: Option<&[i64]>, keepdims: bool, ddof: usize) -> Result<Tensor> {
@@ -161,9 +163,9 @@ impl Tensor {
         )
     }
 
-    /// The tensor itself if it is float64, else a float64 copy.
+    /// The tensor itself if it is a float, else a float64 copy.
     fn as_float(&self) -> Result<Tensor> {
-        if self.dtype() == DType::F64 {
+        if self.dtype().is_float() {
             Ok(self.clone())
         } else {
             self.astype(DType::F64)
@@ -218,7 +220,11 @@ impl Tensor {
                     .normalize(d, self.shape()[d])
             })
             .collect::<Result<SmallVec<[DimIndex; 4]>>>()?;
-        let sliced = Tensor::new(Op::Slice, OpArgs::Slice(dims.clone()), vec![self.clone()])?;
+        let sliced = Tensor::new(
+            Op::Slice,
+            OpArgs::Slice(dims.clone().into()),
+            vec![self.clone()],
+        )?;
         if real.len() == index.len() {
             return Ok(sliced);
         }

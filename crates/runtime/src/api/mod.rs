@@ -4,6 +4,7 @@
 mod native;
 mod session;
 mod stream;
+mod upload;
 mod web;
 
 pub use native::NativeClient;
@@ -34,6 +35,9 @@ pub enum ApiError {
     Task(String),
     #[error("unexpected answer: {0}")]
     Unexpected(String),
+    /// The supervisor refused or failed an upload (too large, not an `.npy`, a failed load).
+    #[error("upload: {0}")]
+    Upload(String),
     #[error("HTTP {status}: {error}: {detail}")]
     Http {
         status: u16,

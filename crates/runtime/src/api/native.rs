@@ -19,6 +19,9 @@ pub struct NativeClient {
     stream: TcpStream,
     next_request: u64,
     max_frame: usize,
+    /// Replies read while looking for another one (a frame may carry several, and an
+    /// upload keeps several pieces in flight).
+    backlog: std::collections::VecDeque<ClientReply>,
 }
 
 impl NativeClient {
@@ -67,6 +70,7 @@ impl NativeClient {
             stream,
             next_request: 1,
             max_frame: 1 << 31,
+            backlog: Default::default(),
         };
         codec::write_frame(
             &mut client.stream,
@@ -93,25 +97,48 @@ impl NativeClient {
         &mut self,
         build: impl FnOnce(u64) -> ClientRequest,
     ) -> ApiResult<ClientReply> {
+        let request = self.send(build)?;
+        self.receive(request)
+    }
+
+    /// Sends a request without waiting for its answer; its id.
+    pub(super) fn send(&mut self, build: impl FnOnce(u64) -> ClientRequest) -> ApiResult<u64> {
         let request = self.next_request;
         self.next_request += 1;
         codec::write_frame(&mut self.stream, &codec::encode_frame(&[build(request)])?)?;
+        Ok(request)
+    }
+
+    /// The answer to `request`, keeping the other answers read on the way.
+    pub(super) fn receive(&mut self, request: u64) -> ApiResult<ClientReply> {
+        fn id(m: &ClientReply) -> Option<u64> {
+            match m {
+                ClientReply::Submitted { request, .. }
+                | ClientReply::Info { request, .. }
+                | ClientReply::ResultData { request, .. }
+                | ClientReply::ResultPart { request, .. }
+                | ClientReply::Upload { request, .. } => Some(*request),
+                _ => None,
+            }
+        }
+        if let Some(i) = self.backlog.iter().position(|m| id(m) == Some(request)) {
+            return Ok(self.backlog.remove(i).expect("found above"));
+        }
         loop {
             let frame = codec::read_frame(&mut self.stream, self.max_frame)?;
+            let mut found = None;
             for m in codec::decode_frame::<ClientReply>(&frame)? {
-                let id = match &m {
-                    ClientReply::Submitted { request, .. }
-                    | ClientReply::Info { request, .. }
-                    | ClientReply::ResultData { request, .. }
-                    | ClientReply::ResultPart { request, .. } => *request,
-                    ClientReply::Refused { reason } => {
+                match (&m, id(&m)) {
+                    (ClientReply::Refused { reason }, _) => {
                         return Err(ApiError::Refused(reason.clone()))
                     }
-                    _ => continue,
-                };
-                if id == request {
-                    return Ok(m);
+                    (_, Some(i)) if i == request && found.is_none() => found = Some(m),
+                    (_, Some(_)) => self.backlog.push_back(m),
+                    (_, None) => {}
                 }
+            }
+            if let Some(m) = found {
+                return Ok(m);
             }
         }
     }

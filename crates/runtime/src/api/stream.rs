@@ -141,23 +141,5 @@ fn concat_rows(mut bands: Vec<ArrayData>) -> ApiResult<ArrayData> {
     if bands.len() == 1 {
         return Ok(bands.remove(0));
     }
-    let bad = |e: ndarray::ShapeError| ApiError::Unexpected(format!("bands do not stack: {e}"));
-    macro_rules! cat {
-        ($variant:ident) => {{
-            let views = bands
-                .iter()
-                .map(|b| match b {
-                    ArrayData::$variant(a) => Ok(a.view()),
-                    _ => Err(ApiError::Unexpected("bands of different dtypes".into())),
-                })
-                .collect::<ApiResult<Vec<_>>>()?;
-            ArrayData::$variant(ndarray::concatenate(ndarray::Axis(0), &views).map_err(bad)?)
-        }};
-    }
-    Ok(match bands.first() {
-        Some(ArrayData::F64(_)) => cat!(F64),
-        Some(ArrayData::I64(_)) => cat!(I64),
-        Some(ArrayData::Bool(_)) => cat!(Bool),
-        None => return Err(ApiError::Unexpected("a result without bands".into())),
-    })
+    join_rows(&bands).map_err(|e| ApiError::Unexpected(format!("bands do not stack: {e}")))
 }

@@ -13,7 +13,7 @@ pub const DEFAULT_SESSION_FOR_RUN: &str = "default";
 
 pub struct WebTaskApi {
     base: String,
-    session: String,
+    pub(super) session: String,
     token: Option<String>,
     agent: ureq::Agent,
 }
@@ -47,7 +47,7 @@ impl WebTaskApi {
         }
     }
 
-    fn request(&self, method: &str, path: &str) -> ureq::Request {
+    pub(super) fn request(&self, method: &str, path: &str) -> ureq::Request {
         let req = self.agent.request(method, &format!("{}{path}", self.base));
         match &self.token {
             Some(t) => req.set("Authorization", &format!("Bearer {t}")),
@@ -55,7 +55,7 @@ impl WebTaskApi {
         }
     }
 
-    fn fail(&self, e: ureq::Error) -> ApiError {
+    pub(super) fn fail(&self, e: ureq::Error) -> ApiError {
         match e {
             ureq::Error::Status(status, resp) => {
                 let body: Value = resp.into_json().unwrap_or(Value::Null);

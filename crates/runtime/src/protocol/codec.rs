@@ -134,6 +134,12 @@ pub fn encode_chunks(chunks: &[(ChunkIdx, &ArrayData)]) -> Result<Vec<u8>, Codec
             ArrayData::I64(a) => body.extend_from_slice(bytemuck::cast_slice(
                 a.as_standard_layout().as_slice().expect("standard layout"),
             )),
+            ArrayData::F32(a) => body.extend_from_slice(bytemuck::cast_slice(
+                a.as_standard_layout().as_slice().expect("standard layout"),
+            )),
+            ArrayData::I32(a) => body.extend_from_slice(bytemuck::cast_slice(
+                a.as_standard_layout().as_slice().expect("standard layout"),
+            )),
             ArrayData::Bool(a) => body.extend(a.iter().map(|b| *b as u8)),
         }
         headers.push(ChunkHeader {
@@ -189,6 +195,14 @@ pub fn decode_chunks(bytes: &[u8]) -> Result<Vec<(ChunkIdx, ArrayData)>, CodecEr
             ),
             DType::I64 => ArrayData::I64(
                 ArrayD::from_shape_vec(IxDyn(&shape), bytemuck::pod_collect_to_vec::<u8, i64>(raw))
+                    .map_err(shaped)?,
+            ),
+            DType::F32 => ArrayData::F32(
+                ArrayD::from_shape_vec(IxDyn(&shape), bytemuck::pod_collect_to_vec::<u8, f32>(raw))
+                    .map_err(shaped)?,
+            ),
+            DType::I32 => ArrayData::I32(
+                ArrayD::from_shape_vec(IxDyn(&shape), bytemuck::pod_collect_to_vec::<u8, i32>(raw))
                     .map_err(shaped)?,
             ),
             DType::Bool => ArrayData::Bool(

@@ -23,8 +23,8 @@ use bytes::Bytes;
 use serde::{Deserialize, Serialize};
 
 /// Bumped whenever a message changes shape (5: `FetchPart` rows, the heartbeat's
-/// `transit_bytes`, data-plane answers in pieces).
-pub const PROTOCOL_VERSION: u32 = 5;
+/// `transit_bytes`, data-plane answers in pieces; 6: uploads, `UploadBegin`...).
+pub const PROTOCOL_VERSION: u32 = 6;
 
 /// One subtask to run: its index in the task's subtask graph and where its inputs are.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -217,6 +217,48 @@ pub enum ClientRequest {
         positions: Vec<u32>,
         rows: Option<(u64, u64)>,
     },
+    /// Starts an upload of an `.npy` stream of `bytes` bytes on this connection (one at a
+    /// time): its pieces follow, then `UploadEnd`. Tensor `name` of the session `default`
+    /// once loaded (none: unnamed, reachable through the answer's `fetch`), chunked by
+    /// `chunk` (none: whole rows of about 2^20 elements). See `supervisor::upload`.
+    UploadBegin {
+        request: u64,
+        name: Option<String>,
+        chunk: Option<crate::ops::ChunkSpec>,
+        bytes: u64,
+    },
+    /// The next `data.len()` bytes of the upload, at `offset` (the bytes sent before);
+    /// answered once written, in order.
+    UploadPiece {
+        request: u64,
+        offset: u64,
+        data: Bytes,
+    },
+    /// Every byte was sent: the workers load their chunks; answered with `Loaded`.
+    UploadEnd {
+        request: u64,
+    },
+}
+
+/// Where an upload stands, as the answers to its requests say.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum UploadAnswer {
+    /// `UploadBegin` accepted: send pieces of at most `piece_bytes` bytes, at most `window`
+    /// of them unanswered.
+    Ready { piece_bytes: u64, window: u32 },
+    /// A piece was written: `received` bytes so far.
+    Received { received: u64 },
+    /// The workers hold the tensor.
+    Loaded(UploadedTensor),
+}
+
+/// An uploaded tensor: the task holding it (cancelling that task frees it) and the arguments
+/// of an `Op::Fetch` reading it in later graphs.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct UploadedTensor {
+    pub task: TaskId,
+    pub name: Option<String>,
+    pub fetch: crate::ops::OpArgs,
 }
 
 /// One part of a streamed result (branch io): its layout, and the requested chunks in the
@@ -259,6 +301,11 @@ pub enum ClientReply {
     ResultPart {
         request: u64,
         part: Result<ResultPart, String>,
+    },
+    /// The answer to `UploadBegin`, `UploadPiece` and `UploadEnd`.
+    Upload {
+        request: u64,
+        answer: Result<UploadAnswer, String>,
     },
 }
 

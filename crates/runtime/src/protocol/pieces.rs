@@ -7,7 +7,9 @@
 //! under `worker.memory_limit`. Now the server packs pieces (a run of a chunk's raw
 //! little-endian bytes, cut at element boundaries) into frames of at most a part's bytes and
 //! sends each as soon as it is full; the receiver appends each piece to its chunk as it
-//! arrives. Either side holds one part beyond the chunks themselves.
+//! arrives. Either side holds one part beyond the chunks themselves. A chunk of at least half
+//! a part is not packed: its frames carry one piece each and are written from the chunk
+//! itself ([`piece_frame_head`]), so the server holds nothing beyond it.
 //!
 //! A frame is `u64 LE header length | codec(Vec<PieceHeader>) | raw bytes of each piece`.
 //! The receiver never sizes a buffer by a number the peer sent: a chunk's buffer grows with the
@@ -56,8 +58,19 @@ pub fn raw_bytes(data: &ArrayData) -> Cow<'_, [u8]> {
     match data {
         ArrayData::F64(a) => pod(a),
         ArrayData::I64(a) => pod(a),
+        ArrayData::F32(a) => pod(a),
+        ArrayData::I32(a) => pod(a),
         ArrayData::Bool(a) => Cow::Owned(a.iter().map(|b| *b as u8).collect()),
     }
+}
+
+/// Appends the little-endian elements of `raw` to `v`, first growing it to `room` elements.
+fn extend_le<T: bytemuck::Pod>(v: &mut Vec<T>, raw: &[u8], room: usize) {
+    v.reserve_exact(room.saturating_sub(v.len()));
+    v.extend(
+        raw.chunks_exact(std::mem::size_of::<T>())
+            .map(bytemuck::pod_read_unaligned::<T>),
+    );
 }
 
 /// Packs pieces into frames of at most `part` bytes of raw data and headers.
@@ -129,9 +142,43 @@ impl Packer {
     }
 }
 
+/// The head of a frame that carries one piece of a large chunk and nothing else:
+/// `u32 BE frame length | status | u64 LE header length | header`. The piece's raw bytes
+/// follow it on the wire as they lie in the chunk, so the serving side copies nothing into
+/// frames (what [`Packer`] does for small chunks, many to a frame). The receiver cannot tell
+/// the two apart.
+pub fn piece_frame_head(
+    status: u8,
+    chunk: ChunkIdx,
+    (dtype, shape): (DType, &[usize]),
+    offset: usize,
+    bytes: usize,
+) -> Result<Vec<u8>, CodecError> {
+    let head = codec::encode(&vec![PieceHeader {
+        chunk,
+        dtype,
+        shape: shape.iter().map(|d| *d as u64).collect(),
+        offset: offset as u64,
+        bytes: bytes as u64,
+    }])?;
+    let frame = 1 + 8 + head.len() + bytes;
+    let frame = u32::try_from(frame).map_err(|_| CodecError::TooLarge {
+        size: frame,
+        limit: u32::MAX as usize,
+    })?;
+    let mut out = Vec::with_capacity(4 + 1 + 8 + head.len());
+    out.extend_from_slice(&frame.to_be_bytes());
+    out.push(status);
+    out.extend_from_slice(&(head.len() as u64).to_le_bytes());
+    out.extend_from_slice(&head);
+    Ok(out)
+}
+
 enum Buf {
     F64(Vec<f64>),
     I64(Vec<i64>),
+    F32(Vec<f32>),
+    I32(Vec<i32>),
     Bool(Vec<bool>),
 }
 
@@ -208,6 +255,8 @@ impl Assembler {
             buf: match h.dtype {
                 DType::F64 => Buf::F64(Vec::new()),
                 DType::I64 => Buf::I64(Vec::new()),
+                DType::F32 => Buf::F32(Vec::new()),
+                DType::I32 => Buf::I32(Vec::new()),
                 DType::Bool => Buf::Bool(Vec::new()),
             },
         });
@@ -223,17 +272,18 @@ impl Assembler {
                 raw.len()
             )));
         }
-        // The first piece of a whole chunk allocates it exactly; later ones append.
+        // The buffer grows to the whole chunk at once when that is at most twice what
+        // arrived (a chunk in two pieces is never copied to grow), by what arrived otherwise.
+        let room = p.total.min(p.received + 2 * raw.len()) / h.dtype.itemsize().max(1);
         match &mut p.buf {
-            Buf::F64(v) => v.extend(
-                raw.chunks_exact(8)
-                    .map(|b| f64::from_le_bytes(b.try_into().expect("8 bytes"))),
-            ),
-            Buf::I64(v) => v.extend(
-                raw.chunks_exact(8)
-                    .map(|b| i64::from_le_bytes(b.try_into().expect("8 bytes"))),
-            ),
-            Buf::Bool(v) => v.extend(raw.iter().map(|b| *b != 0)),
+            Buf::F64(v) => extend_le(v, raw, room),
+            Buf::I64(v) => extend_le(v, raw, room),
+            Buf::F32(v) => extend_le(v, raw, room),
+            Buf::I32(v) => extend_le(v, raw, room),
+            Buf::Bool(v) => {
+                v.reserve_exact(room.saturating_sub(v.len()));
+                v.extend(raw.iter().map(|b| *b != 0));
+            }
         }
         p.received += raw.len();
         self.received += raw.len() as u64;
@@ -241,20 +291,17 @@ impl Assembler {
             let p = self.partial.remove(&c).expect("present above");
             let dim = IxDyn(&p.shape);
             let shaped = |e: ndarray::ShapeError| corrupt(format!("chunk {c}: {e}"));
-            let data = match p.buf {
-                Buf::F64(mut v) => {
-                    v.shrink_to_fit();
-                    ArrayData::F64(ArrayD::from_shape_vec(dim, v).map_err(shaped)?)
-                }
-                Buf::I64(mut v) => {
-                    v.shrink_to_fit();
-                    ArrayData::I64(ArrayD::from_shape_vec(dim, v).map_err(shaped)?)
-                }
-                Buf::Bool(mut v) => {
-                    v.shrink_to_fit();
-                    ArrayData::Bool(ArrayD::from_shape_vec(dim, v).map_err(shaped)?)
-                }
-            };
+            macro_rules! whole {
+                ($($v:ident),*) => {
+                    match p.buf {
+                        $(Buf::$v(mut v) => {
+                            v.shrink_to_fit();
+                            ArrayData::$v(ArrayD::from_shape_vec(dim, v).map_err(shaped)?)
+                        })*
+                    }
+                };
+            }
+            let data = whole!(F64, I64, F32, I32, Bool);
             self.finished.insert(c);
             self.done.push((c, data));
         }

@@ -88,3 +88,25 @@ fn pieces_that_do_not_continue_their_chunk_are_refused() {
     long.push(0);
     assert!(unpack(&[long]).is_err());
 }
+
+#[test]
+fn one_piece_frames_written_from_the_chunk_read_like_packed_ones() {
+    // A large chunk in three one-piece frames (head, then its bytes as they lie), a small one
+    // packed after them: the receiver assembles both bit for bit.
+    let (big, small) = (f64s(3000), f64s(8));
+    let raw = raw_bytes(&big);
+    let mut frames = Vec::new();
+    for off in (0..raw.len()).step_by(8000) {
+        let take = 8000.min(raw.len() - off);
+        let mut f =
+            piece_frame_head(MORE, ChunkIdx(1), (big.dtype(), big.shape()), off, take).unwrap();
+        let size = u32::from_be_bytes(f[..4].try_into().unwrap()) as usize;
+        f.extend_from_slice(&raw[off..off + take]);
+        assert_eq!(size, f.len() - 4, "the length prefix counts head and bytes");
+        frames.push(f.split_off(4));
+    }
+    frames.extend(pack(&[(ChunkIdx(2), small.clone())], 1 << 16));
+    assert_eq!(frames.len(), 4);
+    let got = unpack(&frames).unwrap();
+    assert_eq!(got, vec![(ChunkIdx(1), big), (ChunkIdx(2), small)]);
+}

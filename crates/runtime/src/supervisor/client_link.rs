@@ -4,7 +4,11 @@
 //! message must be the client's hello; requests then go to the task manager, each answered
 //! when ready, at most `limits.max_requests_in_flight_per_connection` at once (a waiting
 //! request holds memory in its task's processor). A bad frame closes that connection only,
-//! with one rate-limited log line.
+//! with one rate-limited log line. Uploads are the link's own ([`client_upload`]): the
+//! connection owns the upload's spool file.
+
+#[path = "client_upload.rs"]
+pub mod client_upload;
 
 use super::guard::{guard, Guarded};
 use super::messages::FromClient;
@@ -14,6 +18,7 @@ use crate::protocol::{codec, ClientReply, ClientRequest, PROTOCOL_VERSION};
 use crate::telemetry::peer_rejected;
 use actix::prelude::*;
 use bytes::BytesMut;
+use client_upload::{Incoming, UploadSettings};
 use std::net::SocketAddr;
 use tokio_util::codec::FramedRead;
 
@@ -33,6 +38,14 @@ pub struct ClientLink {
     peer: SocketAddr,
     _permit: tokio::sync::OwnedSemaphorePermit,
     manager: Recipient<FromClient>,
+    uploads: UploadSettings,
+    upload: Option<Incoming>,
+    upload_count: u64,
+    /// The idle timer of the upload in progress.
+    idle_timer: Option<SpawnHandle>,
+    /// The tasks holding this connection's uploads, not cancelled yet: cancelled (freed)
+    /// when the connection closes.
+    uploaded: Vec<crate::ids::TaskId>,
 }
 
 impl ClientLink {
@@ -41,6 +54,7 @@ impl ClientLink {
         max_frame: usize,
         max_pending: usize,
         manager: Recipient<FromClient>,
+        uploads: UploadSettings,
     ) {
         let Admitted {
             stream,
@@ -60,6 +74,11 @@ impl ClientLink {
                 peer,
                 _permit: permit,
                 manager,
+                uploads,
+                upload: None,
+                upload_count: 0,
+                idle_timer: None,
+                uploaded: Vec::new(),
             }
         });
     }
@@ -101,7 +120,30 @@ impl ClientLink {
                 ),
                 ctx,
             ),
+            (
+                State::Welcomed,
+                ClientRequest::UploadBegin {
+                    request,
+                    name,
+                    chunk,
+                    bytes,
+                },
+            ) => self.upload_begin(request, name, chunk, bytes, ctx),
+            (
+                State::Welcomed,
+                ClientRequest::UploadPiece {
+                    request,
+                    offset,
+                    data,
+                },
+            ) => self.upload_piece(request, offset, data, ctx),
+            (State::Welcomed, ClientRequest::UploadEnd { request }) => {
+                self.upload_end(request, ctx)
+            }
             (State::Welcomed, request) => {
+                if let ClientRequest::Cancel { task, .. } = &request {
+                    self.uploaded.retain(|t| t != task);
+                }
                 self.pending += 1;
                 ctx.spawn(self.manager.send(FromClient(request)).into_actor(self).map(
                     |reply, act, ctx| match reply {
@@ -120,6 +162,15 @@ impl ClientLink {
 
 impl Actor for ClientLink {
     type Context = Context<Self>;
+
+    /// An upload lives as long as the connection that made it: a client that goes away
+    /// without freeing its uploads leaves nothing behind on the workers.
+    fn stopped(&mut self, _: &mut Context<Self>) {
+        for task in self.uploaded.drain(..) {
+            self.manager
+                .do_send(FromClient(ClientRequest::Cancel { request: 0, task }));
+        }
+    }
 }
 
 impl Guarded for ClientLink {

@@ -13,6 +13,7 @@ pub mod messages;
 pub mod scheduler;
 pub mod task_manager;
 pub mod task_processor;
+pub mod upload;
 
 use crate::config::Config;
 use crate::net::{accept_loop, Gate};
@@ -60,6 +61,15 @@ pub async fn start(config: &Config, creds: &Credentials) -> std::io::Result<Supe
     let manager = Supervisor::start(move |_| TaskManager::new(mc, secret, sh));
     let (s, m, max_frame) = (scheduler.clone(), manager.clone(), c.max_frame_bytes);
     let max_pending = config.limits.max_requests_in_flight_per_connection;
+    let uploads = client_link::client_upload::UploadSettings {
+        loader: upload::Loader::new(&manager),
+        max_bytes: config.limits.max_upload_bytes,
+        idle: Duration::from_millis(config.limits.upload_idle_timeout_ms),
+        piece_bytes: crate::protocol::pieces::part_bytes(
+            max_frame,
+            client_link::client_upload::MAX_PIECE,
+        ) as u64,
+    };
     let gate = Gate {
         what: "supervisor",
         keys: creds.keys(),
@@ -71,9 +81,13 @@ pub async fn start(config: &Config, creds: &Credentials) -> std::io::Result<Supe
         Role::Worker => {
             link::Link::spawn(admitted, max_frame, s.clone().into());
         }
-        _ => {
-            client_link::ClientLink::spawn(admitted, max_frame, max_pending, m.clone().recipient())
-        }
+        _ => client_link::ClientLink::spawn(
+            admitted,
+            max_frame,
+            max_pending,
+            m.clone().recipient(),
+            uploads.clone(),
+        ),
     });
     tracing::info!(%rpc_addr, "supervisor listening");
     let web_addr = match &config.web.listen {
@@ -82,6 +96,7 @@ pub async fn start(config: &Config, creds: &Credentials) -> std::io::Result<Supe
             listen,
             manager.clone(),
             scheduler.clone(),
+            config.limits.max_upload_bytes,
         )?),
         None => None,
     };

@@ -182,6 +182,12 @@ fn restarting_reply(m: &ClientRequest) -> ClientReply {
             request,
             part: Err(RESTARTING.into()),
         },
+        ClientRequest::UploadBegin { request, .. }
+        | ClientRequest::UploadPiece { request, .. }
+        | ClientRequest::UploadEnd { request } => ClientReply::Upload {
+            request,
+            answer: Err(RESTARTING.into()),
+        },
         ClientRequest::Hello { .. } => ClientReply::Refused {
             reason: RESTARTING.into(),
         },
@@ -331,6 +337,10 @@ impl Handler<FromClient> for TaskManager {
                 }
                 ClientRequest::Cancel { request, task } => {
                     let p = find(task);
+                    // As the web API's DELETE: a cancelled task's name (an upload's) goes too.
+                    for s in act.sessions.values_mut() {
+                        s.names.retain(|_, t| *t != task);
+                    }
                     Box::pin(async move {
                         info_reply(
                             request,
@@ -367,6 +377,15 @@ impl Handler<FromClient> for TaskManager {
                 ClientRequest::Hello { .. } => Box::pin(async {
                     ClientReply::Refused {
                         reason: "a second hello".into(),
+                    }
+                }),
+                // The client's link handles uploads (it owns their spool files).
+                ClientRequest::UploadBegin { request, .. }
+                | ClientRequest::UploadPiece { request, .. }
+                | ClientRequest::UploadEnd { request } => Box::pin(async move {
+                    ClientReply::Upload {
+                        request,
+                        answer: Err("uploads go through a client connection".into()),
                     }
                 }),
             }

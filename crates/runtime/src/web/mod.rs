@@ -32,6 +32,8 @@ pub struct WebState {
     /// Served over HTTPS: the token cookie is `Secure`.
     pub https: bool,
     pub started: std::time::Instant,
+    /// `limits.max_upload_bytes`: the largest tensor upload.
+    pub max_upload_bytes: u64,
 }
 
 /// An error answered as JSON `{error, detail}`.
@@ -77,6 +79,7 @@ pub fn start(
     listen: &str,
     manager: Addr<TaskManager>,
     scheduler: Addr<Scheduler>,
+    max_upload_bytes: u64,
 ) -> std::io::Result<SocketAddr> {
     let token = config
         .resolved_token()
@@ -93,6 +96,7 @@ pub fn start(
         token,
         https: config.tls_cert.is_some(),
         started: std::time::Instant::now(),
+        max_upload_bytes,
     });
     let limit = config.max_body_bytes;
     let server = HttpServer::new(move || {

@@ -35,6 +35,7 @@ pub const ROUTES: &[(&str, &str)] = &[
     ("delete", "/api/session/{sid}/task/{tid}"),
     ("get", "/api/session/{sid}/task/{tid}/result"),
     ("get", "/api/session/{sid}/task/{tid}/graph"),
+    ("get", "/api/session/{sid}/tensor"),
     ("put", "/api/session/{sid}/tensor/{name}"),
     ("get", "/api/session/{sid}/tensor/{name}"),
 ];
@@ -70,6 +71,10 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
             web::get().to(result),
         )
         .route("/api/session/{sid}/task/{tid}/graph", web::get().to(graph))
+        .route(
+            "/api/session/{sid}/tensor",
+            web::get().to(super::tensors::list_tensors),
+        )
         .route(
             "/api/session/{sid}/tensor/{name}",
             web::put().to(super::tensors::put_tensor),

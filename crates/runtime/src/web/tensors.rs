@@ -1,30 +1,27 @@
 //! Tensor uploads and downloads (branch io).
 //!
-//! `PUT /api/session/{sid}/tensor/{name}` takes an `.npy` body. The body is streamed to a
-//! spool file under the first data root (`.ares-uploads/`), never held in memory; a task
-//! `from_npy(spool)` named `name` then has the workers read their own chunks of it, and the
-//! spool file is removed once they have (the data lives on the workers from then on, as any
-//! named result). So the workers must see the supervisor's first data root (same machine or
-//! a shared volume). `GET /api/session/{sid}/tensor/{name}?format=npy` streams a named result
-//! back as `.npy`, band by band of chunks, each band read from the workers when the client
-//! is ready for it: the supervisor holds at most one band.
+//! `PUT /api/session/{sid}/tensor/{name}` takes an `.npy` body, streamed to a spool file and
+//! loaded into the workers as `supervisor::upload` describes (the native protocol's uploads
+//! do the same); the answer carries the `Op::Fetch` arguments a client's graph reads it with.
+//! `GET /api/session/{sid}/tensor` lists the session's named tensors.
+//! `GET /api/session/{sid}/tensor/{name}?format=npy` streams a named result back as `.npy`,
+//! band by band of chunks, each band read from the workers when the client is ready for it:
+//! the supervisor holds at most one band.
 
-use super::routes::find;
 use super::{ApiError, WebState};
-use crate::protocol::{codec, TaskStatus};
+use crate::ops::OpArgs;
+use crate::protocol::codec;
 use crate::result_stream::{join_rows, le_bytes, Layout, Part};
+use crate::supervisor::messages::GetFetchArgs;
 use crate::supervisor::messages::TaskHandle;
-use crate::supervisor::task_manager::{ListSessions, Names, SubmitError, SubmitTask};
-use crate::supervisor::task_processor::{FetchPart, WaitDone};
+use crate::supervisor::task_manager::{ListSessions, Names};
+use crate::supervisor::task_processor::FetchPart;
+use crate::supervisor::upload::{Loader, Spool, UploadError};
 use actix_web::{http::StatusCode, web, HttpResponse};
 use futures_util::StreamExt;
 use serde_json::json;
 use std::collections::HashMap;
 use std::io::Write;
-use std::time::Duration;
-
-/// Longest an upload's load into the workers may take.
-const LOAD_TIMEOUT: Duration = Duration::from_secs(600);
 
 fn mailbox(e: actix::MailboxError) -> ApiError {
     ApiError::internal(format!("supervisor actor unavailable: {e}"))
@@ -148,37 +145,57 @@ async fn band_bytes(
     Ok(bytes::Bytes::from(le_bytes(&band)))
 }
 
-/// `?chunk=64` (every dimension) or `?chunk=64,800` (one length per dimension).
+/// `?chunk=64` (every dimension), `?chunk=64,800` (one length per dimension) or
+/// `?chunk=2+3+5,4+4` (every chunk length of every dimension; `+` may arrive decoded as a
+/// space).
 fn parse_chunk(text: &str) -> Result<crate::ops::ChunkSpec, ApiError> {
+    let bad = || {
+        ApiError::bad_request(format!(
+            "chunk {text:?}: give positive integers, one or one per dimension, or every \
+             chunk's length per dimension joined by + (2+3+5,4+4)"
+        ))
+    };
     let dims = text
         .split(',')
-        .map(|d| d.trim().parse::<usize>().ok().filter(|n| *n > 0))
-        .collect::<Option<Vec<usize>>>()
-        .ok_or_else(|| {
-            ApiError::bad_request(format!(
-                "chunk {text:?}: give positive integers, one or one per dimension"
-            ))
-        })?;
-    Ok(match dims.as_slice() {
+        .map(|d| {
+            d.split(['+', ' '])
+                .map(|n| n.trim().parse::<usize>().ok().filter(|n| *n > 0))
+                .collect::<Option<Vec<usize>>>()
+        })
+        .collect::<Option<Vec<Vec<usize>>>>()
+        .ok_or_else(bad)?;
+    if dims.iter().any(|d| d.len() > 1) {
+        return Ok(crate::ops::ChunkSpec::Explicit(dims));
+    }
+    let lengths: Vec<usize> = dims.into_iter().flatten().collect();
+    Ok(match lengths.as_slice() {
         [one] => crate::ops::ChunkSpec::Uniform(*one),
-        _ => crate::ops::ChunkSpec::PerDim(dims.into_iter().collect()),
+        _ => crate::ops::ChunkSpec::PerDim(lengths.into_iter().collect()),
     })
 }
 
-/// Removes the spool file when the upload ends, however it ends.
-struct Spool(std::path::PathBuf);
-
-impl Drop for Spool {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.0);
+fn upload_error(e: UploadError) -> ApiError {
+    match e {
+        UploadError::TooLarge { .. } => ApiError::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "payload_too_large",
+            e.to_string(),
+        ),
+        UploadError::UnknownSession(_) => ApiError::not_found(e.to_string()),
+        UploadError::Spool(_) | UploadError::Mailbox(_) => ApiError::internal(e.to_string()),
+        UploadError::NoRoot
+        | UploadError::BadNpy { .. }
+        | UploadError::Refused(_)
+        | UploadError::Load { .. } => ApiError::bad_request(e.to_string()),
     }
 }
 
-/// `PUT /api/session/{sid}/tensor/{name}` with an `.npy` body.
+/// `PUT /api/session/{sid}/tensor/{name}` with an `.npy` body (see `supervisor::upload`).
 pub async fn put_tensor(
     state: web::Data<WebState>,
     path: web::Path<(String, String)>,
     q: web::Query<HashMap<String, String>>,
+    req: actix_web::HttpRequest,
     mut body: web::Payload,
 ) -> Result<HttpResponse, ApiError> {
     let (sid, name) = path.into_inner();
@@ -188,33 +205,27 @@ pub async fn put_tensor(
             "invalid tensor name {name:?}: use [A-Za-z_][A-Za-z0-9_]*, at most 64 characters"
         )));
     }
-    let sessions = state
-        .manager
-        .send(ListSessions(Some(sid.clone())))
-        .await
-        .map_err(mailbox)?;
-    if sessions.is_empty() {
-        return Err(ApiError::not_found(format!("unknown session {sid:?}")));
+    let limit = state.max_upload_bytes;
+    let declared = req
+        .headers()
+        .get(actix_web::http::header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
+    if let Some(bytes) = declared.filter(|b| *b > limit) {
+        return Err(upload_error(UploadError::TooLarge { bytes, limit }));
     }
-    let roots = crate::io::roots::global();
-    let root = roots.roots().first().ok_or_else(|| {
-        ApiError::bad_request("uploads need a data root: set data.roots in the config")
-    })?;
-    let dir = root.join(".ares-uploads");
-    std::fs::create_dir_all(&dir)
-        .map_err(|e| ApiError::internal(format!("{}: {e}", dir.display())))?;
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos());
-    let spool = Spool(dir.join(format!("{sid}-{name}-{nanos}.npy")));
-    let mut file = Some(
-        std::fs::File::create(&spool.0)
-            .map_err(|e| ApiError::internal(format!("{}: {e}", spool.0.display())))?,
-    );
+    require_session(&state, &sid).await?;
+    let (spool, file) = Spool::create(&format!("{sid}-{name}")).map_err(upload_error)?;
+    let mut file = Some(file);
     let mut received = 0u64;
     while let Some(piece) = body.next().await {
         let piece = piece.map_err(|e| ApiError::bad_request(format!("upload interrupted: {e}")))?;
         received += piece.len() as u64;
+        if received > limit {
+            return Err(upload_error(UploadError::TooLarge {
+                bytes: received,
+                limit,
+            }));
+        }
         let mut f = file
             .take()
             .ok_or_else(|| ApiError::internal("spool file lost"))?;
@@ -225,43 +236,53 @@ pub async fn put_tensor(
         file = Some(written);
     }
     drop(file);
-    let spool_path = spool.0.to_string_lossy().into_owned();
-    let t = web::block(move || crate::tensor::from_npy(&spool_path, chunk))
+    let loader = Loader::new(&state.manager);
+    let loaded = loader
+        .load(sid, Some(name.clone()), spool, chunk, received)
         .await
-        .map_err(|e| ApiError::internal(e.to_string()))?
-        .map_err(|e| {
-            ApiError::bad_request(format!(
-                "the body ({received} bytes) is not a usable .npy: {e}"
-            ))
-        })?;
-    let (shape, dtype) = (t.shape().to_vec(), t.dtype());
-    let submit = SubmitTask {
-        session: sid.clone(),
-        graph: crate::tensor::Tensor::graph(&[&t]),
-        config: None,
-        fuse_enabled: None,
-        name: Some(name.clone()),
-    };
-    let task = match state.manager.send(submit).await.map_err(mailbox)? {
-        Ok(task) => task,
-        Err(e @ SubmitError::UnknownSession(_)) => return Err(ApiError::not_found(e.to_string())),
-        Err(e @ SubmitError::Refused(_)) => return Err(ApiError::bad_request(e.to_string())),
-    };
-    let p = find(&state, &sid, task.0).await?;
-    let info = p.send(WaitDone(LOAD_TIMEOUT)).await.map_err(mailbox)?;
-    if info.status != TaskStatus::Succeeded {
-        return Err(ApiError::bad_request(format!(
-            "loading {name:?} into the workers: {:?}: {}",
-            info.status,
-            info.error.unwrap_or_default()
-        )));
-    }
-    drop(spool);
+        .map_err(upload_error)?;
     Ok(HttpResponse::Created().json(json!({
         "name": name,
-        "task_id": task.0,
-        "shape": shape,
-        "dtype": dtype,
+        "task_id": loaded.tensor.task.0,
+        "shape": loaded.shape,
+        "dtype": loaded.dtype,
         "bytes": received,
+        "fetch": loaded.tensor.fetch,
     })))
+}
+
+/// `GET /api/session/{sid}/tensor`: the session's named tensors whose data the workers hold
+/// (uploads and named results), with their task, shape and dtype.
+pub async fn list_tensors(
+    state: web::Data<WebState>,
+    sid: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    require_session(&state, &sid).await?;
+    let names = state
+        .manager
+        .send(Names(sid.into_inner()))
+        .await
+        .map_err(mailbox)?;
+    let mut tensors = Vec::new();
+    for (name, task, p) in names {
+        if let Some(OpArgs::FetchResult { shape, dtype, .. }) =
+            p.send(GetFetchArgs).await.map_err(mailbox)?
+        {
+            tensors.push(json!({"name": name, "task_id": task.0, "shape": shape, "dtype": dtype}));
+        }
+    }
+    Ok(HttpResponse::Ok().json(json!({ "tensors": tensors })))
+}
+
+/// 404 unless session `sid` exists.
+async fn require_session(state: &WebState, sid: &str) -> Result<(), ApiError> {
+    let sessions = state
+        .manager
+        .send(ListSessions(Some(sid.to_string())))
+        .await
+        .map_err(mailbox)?;
+    if sessions.is_empty() {
+        return Err(ApiError::not_found(format!("unknown session {sid:?}")));
+    }
+    Ok(())
 }

@@ -173,6 +173,10 @@ impl Worker {
                 let Some(f) = act.fetches.remove(&id) else {
                     return; // cancelled
                 };
+                if let Ok(data) = &result {
+                    let bytes = data.iter().map(|(_, d)| d.nbytes() as u64).sum();
+                    act.shared.storage.note_fetched(data.len() as u64, bytes);
+                }
                 let result = result
                     .map(|data| data.into_iter().map(|(c, d)| (c, Arc::new(d))).collect())
                     .map_err(|e| fetch_error(&f, &addr, e));

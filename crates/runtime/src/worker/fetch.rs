@@ -187,21 +187,22 @@ impl Inner {
             };
             return Err(FetchError::Refused(format!("{addr}: {e}")));
         }
-        let mut filled = 0;
+        // Reads land in the spare capacity (never zeroed first); the capacity a frame
+        // reached serves the next frames of the answer.
         buf.clear();
-        while filled < size {
-            if filled == buf.len() {
-                buf.resize(size.min(filled.max(READ_STEP) * 2), 0);
+        while buf.len() < size {
+            let filled = buf.len();
+            if filled == buf.capacity() {
+                buf.reserve_exact(size.min(filled.max(READ_STEP) * 2) - filled);
             }
-            let n = self.timed(addr, "read", s.read(&mut buf[filled..])).await?;
+            let mut rest = (&mut *s).take((size - filled) as u64);
+            let n = self.timed(addr, "read", rest.read_buf(buf)).await?;
             if n == 0 {
                 return Err(FetchError::Unreachable(format!(
                     "{addr}: answer cut after {filled} of {size} bytes"
                 )));
             }
-            filled += n;
         }
-        buf.truncate(size);
         Ok(())
     }
 }

@@ -14,8 +14,7 @@ pub fn chunk_bytes(chunks: &ChunkGraph, c: ChunkIdx) -> u64 {
     if crate::graph::shuffle::is_piece(c) {
         return 0;
     }
-    let n = chunks.node(c);
-    n.shape.iter().product::<usize>() as u64 * n.dtype.itemsize() as u64
+    chunks.shape(c).iter().product::<usize>() as u64 * chunks.node(c).dtype.itemsize() as u64
 }
 
 /// Kernel scratch of a node beyond its own output: for a FUSE node, the arrays its steps may
@@ -25,19 +24,42 @@ pub fn chunk_bytes(chunks: &ChunkGraph, c: ChunkIdx) -> u64 {
 /// source reads, which make their chunk, and joins (`assemble`, `concatenate`), which make
 /// all the node's inputs together. I/O needs more: a sink's write holds the elements as bytes
 /// and their encoding (two more), a source's read the stored bytes it decodes (one more).
-fn scratch(chunks: &ChunkGraph, c: ChunkIdx) -> u64 {
+/// A kernel without float32/int32 loops reads wide copies of such inputs (twice their bytes)
+/// and makes a wide result before the cast back (one more).
+pub(crate) fn scratch(chunks: &ChunkGraph, c: ChunkIdx) -> u64 {
     let input_bytes = || chunks.inputs(c).iter().map(|i| chunk_bytes(chunks, *i));
+    let narrow = chunks
+        .inputs(c)
+        .iter()
+        .filter(|i| !crate::graph::shuffle::is_piece(**i))
+        .any(|i| chunks.node(*i).dtype.itemsize() == 4)
+        || chunks.node(c).dtype.itemsize() == 4;
+    let node = chunks.node(c);
+    let input_dtypes = || -> Vec<crate::array::DType> {
+        let real = chunks
+            .inputs(c)
+            .iter()
+            .filter(|i| !crate::graph::shuffle::is_piece(**i));
+        real.map(|i| chunks.node(*i).dtype).collect()
+    };
     let elements =
         |shape: &[usize], itemsize: usize| shape.iter().product::<usize>() as u64 * itemsize as u64;
     let steps = match chunks.args_of(c) {
         crate::ops::OpArgs::Fuse(steps) => steps,
         crate::ops::OpArgs::Write { .. } => return 2 * input_bytes().max().unwrap_or(0),
         crate::ops::OpArgs::Read { .. } => return chunk_bytes(chunks, c),
+        args if crate::kernels::widens(node.op, args, &input_dtypes()) => {
+            return 2 * input_bytes().sum::<u64>() + 2 * chunk_bytes(chunks, c);
+        }
         _ => return 0,
     };
     let (mut base, mut extra) = (input_bytes().max().unwrap_or(0), 0u64);
     for s in steps.iter() {
-        match &chunks.args[s.args.index()] {
+        let args = &chunks.args[s.args.index()];
+        if narrow && !crate::kernels::has_narrow_loops(s.op, args) {
+            extra = extra.max(1);
+        }
+        match args {
             crate::ops::OpArgs::Fill { shape, .. } => base = base.max(elements(shape, 8)),
             crate::ops::OpArgs::Read { data, shape, .. } => {
                 base = base.max(elements(shape, data.dtype.itemsize()));
@@ -116,7 +138,7 @@ pub fn check_fits(graph: &crate::graph::SubtaskGraph, limits: &[u64]) -> Result<
                 .max_by_key(|m| chunk_bytes(&graph.chunks, *m))
                 .map(|m| {
                     let n = graph.chunks.node(m);
-                    let shape = crate::array::fmt_shape(&n.shape);
+                    let shape = crate::array::fmt_shape(graph.chunks.shape(m));
                     format!(", largest chunk {shape} of {}", n.op.name())
                 })
                 .unwrap_or_default();

@@ -53,6 +53,10 @@ pub struct MemoryStats {
     pub unspills: u64,
     /// Times the worker paused (stopped starting subtasks) above `worker.memory.pause`.
     pub pauses: u64,
+    /// Bytes and chunks of inputs fetched from peers, in all: what placement did not keep
+    /// where it was made.
+    pub fetched_bytes_total: u64,
+    pub fetched_chunks_total: u64,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

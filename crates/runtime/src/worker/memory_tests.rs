@@ -162,8 +162,11 @@ fn released_chunks_leave_memory_or_disk_and_no_limit_never_spills() {
 /// The first subtask's projection and the bytes of its member chunks.
 fn first_subtask(fuse: bool) -> (u64, u64) {
     let t = crate::tensor::rand(&[1000], 100, Some(1)).unwrap();
-    let s = t.sum(None, false).unwrap();
-    let graph = crate::tensor::Tensor::graph(&[&s]);
+    projection_of(&t.sum(None, false).unwrap(), fuse)
+}
+
+fn projection_of(s: &crate::tensor::Tensor, fuse: bool) -> (u64, u64) {
+    let graph = crate::tensor::Tensor::graph(&[s]);
     let config = crate::config::TaskConfig {
         fuse_enabled: fuse,
         ..Default::default()
@@ -187,6 +190,52 @@ fn projection_counts_inputs_members_and_scratch() {
     let (bytes, members) = first_subtask(true);
     assert!(members < 800, "only partial sums are members");
     assert_eq!(bytes, members + 1600);
+}
+
+/// `cumsum` has no float32 loop: it reads a float64 copy of its float32 chunk (800 bytes for
+/// 100 elements) and makes a float64 result before the cast back; both are kernel scratch.
+/// `max` streams the float32 chunk: no scratch.
+#[test]
+fn scratch_counts_the_wide_copies_of_float32_inputs() {
+    let x = crate::tensor::rand(&[1000], 100, Some(1)).unwrap();
+    let x = x.astype(crate::array::DType::F32).unwrap();
+    let scan = x.scan(crate::ops::Op::CumSum, Some(0)).unwrap();
+    let max = x.max(Some(&[0]), true).unwrap();
+    let graph = crate::tensor::Tensor::graph(&[&scan, &max]);
+    let config = crate::config::TaskConfig {
+        fuse_enabled: false,
+        ..Default::default()
+    };
+    let workers = crate::prepare::uniform_cluster(1, 1);
+    let p = crate::prepare::prepare(&graph, &config, &workers, TaskId(1)).unwrap();
+    let chunks = &p.subtasks.chunks;
+    let on_chunks = |op: crate::ops::Op| -> Vec<ChunkIdx> {
+        (0..chunks.nodes.len() as u32)
+            .map(ChunkIdx)
+            .filter(|c| chunks.node(*c).op == op)
+            .filter(|c| chunks.inputs(*c).iter().any(|i| chunks.shape(*i)[0] == 100))
+            .collect()
+    };
+    let (scans, maxes) = (
+        on_chunks(crate::ops::Op::CumSum),
+        on_chunks(crate::ops::Op::Max),
+    );
+    assert_eq!(
+        (scans.len(), maxes.len()),
+        (10, 10),
+        "one of each per float32 chunk"
+    );
+    let scratch = |c| super::super::footprint::scratch(chunks, c);
+    for c in scans {
+        assert_eq!(
+            scratch(c),
+            2 * 400 + 2 * 400,
+            "a float64 copy in, a float64 result out"
+        );
+    }
+    for c in maxes {
+        assert_eq!(scratch(c), 0, "streamed");
+    }
 }
 
 /// Fetched bytes count before the fetch: refused over the limit while something runs,

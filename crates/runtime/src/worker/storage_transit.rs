@@ -27,6 +27,11 @@ impl Storage {
         self.ledger().transit_grew(bytes);
     }
 
+    /// Chunks of `bytes` in all arrived from a peer (counted for the heartbeat).
+    pub fn note_fetched(&self, chunks: u64, bytes: u64) {
+        self.ledger().note_fetched(chunks, bytes);
+    }
+
     /// Transit bytes of a subtask that will not start are given back.
     pub fn release_transit(&self, bytes: u64) {
         if bytes > 0 {

@@ -80,16 +80,15 @@ fn rows_of(d: &ArrayData, rows: data::Rows) -> Result<(Cow<'_, [u8]>, Vec<usize>
 
 /// Answers one request: each chunk read (a spilled one from its file, one at a time) and
 /// sent in pieces, a frame as soon as a part is full; an error frame ends the answer when a
-/// chunk is not here. Returns false when the connection failed.
-async fn answer<S>(
-    framed: &mut S,
+/// chunk is not here. A chunk of at least half a part goes in frames of its own, written from
+/// the chunk itself ([`pieces::piece_frame_head`]): its bytes are copied only by the kernel.
+/// Returns false when the connection failed.
+async fn answer(
+    framed: &mut Framed<tokio::net::TcpStream, codec::Framing>,
     storage: &Storage,
     (task, chunks, rows): (TaskId, Vec<ChunkIdx>, data::Rows),
     part: usize,
-) -> bool
-where
-    S: futures_util::Sink<bytes::Bytes> + Unpin,
-{
+) -> bool {
     let mut packer = data::Packer::new(part);
     if rows.is_some() && chunks.len() != 1 {
         let msg = format!("rows of {} chunks asked for (one at a time)", chunks.len());
@@ -107,6 +106,20 @@ where
             Ok(r) => r,
             Err(msg) => return framed.send(data::error_answer(&msg).into()).await.is_ok(),
         };
+        if raw.len() >= part / 2 {
+            if !packer.is_empty() {
+                let Ok(f) = packer.frame(data::MORE) else {
+                    return false;
+                };
+                if framed.send(f.into()).await.is_err() {
+                    return false;
+                }
+            }
+            if !send_whole(framed.get_mut(), *c, (d.dtype(), &shape), &raw, part).await {
+                return false;
+            }
+            continue;
+        }
         let mut off = 0;
         loop {
             if packer.full() {
@@ -130,6 +143,35 @@ where
             .await
             .is_ok(),
     }
+}
+
+/// Sends a large chunk's raw bytes in frames of one piece each (status [`data::MORE`]),
+/// straight from where they lie. The framed writer is flushed here: everything before went
+/// out with `send`.
+async fn send_whole(
+    stream: &mut tokio::net::TcpStream,
+    chunk: ChunkIdx,
+    layout: (crate::array::DType, &[usize]),
+    raw: &[u8],
+    part: usize,
+) -> bool {
+    use tokio::io::AsyncWriteExt;
+    let item = layout.0.itemsize().max(1);
+    let step = (part - pieces::HEADER_BYTES) / item * item;
+    let mut off = 0;
+    while off < raw.len() {
+        let take = step.min(raw.len() - off);
+        let Ok(head) = pieces::piece_frame_head(data::MORE, chunk, layout, off, take) else {
+            return false;
+        };
+        if stream.write_all(&head).await.is_err()
+            || stream.write_all(&raw[off..off + take]).await.is_err()
+        {
+            return false;
+        }
+        off += take;
+    }
+    true
 }
 
 async fn serve_connection(admitted: Admitted, storage: Arc<Storage>, max_frame: usize) {

@@ -48,6 +48,12 @@ impl Ledger {
         self.note_peak();
     }
 
+    /// Chunks of `bytes` in all arrived from a peer.
+    pub fn note_fetched(&mut self, chunks: u64, bytes: u64) {
+        self.stats.fetched_chunks_total += chunks;
+        self.stats.fetched_bytes_total += bytes;
+    }
+
     /// Transit bytes of a subtask that will not start.
     pub fn transit_released(&mut self, bytes: u64) {
         self.stats.transit_bytes = self.stats.transit_bytes.saturating_sub(bytes);

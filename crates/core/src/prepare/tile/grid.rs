@@ -1,10 +1,20 @@
 //! Chunk-grid arithmetic: splits from chunk sizes, multi-index iteration, and rechunking
 //! (the slice-and-assemble step that several tiling rules share).
+//!
+//! Rechunking slices every source chunk that overlaps a target chunk, so a change of grid
+//! that crosses it (row bands to column bands) makes sources × targets slice nodes. Past
+//! [`SHUFFLE_PAIRS`] such pairs, and when they outnumber the chunks several times over, it
+//! goes through the shuffle instead (`kernels::regrid`): N + M + 1 nodes, the pairs only
+//! as pieces at run time.
 
+use super::shuffle::ReducerSpec;
 use super::{Tiled, Tiler};
 use crate::array::{DType, Shape};
-use crate::ops::{ChunkSpec, DimIndex, Op, OpArgs};
+use crate::ops::{ChunkSpec, DimIndex, MapKind, Op, OpArgs, ReduceKind};
 use smallvec::SmallVec;
+
+/// Overlapping (source, target) chunk pairs above which a rechunk may take the shuffle.
+pub const SHUFFLE_PAIRS: u64 = 4096;
 
 /// Chunk lengths of one dimension: full chunks then the remainder; `[0]` for an empty one.
 pub fn split_dim(len: usize, chunk: usize) -> Vec<usize> {
@@ -150,6 +160,9 @@ impl Tiler {
         if t.splits == target {
             return t.clone();
         }
+        if let Some(shuffled) = self.rechunk_by_shuffle(t, target, dtype) {
+            return shuffled;
+        }
         let per_dim: Vec<_> = t
             .splits
             .iter()
@@ -187,7 +200,7 @@ impl Tiler {
                 if whole {
                     parts.push(src);
                 } else {
-                    let dims = ranges
+                    let dims: SmallVec<[DimIndex; 4]> = ranges
                         .iter()
                         .map(|(start, len)| DimIndex::Range {
                             start: *start,
@@ -195,7 +208,7 @@ impl Tiler {
                             len: *len,
                         })
                         .collect();
-                    let args = self.graph.intern_args(OpArgs::Slice(dims));
+                    let args = self.graph.intern_args(OpArgs::Slice(Box::new(dims)));
                     let shape = ranges.iter().map(|r| r.1).collect();
                     parts.push(self.push(slice_key, Op::Slice, args, shape, dtype, &[src]));
                 }
@@ -212,6 +225,59 @@ impl Tiler {
             splits: target.to_vec(),
             chunks,
         }
+    }
+}
+
+/// The (source, target) chunk pairs that overlap: the slice nodes of the grid method.
+pub fn overlapping_pairs(src: &[Vec<usize>], dst: &[Vec<usize>]) -> u64 {
+    src.iter()
+        .zip(dst)
+        .map(|(s, d)| pieces(s, d).iter().map(|r| r.len() as u64).sum::<u64>())
+        .product()
+}
+
+impl Tiler {
+    /// The rechunk as a shuffle when the grid method would make [`SHUFFLE_PAIRS`] slice
+    /// nodes or more, over four per chunk of either grid; `None`: use the grid method (also
+    /// when the graph has no room for the pieces).
+    fn rechunk_by_shuffle(
+        &mut self,
+        t: &Tiled,
+        target: &[Vec<usize>],
+        dtype: DType,
+    ) -> Option<Tiled> {
+        let n = t.chunks.len() as u64;
+        let m: u64 = target.iter().map(|s| s.len() as u64).product();
+        let pairs = overlapping_pairs(&t.splits, target);
+        if pairs < SHUFFLE_PAIRS || pairs <= 4 * (n + m) {
+            return None;
+        }
+        let grid = |s: &[Vec<usize>]| OpArgs::Rechunk(ChunkSpec::Explicit(s.to_vec()));
+        let source = self.graph.intern_args(grid(&t.splits));
+        let target_args = self.graph.intern_args(grid(target));
+        let split = MapKind::RechunkSplit {
+            source,
+            target: target_args,
+        };
+        let mappers = t.chunks.iter().map(|c| (split, vec![*c])).collect();
+        let place = ReduceKind::RechunkPlace {
+            source,
+            target: target_args,
+        };
+        let dst_grid: Shape = target.iter().map(|s| s.len()).collect();
+        let mut reducers = Vec::with_capacity(m as usize);
+        Odometer::for_each(&dst_grid, |o| {
+            reducers.push(ReducerSpec {
+                kind: place,
+                shape: o.iter().enumerate().map(|(d, j)| target[d][*j]).collect(),
+                dtype,
+            })
+        });
+        let (_, chunks) = self.push_shuffle(mappers, reducers).ok()?;
+        Some(Tiled {
+            splits: target.to_vec(),
+            chunks,
+        })
     }
 }
 

@@ -140,7 +140,7 @@ impl Tiler {
                         }
                     })
                     .collect();
-                let args = self.graph.intern_args(OpArgs::Slice(local));
+                let args = self.graph.intern_args(OpArgs::Slice(local.into()));
                 chunks.push(self.push(key, Op::Slice, args, shape, dtype, &[src]));
             }
         });

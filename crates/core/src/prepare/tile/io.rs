@@ -38,7 +38,7 @@ impl Tiler {
             let shape: Shape = idx.iter().enumerate().map(|(d, i)| splits[d][*i]).collect();
             let offset: Shape = idx.iter().enumerate().map(|(d, i)| starts[d][*i]).collect();
             let args = self.graph.push_args(OpArgs::Read {
-                data: data.clone(),
+                data: data.clone().into(),
                 offset,
                 shape: shape.clone(),
             });
@@ -89,7 +89,7 @@ impl Tiler {
         Odometer::for_each(&grid, |idx| {
             let offset: Shape = idx.iter().enumerate().map(|(d, i)| starts[d][*i]).collect();
             let args = self.graph.push_args(OpArgs::Write {
-                data: partial.clone(),
+                data: partial.clone().into(),
                 offset,
                 index: idx.iter().copied().collect(),
             });
@@ -116,7 +116,7 @@ impl Tiler {
             ));
         };
         let args = self.graph.push_args(OpArgs::Commit {
-            data: data.clone(),
+            data: data.clone().into(),
             partial: partial.path,
         });
         let key = self.key();

@@ -116,7 +116,8 @@ fn estimate_chunks(graph: &TileableGraph) -> usize {
                 .product::<usize>()
         };
         let e = match &node.args {
-            OpArgs::Create { chunk, .. } | OpArgs::Source { chunk, .. } => grid(chunk),
+            OpArgs::Create { chunk, .. } => grid(chunk),
+            OpArgs::Source { chunk, .. } => grid(chunk),
             OpArgs::Rechunk(chunk) => grid(chunk).max(max_in),
             OpArgs::Concat { .. } => node.inputs.iter().map(|i| est[i.index()]).sum(),
             OpArgs::Reduce { .. } => max_in + max_in / 3,
@@ -193,7 +194,7 @@ impl Tiler {
     }
 
     pub fn shape_of(&self, c: ChunkIdx) -> &Shape {
-        &self.graph.node(c).shape
+        self.graph.shape(c)
     }
 
     fn tile_node(
@@ -225,7 +226,7 @@ impl Tiler {
                     keepdims,
                     ddof,
                 },
-            ) => Ok(self.tile_variance(axes, *keepdims, *ddof, inputs[0])),
+            ) => Ok(self.tile_variance(axes, *keepdims, *ddof, dtype, inputs[0])),
             (Family::Reduction, OpArgs::Reduce { axes, keepdims }) => {
                 Ok(self.tile_reduction(op, axes, *keepdims, dtype, inputs[0]))
             }

@@ -35,8 +35,10 @@ impl Tiler {
                 .enumerate()
                 .map(|(j, src)| map(self, j, *src))
                 .collect();
-            let node = self.graph.node(records[0]);
-            let (shape, dtype) = (node.shape.clone(), node.dtype);
+            let (shape, dtype) = (
+                self.shape_of(records[0]).clone(),
+                self.graph.node(records[0]).dtype,
+            );
             let merged = self.tree(
                 merge.0,
                 records,
@@ -54,12 +56,14 @@ impl Tiler {
     }
 
     /// One-pass variance (see `kernels::moments`): moments per chunk, merged with Chan's
-    /// formula, then `M2 / (n - ddof)`.
+    /// formula, then `M2 / (n - ddof)`. The moments are float64 whatever `out_dtype` (float32
+    /// for float32 data) the variance has.
     pub(super) fn tile_variance(
         &mut self,
         axes: &[usize],
         keepdims: bool,
         ddof: u32,
+        out_dtype: DType,
         input: &Tiled,
     ) -> Tiled {
         let axes_sv: SmallVec<[usize; 4]> = axes.iter().copied().collect();
@@ -90,7 +94,7 @@ impl Tiler {
                     Op::MomentsVar,
                     final_args,
                     shape,
-                    DType::F64,
+                    out_dtype,
                     &[merged],
                 )
             },
@@ -107,7 +111,7 @@ impl Tiler {
         input: &Tiled,
     ) -> Tiled {
         let pair_dtype = match self.graph.node(input.chunks[0]).dtype {
-            DType::F64 => DType::F64,
+            DType::F64 | DType::F32 => DType::F64,
             _ => DType::I64,
         };
         let starts = super::grid::offsets(&input.splits[axis]);

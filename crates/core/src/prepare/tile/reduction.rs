@@ -164,7 +164,7 @@ impl Tiler {
                     .collect();
                 let mut total_shape = shape;
                 total_shape[axis] = 1;
-                let args = self.graph.intern_args(OpArgs::Slice(last));
+                let args = self.graph.intern_args(OpArgs::Slice(last.into()));
                 let total = self.push(
                     total_key,
                     Op::Slice,
@@ -248,14 +248,15 @@ mod tests {
             let t = x.scan(Op::CumSum, Some(0)).unwrap();
             let graph = super::super::tile(&Tensor::graph(&[&t]), &TaskConfig::default()).unwrap();
             let mut depth = vec![0usize; graph.nodes.len()];
-            for (i, node) in graph.nodes.iter().enumerate() {
+            for i in 0..graph.nodes.len() {
                 let below = graph
                     .inputs(crate::ids::ChunkIdx(i as u32))
                     .iter()
                     .map(|c| depth[c.index()])
                     .max()
                     .unwrap_or(0);
-                depth[i] = below + usize::from(node.shape[0] > 1);
+                let shape = graph.shape(crate::ids::ChunkIdx(i as u32));
+                depth[i] = below + usize::from(shape[0] > 1);
             }
             let longest = depth.iter().max().copied().unwrap_or(0);
             // ones, the local scan, the combine with the carry.

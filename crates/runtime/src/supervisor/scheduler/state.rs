@@ -5,9 +5,11 @@
 //! enqueued.
 //! A subtask goes to the worker preparation assigned it to if that worker is alive. Otherwise
 //! it goes to the worker holding most of its input bytes, unless that worker is saturated
-//! while another one idles. A worker gets at most `slots × prefetch` subtasks in flight: it
-//! queues them deepest-first and runs at most `slots` at once, so trivial subtasks do not each
-//! wait for a round trip (Mars issue #2631: queueing on workers). Decisions
+//! while another one idles; among workers holding as many, to the one its siblings' outputs
+//! are on (so their consumer reads them there), then to the least loaded. A worker gets at
+//! most `slots × prefetch` subtasks in flight: it queues them deepest-first and runs at most
+//! `slots` at once, so trivial subtasks do not each wait for a round trip (Mars issue #2631:
+//! queueing on workers). Decisions
 //! are written to `outbox`; one `dispatch` after a batch of events coalesces them into one
 //! RunSubtasks per worker and task.
 
@@ -27,6 +29,10 @@ pub struct ReadySubtask {
     pub preferred: Option<WorkerId>,
     /// Every input chunk, the worker holding it and its size.
     pub inputs: Vec<(ChunkIdx, WorkerId, u64)>,
+    /// The worker holding most of what its consumers read from its siblings (set when its
+    /// inputs are on several workers): among workers holding as many input bytes, it goes
+    /// there, so the consumer finds its inputs together.
+    pub siblings: Option<WorkerId>,
     /// Projected bytes while it runs (inputs, chunks computed, scratch).
     pub memory: u64,
 }
@@ -268,6 +274,7 @@ impl SchedulerState {
             .iter()
             .max_by(|a, b| {
                 a.1.cmp(b.1)
+                    .then_with(|| (item.siblings == Some(*a.0)).cmp(&(item.siblings == Some(*b.0))))
                     .then_with(|| {
                         self.workers[b.0]
                             .load()

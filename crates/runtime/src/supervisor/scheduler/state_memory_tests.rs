@@ -9,6 +9,7 @@ fn item(s: u32, memory: u64) -> ReadySubtask {
         depth: 0,
         preferred: Some(WorkerId(0)),
         inputs: Vec::new(),
+        siblings: None,
         memory,
     }
 }

@@ -11,6 +11,7 @@ fn ready(s: u32, depth: u32, preferred: Option<u32>, inputs: &[(u32, u32, u64)])
             .iter()
             .map(|(c, w, b)| (ChunkIdx(*c), WorkerId(*w), *b))
             .collect(),
+        siblings: None,
         memory: 0,
     }
 }
@@ -189,4 +190,64 @@ fn a_restart_keeps_the_workers_and_forgets_the_queues() {
     assert_eq!(s.load(), vec![(a, 0, 0), (b, 0, 0)]);
     assert!(s.outbox.is_empty());
     assert_eq!(s.add_worker(1, 10), WorkerId(2), "ids keep counting");
+}
+
+const MB8: u64 = 8 << 20;
+
+#[test]
+fn a_chain_stays_on_the_worker_holding_its_inputs() {
+    //   w0 (2 slots)                                  w1 (2 slots, idle throughout)
+    //   s0 ─8 MB─► s1 ─8 MB─► s2 ─8 MB─► s3
+    //                  ▲ 8 B from w1 (a scalar) does not pull it over
+    let mut s = SchedulerState::new(100, 1);
+    s.add_worker(2, 0);
+    s.add_worker(2, 0);
+    s.enqueue(vec![ready(0, 0, Some(0), &[])]);
+    for step in 1..4u32 {
+        s.dispatch();
+        assert_eq!(runs(&s.outbox), vec![(0, vec![step - 1])]);
+        s.outbox.clear();
+        s.finished(WorkerId(0), TaskId(1), [SubtaskIdx(step - 1)]);
+        let scalar = (100 + step, 1, 8);
+        s.enqueue(vec![ready(step, step, None, &[(step - 1, 0, MB8), scalar])]);
+    }
+    s.dispatch();
+    assert_eq!(runs(&s.outbox), vec![(0, vec![3])]);
+    assert_eq!(s.load(), vec![(WorkerId(0), 1, 0), (WorkerId(1), 0, 0)]);
+}
+
+fn with_siblings(mut r: ReadySubtask, on: u32) -> ReadySubtask {
+    r.siblings = Some(WorkerId(on));
+    r
+}
+
+#[test]
+fn equal_input_bytes_follow_the_siblings_then_the_load() {
+    //   a0@w0  b0@w1        a1@w0  b1@w1        a2@w0 (16 MB)  b2@w1
+    //      \   /               \   /                 \        /
+    //       p0                  p1                       p2
+    //         \_________________|________________________/
+    //                          sum (reads p0, p1, p2)
+    // p0: equal bytes, no sibling done: the less loaded worker (w1; w0 runs x).
+    // p1: equal bytes, both workers idle (x and p0 done), p0's output on w1: w1, where the
+    //     lower id would have won without it.
+    // p2: more bytes on w0: w0, wherever its siblings are.
+    let mut s = SchedulerState::new(100, 2);
+    s.add_worker(1, 0);
+    s.add_worker(1, 0);
+    s.enqueue(vec![ready(9, 0, Some(0), &[])]); // x
+    s.dispatch();
+    s.outbox.clear();
+    s.enqueue(vec![ready(0, 1, None, &[(10, 0, MB8), (20, 1, MB8)])]);
+    s.dispatch();
+    assert_eq!(runs(&s.outbox), vec![(1, vec![0])]);
+    s.outbox.clear();
+    s.finished(WorkerId(0), TaskId(1), [SubtaskIdx(9)]);
+    s.finished(WorkerId(1), TaskId(1), [SubtaskIdx(0)]);
+    let p1 = ready(1, 1, None, &[(11, 0, MB8), (21, 1, MB8)]);
+    s.enqueue(vec![with_siblings(p1, 1)]);
+    let p2 = ready(2, 1, None, &[(12, 0, 2 * MB8), (22, 1, MB8)]);
+    s.enqueue(vec![with_siblings(p2, 1)]);
+    s.dispatch();
+    assert_eq!(runs(&s.outbox), vec![(0, vec![2]), (1, vec![1])]);
 }

@@ -3,6 +3,7 @@
 //! chunks, applies results and worker losses, and answers status, wait, cancel and result
 //! fetches.
 
+mod affinity;
 pub mod lifecycle;
 mod part;
 mod preparation;

@@ -123,13 +123,13 @@ fn plan(
         })?;
         let size = s
             .size_of(c)
-            .unwrap_or((numel(&s.graph.chunks.node(c).shape) * r.dtype.itemsize()) as u64);
+            .unwrap_or((numel(s.graph.chunks.shape(c)) * r.dtype.itemsize()) as u64);
         bytes += match m.rows {
             None => size,
             Some((start, end)) => {
                 // Rows of the chunk's first axis (a 1-D chunk's length as reported).
                 let item = r.dtype.itemsize() as u64;
-                let n = match s.graph.chunks.node(c).shape.first() {
+                let n = match s.graph.chunks.shape(c).first() {
                     Some(_) if r.shape.len() == 1 => size / item.max(1),
                     Some(n) => *n as u64,
                     None => 1,

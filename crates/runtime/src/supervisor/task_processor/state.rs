@@ -160,6 +160,8 @@ impl TaskState {
             let (w, size) = self.location[c.index()].expect("ready subtasks have their inputs");
             inputs.push((c, w, size));
         }
+        // Only inputs on several workers can tie (see `affinity`).
+        let spread = inputs.windows(2).any(|p| p[0].1 != p[1].1);
         ReadySubtask {
             task: self.graph.task,
             subtask: SubtaskIdx(s as u32),
@@ -169,6 +171,9 @@ impl TaskState {
             } else {
                 None
             }),
+            siblings: spread
+                .then(|| super::affinity::sibling_worker(&self.graph, &self.location, s))
+                .flatten(),
             inputs,
             memory: crate::worker::memory::projected_bytes(
                 &self.graph.chunks,

@@ -1,0 +1,384 @@
+//! Tensor uploads on a real cluster (a supervisor and two worker processes) over the native
+//! protocol (`UploadBegin`/`UploadPiece`/`UploadEnd`) and HTTP (`PUT .../tensor/{name}`):
+//! uploaded arrays of each dtype feed later graphs (an `Op::Fetch` of the answer) with the
+//! results ndarray computes from the same values; `GET /api/session/{sid}/tensor` lists them
+//! until they are freed; too large, out-of-step, idle and abandoned uploads are refused or
+//! dropped with their spool files; an unauthenticated peer cannot upload at all.
+
+mod common;
+
+use ares::api::{ApiError, NativeClient, TaskApi, WebTaskApi};
+use ares::array::ArrayData;
+use ares::ops::{ChunkSpec, Op};
+use ares::protocol::{ClientReply, ClientRequest, TaskStatus, UploadedTensor, PROTOCOL_VERSION};
+use ares::tensor::Tensor;
+use common::cluster::Cluster;
+use common::hostile::{assert_closed, raw, receive, send, session};
+use ndarray::{ArrayD, Axis, IxDyn};
+use npyz::WriterBuilder;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+/// A cluster with the web API, frames of 1 MiB (so uploads take several pieces), uploads
+/// capped at 4 MB, and its own data root (where spool files go).
+fn cluster(extra_limits: &str) -> (Cluster, PathBuf) {
+    let root = tempfile::tempdir().unwrap().keep().canonicalize().unwrap();
+    let yaml = format!(
+        "web:\n  listen: 127.0.0.1:0\ndata:\n  roots: [{}]\nlimits:\n  max_upload_bytes: 4000000\n{extra_limits}",
+        root.display()
+    );
+    let c = Cluster::start_full(2, 1, "  max_frame_bytes: 1048576\n", &yaml);
+    (c, root)
+}
+
+fn npy<T: npyz::AutoSerialize + Clone>(descr: &str, shape: &[u64], values: &[T]) -> Vec<u8> {
+    let mut out = Vec::new();
+    let ts: npyz::TypeStr = descr.parse().unwrap();
+    let mut w = npyz::WriteOptions::<T>::new()
+        .dtype(npyz::DType::Plain(ts))
+        .shape(shape)
+        .writer(&mut out)
+        .begin_nd()
+        .unwrap();
+    w.extend(values.iter().cloned()).unwrap();
+    w.finish().unwrap();
+    out
+}
+
+fn spooled(root: &std::path::Path) -> usize {
+    std::fs::read_dir(root.join(".ares-uploads")).map_or(0, |d| d.count())
+}
+
+/// Polls `ok` until it holds (the supervisor acts on its own clock); panics after 30 s.
+fn eventually(what: &str, mut ok: impl FnMut() -> bool) {
+    let start = Instant::now();
+    while !ok() {
+        assert!(start.elapsed() < Duration::from_secs(30), "{what}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn listed(web: &str, session: &str) -> Vec<String> {
+    let v: serde_json::Value = ureq::get(&format!("http://{web}/api/session/{session}/tensor"))
+        .call()
+        .unwrap()
+        .into_json()
+        .unwrap();
+    v["tensors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// Sends one upload request on a raw client connection; its answer, as text.
+fn ask(s: &mut std::net::TcpStream, m: ClientRequest) -> Result<String, String> {
+    send(s, &[m]);
+    match receive::<ClientReply>(s).remove(0) {
+        ClientReply::Upload { answer, .. } => answer.map(|a| format!("{a:?}")),
+        other => panic!("{other:?}"),
+    }
+}
+
+/// Runs `expr` with `x` bound to the uploaded tensor; the one result.
+fn compute(api: &mut dyn TaskApi, up: &UploadedTensor, expr: &str) -> ArrayData {
+    let x = Tensor::new(Op::Fetch, up.fetch.clone(), vec![]).unwrap();
+    let t = ares::expr::evaluate_with(expr, &[("x".to_string(), x)]).unwrap();
+    let task = api
+        .submit_tileable_graph(&Tensor::graph(&[&t]), None)
+        .unwrap();
+    let info = api.wait_task(task, Duration::from_secs(60)).unwrap();
+    assert_eq!(info.status, TaskStatus::Succeeded, "{expr}: {info:?}");
+    let r = api.fetch(task).unwrap().remove(0);
+    api.cancel_task(task).unwrap();
+    r
+}
+
+fn upload(
+    native: &mut NativeClient,
+    web: &WebTaskApi,
+    over_web: bool,
+    name: &str,
+    chunk: Option<ChunkSpec>,
+    bytes: &[u8],
+) -> UploadedTensor {
+    if over_web {
+        web.upload_npy(name, chunk.as_ref(), bytes.len() as u64, bytes)
+            .unwrap()
+    } else {
+        native
+            .upload_npy(Some(name), chunk, bytes.len() as u64, bytes)
+            .unwrap()
+    }
+}
+
+#[test]
+fn uploads_feed_later_graphs_over_both_protocols_until_freed() {
+    let (cluster, root) = cluster("");
+    let web_addr = cluster.web.clone().unwrap();
+    let mut native = cluster.client();
+    let mut web = WebTaskApi::connect(
+        &format!("http://{web_addr}"),
+        "up",
+        None,
+        Duration::from_secs(10),
+    )
+    .unwrap();
+    // 300 × 200 float64: 480 kB in pieces of at most 512 KiB (half a frame), six chunks.
+    let f: Vec<f64> = (0..300 * 200)
+        .map(|i| (i as f64 * 0.37).sin() * 1e3)
+        .collect();
+    let fa = ArrayD::from_shape_vec(IxDyn(&[300, 200]), f.clone()).unwrap();
+    let i: Vec<i64> = (0..1000).map(|k| k * k - 5000).collect();
+    let b: Vec<bool> = (0..4 * 5 * 6).map(|k| k % 3 == 0).collect();
+    let ba = ArrayD::from_shape_vec(IxDyn(&[4, 5, 6]), b.clone()).unwrap();
+    for over_web in [false, true] {
+        let (p, side) = if over_web {
+            ("w", "http")
+        } else {
+            ("n", "native")
+        };
+        // float64 in explicit uneven chunks: column sums and a scaled copy.
+        let chunk = ChunkSpec::Explicit(vec![vec![100, 150, 50], vec![64, 136]]);
+        let x = upload(
+            &mut native,
+            &web,
+            over_web,
+            &format!("{p}f"),
+            Some(chunk),
+            &npy("<f8", &[300, 200], &f),
+        );
+        let api: &mut dyn TaskApi = if over_web { &mut web } else { &mut native };
+        let got = compute(api, &x, "sum(x * 2, axis=0)").to_f64();
+        common::assert_close(&ArrayData::F64(got), &(fa.sum_axis(Axis(0)) * 2.0), side);
+        let back = compute(api, &x, "x + 0").to_f64();
+        assert!(
+            back.iter().zip(&f).all(|(a, b)| a.to_bits() == b.to_bits()),
+            "{side}"
+        );
+        // int64 in uniform chunks, bool with the default chunking.
+        let xi = upload(
+            &mut native,
+            &web,
+            over_web,
+            &format!("{p}i"),
+            Some(ChunkSpec::Uniform(64)),
+            &npy("<i8", &[1000], &i),
+        );
+        let api: &mut dyn TaskApi = if over_web { &mut web } else { &mut native };
+        let got = compute(api, &xi, "sum(x)");
+        assert_eq!(
+            got.get_flat(0).unwrap().as_i64(),
+            i.iter().sum::<i64>(),
+            "{side}"
+        );
+        let xb = upload(
+            &mut native,
+            &web,
+            over_web,
+            &format!("{p}b"),
+            None,
+            &npy("|b1", &[4, 5, 6], &b),
+        );
+        let api: &mut dyn TaskApi = if over_web { &mut web } else { &mut native };
+        let got = compute(api, &xb, "sum(astype(x, 'int64'), axis=2)");
+        let want = ba.mapv(|v| v as i64).sum_axis(Axis(2));
+        assert_eq!(got, ArrayData::I64(want), "{side}");
+        // Listed in their session until freed; freeing unbinds the name and the data.
+        let session = if over_web { "up" } else { "default" };
+        let names = [format!("{p}b"), format!("{p}f"), format!("{p}i")];
+        assert_eq!(listed(&web_addr, session), names, "{side}");
+        for t in [&x, &xi, &xb] {
+            let api: &mut dyn TaskApi = if over_web { &mut web } else { &mut native };
+            api.cancel_task(t.task).unwrap();
+        }
+        assert!(listed(&web_addr, session).is_empty(), "{side}");
+    }
+    assert_eq!(spooled(&root), 0, "spool files left behind");
+
+    // Too large: refused by the declared size before anything is spooled, on both sides.
+    let big = vec![0u8; 4_000_001];
+    let e = native
+        .upload_npy(Some("big"), None, big.len() as u64, &big[..])
+        .unwrap_err();
+    assert!(
+        matches!(&e, ApiError::Upload(m) if m.contains("limits.max_upload_bytes")),
+        "{e}"
+    );
+    let e = web
+        .upload_npy("big", None, big.len() as u64, &big[..])
+        .unwrap_err();
+    assert!(matches!(&e, ApiError::Http { status: 413, .. }), "{e}");
+    // Not an .npy: the load fails, naming it, and the connection goes on.
+    let e = native
+        .upload_npy(Some("junk"), None, 9, &b"not a npy"[..])
+        .unwrap_err();
+    assert!(e.to_string().contains("not a usable .npy"), "{e}");
+    let ok = native.upload_npy(Some("ok"), None, 0, &[][..]).unwrap_err();
+    assert!(ok.to_string().contains("not a usable .npy"), "{ok}");
+    assert_eq!(spooled(&root), 0);
+
+    // A reader that fails mid-upload: the client ends the upload, which the supervisor drops.
+    let bytes = npy("<f8", &[10], &[1.0; 10]);
+    let e = native
+        .upload_npy(Some("short"), None, bytes.len() as u64 + 100, &bytes[..])
+        .unwrap_err(); // the reader ends before the declared size
+    assert!(e.to_string().contains("reading the upload"), "{e}");
+    assert_eq!(spooled(&root), 0);
+    // A client that leaves mid-upload: the spool file goes with its connection.
+    let mut s = session(&cluster);
+    send(
+        &mut s,
+        &[ClientRequest::Hello {
+            version: PROTOCOL_VERSION,
+        }],
+    );
+    assert!(matches!(
+        receive::<ClientReply>(&mut s)[0],
+        ClientReply::Welcome { .. }
+    ));
+    send(
+        &mut s,
+        &[ClientRequest::UploadBegin {
+            request: 1,
+            name: None,
+            chunk: None,
+            bytes: 1000,
+        }],
+    );
+    assert!(matches!(
+        receive::<ClientReply>(&mut s)[0],
+        ClientReply::Upload { answer: Ok(_), .. }
+    ));
+    assert_eq!(spooled(&root), 1);
+    drop(s);
+    eventually("an abandoned upload's spool file is removed", || {
+        spooled(&root) == 0
+    });
+    // A client that leaves without freeing: its connection's uploads are freed.
+    let mut leaving = cluster.client();
+    leaving
+        .upload_npy(Some("left"), None, bytes.len() as u64, &bytes[..])
+        .unwrap();
+    assert_eq!(listed(&web_addr, "default"), ["left"]);
+    drop(leaving);
+    eventually("an abandoned connection's upload is freed", || {
+        listed(&web_addr, "default").is_empty()
+    });
+}
+
+#[test]
+fn out_of_step_idle_and_unauthenticated_uploads_go_nowhere() {
+    let (cluster, root) = cluster("  upload_idle_timeout_ms: 300\n");
+    // Without the client secret no upload message is even read: the connection closes.
+    let mut s = raw(&cluster.addr);
+    send(
+        &mut s,
+        &[ClientRequest::UploadBegin {
+            request: 1,
+            name: None,
+            chunk: None,
+            bytes: 8,
+        }],
+    );
+    let _ = s.shutdown(std::net::Shutdown::Write);
+    assert_closed(s);
+    let wrong = ares::protocol::secret::Secret::from_text("not the secret").unwrap();
+    assert!(NativeClient::connect_with(&cluster.addr, Duration::from_secs(2), &wrong).is_err());
+    assert_eq!(spooled(&root), 0);
+
+    // Authenticated, pieces out of step: each refused, and the upload dropped.
+    let mut s = session(&cluster);
+    let hello = ClientRequest::Hello {
+        version: PROTOCOL_VERSION,
+    };
+    send(&mut s, &[hello]);
+    assert!(matches!(
+        receive::<ClientReply>(&mut s)[0],
+        ClientReply::Welcome { .. }
+    ));
+    let begin = |bytes| ClientRequest::UploadBegin {
+        request: 1,
+        name: Some("s".into()),
+        chunk: None,
+        bytes,
+    };
+    let piece = |offset, n: usize| ClientRequest::UploadPiece {
+        request: 2,
+        offset,
+        data: vec![0u8; n].into(),
+    };
+    assert!(ask(&mut s, begin(16)).unwrap().contains("Ready"));
+    assert!(ask(&mut s, begin(16))
+        .unwrap_err()
+        .contains("already in progress"));
+    assert!(ask(&mut s, piece(4, 4))
+        .unwrap_err()
+        .contains("a piece at byte 4"));
+    assert!(ask(&mut s, piece(0, 4))
+        .unwrap_err()
+        .contains("no upload in progress"));
+    assert!(ask(&mut s, begin(16)).unwrap().contains("Ready"));
+    assert!(ask(&mut s, piece(0, 17))
+        .unwrap_err()
+        .contains("exceed the 16 bytes"));
+    assert!(ask(&mut s, begin(16)).unwrap().contains("Ready"));
+    assert!(ask(&mut s, piece(0, 8)).unwrap().contains("Received"));
+    assert!(ask(&mut s, ClientRequest::UploadEnd { request: 3 })
+        .unwrap_err()
+        .contains("after 8 of the 16 bytes"));
+    // Pieces sent without waiting for answers are written and answered in order, up to the
+    // window the supervisor names; one more than that is refused and drops the upload.
+    let ready = ask(&mut s, begin(1000)).unwrap();
+    let window: u64 = ready
+        .split("window: ")
+        .nth(1)
+        .unwrap()
+        .trim_end_matches(" }")
+        .parse()
+        .unwrap();
+    let answers = |s: &mut std::net::TcpStream, n: usize| {
+        let mut got = Vec::new();
+        while got.len() < n {
+            got.extend(receive::<ClientReply>(s).iter().map(|a| format!("{a:?}")));
+        }
+        got
+    };
+    let pieces: Vec<ClientRequest> = (0..window).map(|k| piece(k * 8, 8)).collect();
+    send(&mut s, &pieces);
+    let written = answers(&mut s, window as usize);
+    for (k, a) in written.iter().enumerate() {
+        assert!(
+            a.contains(&format!("received: {}", (k + 1) * 8)),
+            "{written:?}"
+        );
+    }
+    // In one frame: one piece is being written, `window` wait, the next is one too many.
+    let base = window * 8;
+    let pieces: Vec<ClientRequest> = (0..window + 2).map(|k| piece(base + k * 8, 8)).collect();
+    send(&mut s, &pieces);
+    let refused = answers(&mut s, window as usize + 2);
+    assert!(refused.iter().all(|a| a.contains("Err(")), "{refused:?}");
+    assert!(refused
+        .iter()
+        .any(|a| a.contains(&format!("more than {window} pieces waiting"))));
+    assert!(ask(&mut s, piece(base, 8))
+        .unwrap_err()
+        .contains("no upload in progress"));
+    // Idle: no piece for upload_idle_timeout_ms drops the upload and its spool file.
+    assert!(ask(&mut s, begin(16)).unwrap().contains("Ready"));
+    assert_eq!(spooled(&root), 1);
+    eventually("an idle upload is dropped", || spooled(&root) == 0);
+    assert!(ask(&mut s, piece(0, 8))
+        .unwrap_err()
+        .contains("upload_idle_timeout_ms"));
+    // The connection still serves.
+    let mut c = cluster.client();
+    let bytes = npy("<i8", &[3], &[1i64, 2, 3]);
+    let up = c
+        .upload_npy(None, None, bytes.len() as u64, &bytes[..])
+        .unwrap();
+    let got = compute(&mut c, &up, "sum(x)");
+    assert_eq!(got.get_flat(0).unwrap().as_i64(), 6);
+}
