@@ -98,7 +98,12 @@ before="$(( $(restarts worker1) + $(restarts worker3) ))"
 sup="$(compose ps -q supervisor)"
 echo "== killing the supervisor (${sup:0:12}); workers rejoin for node_timeout_ms (5 s), then exit"
 docker kill "$sup" > /dev/null
-sleep 14
+# The supervisor comes back only once a worker has exited and been restarted (within 40 s:
+# 5 s of rejoining, then Docker's restart), so the check below cannot race the rejoin loop.
+for _ in $(seq 1 200); do
+  [ "$(( $(restarts worker1) + $(restarts worker3) ))" -gt "$before" ] && break
+  sleep 0.2
+done
 compose start supervisor > /dev/null 2>&1
 wait_workers 3 40 || { echo "workers did not rejoin the restarted supervisor"; exit 1; }
 after="$(( $(restarts worker1) + $(restarts worker3) ))"

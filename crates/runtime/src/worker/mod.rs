@@ -350,7 +350,17 @@ pub async fn start(
     let stream = loop {
         let left = deadline.saturating_duration_since(tokio::time::Instant::now());
         let attempt = async {
-            let mut s = TcpStream::connect(supervisor).await?;
+            // Bounded too: resolving a name whose container is gone can hang on a host
+            // without DNS far longer than `wait`, and the worker must then exit on time.
+            let connect = TcpStream::connect(supervisor);
+            let mut s = tokio::time::timeout(left.max(Duration::from_millis(50)), connect)
+                .await
+                .map_err(|_| {
+                    std::io::Error::new(
+                        std::io::ErrorKind::TimedOut,
+                        format!("connecting to the supervisor at {supervisor}: timed out"),
+                    )
+                })??;
             s.set_nodelay(true)?;
             let timeout = handshake.min(left).max(Duration::from_millis(50));
             match auth::connect_async(&mut s, Role::Worker, &creds.node_secret(), timeout).await {
