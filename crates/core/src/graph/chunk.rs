@@ -24,6 +24,33 @@ pub struct ChunkNode {
     inputs_len: u32,
 }
 
+impl ChunkNode {
+    /// (start, length) of its inputs in the graph's edge list.
+    pub(crate) fn input_range(&self) -> (u32, u32) {
+        (self.inputs_start, self.inputs_len)
+    }
+
+    /// A node read back from the wire ([`super::packed`]).
+    pub(crate) fn from_parts(
+        key: ChunkKey,
+        op: Op,
+        args: ArgsIdx,
+        shape: ShapeIdx,
+        dtype: DType,
+        (inputs_start, inputs_len): (u32, u32),
+    ) -> Self {
+        Self {
+            key,
+            op,
+            args,
+            shape,
+            dtype,
+            inputs_start,
+            inputs_len,
+        }
+    }
+}
+
 /// A result tensor of the graph: its chunk grid and how to put it back together.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ResultTensor {
@@ -37,7 +64,9 @@ pub struct ResultTensor {
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct ChunkGraph {
+    #[serde(with = "super::packed::nodes")]
     pub nodes: Vec<ChunkNode>,
+    #[serde(with = "super::packed::chunk_ids")]
     edges: Vec<ChunkIdx>,
     pub args: Vec<OpArgs>,
     shapes: Vec<Shape>,
@@ -50,10 +79,15 @@ pub struct ChunkGraph {
 }
 
 impl ChunkGraph {
+    /// Room for `nodes` nodes, twice as many edges, and 1.5 times as many arguments (at most
+    /// one per chunk from tiling, and one per fused chain of at least two chunks): untouched
+    /// capacity costs address space, not memory, where growing a table of tens of megabytes
+    /// copies it into fresh pages.
     pub fn with_capacity(nodes: usize) -> Self {
         Self {
             nodes: Vec::with_capacity(nodes),
             edges: Vec::with_capacity(nodes * 2),
+            args: Vec::with_capacity(nodes + nodes / 2),
             ..Self::default()
         }
     }

@@ -5,7 +5,9 @@ use serde::{Deserialize, Serialize};
 /// Row `i`'s neighbours are `targets[offsets[i]..offsets[i + 1]]`.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Csr {
+    #[serde(with = "super::packed::u32s")]
     offsets: Vec<u32>,
+    #[serde(with = "super::packed::u32s")]
     targets: Vec<u32>,
 }
 

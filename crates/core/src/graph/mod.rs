@@ -7,6 +7,7 @@
 
 pub mod chunk;
 pub mod csr;
+pub mod packed;
 pub mod shuffle;
 pub mod subtask;
 pub mod tileable;

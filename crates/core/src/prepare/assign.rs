@@ -2,18 +2,19 @@
 //!
 //! Only initial subtasks (no predecessors) are placed here; later ones are placed at run time
 //! by data locality. Each worker gets a quota of initial subtasks proportional to its slots.
-//! The worker with the most quota left takes the next unassigned initial subtask and runs a
-//! breadth-first search over the undirected subtask graph from it, taking every initial
-//! subtask it meets until its quota is met or the search has visited its share of the graph;
-//! subtasks reached by one search are not entered by another, so neighbouring initial
-//! subtasks land on one worker. The same worker goes on searching from the next unassigned
-//! initial subtask until its quota is met (the docs' "until the average count is reached"),
-//! and only then does the next worker start. Mars' code instead re-picks the worker with the
-//! most quota after every search: once a search is hemmed in by another's visited subtasks it
-//! takes one subtask, the quotas even out, and the workers alternate subtask by subtask, so
-//! 6% of a reduction tree's combines read inputs from both workers (3,820 of 65,000 on
-//! `sum(rand(200000, chunk=1))`), each a fetch over the network. Deterministic for the same
-//! input.
+//! The worker with the most quota left runs a breadth-first search over the undirected
+//! subtask graph from the first unassigned initial subtask, taking every initial subtask it
+//! meets, nearest first, until its quota is met; when its search is hemmed in by subtasks
+//! another worker's search entered, it goes on from the next unassigned initial subtask. Then
+//! the next worker searches. Subtasks reached by one search are not entered by another, so
+//! neighbouring initial subtasks (the leaves under one combine, the chunks that one
+//! elementwise op pairs) land on one worker. Deterministic for the same input.
+//!
+//! Mars' `GraphAssigner` instead stops each search after `|graph| / |workers|` visits and
+//! re-picks the worker with the most quota after every search. Once searches are hemmed in
+//! they take one subtask each, the quotas even out, and the workers alternate subtask by
+//! subtask: 6% of a reduction tree's combines then read inputs from both workers (3,820 of
+//! 65,000 on `sum(rand(200000, chunk=1))`), each a fetch over the network.
 
 use crate::error::{AresError, Result};
 use crate::graph::SubtaskGraph;
@@ -57,43 +58,35 @@ pub fn assign_initial(graph: &mut SubtaskGraph, workers: &[WorkerSlots]) -> Resu
     let initial: Vec<u32> = graph.initial().map(|s| s.0).collect();
     let mut quota = quotas(initial.len(), workers);
     let mut assigned_count = vec![0usize; workers.len()];
-    let spread_limit = n.div_ceil(workers.len()).max(1);
     let mut visited = vec![false; n];
     let mut assigned = vec![false; n];
     let mut next_candidate = 0;
     let mut queue = VecDeque::new();
 
-    // Worker with the most quota left (ties: lower index), kept until its quota is met.
-    let mut w = 0;
     while quota.iter().any(|q| *q > 0) {
-        if quota[w] == 0 {
-            w = (0..workers.len())
-                .max_by(|a, b| quota[*a].cmp(&quota[*b]).then(b.cmp(a)))
-                .expect("non-empty");
-        }
-        while next_candidate < initial.len() && assigned[initial[next_candidate] as usize] {
-            next_candidate += 1;
-        }
-        let Some(&start) = initial.get(next_candidate) else {
-            break;
-        };
-        let mut taken = 0;
-        let mut visits = 0;
+        // The worker with the most quota left (ties: lower index) searches until it is met.
+        let w = (0..workers.len())
+            .max_by(|a, b| quota[*a].cmp(&quota[*b]).then(b.cmp(a)))
+            .expect("non-empty");
         queue.clear();
-        queue.push_back(start);
-        visited[start as usize] = true;
-        while let Some(s) = queue.pop_front() {
-            visits += 1;
+        while quota[w] > 0 {
+            let Some(s) = queue.pop_front() else {
+                // Hemmed in (or just starting): go on from the next unassigned one.
+                while next_candidate < initial.len() && assigned[initial[next_candidate] as usize] {
+                    next_candidate += 1;
+                }
+                let Some(&start) = initial.get(next_candidate) else {
+                    break;
+                };
+                visited[start as usize] = true;
+                queue.push_back(start);
+                continue;
+            };
             if graph.preds.row(s as usize).is_empty() && !assigned[s as usize] {
                 assigned[s as usize] = true;
                 graph.subtasks[s as usize].worker = Some(workers[w].worker);
-                taken += 1;
-                if taken >= quota[w] {
-                    break;
-                }
-            }
-            if visits >= spread_limit {
-                break;
+                quota[w] -= 1;
+                assigned_count[w] += 1;
             }
             for &t in graph
                 .preds
@@ -107,12 +100,13 @@ pub fn assign_initial(graph: &mut SubtaskGraph, workers: &[WorkerSlots]) -> Resu
                 }
             }
         }
-        // Subtasks queued but not reached stay enterable by later searches.
+        // Subtasks queued but not reached stay enterable by the next worker's search.
         for s in queue.drain(..) {
             visited[s as usize] = false;
         }
-        quota[w] -= taken;
-        assigned_count[w] += taken;
+        if next_candidate >= initial.len() && quota[w] > 0 {
+            break; // every initial subtask is placed
+        }
     }
     Ok(assigned_count)
 }

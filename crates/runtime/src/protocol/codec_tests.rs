@@ -208,3 +208,56 @@ fn chunks_round_trip_as_raw_bytes() {
     );
     assert!(decode_chunks(&bytes[..bytes.len() - 3]).is_err());
 }
+
+/// A prepared task's graph as the workers get it: nodes, edges and index lists go as packed
+/// records ([`crate::graph::packed`]); everything reads back the same, and a record list cut
+/// short or naming an unknown operation is an error, not a wrong graph.
+#[test]
+fn a_task_graph_round_trips_through_its_packed_arenas() {
+    use crate::graph::WorkerGraph;
+    let a = crate::tensor::rand(&[40, 30], 7, Some(1)).unwrap();
+    let x = a.exp().unwrap().sum(Some(&[0]), false).unwrap();
+    let config = crate::config::TaskConfig::default();
+    let workers = crate::prepare::uniform_cluster(2, 2);
+    let p = crate::prepare::prepare(
+        &crate::tensor::Tensor::graph(&[&x]),
+        &config,
+        &workers,
+        TaskId(3),
+    )
+    .unwrap();
+    let g = &p.subtasks;
+    let bytes = encode(&g.worker_view()).unwrap();
+    let back: WorkerGraph = decode(&bytes).unwrap();
+    assert_eq!(back.chunks.nodes, g.chunks.nodes);
+    assert_eq!(back.chunks.args, g.chunks.args);
+    assert_eq!(back.chunks.results, g.chunks.results);
+    for c in 0..g.chunks.len() as u32 {
+        let c = crate::ids::ChunkIdx(c);
+        assert_eq!(back.chunks.inputs(c), g.chunks.inputs(c));
+        assert_eq!(back.chunks.shape(c), g.chunks.shape(c));
+    }
+    assert_eq!(back.members, g.members);
+    assert_eq!(back.outputs, g.outputs);
+    // The human-readable form (explain's JSON) keeps one value per field.
+    let json = serde_json::to_value(&g.chunks).unwrap();
+    assert!(json["nodes"][0]["op"].is_string(), "{}", json["nodes"][0]);
+
+    // The node arena comes first: bincode's varint length prefix, then 29-byte records.
+    let packed = crate::graph::packed::NODE_BYTES * g.chunks.len();
+    let len_prefix = match packed {
+        0..251 => 1,
+        251..65536 => 3,
+        _ => 5,
+    };
+    let head = &bytes[..bytes.len() - 1];
+    assert!(
+        decode::<WorkerGraph>(head).is_err(),
+        "a graph cut short decodes"
+    );
+    let mut corrupt = bytes.clone();
+    // The first record's op id is its bytes 8..12.
+    corrupt[len_prefix + 8..len_prefix + 12].copy_from_slice(&0xdead_beefu32.to_le_bytes());
+    let e = decode::<WorkerGraph>(&corrupt).unwrap_err().to_string();
+    assert!(e.contains("chunk node 0: unknown op id"), "{e}");
+}
