@@ -57,8 +57,10 @@ pub struct ResultTensor {
     pub shape: Shape,
     pub dtype: DType,
     /// Chunk lengths per dimension.
+    #[serde(with = "super::packed::splits")]
     pub splits: Vec<Vec<usize>>,
     /// The chunk grid in C order.
+    #[serde(with = "super::packed::chunk_ids")]
     pub chunks: Vec<ChunkIdx>,
 }
 

@@ -182,3 +182,66 @@ pub mod chunk_ids {
         d.deserialize_bytes(BytesVisitor(unpack, "chunk indices"))
     }
 }
+
+/// `#[serde(with = "packed::splits")]` for chunk lengths per dimension: one packed `u64`
+/// list per dimension (a result of a million chunks has a million lengths).
+pub mod splits {
+    use super::*;
+    use serde::ser::SerializeSeq;
+
+    struct Packed<'a>(&'a [usize]);
+
+    impl Serialize for Packed<'_> {
+        fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+            let mut buf = Vec::with_capacity(self.0.len() * 8);
+            for x in self.0 {
+                buf.extend_from_slice(&(*x as u64).to_le_bytes());
+            }
+            s.serialize_bytes(&buf)
+        }
+    }
+
+    struct Unpacked(Vec<usize>);
+
+    impl<'de> Deserialize<'de> for Unpacked {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            let unpack = |b: &[u8]| {
+                if !b.len().is_multiple_of(8) {
+                    return Err(format!(
+                        "{} bytes of chunk lengths are not whole u64s",
+                        b.len()
+                    ));
+                }
+                b.chunks_exact(8)
+                    .map(|c| {
+                        let v = u64::from_le_bytes(c.try_into().expect("8 bytes"));
+                        usize::try_from(v).map_err(|_| format!("chunk length {v} out of range"))
+                    })
+                    .collect::<Result<Vec<usize>, String>>()
+                    .map(Unpacked)
+            };
+            d.deserialize_bytes(BytesVisitor(unpack, "chunk lengths"))
+        }
+    }
+
+    pub fn serialize<S: Serializer>(v: &[Vec<usize>], s: S) -> Result<S::Ok, S::Error> {
+        if s.is_human_readable() {
+            return v.serialize(s);
+        }
+        let mut seq = s.serialize_seq(Some(v.len()))?;
+        for dim in v {
+            seq.serialize_element(&Packed(dim))?;
+        }
+        seq.end()
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Vec<usize>>, D::Error> {
+        if d.is_human_readable() {
+            return Vec::<Vec<usize>>::deserialize(d);
+        }
+        Ok(Vec::<Unpacked>::deserialize(d)?
+            .into_iter()
+            .map(|u| u.0)
+            .collect())
+    }
+}
