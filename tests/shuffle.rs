@@ -131,6 +131,19 @@ fn chunks_of_one_and_every_value_in_one_reducer() {
     }
 }
 
+/// Buckets long enough for the radix sort (256 values and up) and many splitters per cell of
+/// the mappers' bucket table: negative values, NaN, -inf, float and int ties.
+#[test]
+fn long_buckets_with_nan_and_ties_match_the_reference() {
+    for p in [
+        "log(rand(20000, chunk=1500, seed=9) - 0.3)",
+        "astype(astype(rand(20000, chunk=1700, seed=10) * 40, 'int64'), 'float64') - 20",
+        "astype(rand(15000, chunk=1000, seed=11) * 3, 'int64') * 1000000000000 - 7",
+    ] {
+        check_sort(p, &TaskConfig::default());
+    }
+}
+
 #[test]
 fn a_shuffle_graph_is_linear_in_mappers_plus_reducers() {
     let (n, m) = (1000usize, 1000usize);

@@ -25,6 +25,7 @@ mod indexing;
 mod lanes;
 mod linalg;
 pub mod moments;
+mod partition;
 mod reduction;
 mod regrid;
 pub mod select;

@@ -6,6 +6,7 @@
 //! keep their original order wherever positions are carried (argsort is NumPy's
 //! `kind='stable'`). Argsort buckets are int64 pairs `(key, position)`.
 
+use super::partition::{split, values, Buckets, Pieces};
 use super::{kerr, KResult};
 use crate::array::ArrayData;
 use crate::ops::{MapKind, ReduceKind};
@@ -148,13 +149,6 @@ fn partition(
     arg: bool,
     offset: u64,
 ) -> KResult<Vec<ArrayData>> {
-    /// Bucket of every element: the number of splitters at or below it.
-    fn buckets<T: Key>(v: &ArrayD<T>, s: &ArrayD<T>, m: usize) -> Vec<u32> {
-        let keys: Vec<u64> = s.iter().map(|x| x.key()).collect();
-        v.iter()
-            .map(|x| keys.partition_point(|k| *k <= x.key()).min(m - 1) as u32)
-            .collect()
-    }
     fn emit<T: Key + Clone>(
         v: &ArrayD<T>,
         s: &ArrayD<T>,
@@ -163,24 +157,10 @@ fn partition(
         offset: u64,
         wrap: impl Fn(ArrayD<T>) -> ArrayData,
     ) -> Vec<ArrayData> {
-        let b = buckets(v, s, m);
-        let mut sizes = vec![0usize; m];
-        for k in &b {
-            sizes[*k as usize] += 1;
-        }
-        if arg {
-            let mut parts: Vec<Vec<i64>> =
-                sizes.iter().map(|n| Vec::with_capacity(2 * n)).collect();
-            for (i, (x, k)) in v.iter().zip(&b).enumerate() {
-                parts[*k as usize].extend([x.key() as i64, (offset + i as u64) as i64]);
-            }
-            parts.into_iter().map(|p| ArrayData::I64(vec1(p))).collect()
-        } else {
-            let mut parts: Vec<Vec<T>> = sizes.iter().map(|n| Vec::with_capacity(*n)).collect();
-            for (x, k) in v.iter().zip(&b) {
-                parts[*k as usize].push(*x);
-            }
-            parts.into_iter().map(|p| wrap(vec1(p))).collect()
+        let buckets = Buckets::new(s.iter().map(|x| x.key()).collect(), m);
+        match split(&values(v), &buckets, arg, offset) {
+            Pieces::Values(parts) => parts.into_iter().map(|p| wrap(vec1(p))).collect(),
+            Pieces::Pairs(parts) => parts.into_iter().map(|p| ArrayData::I64(vec1(p))).collect(),
         }
     }
     Ok(match (data, splitters) {
@@ -269,15 +249,11 @@ pub fn reduce(kind: &ReduceKind, pieces: &[&ArrayData]) -> KResult<ArrayData> {
             let ArrayData::I64(all) = concat(pieces)? else {
                 return kerr("argsort pieces must be int64 pairs");
             };
-            let v = flat(&all);
-            let mut pairs: Vec<(u64, i64)> =
-                v.chunks_exact(2).map(|p| (p[0] as u64, p[1])).collect();
+            let (mut pairs, _) = all.into_raw_vec_and_offset();
             // Pieces come in mapper order and each in position order, so a stable sort by
             // key alone keeps equal keys in position order (NumPy's stable argsort).
-            sort_by_key(&mut pairs, |p| p.0);
-            Ok(ArrayData::I64(vec1(
-                pairs.into_iter().flat_map(|(k, i)| [k as i64, i]).collect(),
-            )))
+            sort_by_key(pairs.as_chunks_mut::<2>().0, |p| p[0] as u64);
+            Ok(ArrayData::I64(vec1(pairs)))
         }
         ReduceKind::TakePlace {
             dtype,
@@ -292,8 +268,9 @@ pub fn reduce(kind: &ReduceKind, pieces: &[&ArrayData]) -> KResult<ArrayData> {
             let ArrayData::I64(all) = concat(pieces)? else {
                 return kerr("argsort pieces must be int64 pairs");
             };
+            let pairs = all.as_slice().expect("a fresh 1-D vector");
             Ok(ArrayData::I64(vec1(
-                all.iter().skip(1).step_by(2).copied().collect(),
+                pairs.iter().skip(1).step_by(2).copied().collect(),
             )))
         }
     }
@@ -306,7 +283,7 @@ fn collect<'a, T: Clone + 'a>(
     let mut out = Vec::with_capacity(pieces.iter().map(|p| p.len()).sum());
     for p in pieces {
         match get(p) {
-            Some(a) => out.extend(a.iter().cloned()),
+            Some(a) => out.extend_from_slice(&values(a)),
             None => return kerr("pieces of different dtypes"),
         }
     }
@@ -328,7 +305,7 @@ pub(super) fn sort_by_key<T>(v: &mut [T], mut key: impl FnMut(&T) -> u64) {
     }
 }
 
-fn sorted<T: Key + Clone>(a: ArrayD<T>) -> ArrayD<T> {
+fn sorted<T: Key>(a: ArrayD<T>) -> ArrayD<T> {
     let mut v = a.into_raw_vec_and_offset().0;
     sort_by_key(&mut v, |x| x.key());
     vec1(v)
