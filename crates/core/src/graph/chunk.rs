@@ -178,15 +178,9 @@ impl ChunkGraph {
         let inputs_start = self.edges.len() as u32;
         self.edges.extend_from_slice(inputs);
         let shape = self.intern_shape(shape);
-        self.nodes.push(ChunkNode {
-            key,
-            op,
-            args,
-            shape,
-            dtype,
-            inputs_start,
-            inputs_len: inputs.len() as u32,
-        });
+        let range = (inputs_start, inputs.len() as u32);
+        self.nodes
+            .push(ChunkNode::from_parts(key, op, args, shape, dtype, range));
         idx
     }
 

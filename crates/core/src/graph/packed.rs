@@ -137,11 +137,16 @@ pub mod u32s {
         if s.is_human_readable() {
             return v.serialize(s);
         }
+        s.serialize_bytes(&pack(v.iter().copied()))
+    }
+
+    /// Little-endian bytes of `v`.
+    pub(super) fn pack(v: impl ExactSizeIterator<Item = u32>) -> Vec<u8> {
         let mut buf = Vec::with_capacity(v.len() * 4);
         for x in v {
             buf.extend_from_slice(&x.to_le_bytes());
         }
-        s.serialize_bytes(&buf)
+        buf
     }
 
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<u32>, D::Error> {
@@ -167,11 +172,7 @@ pub mod chunk_ids {
         if s.is_human_readable() {
             return v.serialize(s);
         }
-        let mut buf = Vec::with_capacity(v.len() * 4);
-        for x in v {
-            buf.extend_from_slice(&x.0.to_le_bytes());
-        }
-        s.serialize_bytes(&buf)
+        s.serialize_bytes(&u32s::pack(v.iter().map(|c| c.0)))
     }
 
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<ChunkIdx>, D::Error> {
