@@ -75,8 +75,9 @@ impl Buckets {
         if self.table.is_empty() || k < self.lo {
             return 0;
         }
+        // A key far above the last splitter has a cell near 2^64: no table slice then.
         let cell = ((k - self.lo) >> self.shift) as usize;
-        let found = match self.table.get(cell..cell + 2) {
+        let found = match self.table.get(cell..cell.saturating_add(2)) {
             Some(&[a, b]) => {
                 let (mut a, b) = (a as usize, b as usize);
                 if b - a > 4 {
