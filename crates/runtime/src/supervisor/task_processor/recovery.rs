@@ -16,9 +16,10 @@ impl TaskState {
                 self.state[s.index()] = SubState::Waiting;
                 self.attempts[s.index()] += 1;
                 self.retries += 1;
-                self.causes[s.index()] = Some(format!(
-                    "{worker} was lost while it had the subtask ({why})"
-                ));
+                self.causes.insert(
+                    s.0,
+                    format!("{worker} was lost while it had the subtask ({why})"),
+                );
             }
         }
         self.recover();
@@ -39,7 +40,10 @@ impl TaskState {
             }
         }
         ops.dedup();
-        let cause = self.causes[s].as_deref().unwrap_or("unknown");
+        let cause = self
+            .causes
+            .get(&(s as u32))
+            .map_or("unknown", String::as_str);
         format!(
             "subtask {id} ({}) had to run again {} times, over scheduling.subtask_max_retries = {}; last cause: {cause}",
             ops.join(", "),
@@ -93,7 +97,8 @@ impl TaskState {
                 self.done -= 1;
                 self.attempts[s] += 1;
                 self.retries += 1;
-                self.causes[s] = Some("its output was lost with its worker".into());
+                self.causes
+                    .insert(s as u32, "its output was lost with its worker".into());
                 if shuffle::is_proxy_subtask(&self.graph.chunks, self.graph.members.row(s)) {
                     // Its hold on the mappers is released with the pieces, never re-taken.
                     for &c in self.graph.members.row(s) {

@@ -57,8 +57,9 @@ pub struct TaskState {
     attempts: Vec<u32>,
     /// The sum of `attempts`, kept as they grow: read after every report batch.
     retries: u32,
-    /// Why each subtask last had to run again (for the error once its retries run out).
-    causes: Vec<Option<String>>,
+    /// Why a subtask last had to run again (for the error once its retries run out): only
+    /// the few that did, not a slot per subtask.
+    causes: rustc_hash::FxHashMap<u32, String>,
     done: usize,
     max_retries: u32,
     ended: bool,
@@ -83,7 +84,7 @@ impl TaskState {
             refs,
             attempts: vec![0; graph.len()],
             retries: 0,
-            causes: vec![None; graph.len()],
+            causes: Default::default(),
             done: 0,
             max_retries,
             ended: false,
@@ -346,7 +347,7 @@ impl TaskState {
                     }
                 }
                 Err(e @ SubtaskError::Fetch(_)) => {
-                    self.causes[s] = Some(e.to_string());
+                    self.causes.insert(s as u32, e.to_string());
                     self.state[s] = SubState::Waiting;
                     self.attempts[s] += 1;
                     self.retries += 1;
