@@ -112,17 +112,17 @@ impl TaskState {
         self.ended
     }
 
-    /// Where each result chunk lives.
-    /// The worker holding chunk `c`, if any (streamed result fetch).
     /// The bytes chunk `c` holds, as its worker reported (known once it is computed).
     pub fn size_of(&self, c: ChunkIdx) -> Option<u64> {
         self.location.get(c.index()).copied().flatten().map(|l| l.1)
     }
 
+    /// The worker holding chunk `c`, if any (streamed result fetch).
     pub fn location_of(&self, c: ChunkIdx) -> Option<WorkerId> {
         self.location.get(c.index()).copied().flatten().map(|l| l.0)
     }
 
+    /// Where each result chunk lives.
     pub fn result_locations(&self) -> Vec<(ChunkIdx, Option<WorkerId>)> {
         self.graph
             .chunks
@@ -139,59 +139,6 @@ impl TaskState {
         if self.graph.is_empty() {
             self.finish(TaskEnd::Succeeded);
         }
-    }
-
-    fn ready_item(&self, s: usize) -> ReadySubtask {
-        let chunks = &self.graph.chunks;
-        let mut inputs = Vec::new();
-        for &c in self.graph.inputs.row(s) {
-            let c = ChunkIdx(c);
-            // A reducer reads its pieces where their mappers are; size 0 so the scheduler
-            // spreads reducers by load rather than following one mapper.
-            if let Some(r) = shuffle::is_proxy(chunks, c)
-                .then(|| shuffle::reducer_of(chunks, self.graph.members.row(s), c))
-                .flatten()
-            {
-                inputs.extend(shuffle::reducer_pieces(chunks, c, r).map(|(key, m)| {
-                    let (w, _) = self.location[m.index()].expect("a located proxy has its mappers");
-                    (key, w, 0)
-                }));
-                continue;
-            }
-            let (w, size) = self.location[c.index()].expect("ready subtasks have their inputs");
-            inputs.push((c, w, size));
-        }
-        // Only inputs on several workers can tie (see `affinity`).
-        let spread = inputs.windows(2).any(|p| p[0].1 != p[1].1);
-        ReadySubtask {
-            task: self.graph.task,
-            subtask: SubtaskIdx(s as u32),
-            depth: self.graph.subtasks[s].depth,
-            preferred: self.fetch_source(s).or(if self.attempts[s] == 0 {
-                self.graph.subtasks[s].worker
-            } else {
-                None
-            }),
-            siblings: spread
-                .then(|| super::affinity::sibling_worker(&self.graph, &self.location, s))
-                .flatten(),
-            inputs,
-            memory: crate::worker::memory::projected_bytes(
-                &self.graph.chunks,
-                self.graph.members.row(s),
-                self.graph.inputs.row(s).iter().map(|c| ChunkIdx(*c)),
-            ),
-        }
-    }
-
-    /// The worker holding another task's result this subtask reads, if any.
-    fn fetch_source(&self, s: usize) -> Option<WorkerId> {
-        self.graph.members.row(s).iter().find_map(|c| {
-            match self.graph.chunks.args_of(ChunkIdx(*c)) {
-                crate::ops::OpArgs::FetchChunk { worker, .. } => Some(WorkerId(*worker)),
-                _ => None,
-            }
-        })
     }
 
     /// Layout and locations of result `output`, for later tasks that read it.
@@ -445,6 +392,9 @@ impl TaskState {
 
 #[path = "recovery.rs"]
 mod recovery;
+
+#[path = "ready.rs"]
+mod ready;
 
 #[cfg(test)]
 #[path = "state_tests.rs"]
