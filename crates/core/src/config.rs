@@ -155,6 +155,9 @@ pub struct SchedulingConfig {
     pub max_batch: usize,
     /// Subtasks in flight per worker slot: the worker queues them (deepest first) and runs at
     /// most `slots` at once. Higher hides the round trip for short subtasks; 1 = no queueing.
+    /// Placement binds a subtask to its worker when it is queued, so a higher value moves
+    /// work earlier without changing where it runs, and the projected memory of what is in
+    /// flight still has to fit `worker.memory_limit`.
     pub worker_prefetch: usize,
 }
 
@@ -162,7 +165,7 @@ impl Default for SchedulingConfig {
     fn default() -> Self {
         Self {
             subtask_max_retries: 3,
-            worker_prefetch: 128,
+            worker_prefetch: 512,
             max_batch: 4096,
         }
     }
