@@ -200,28 +200,18 @@ pub fn reduce(kind: &ReduceKind, pieces: &[&ArrayData]) -> KResult<ArrayData> {
         let Some(first) = pieces.first() else {
             return Ok(ArrayData::I64(vec1(vec![])));
         };
-        Ok(match first {
-            ArrayData::F64(_) => ArrayData::F64(vec1(collect(pieces, |p| match p {
-                ArrayData::F64(a) => Some(a),
-                _ => None,
-            })?)),
-            ArrayData::I64(_) => ArrayData::I64(vec1(collect(pieces, |p| match p {
-                ArrayData::I64(a) => Some(a),
-                _ => None,
-            })?)),
-            ArrayData::Bool(_) => ArrayData::Bool(vec1(collect(pieces, |p| match p {
-                ArrayData::Bool(a) => Some(a),
-                _ => None,
-            })?)),
-            ArrayData::F32(_) => ArrayData::F32(vec1(collect(pieces, |p| match p {
-                ArrayData::F32(a) => Some(a),
-                _ => None,
-            })?)),
-            ArrayData::I32(_) => ArrayData::I32(vec1(collect(pieces, |p| match p {
-                ArrayData::I32(a) => Some(a),
-                _ => None,
-            })?)),
-        })
+        // One arm per dtype: every piece must be of the first one's.
+        macro_rules! concat_as {
+            ($($v:ident),*) => {
+                match first {
+                    $(ArrayData::$v(_) => ArrayData::$v(vec1(collect(pieces, |p| match p {
+                        ArrayData::$v(a) => Some(a),
+                        _ => None,
+                    })?)),)*
+                }
+            };
+        }
+        Ok(concat_as!(F64, I64, Bool, F32, I32))
     };
     match kind {
         ReduceKind::BenchStats => {
