@@ -22,3 +22,12 @@ pub fn tune_mimalloc() {
         }
     }
 }
+
+/// Returns the pages mimalloc keeps freed for its purge delay to the OS now, program-wide
+/// (a forced `mi_collect`: the calling thread's heap and every arena's delayed purges). The
+/// worker process's memory monitor calls it above the spill threshold, where resident
+/// bytes matter more than faulting pages in again.
+pub fn return_freed_pages() {
+    // SAFETY: a collection request to the C allocator; no pointers involved.
+    unsafe { libmimalloc_sys::mi_collect(true) }
+}

@@ -76,6 +76,11 @@ pub fn run_node(
             creds.check_exposure("the worker's data plane", &config.worker.data_listen, allow)?
         }
     }
+    if role == Role::Worker {
+        // Resident bytes the accounting does not see count toward the spill and pause
+        // thresholds (started before any store: its baseline is the bare process).
+        worker::monitor::start();
+    }
     let config_rejoin_ms = config.cluster.node_timeout_ms;
     // A worker that lost its supervisor after registering starts afresh (no stale chunks,
     // graphs or ids survive) and tries to rejoin for up to `cluster.node_timeout_ms`.

@@ -24,8 +24,9 @@ use serde::{Deserialize, Serialize};
 
 /// Bumped whenever a message changes shape (5: `FetchPart` rows, the heartbeat's
 /// `transit_bytes`, data-plane answers in pieces; 6: uploads, `UploadBegin`...; 7: the task
-/// graph's node and index arenas as packed records, [`crate::graph::packed`]).
-pub const PROTOCOL_VERSION: u32 = 7;
+/// graph's node and index arenas as packed records, [`crate::graph::packed`]; 8: the
+/// heartbeat's `unmanaged_bytes`).
+pub const PROTOCOL_VERSION: u32 = 8;
 
 /// One subtask to run: its index in the task's subtask graph and where its inputs are.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

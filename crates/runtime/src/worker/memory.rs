@@ -44,6 +44,10 @@ pub struct MemoryStats {
     pub transit_bytes: u64,
     /// Highest accounted bytes (memory + reserved + transit) so far.
     pub peak_bytes: u64,
+    /// This worker's share of the process's resident bytes that the accounting does not see
+    /// (above the process's baseline), sampled by [`super::monitor`] in a worker process: it
+    /// counts toward the spill and pause thresholds. 0 where no monitor runs.
+    pub unmanaged_bytes: u64,
     /// Bytes and chunks on disk now.
     pub spilled_bytes: u64,
     pub spilled_chunks: u64,
@@ -141,8 +145,26 @@ impl Ledger {
         self.stats
     }
 
+    /// Accounted bytes: chunks in memory, reservations and fetches.
     fn used(&self) -> u64 {
         self.stats.memory_bytes + self.stats.reserved_bytes + self.stats.transit_bytes
+    }
+
+    /// What the thresholds compare: the accounted bytes and the unmanaged ones.
+    fn occupied(&self) -> u64 {
+        self.used() + self.stats.unmanaged_bytes
+    }
+
+    /// The monitor's latest share of unaccounted resident bytes. Returns the chunks to spill
+    /// when that puts the worker above `worker.memory.spill`.
+    pub fn observed_unmanaged(&mut self, bytes: u64) -> Vec<(Key, u64)> {
+        self.stats.unmanaged_bytes = bytes;
+        self.spill_over_threshold()
+    }
+
+    /// True when the worker is above its spill threshold, unmanaged bytes included.
+    pub fn above_spill(&self) -> bool {
+        self.limit > 0 && self.occupied() > self.spill_at
     }
 
     fn note_peak(&mut self) {
@@ -302,7 +324,7 @@ impl Ledger {
     /// chunks in memory, least recently used first, those no queued subtask wants before the
     /// others. They are marked spilling.
     fn plan_spill(&mut self, target: u64, extra: u64) -> Vec<(Key, u64)> {
-        let mut over = (self.used() + extra).saturating_sub(target);
+        let mut over = (self.occupied() + extra).saturating_sub(target);
         if over == 0 {
             return Vec::new();
         }
@@ -331,7 +353,7 @@ impl Ledger {
 
     /// Chunks to spill after outputs were stored, when above `worker.memory.spill`.
     pub fn spill_over_threshold(&mut self) -> Vec<(Key, u64)> {
-        if self.limit == 0 || self.used() <= self.spill_at {
+        if !self.above_spill() {
             return Vec::new();
         }
         self.plan_spill(self.spill_at, 0)
@@ -348,7 +370,7 @@ impl Ledger {
             .sum();
         let need = run_bytes + loads;
         let transit = transit.min(self.stats.transit_bytes);
-        let used = self.used() - transit;
+        let used = self.occupied() - transit;
         let fits = self.limit == 0 || (used + need <= self.limit && used <= self.pause_at);
         if !fits {
             // Running subtasks spill down to the threshold when they end: wait for that.

@@ -265,3 +265,34 @@ fn transit_bytes_are_reserved_before_fetching_and_move_into_the_lease() {
     l.transit_released(10 * MB);
     assert_eq!(l.stats().transit_bytes, 0);
 }
+
+#[test]
+fn unmanaged_bytes_count_toward_spilling_and_pausing_but_not_the_peak() {
+    let mut l = Ledger::new(100 * MB, 0.6, 0.8);
+    l.stored(k(0), 20 * MB, None);
+    l.stored(k(1), 20 * MB, None);
+    // 40 accounted + 30 the accounting does not see: above the 60 threshold, spill 10.
+    let planned = l.observed_unmanaged(30 * MB);
+    assert_eq!(spill_all(&mut l, planned), vec![0]);
+    assert_eq!(l.stats().unmanaged_bytes, 30 * MB);
+    // 20 + 30 + 5 resident: a subtask needing 50 more would pass the limit, it waits.
+    let first = go(l.admit(&[], 5 * MB, 0));
+    assert_eq!(l.admit(&[], 50 * MB, 0), Admit::Wait);
+    l.finished(first, &[]);
+    // Alone, one needing 60 spills what it must (chunk 1) to fit.
+    let Admit::Spill(planned) = l.admit(&[], 60 * MB, 0) else {
+        panic!("expected a spill")
+    };
+    assert_eq!(spill_all(&mut l, planned), vec![1]);
+    // Unmanaged bytes alone above the threshold: nothing left to spill, and with nothing
+    // running nothing to wait for, so it starts.
+    assert!(l.observed_unmanaged(75 * MB).is_empty());
+    go(l.admit(&[], 60 * MB, 0));
+    assert_eq!(
+        l.stats().peak_bytes,
+        60 * MB,
+        "the peak counts accounted bytes only"
+    );
+    // The allocator returned its pages: at the threshold again, nothing to spill.
+    assert!(l.observed_unmanaged(0).is_empty());
+}

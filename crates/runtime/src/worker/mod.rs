@@ -24,6 +24,7 @@ mod execute;
 pub mod fetch;
 pub mod footprint;
 pub mod memory;
+pub mod monitor;
 pub mod pool;
 pub mod spill;
 pub mod state;

@@ -63,6 +63,20 @@ impl Storage {
         self.ledger().stats()
     }
 
+    /// Takes the memory monitor's share of unaccounted resident bytes, spilling when that puts
+    /// the worker above its spill threshold, and wakes subtasks waiting for room (the share
+    /// may have fallen). Returns true when the worker is above the threshold.
+    pub fn observe_unmanaged(&self, bytes: u64) -> bool {
+        let (planned, above) = {
+            let mut ledger = self.ledger();
+            let planned = ledger.observed_unmanaged(bytes);
+            (planned, ledger.above_spill())
+        };
+        self.wake();
+        self.spill_planned(planned);
+        above
+    }
+
     /// Removes the spill files now (the worker is going).
     pub fn close(&self) {
         if let Some(dir) = &self.spill {
@@ -362,13 +376,15 @@ pub fn open(config: &WorkerConfig) -> std::io::Result<Arc<Storage>> {
     Ok(storage)
 }
 
-/// Memory of every worker store alive in this process (the embedded cluster's workers).
-pub fn live_stats() -> Vec<MemoryStats> {
+/// Every worker store alive in this process (the embedded cluster's workers).
+pub fn live() -> Vec<Arc<Storage>> {
     let live = LIVE.lock().unwrap_or_else(|p| p.into_inner());
-    live.iter()
-        .filter_map(Weak::upgrade)
-        .map(|s| s.stats())
-        .collect()
+    live.iter().filter_map(Weak::upgrade).collect()
+}
+
+/// Memory of every worker store alive in this process.
+pub fn live_stats() -> Vec<MemoryStats> {
+    live().iter().map(|s| s.stats()).collect()
 }
 
 #[path = "storage_transit.rs"]

@@ -24,7 +24,7 @@ impl Ledger {
     /// unpinned chunks go to disk first; with none left it is granted anyway (the supervisor
     /// refused every subtask whose projection exceeds the limit, so it fits then).
     pub fn reserve_transit(&mut self, bytes: u64, alone: bool) -> FetchRoom {
-        let used = self.used();
+        let used = self.occupied();
         let fits = self.limit == 0 || (used + bytes <= self.limit && used <= self.pause_at);
         if !fits {
             let spilling = self.entries.values().any(|e| e.place == Place::Spilling);
