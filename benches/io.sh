@@ -81,14 +81,14 @@ data:
   roots: [$DIR]
 YAML
 "$ARES" node --role supervisor --config "\$T/cfg.yml" --ready-file "\$T/sup.json" 2>"\$T/sup.log" &
-for _ in \$(seq 100); do [ -s "\$T/sup.json" ] && break; sleep 0.1; done
+for _ in \$(seq 1000); do [ -s "\$T/sup.json" ] && break; sleep 0.01; done
 SUP=\$(sed 's/.*"rpc": *"\([^"]*\)".*/\1/' "\$T/sup.json")
 PIDS=()
 for i in 1 2; do
   "$ARES" node --role worker --config "\$T/cfg.yml" --supervisor "\$SUP" --ready-file "\$T/w\$i.json" 2>"\$T/w\$i.log" &
   PIDS+=(\$!)
 done
-for i in 1 2; do for _ in \$(seq 100); do [ -s "\$T/w\$i.json" ] && break; sleep 0.1; done; done
+for i in 1 2; do for _ in \$(seq 1000); do [ -s "\$T/w\$i.json" ] && break; sleep 0.01; done; done
 RUN=("$ARES" run --json --config "\$T/cfg.yml" --supervisor "\$SUP" --input x=p.zarr)
 case "\$1" in
   sum) "\${RUN[@]}" --expr 'sum(x)' --output ares_sum.npy ;;

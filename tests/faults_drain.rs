@@ -123,3 +123,38 @@ fn a_worker_frozen_mid_subtask_is_suspect_and_its_work_runs_elsewhere() {
     );
     signal(&nodes.workers[0], "CONT");
 }
+
+#[test]
+fn workers_stopped_after_their_supervisor_exit_at_once_instead_of_rejoining() {
+    // As when a whole cluster is stopped (`docker compose down`): the supervisor, which has
+    // no task to fail, goes at once; its workers notice before their own SIGTERM arrives and
+    // start rejoining. The signal must end that, not `node_timeout_ms` (10 s) of retries.
+    let mut nodes = Nodes::supervisor("  node_timeout_ms: 10000\n", "");
+    nodes.add_worker();
+    nodes.add_worker();
+    let mut c = nodes.client();
+    let (t, _) = heavy_job("sum(arange(1000, chunk=100))");
+    let task = c
+        .submit_tileable_graph(&Tensor::graph(&[&t]), None)
+        .unwrap();
+    assert_eq!(
+        wait_end(&mut c, task, Duration::from_secs(30)).status,
+        TaskStatus::Succeeded
+    );
+    drop(c);
+    signal(&nodes.supervisor, "TERM");
+    let (status, took) = wait_exit(&mut nodes.supervisor, Duration::from_secs(5));
+    eprintln!("idle supervisor exited {status} {took:?} after SIGTERM");
+    assert!(status.success(), "{status}");
+    std::thread::sleep(Duration::from_millis(300)); // the workers are rejoining by now
+    for w in &nodes.workers {
+        signal(w, "TERM");
+    }
+    for i in 0..nodes.workers.len() {
+        let (status, took) = wait_exit(&mut nodes.workers[i], Duration::from_secs(3));
+        eprintln!("worker {i} exited {status} {took:?} after SIGTERM");
+        assert!(status.success(), "{status}");
+    }
+    let w0 = log(&nodes, "w0.log");
+    assert!(w0.contains("lost the supervisor"), "{w0}");
+}

@@ -7,6 +7,8 @@ use crate::protocol::secret::Credentials;
 use crate::{supervisor, worker};
 use std::net::SocketAddr;
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -49,6 +51,26 @@ pub fn wait_ready_file(path: &Path, timeout: Duration) -> anyhow::Result<Ready> 
     }
 }
 
+/// Set by SIGTERM or SIGINT whenever they arrive. A worker that lost its supervisor is
+/// between two actor systems, or connecting, with no signal stream listening: as when a
+/// whole cluster is stopped at once and the supervisor goes first (`docker compose down`).
+/// It reads this instead of trying to rejoin until `cluster.node_timeout_ms`.
+static TERMINATING: OnceLock<Arc<AtomicBool>> = OnceLock::new();
+
+/// Whether this process was asked to stop (see [`TERMINATING`]).
+pub fn terminating() -> bool {
+    TERMINATING.get().is_some_and(|f| f.load(Ordering::Acquire))
+}
+
+fn watch_termination() {
+    let flag = TERMINATING.get_or_init(Default::default);
+    for signal in [signal_hook::consts::SIGTERM, signal_hook::consts::SIGINT] {
+        if let Err(e) = signal_hook::flag::register(signal, flag.clone()) {
+            tracing::warn!("cannot watch signal {signal}: {e}");
+        }
+    }
+}
+
 async fn shutdown_signal() {
     let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
         .expect("SIGTERM handler");
@@ -76,6 +98,7 @@ pub fn run_node(
             creds.check_exposure("the worker's data plane", &config.worker.data_listen, allow)?
         }
     }
+    watch_termination();
     if role == Role::Worker {
         // Resident bytes the accounting does not see count toward the spill and pause
         // thresholds (started before any store: its baseline is the bare process).
@@ -122,8 +145,10 @@ pub fn run_node(
                 // Running tasks fail with a clear error, and their waiting clients hear it
                 // before the process goes.
                 if let Some(m) = manager {
-                    let _ = m.send(supervisor::messages::ShutDown).await;
-                    tokio::time::sleep(Duration::from_millis(200)).await;
+                    let failed = m.send(supervisor::messages::ShutDown).await.unwrap_or(0);
+                    if failed > 0 {
+                        tokio::time::sleep(Duration::from_millis(200)).await;
+                    }
                 }
                 // A worker drains: no new work, running subtasks finish (bounded), reports
                 // and its leaving reach the supervisor, then it exits 0.
@@ -135,8 +160,18 @@ pub fn run_node(
             });
             Ok(())
         });
-        started?;
+        if let Err(e) = started {
+            if role == Role::Worker && terminating() {
+                tracing::info!("stopped by a signal while joining the supervisor: {e}");
+                return Ok(());
+            }
+            return Err(e);
+        }
         let code = system.run_with_code()?;
+        if role == Role::Worker && code == worker::REJOIN_EXIT && terminating() {
+            tracing::info!("stopped by a signal after losing the supervisor: not rejoining");
+            return Ok(());
+        }
         if role == Role::Worker && code == worker::REJOIN_EXIT {
             wait = Duration::from_millis(config_rejoin_ms);
             tracing::warn!("rejoining the supervisor for up to {} ms", config_rejoin_ms);

@@ -179,8 +179,9 @@ pub struct Redrive(pub Option<Vec<SubtaskIdx>>);
 
 /// The task fails with this message if it has not ended: no worker has been live for
 /// `cluster.no_worker_timeout_ms`, or the supervisor is shutting down.
+/// Answers whether it ended the task (false: it had ended already).
 #[derive(Message)]
-#[rtype(result = "()")]
+#[rtype(result = "bool")]
 pub struct FailTask(pub String);
 
 #[derive(Message)]
@@ -323,9 +324,9 @@ pub struct DeleteSession(pub String);
 pub struct ListSessions(pub Option<String>);
 
 /// SIGTERM: every task that has not ended fails with "supervisor shutting down", so no
-/// client waits on a supervisor that is going away.
+/// client waits on a supervisor that is going away. Answers how many it failed.
 #[derive(Message)]
-#[rtype(result = "()")]
+#[rtype(result = "usize")]
 pub struct ShutDown;
 
 /// A native-protocol client request; the answer is the reply message.

@@ -271,13 +271,20 @@ impl Handler<SubmitTask> for TaskManager {
 }
 
 impl Handler<ShutDown> for TaskManager {
-    type Result = ();
-    fn handle(&mut self, _: ShutDown, ctx: &mut Context<Self>) {
-        guard(self, ctx, "ShutDown", |act, _ctx| {
-            for (_, p) in act.tasks.values() {
-                p.do_send(FailTask("supervisor shutting down".into()));
+    type Result = ResponseFuture<usize>;
+    fn handle(&mut self, _: ShutDown, _ctx: &mut Context<Self>) -> Self::Result {
+        let asks: Vec<_> = self
+            .tasks
+            .values()
+            .map(|(_, p)| p.fail.send(FailTask("supervisor shutting down".into())))
+            .collect();
+        Box::pin(async move {
+            let mut failed = 0;
+            for ask in asks {
+                failed += usize::from(ask.await.unwrap_or(false));
             }
-        });
+            failed
+        })
     }
 }
 

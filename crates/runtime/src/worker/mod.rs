@@ -139,9 +139,11 @@ impl Actor for Worker {
 
     /// Whenever the supervisor link is unusable (closed, reset, silent, corrupt, refused) the
     /// worker is useless: the process exits non-zero. (A signal stops the actor too; that
-    /// exit keeps the system's code.)
+    /// exit keeps the system's code. So does a worker draining on SIGTERM whose supervisor
+    /// went first, as when a whole cluster is stopped: it must not try to rejoin.)
     fn stopped(&mut self, _: &mut Context<Self>) {
-        if self.lost_supervisor && !self.leaving {
+        let draining = self.shared.draining.load(Ordering::Acquire);
+        if self.lost_supervisor && !self.leaving && !draining {
             tracing::warn!(worker = ?self.me, "lost the supervisor; worker stops");
             // A registered worker may rejoin afresh; one refused before that may not.
             let code = if self.me.is_some() { REJOIN_EXIT } else { 1 };
@@ -377,7 +379,9 @@ pub async fn start(
         };
         match attempt.await {
             Ok(done) => break done?,
-            Err(e) if tokio::time::Instant::now() >= deadline => return Err(e),
+            Err(e) if tokio::time::Instant::now() >= deadline || crate::node::terminating() => {
+                return Err(e)
+            }
             Err(_) => tokio::time::sleep(Duration::from_millis(100)).await,
         }
     };

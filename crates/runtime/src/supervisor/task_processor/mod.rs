@@ -135,10 +135,11 @@ impl TaskProcessor {
         }
     }
 
-    fn end(&mut self, end: TaskEnd) {
+    /// Ends the task; false when it had ended already.
+    fn end(&mut self, end: TaskEnd) -> bool {
         let failed = end != TaskEnd::Succeeded;
         if !self.life.end(end) {
-            return;
+            return false;
         }
         self.preparation_over();
         self.ended = Some(Instant::now());
@@ -153,6 +154,7 @@ impl TaskProcessor {
         }
         self.on_end.do_send(TaskEnded(self.task));
         tracing::info!(task = %self.task, status = ?self.life.status(), "task ended");
+        true
     }
 
     /// Carries out what the state machine decided.
@@ -184,7 +186,9 @@ impl TaskProcessor {
                     .scheduler
                     .peer_unreachable
                     .do_send(PeerUnreachable { worker, why }),
-                TaskOut::Finished(end) => self.end(end),
+                TaskOut::Finished(end) => {
+                    self.end(end);
+                }
             }
         }
     }
@@ -283,11 +287,12 @@ impl Handler<Redrive> for TaskProcessor {
 }
 
 impl Handler<FailTask> for TaskProcessor {
-    type Result = ();
-    fn handle(&mut self, FailTask(error): FailTask, ctx: &mut Context<Self>) {
+    type Result = bool;
+    fn handle(&mut self, FailTask(error): FailTask, ctx: &mut Context<Self>) -> bool {
         guard(self, ctx, "FailTask", |act, _ctx| {
-            act.end(TaskEnd::Failed(error));
-        });
+            act.end(TaskEnd::Failed(error))
+        })
+        .unwrap_or(false)
     }
 }
 
