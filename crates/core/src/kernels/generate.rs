@@ -12,7 +12,7 @@
 //! Only fills whose values ride as float64 lanes stream: uniform and normal random, float64
 //! and bool constants, float ranges. int64 constants and ranges are made whole as before.
 
-use super::creation::unit;
+use super::creation::fill_unit;
 use crate::array::{DType, Scalar};
 use crate::ops::Fill;
 use rand::SeedableRng;
@@ -76,7 +76,7 @@ impl Stream {
     /// Writes the next `dst.len()` values.
     pub fn fill(&mut self, dst: &mut [f64]) {
         match self {
-            Stream::Uniform(rng) => dst.iter_mut().for_each(|d| *d = unit(rng)),
+            Stream::Uniform(rng) => fill_unit(rng, dst),
             Stream::Normal(rng) => dst
                 .iter_mut()
                 .for_each(|d| *d = StandardNormal.sample(rng.as_mut())),
