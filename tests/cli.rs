@@ -94,19 +94,21 @@ fn syntax_and_shape_errors_name_line_and_column() {
 
 #[test]
 fn explain_formats() {
-    let expr = "a = rand(100, chunk=100, seed=1); b = rand(100, chunk=100, seed=2); sum(a + b)";
+    // Two chunks each: the operands fuse into their add (one FUSE node per chunk), and a
+    // combine reads both.
+    let expr = "a = rand(100, chunk=50, seed=1); b = rand(100, chunk=50, seed=2); sum(a + b)";
     let text = stdout_of(&["explain", "--expr", expr]);
     assert!(
-        text.contains("FUSE[add, sum]") && text.contains("== initial assignment =="),
+        text.contains("FUSE[rand, rand, add, sum]") && text.contains("== initial assignment =="),
         "{text}"
     );
     let json: Value =
         serde_json::from_str(&stdout_of(&["explain", "--expr", expr, "--format", "json"])).unwrap();
-    assert_eq!(json["counts"]["fuse_nodes"], 1);
+    assert_eq!(json["counts"]["fuse_nodes"], 2);
     assert_eq!(json["counts"]["subtasks"], 3);
     assert_eq!(
-        json["chunk_graph"]["nodes"][2]["fused"],
-        serde_json::json!(["add", "sum"])
+        json["chunk_graph"]["nodes"][0]["fused"],
+        serde_json::json!(["rand", "rand", "add", "sum"])
     );
     let dot = stdout_of(&["explain", "--expr", expr, "--format", "dot"]);
     assert!(
@@ -123,7 +125,7 @@ fn explain_formats() {
     ]))
     .unwrap();
     assert_eq!(nofuse["counts"]["fuse_nodes"], 0);
-    assert_eq!(nofuse["counts"]["subtasks"], 4);
+    assert_eq!(nofuse["counts"]["subtasks"], 9);
 }
 
 #[test]

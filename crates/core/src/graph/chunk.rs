@@ -212,8 +212,8 @@ impl ChunkGraph {
 
     /// Rewrites the graph in place, in one pass in node order, without a second arena:
     /// `replace[i]` is `None` to drop node `i`, `Some(None)` to keep it, or
-    /// `Some(Some((node, alias)))` to put `node` in its place with `i`'s inputs, `alias` being
-    /// another old node that now also maps to it. Kept nodes and edges only move toward the
+    /// `Some(Some((node, alias)))` to put `node` in its place with `i`'s inputs (less those
+    /// dropped: it took them in), `alias` being another old node that now also maps to it. Kept nodes and edges only move toward the
     /// front, and an alias must come after `i`. Returns old index → new index (`u32::MAX` for
     /// dropped nodes).
     pub fn compact_in_place(
@@ -235,8 +235,20 @@ impl ChunkGraph {
                 e <= start && w <= v,
                 "compaction only moves toward the front"
             );
+            // A replacement drops the inputs that were removed: it took them in (a FUSE
+            // node's generated operands).
+            let replaced = replacement.is_some();
+            let mut kept = 0;
             for k in 0..len {
-                self.edges[e + k] = ChunkIdx(map[self.edges[start + k].index()]);
+                let to = map[self.edges[start + k].index()];
+                debug_assert!(
+                    replaced || to != u32::MAX,
+                    "an input of a kept node was removed"
+                );
+                if to != u32::MAX {
+                    self.edges[e + kept] = ChunkIdx(to);
+                    kept += 1;
+                }
             }
             let mut node = match replacement {
                 None => self.nodes[v].clone(),
@@ -246,11 +258,11 @@ impl ChunkGraph {
                 }
             };
             node.inputs_start = e as u32;
-            node.inputs_len = len as u32;
+            node.inputs_len = kept as u32;
             self.nodes[w] = node;
             map[v] = w as u32;
             w += 1;
-            e += len;
+            e += kept;
         }
         self.nodes.truncate(w);
         self.edges.truncate(e);

@@ -34,3 +34,60 @@ fn where_heads_a_lane_segment() {
     let got = run_fused(&steps, &table, &[&c, &x, &y]).unwrap();
     assert!(got.get_flat(0).unwrap().as_f64().is_nan());
 }
+
+/// Generated operands (`prepare::fuse` puts two creation steps before their binary step):
+/// streamed block by block, the values are those of the creation kernels made whole and the
+/// binary kernel applied to them; with a reduction after, the fold of those values.
+#[test]
+fn generated_operands_equal_the_whole_kernels() {
+    use crate::array::Scalar;
+    use crate::ops::Fill;
+    let shape: crate::array::Shape = [5, 3000].into_iter().collect();
+    let (a, b) = (Fill::Uniform { seed: 7 }, Fill::Normal { seed: 8 });
+    let table = vec![
+        OpArgs::Fill {
+            fill: a,
+            shape: shape.clone(),
+        },
+        OpArgs::Fill {
+            fill: b,
+            shape: shape.clone(),
+        },
+        OpArgs::None,
+        OpArgs::Reduce {
+            axes: [1].into_iter().collect(),
+            keepdims: false,
+        },
+    ];
+    let step = |op, i| FuseStep {
+        op,
+        args: ArgsIdx(i),
+    };
+    let x = crate::kernels::creation::fill(&a, &shape).unwrap();
+    let y = crate::kernels::creation::fill(&b, &shape).unwrap();
+    let want = crate::kernels::apply(Op::Sub, &OpArgs::None, &table, &[&x, &y]).unwrap();
+    let steps = [step(Op::Rand, 0), step(Op::Randn, 1), step(Op::Sub, 2)];
+    assert_eq!(run_fused(&steps, &table, &[]).unwrap(), want, "x - y");
+    let steps = [
+        step(Op::Rand, 0),
+        step(Op::Randn, 1),
+        step(Op::Sub, 2),
+        step(Op::Sum, 3),
+    ];
+    let got = run_fused(&steps, &table, &[]).unwrap();
+    let want = crate::kernels::apply(Op::Sum, &table[3], &table, &[&want]).unwrap();
+    for i in 0..5 {
+        let (g, w) = (got.get_flat(i).unwrap(), want.get_flat(i).unwrap());
+        assert_eq!(g, w, "row {i}: the fold adds in C order either way");
+    }
+    assert!(matches!(got.get_flat(0), Some(Scalar::F64(_))));
+    // Made whole when they do not stream: the same values.
+    let (out, end) = generated_operands_whole(&steps, &table).unwrap().unwrap();
+    assert_eq!(
+        (out, end),
+        (
+            crate::kernels::apply(Op::Sub, &OpArgs::None, &table, &[&x, &y]).unwrap(),
+            3
+        )
+    );
+}

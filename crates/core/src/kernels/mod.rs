@@ -44,6 +44,12 @@ pub struct KernelError(pub String);
 
 pub type KResult<T> = std::result::Result<T, KernelError>;
 
+/// Whether a creation step's values can be generated block by block inside a FUSE node
+/// (uniform and normal random, float and bool constants, float ranges).
+pub fn streams(fill: &crate::ops::Fill) -> bool {
+    generate::Stream::new(fill).is_some()
+}
+
 pub fn kerr<T>(msg: impl Into<String>) -> KResult<T> {
     Err(KernelError(msg.into()))
 }

@@ -181,12 +181,13 @@ mod tests {
 
     #[test]
     fn chunks_from_the_same_initial_chunks_share_a_subtask() {
-        //  a0 b0   a1 b1   a2 b2   a3 b3        4 chunks per input, 1 slot, 2 per color:
-        //   FUSE0   FUSE1   FUSE2   FUSE3       {a0 b0 F0} {a1 b1 F1} {a2 b2 F2} {a3 b3 F3}
-        //      \_____|_______|_______/          combine: new subtask (preds differ)
-        //               combine
-        let a = tensor::rand(&[8], 2, Some(1)).unwrap();
-        let b = tensor::rand(&[8], 2, Some(2)).unwrap();
+        //  a0 b0   a1 b1   a2 b2   a3 b3        4 chunks per input (FUSE[rand, exp]: not
+        //   FUSE0   FUSE1   FUSE2   FUSE3       bare creations, which fuse into the add),
+        //      \_____|_______|_______/          1 slot, 2 per color:
+        //               combine                 {a0 b0 F0} {a1 b1 F1} {a2 b2 F2} {a3 b3 F3}
+        //                                       combine: new subtask (preds differ)
+        let a = tensor::rand(&[8], 2, Some(1)).unwrap().exp().unwrap();
+        let b = tensor::rand(&[8], 2, Some(2)).unwrap().exp().unwrap();
         let c = (&a + &b).unwrap().sum(None, false).unwrap();
         let sg = subtasks_of(&c, &TaskConfig::default(), 1);
         assert_eq!(sg.len(), 5);

@@ -6,10 +6,16 @@
 //! predecessors, so the RANDs stay outside and `add` and `sum` become `FUSE[add, sum]`.
 //! A FUSE node takes the tail's key, shape and dtype and the head's inputs. The graph is
 //! rewritten in place: no second million-node arena.
+//!
+//! Beyond Mars: a binary elementwise chunk whose operands are both creation chunks that only
+//! it reads, of its own shape and generated block by block ([`crate::kernels::streams`]),
+//! takes them in as the node's leading steps: `(rand(a) + rand(b)).sum()` becomes one
+//! `FUSE[rand, rand, add, sum]` per chunk with no inputs, which never materializes either
+//! operand (three subtasks per chunk before, and two chunks of memory each).
 
-use crate::graph::ChunkGraph;
+use crate::graph::{ChunkGraph, Csr};
 use crate::ids::{ArgsIdx, ChunkIdx};
-use crate::ops::{FuseStep, Op, OpArgs};
+use crate::ops::{Family, FuseStep, Op, OpArgs};
 use smallvec::SmallVec;
 
 pub fn fuse(mut graph: ChunkGraph) -> ChunkGraph {
@@ -36,13 +42,33 @@ pub fn fuse(mut graph: ChunkGraph) -> ChunkGraph {
         }
     }
 
+    // Creation operands taken into their binary consumer (never chain heads: their one
+    // successor has two inputs).
+    let mut generated: rustc_hash::FxHashMap<usize, SmallVec<[usize; 2]>> = Default::default();
+    for v in 0..n {
+        if let Some(operands) = generated_operands(&graph, &succ, &is_result, v) {
+            for &c in &operands {
+                absorbed[c] = true;
+            }
+            generated.insert(v, operands);
+        }
+    }
+
     // FUSE arguments per chain head, interned before the arena is rewritten.
     let mut fuse_args: Vec<(u32, ArgsIdx, usize)> = Vec::new();
     for v in 0..n {
-        if absorbed[v] || chain_next[v] == u32::MAX {
+        let operands = generated.get(&v);
+        if absorbed[v] || (chain_next[v] == u32::MAX && operands.is_none()) {
             continue;
         }
         let mut steps: SmallVec<[FuseStep; 4]> = SmallVec::new();
+        for &c in operands.into_iter().flatten() {
+            let node = &graph.nodes[c];
+            steps.push(FuseStep {
+                op: node.op,
+                args: node.args,
+            });
+        }
         let mut cur = v;
         loop {
             let node = &graph.nodes[cur];
@@ -99,6 +125,39 @@ pub fn fuse(mut graph: ChunkGraph) -> ChunkGraph {
     graph
 }
 
+/// The operands of binary elementwise chunk `v` when both are creation chunks read by `v`
+/// alone, not results, of `v`'s shape, whose values stream ([`crate::kernels::streams`]).
+fn generated_operands(
+    graph: &ChunkGraph,
+    succ: &Csr,
+    is_result: &[bool],
+    v: usize,
+) -> Option<SmallVec<[usize; 2]>> {
+    let node = &graph.nodes[v];
+    let binary =
+        node.op.family() == Family::Binary && matches!(graph.args[node.args.index()], OpArgs::None);
+    let ins = graph.inputs(ChunkIdx(v as u32));
+    if !binary || ins.len() != 2 || ins[0] == ins[1] {
+        return None;
+    }
+    let shape = graph.shape_of_node(node);
+    ins.iter()
+        .map(|c| {
+            let (i, input) = (c.index(), &graph.nodes[c.index()]);
+            let streams = matches!(
+                &graph.args[input.args.index()],
+                OpArgs::Fill { fill, .. } if crate::kernels::streams(fill)
+            );
+            let alone = succ.row(i).len() == 1 && !is_result[i] && graph.inputs(*c).is_empty();
+            (input.op.family() == Family::Creation
+                && streams
+                && alone
+                && graph.shape_of_node(input) == shape)
+                .then_some(i)
+        })
+        .collect()
+}
+
 /// Arguments that differ from chunk to chunk of one operation (pushed, not interned).
 fn per_chunk(args: &OpArgs) -> bool {
     use crate::ops::Fill;
@@ -120,18 +179,40 @@ mod tests {
     use crate::tensor::{self, Tensor};
 
     #[test]
-    fn seed_example_fuses_add_and_sum_and_leaves_rands() {
+    fn seed_example_fuses_the_generated_operands_into_add_and_sum() {
         //  rand(a) ─┐
-        //           ├─ add ── sum      →   rand, rand, FUSE[add, sum]
+        //           ├─ add ── sum      →   FUSE[rand, rand, add, sum], no inputs
         //  rand(b) ─┘
         let a = tensor::rand(&[100], 100, Some(1)).unwrap();
         let b = tensor::rand(&[100], 100, Some(2)).unwrap();
         let c = (&a + &b).unwrap().sum(None, false).unwrap();
         let g = fuse(tile(&Tensor::graph(&[&c]), &TaskConfig::default()).unwrap());
         let labels: Vec<String> = (0..g.len()).map(|i| g.label(ChunkIdx(i as u32))).collect();
-        assert_eq!(labels, vec!["rand", "rand", "FUSE[add, sum]"]);
-        assert_eq!(g.inputs(ChunkIdx(2)), &[ChunkIdx(0), ChunkIdx(1)]);
-        assert_eq!(g.results[0].chunks, vec![ChunkIdx(2)]);
+        assert_eq!(labels, vec!["FUSE[rand, rand, add, sum]"]);
+        assert!(g.inputs(ChunkIdx(0)).is_empty());
+        assert_eq!(g.results[0].chunks, vec![ChunkIdx(0)]);
+    }
+
+    #[test]
+    fn operands_read_elsewhere_or_of_another_shape_stay_chunks() {
+        //  rand(a) ─┬─ add ── sum        a is read twice: Mars' rule, rand, rand,
+        //           │                    FUSE[add, sum], exp
+        //  rand(b) ─┘
+        //  rand(a) ── exp
+        let a = tensor::rand(&[100], 100, Some(1)).unwrap();
+        let b = tensor::rand(&[100], 100, Some(2)).unwrap();
+        let c = (&a + &b).unwrap().sum(None, false).unwrap();
+        let e = a.exp().unwrap();
+        let g = fuse(tile(&Tensor::graph(&[&c, &e]), &TaskConfig::default()).unwrap());
+        let labels: Vec<String> = (0..g.len()).map(|i| g.label(ChunkIdx(i as u32))).collect();
+        assert_eq!(labels, vec!["rand", "rand", "FUSE[add, sum]", "exp"]);
+        // A row broadcast against a matrix: shapes differ, the row stays a chunk.
+        let m = tensor::rand(&[4, 3], 4, Some(3)).unwrap();
+        let r = tensor::rand(&[3], 3, Some(4)).unwrap();
+        let s = (&m * &r).unwrap();
+        let g = fuse(tile(&Tensor::graph(&[&s]), &TaskConfig::default()).unwrap());
+        let labels: Vec<String> = (0..g.len()).map(|i| g.label(ChunkIdx(i as u32))).collect();
+        assert_eq!(labels, vec!["rand", "rand", "multiply"]);
     }
 
     #[test]
