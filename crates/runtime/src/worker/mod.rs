@@ -26,6 +26,7 @@ pub mod footprint;
 pub mod memory;
 pub mod monitor;
 pub mod pool;
+mod shared_graph;
 pub mod spill;
 pub mod state;
 pub mod storage;
@@ -302,9 +303,9 @@ impl Worker {
                 ctx.stop();
             }
             ToWorker::Peers { peers } => self.peers = peers.into_iter().collect(),
-            ToWorker::RegisterTask { task, graph } => match codec::decode::<WorkerGraph>(&graph) {
+            ToWorker::RegisterTask { task, graph } => match shared_graph::decode(task, &graph) {
                 Ok(g) => {
-                    self.graphs.insert(task, Arc::new(g));
+                    self.graphs.insert(task, g);
                 }
                 Err(e) => tracing::error!(%task, "cannot decode the task's graph: {e}"),
             },

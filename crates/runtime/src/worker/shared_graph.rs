@@ -1,0 +1,135 @@
+//! Workers of one process share the decoded graph of a task.
+//!
+//! Every worker receives the whole subtask graph of a task (`ToWorker::RegisterTask`) and
+//! decodes it: about 340 bytes per subtask. In an embedded cluster (`ares run --local`, the
+//! Python module) all workers live in one process, so each held its own copy of the same
+//! immutable graph, and each spent the same seconds decoding it: for
+//! `sum(ones(10**7, chunk=1))` (13.3 million subtasks) that was gigabytes twice over. Here
+//! the first worker decodes, a worker asking meanwhile waits for that decode instead of doing
+//! its own, and later ones get the same `Arc` for as long as any worker still holds it.
+//!
+//! Graphs are matched by task id, length and SHA-256 of their encoded bytes, so two
+//! supervisors in one process (tests) whose task ids collide never share a graph by mistake.
+
+use crate::graph::WorkerGraph;
+use crate::ids::TaskId;
+use crate::protocol::codec;
+use sha2::{Digest, Sha256};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock, Weak};
+
+type Key = (TaskId, usize, [u8; 32]);
+type Decoded = Result<Arc<WorkerGraph>, String>;
+
+enum Entry {
+    /// A worker is decoding it: wait on the cell.
+    Decoding(Arc<OnceLock<Decoded>>),
+    /// Decoded and held by some worker (or dropped by all: decode again).
+    Ready(Weak<WorkerGraph>),
+}
+
+static GRAPHS: Mutex<Option<HashMap<Key, Entry>>> = Mutex::new(None);
+
+/// The decoded graph of `task` from its encoded `bytes`, shared with the other workers of
+/// this process that received the same bytes.
+pub fn decode(task: TaskId, bytes: &[u8]) -> Decoded {
+    let key: Key = (task, bytes.len(), Sha256::digest(bytes).into());
+    let cell = {
+        let mut graphs = GRAPHS.lock().unwrap_or_else(|p| p.into_inner());
+        let graphs = graphs.get_or_insert_with(HashMap::new);
+        // Forget graphs no worker holds any more.
+        graphs.retain(|_, e| !matches!(e, Entry::Ready(w) if w.strong_count() == 0));
+        match graphs.get(&key) {
+            Some(Entry::Ready(w)) => {
+                if let Some(g) = w.upgrade() {
+                    return Ok(g);
+                }
+                unreachable!("dead entries were just removed");
+            }
+            Some(Entry::Decoding(cell)) => cell.clone(),
+            None => {
+                let cell = Arc::new(OnceLock::new());
+                graphs.insert(key, Entry::Decoding(cell.clone()));
+                cell
+            }
+        }
+    };
+    // The first caller decodes; any other blocks here until it has (no lock held).
+    let decoded = cell
+        .get_or_init(|| {
+            codec::decode::<WorkerGraph>(bytes)
+                .map(Arc::new)
+                .map_err(|e| e.to_string())
+        })
+        .clone();
+    let mut graphs = GRAPHS.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some(graphs) = graphs.as_mut() {
+        match &decoded {
+            Ok(g) => graphs.insert(key, Entry::Ready(Arc::downgrade(g))),
+            Err(_) => graphs.remove(&key),
+        };
+    }
+    decoded
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::prepare::{prepare, uniform_cluster};
+    use crate::tensor::{self, Tensor};
+
+    fn encoded(n: usize, task: TaskId) -> Vec<u8> {
+        let t = tensor::ones(&[n], 1).unwrap().sum(None, false).unwrap();
+        let p = prepare(
+            &Tensor::graph(&[&t]),
+            &Default::default(),
+            &uniform_cluster(2, 1),
+            task,
+        )
+        .unwrap();
+        codec::encode(&p.subtasks.worker_view()).unwrap().to_vec()
+    }
+
+    #[test]
+    fn workers_of_one_process_share_a_graph_while_one_holds_it() {
+        let (task, other) = (TaskId(9001), TaskId(9002));
+        let bytes = encoded(40, task);
+        let a = decode(task, &bytes).unwrap();
+        let b = decode(task, &bytes).unwrap();
+        assert!(
+            Arc::ptr_eq(&a, &b),
+            "the second worker shares the first one's graph"
+        );
+        let c = decode(other, &bytes).unwrap();
+        assert!(!Arc::ptr_eq(&a, &c), "another task id: another graph");
+        let different = encoded(41, task);
+        let d = decode(task, &different).unwrap();
+        assert!(
+            !Arc::ptr_eq(&a, &d),
+            "other bytes under the same task id: another graph"
+        );
+        assert_ne!(d.chunks.len(), a.chunks.len());
+        drop((a, b));
+        let again = decode(task, &bytes).unwrap();
+        assert_eq!(
+            again.chunks.len(),
+            c.chunks.len(),
+            "decoded afresh once no worker held it"
+        );
+        assert!(decode(task, &bytes[..bytes.len() / 2]).is_err());
+    }
+
+    #[test]
+    fn concurrent_decodes_of_one_graph_yield_one_copy() {
+        let task = TaskId(9003);
+        let bytes = Arc::new(encoded(3000, task));
+        let threads: Vec<_> = (0..4)
+            .map(|_| {
+                let bytes = bytes.clone();
+                std::thread::spawn(move || decode(task, &bytes).unwrap())
+            })
+            .collect();
+        let graphs: Vec<_> = threads.into_iter().map(|t| t.join().unwrap()).collect();
+        assert!(graphs.iter().all(|g| Arc::ptr_eq(g, &graphs[0])));
+    }
+}
