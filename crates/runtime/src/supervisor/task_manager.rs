@@ -278,13 +278,8 @@ impl Handler<ShutDown> for TaskManager {
             .values()
             .map(|(_, p)| p.fail.send(FailTask("supervisor shutting down".into())))
             .collect();
-        Box::pin(async move {
-            let mut failed = 0;
-            for ask in asks {
-                failed += usize::from(ask.await.unwrap_or(false));
-            }
-            failed
-        })
+        let answers = futures_util::future::join_all(asks);
+        Box::pin(async move { answers.await.into_iter().filter(|a| a == &Ok(true)).count() })
     }
 }
 
