@@ -18,6 +18,7 @@
 //! which never touches the network; [`storage`] over [`memory`] holds the chunks, accounts
 //! their bytes and spills; [`transfer`] serves chunks to peers.
 
+mod connect;
 mod dispatch;
 mod drain;
 mod execute;
@@ -37,10 +38,9 @@ pub use drain::DrainAndLeave;
 use crate::config::Config;
 use crate::graph::WorkerGraph;
 use crate::ids::{SubtaskIdx, TaskId, WorkerId};
-use crate::protocol::handshake::{HandshakeError, Role};
 use crate::protocol::outbound::{Flush, Outbound};
 use crate::protocol::secret::Credentials;
-use crate::protocol::{auth, codec, FromWorker, SubtaskReport, ToWorker, PROTOCOL_VERSION};
+use crate::protocol::{codec, FromWorker, SubtaskReport, ToWorker, PROTOCOL_VERSION};
 use crate::supervisor::guard::{guard, Guarded};
 use actix::prelude::*;
 use bytes::BytesMut;
@@ -51,7 +51,6 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use storage::Storage;
-use tokio::net::TcpStream;
 use tokio_util::codec::FramedRead;
 
 /// The system's exit code when a registered worker lost its supervisor: `ares node` then
@@ -347,45 +346,7 @@ pub async fn start(
     let gate = transfer::gate(creds.keys(), config);
     let data_addr =
         transfer::serve(&config.worker.data_listen, storage.clone(), max_frame, gate).await?;
-    let deadline = tokio::time::Instant::now() + wait;
-    let handshake = Duration::from_millis(config.cluster.handshake_timeout_ms);
-    // Connect and prove the secret, retrying until `wait` runs out while the supervisor is
-    // absent or silent (a wrong secret fails at once).
-    let stream = loop {
-        let left = deadline.saturating_duration_since(tokio::time::Instant::now());
-        let attempt = async {
-            // Bounded too: resolving a name whose container is gone can hang on a host
-            // without DNS far longer than `wait`, and the worker must then exit on time.
-            let connect = TcpStream::connect(supervisor);
-            let mut s = tokio::time::timeout(left.max(Duration::from_millis(50)), connect)
-                .await
-                .map_err(|_| {
-                    std::io::Error::new(
-                        std::io::ErrorKind::TimedOut,
-                        format!("connecting to the supervisor at {supervisor}: timed out"),
-                    )
-                })??;
-            s.set_nodelay(true)?;
-            let timeout = handshake.min(left).max(Duration::from_millis(50));
-            match auth::connect_async(&mut s, Role::Worker, &creds.node_secret(), timeout).await {
-                Ok(()) => Ok(Ok(s)),
-                Err(e @ (HandshakeError::Timeout | HandshakeError::Io(_))) => Err(
-                    std::io::Error::new(std::io::ErrorKind::TimedOut, e.to_string()),
-                ),
-                Err(e) => Ok(Err(std::io::Error::new(
-                    std::io::ErrorKind::PermissionDenied,
-                    format!("supervisor at {supervisor}: {e}"),
-                ))),
-            }
-        };
-        match attempt.await {
-            Ok(done) => break done?,
-            Err(e) if tokio::time::Instant::now() >= deadline || crate::node::terminating() => {
-                return Err(e)
-            }
-            Err(_) => tokio::time::sleep(Duration::from_millis(100)).await,
-        }
-    };
+    let stream = connect::supervisor(supervisor, creds, config, wait).await?;
     // Bound to all interfaces: advertise the address this host reaches the supervisor from,
     // which its peers can reach too (containers, multi-homed hosts).
     let data_addr = if data_addr.ip().is_unspecified() {
