@@ -153,9 +153,17 @@ fn chunk_line(g: &ChunkGraph, i: usize) -> String {
     let idx = ChunkIdx(i as u32);
     let n = g.node(idx);
     let inputs: Vec<String> = g.inputs(idx).iter().map(|c| c.to_string()).collect();
-    let args = match n.op {
-        Op::Fuse => String::new(),
-        _ => describe_args(g.args_of(idx)),
+    let args = match g.args_of(idx) {
+        // What tells the chunks of one FUSE node apart: its creation steps' seeds or offsets.
+        OpArgs::Fuse(steps) => steps
+            .iter()
+            .filter_map(|s| match &g.args[s.args.index()] {
+                a @ OpArgs::Fill { .. } => Some(format!("{} {}", s.op.name(), describe_args(a))),
+                _ => None,
+            })
+            .collect::<Vec<_>>()
+            .join("; "),
+        args => describe_args(args),
     };
     format!(
         "c{i} {} key={} {} {} [{}] {args}",
