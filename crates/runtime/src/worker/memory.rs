@@ -65,6 +65,13 @@ pub struct MemoryStats {
     pub fetched_chunks_total: u64,
 }
 
+impl MemoryStats {
+    /// Accounted bytes: chunks in memory, reservations and fetches.
+    pub fn accounted(&self) -> u64 {
+        self.memory_bytes + self.reserved_bytes + self.transit_bytes
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Place {
     Memory,
@@ -149,7 +156,7 @@ impl Ledger {
 
     /// Accounted bytes: chunks in memory, reservations and fetches.
     fn used(&self) -> u64 {
-        self.stats.memory_bytes + self.stats.reserved_bytes + self.stats.transit_bytes
+        self.stats.accounted()
     }
 
     fn note_peak(&mut self) {

@@ -302,12 +302,14 @@ impl Worker {
                 ctx.stop();
             }
             ToWorker::Peers { peers } => self.peers = peers.into_iter().collect(),
-            ToWorker::RegisterTask { task, graph } => match shared_graph::decode(task, &graph) {
-                Ok(g) => {
-                    self.graphs.insert(task, g);
+            ToWorker::RegisterTask { task, graph } => {
+                match shared_graph::decode(task, &graph, storage::live().len() > 1) {
+                    Ok(g) => {
+                        self.graphs.insert(task, g);
+                    }
+                    Err(e) => tracing::error!(%task, "cannot decode the task's graph: {e}"),
                 }
-                Err(e) => tracing::error!(%task, "cannot decode the task's graph: {e}"),
-            },
+            }
             ToWorker::RunSubtasks { task, subtasks } => self.run(task, subtasks, ctx),
             ToWorker::CancelSubtasks { task, subtasks } => {
                 for s in subtasks {

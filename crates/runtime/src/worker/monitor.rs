@@ -70,14 +70,17 @@ fn watch(pid: Pid) {
         let Some(rss) = resident(&mut sys, pid) else {
             continue;
         };
-        let stores: Vec<_> = storage::live()
-            .into_iter()
-            .filter(|s| s.stats().limit > 0)
-            .collect();
+        let (mut stores, mut accounted) = (Vec::new(), 0);
+        for s in storage::live() {
+            let stats = s.stats();
+            if stats.limit > 0 {
+                accounted += stats.accounted();
+                stores.push(s);
+            }
+        }
         if stores.is_empty() {
             continue;
         }
-        let accounted: u64 = stores.iter().map(|s| accounted(&s.stats())).sum();
         let share = unmanaged(rss, baseline, accounted) / stores.len() as u64;
         let mut above = false;
         for s in &stores {
@@ -88,10 +91,6 @@ fn watch(pid: Pid) {
             last_purge = Some(Instant::now());
         }
     }
-}
-
-fn accounted(m: &super::memory::MemoryStats) -> u64 {
-    m.memory_bytes + m.reserved_bytes + m.transit_bytes
 }
 
 /// Resident bytes above the baseline and the allowance that no store accounts for.
