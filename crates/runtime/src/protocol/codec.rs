@@ -107,6 +107,74 @@ pub fn encode_frame<M: Direction>(messages: &[M]) -> Result<Vec<u8>, CodecError>
     encode_after(&[M::TAG], &messages)
 }
 
+/// Byte strings at least this long that a message shares ([`Direction::shared_bytes`]) are
+/// spliced into a frame rather than copied.
+pub const SPLICE_MIN: usize = 64 << 10;
+
+/// One whole frame, `u32 BE length | tag | bincode(messages)`, as pieces to write in order:
+/// the bytes encoded here, and each large byte string the messages share
+/// ([`Direction::shared_bytes`]: a task's graph, result data) as the same reference-counted
+/// buffer, not a copy. A task graph of a hundred megabytes sent to every worker once held a
+/// copy per connection, then a second one in the connection's write buffer.
+pub fn encode_frame_pieces<M: Direction>(
+    messages: &[M],
+    limit: usize,
+) -> Result<Vec<bytes::Bytes>, CodecError> {
+    let corrupt = |e: bincode::error::EncodeError| CodecError::Corrupt(e.to_string());
+    let mut sizer = bincode::enc::write::SizeWriter::default();
+    bincode::serde::encode_into_writer(messages, &mut sizer, config()).map_err(corrupt)?;
+    let size = 1 + sizer.bytes_written;
+    if size > limit.min(u32::MAX as usize) {
+        return Err(CodecError::TooLarge { size, limit });
+    }
+    let shared: Vec<&bytes::Bytes> = messages
+        .iter()
+        .filter_map(M::shared_bytes)
+        .filter(|b| b.len() >= SPLICE_MIN)
+        .collect();
+    let mut head = Vec::with_capacity(5 + sizer.bytes_written.min(SPLICE_MIN));
+    head.extend_from_slice(&(size as u32).to_be_bytes());
+    head.push(M::TAG);
+    let mut writer = Splicer {
+        shared,
+        current: head,
+        pieces: Vec::new(),
+    };
+    bincode::serde::encode_into_writer(messages, &mut writer, config()).map_err(corrupt)?;
+    let mut pieces = writer.pieces;
+    if !writer.current.is_empty() {
+        pieces.push(writer.current.into());
+    }
+    Ok(pieces)
+}
+
+/// Copies what it is given, except a slice that *is* one of `shared` (same address and
+/// length): that one becomes its own piece, a new reference to the same buffer.
+struct Splicer<'a> {
+    shared: Vec<&'a bytes::Bytes>,
+    current: Vec<u8>,
+    pieces: Vec<bytes::Bytes>,
+}
+
+impl bincode::enc::write::Writer for Splicer<'_> {
+    #[inline]
+    fn write(&mut self, bytes: &[u8]) -> Result<(), bincode::error::EncodeError> {
+        if bytes.len() >= SPLICE_MIN {
+            let same = |b: &&&bytes::Bytes| b.as_ptr() == bytes.as_ptr() && b.len() == bytes.len();
+            if let Some(b) = self.shared.iter().find(same) {
+                let done = std::mem::take(&mut self.current);
+                if !done.is_empty() {
+                    self.pieces.push(done.into());
+                }
+                self.pieces.push((*b).clone());
+                return Ok(());
+            }
+        }
+        self.current.extend_from_slice(bytes);
+        Ok(())
+    }
+}
+
 /// Decodes a frame of `M`s; a frame of another direction is refused before any decoding.
 pub fn decode_frame<M: Direction>(bytes: &[u8]) -> Result<Vec<M>, CodecError> {
     match bytes.split_first() {

@@ -261,3 +261,40 @@ fn a_task_graph_round_trips_through_its_packed_arenas() {
     let e = decode::<WorkerGraph>(&corrupt).unwrap_err().to_string();
     assert!(e.contains("chunk node 0: unknown op id"), "{e}");
 }
+
+/// A frame in pieces is the frame `encode_frame` makes, with its length in front; a large
+/// shared byte string in it is the caller's own buffer, not a copy, and small ones are copied.
+#[test]
+fn large_shared_bytes_are_spliced_into_a_frame_not_copied() {
+    let graph = bytes::Bytes::from(
+        (0..SPLICE_MIN as u32 * 2)
+            .map(|i| i as u8)
+            .collect::<Vec<_>>(),
+    );
+    let messages = vec![
+        ToWorker::HeartbeatAck,
+        ToWorker::RegisterTask {
+            task: TaskId(3),
+            graph: graph.clone(),
+        },
+        ToWorker::RegisterTask {
+            task: TaskId(4),
+            graph: bytes::Bytes::from_static(b"small"),
+        },
+        ToWorker::ForgetTask { task: TaskId(3) },
+    ];
+    let pieces = encode_frame_pieces(&messages, usize::MAX).unwrap();
+    assert_eq!(pieces.len(), 3, "head, the graph, the rest");
+    assert_eq!(pieces[1].as_ptr(), graph.as_ptr(), "the same buffer");
+    let wire: Vec<u8> = pieces.concat();
+    let frame = encode_frame(&messages).unwrap();
+    assert_eq!(wire[..4], (frame.len() as u32).to_be_bytes());
+    assert_eq!(wire[4..], frame[..]);
+    assert_eq!(decode_frame::<ToWorker>(&wire[4..]).unwrap(), messages);
+    // The limit counts the tag and the body, as the reader does.
+    assert!(matches!(
+        encode_frame_pieces(&messages, frame.len() - 1),
+        Err(CodecError::TooLarge { .. })
+    ));
+    assert!(encode_frame_pieces(&messages, frame.len()).is_ok());
+}

@@ -108,6 +108,12 @@ pub struct TaskInfo {
 pub trait Direction: Serialize + serde::de::DeserializeOwned {
     const TAG: u8;
     const NAME: &'static str;
+    /// A large byte string the message carries and shares with others (a task's graph sent
+    /// to every worker, result data): written from where it lies, never copied into a frame
+    /// ([`codec::encode_frame_pieces`]).
+    fn shared_bytes(&self) -> Option<&Bytes> {
+        None
+    }
 }
 
 /// Worker → supervisor.
@@ -318,6 +324,12 @@ impl Direction for FromWorker {
 impl Direction for ToWorker {
     const TAG: u8 = 0xA2;
     const NAME: &'static str = "supervisor-to-worker";
+    fn shared_bytes(&self) -> Option<&Bytes> {
+        match self {
+            ToWorker::RegisterTask { graph, .. } => Some(graph),
+            _ => None,
+        }
+    }
 }
 impl Direction for ClientRequest {
     const TAG: u8 = 0xA3;
@@ -326,4 +338,11 @@ impl Direction for ClientRequest {
 impl Direction for ClientReply {
     const TAG: u8 = 0xA4;
     const NAME: &'static str = "client-reply";
+    fn shared_bytes(&self) -> Option<&Bytes> {
+        match self {
+            ClientReply::ResultData { data: Ok(d), .. } => Some(d),
+            ClientReply::ResultPart { part: Ok(p), .. } => Some(&p.chunks),
+            _ => None,
+        }
+    }
 }
