@@ -14,6 +14,7 @@ impl TaskState {
         for s in requeue {
             if self.state[s.index()] == SubState::Submitted {
                 self.state[s.index()] = SubState::Waiting;
+                self.in_flight -= 1;
                 self.attempts[s.index()] += 1;
                 self.retries += 1;
                 self.causes.insert(
@@ -77,6 +78,12 @@ impl TaskState {
     pub(super) fn recover(&mut self) {
         if self.ended {
             return;
+        }
+        // A queued subtask whose inputs went with the worker waits for them again.
+        for s in 0..self.graph.len() {
+            if self.state[s] == SubState::Ready && !self.inputs_available(s) {
+                self.state[s] = SubState::Waiting;
+            }
         }
         let mut work: Vec<usize> = (0..self.graph.len())
             .filter(|s| self.state[*s] == SubState::Waiting)

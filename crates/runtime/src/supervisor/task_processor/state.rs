@@ -1,7 +1,8 @@
 //! One task's execution logic, free of actors and sockets.
 //!
-//! Tracks every subtask (waiting, submitted, done), where each kept chunk lives and how many
-//! unfinished consumers still need it. A chunk is released on its worker as soon as its last
+//! Tracks every subtask (waiting, ready, submitted, done), where each kept chunk lives and how
+//! many unfinished consumers still need it. Ready subtasks reach the scheduler through a
+//! window ([`window`]), not all at once. A chunk is released on its worker as soon as its last
 //! consumer finishes; result chunks are held until the task is forgotten.
 //!
 //! When a worker dies, the chunks only it held are lost and lineage recovery re-runs what is
@@ -23,9 +24,12 @@ use std::sync::Arc;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SubState {
+    /// Some input is missing.
     Waiting,
     Submitted,
     Done,
+    /// Its inputs are there; queued here until the window lets it go to the scheduler.
+    Ready,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -69,6 +73,12 @@ pub struct TaskState {
     /// Proxies whose pieces were released (after their last reducer): running such a proxy
     /// again needs every one of its mappers again.
     drained: rustc_hash::FxHashSet<u32>,
+    /// Ready subtasks not yet handed to the scheduler, deepest first ([`window`]).
+    queue: crate::depth_queue::DepthQueue<u32>,
+    /// Subtasks handed to the scheduler and not yet reported.
+    in_flight: usize,
+    /// Most subtasks handed to the scheduler at once.
+    window: usize,
 }
 
 /// Where a completed proxy "is": nowhere, it holds no data.
@@ -91,8 +101,17 @@ impl TaskState {
             outbox: Vec::new(),
             proxies: shuffle::proxies(&graph.chunks),
             drained: Default::default(),
+            queue: Default::default(),
+            in_flight: 0,
+            window: DEFAULT_WINDOW,
             graph,
         }
+    }
+
+    /// At most `window` subtasks handed to the scheduler at once (at least one).
+    pub fn with_window(mut self, window: usize) -> Self {
+        self.window = window.max(1);
+        self
     }
 
     pub fn progress(&self) -> f64 {
@@ -112,58 +131,12 @@ impl TaskState {
         self.ended
     }
 
-    /// The bytes chunk `c` holds, as its worker reported (known once it is computed).
-    pub fn size_of(&self, c: ChunkIdx) -> Option<u64> {
-        self.location.get(c.index()).copied().flatten().map(|l| l.1)
-    }
-
-    /// The worker holding chunk `c`, if any (streamed result fetch).
-    pub fn location_of(&self, c: ChunkIdx) -> Option<WorkerId> {
-        self.location.get(c.index()).copied().flatten().map(|l| l.0)
-    }
-
-    /// Where each result chunk lives.
-    pub fn result_locations(&self) -> Vec<(ChunkIdx, Option<WorkerId>)> {
-        self.graph
-            .chunks
-            .results
-            .iter()
-            .flat_map(|r| r.chunks.iter())
-            .map(|c| (*c, self.location[c.index()].map(|l| l.0)))
-            .collect()
-    }
-
     /// Submits the subtasks that can run now (the initial ones at first).
     pub fn start(&mut self) {
         self.submit_ready();
         if self.graph.is_empty() {
             self.finish(TaskEnd::Succeeded);
         }
-    }
-
-    /// Layout and locations of result `output`, for later tasks that read it.
-    pub fn result_layout(
-        &self,
-        output: usize,
-    ) -> Option<(crate::graph::ResultTensor, Vec<(u32, u32)>)> {
-        let r = self.graph.chunks.results.get(output)?;
-        let chunks = r
-            .chunks
-            .iter()
-            .map(|c| self.location[c.index()].map(|(w, _)| (c.0, w.0)))
-            .collect::<Option<Vec<_>>>()?;
-        let mut r = r.clone();
-        if r.shape.len() == 1 && r.chunks.len() > 1 {
-            // As long as the workers found the chunks (`unique`, `x[mask]`).
-            let item = r.dtype.itemsize() as u64;
-            r.splits[0] = r
-                .chunks
-                .iter()
-                .map(|c| self.size_of(*c).map(|b| (b / item) as usize))
-                .collect::<Option<Vec<_>>>()?;
-            r.shape[0] = r.splits[0].iter().sum();
-        }
-        Some((r, chunks))
     }
 
     fn inputs_available(&self, s: usize) -> bool {
@@ -181,25 +154,20 @@ impl TaskState {
         self.submit(ready);
     }
 
+    /// `subtasks` can run: proxies complete at once, the others are queued, and the window
+    /// is filled.
     fn submit(&mut self, subtasks: Vec<usize>) {
-        if subtasks.is_empty() || self.ended {
+        if self.ended {
             return;
         }
         let (proxies, subtasks): (Vec<usize>, Vec<usize>) = subtasks.into_iter().partition(|s| {
             shuffle::is_proxy_subtask(&self.graph.chunks, self.graph.members.row(*s))
         });
-        self.complete_proxies(proxies);
-        if subtasks.is_empty() {
-            return;
+        if !proxies.is_empty() {
+            self.complete_proxies(proxies);
         }
-        let items = subtasks
-            .into_iter()
-            .map(|s| {
-                self.state[s] = SubState::Submitted;
-                self.ready_item(s)
-            })
-            .collect();
-        self.outbox.push(TaskOut::Submit(items));
+        self.enqueue(subtasks);
+        self.fill();
     }
 
     /// A proxy subtask completes as soon as its mappers are done, without a worker; its
@@ -265,6 +233,7 @@ impl TaskState {
             if self.ended || s >= self.state.len() || self.state[s] != SubState::Submitted {
                 continue; // stale: cancelled, re-queued elsewhere, or a duplicate
             }
+            self.in_flight -= 1;
             match report.outcome {
                 Ok(outputs) => {
                     self.state[s] = SubState::Done;
@@ -331,6 +300,7 @@ impl TaskState {
         if retry {
             self.recover();
         }
+        self.fill();
         if self.done == self.graph.len() {
             self.finish(TaskEnd::Succeeded);
         }
@@ -358,6 +328,7 @@ impl TaskState {
             }
             // Ready again at once if its inputs are all there; else recovered below.
             self.state[s] = SubState::Waiting;
+            self.in_flight -= 1;
         }
         self.recover();
     }
@@ -395,6 +366,13 @@ mod recovery;
 
 #[path = "ready.rs"]
 mod ready;
+
+#[path = "results.rs"]
+mod results;
+
+#[path = "window.rs"]
+mod window;
+pub use window::DEFAULT_WINDOW;
 
 #[cfg(test)]
 #[path = "state_tests.rs"]

@@ -189,3 +189,99 @@ fn a_redrive_resubmits_what_was_in_flight_without_counting_retries() {
     assert_eq!(submitted(&mut st.outbox), vec![5]);
     assert!((st.progress() - 2.0 / 9.0).abs() < 1e-9);
 }
+
+/// Ids of the subtasks submitted, in the order they were handed over.
+fn handed_over(out: &mut Vec<TaskOut>) -> Vec<u32> {
+    let ids = out
+        .iter()
+        .flat_map(|o| match o {
+            TaskOut::Submit(v) => v.iter().map(|r| r.subtask.0).collect(),
+            _ => vec![],
+        })
+        .collect();
+    out.retain(|o| !matches!(o, TaskOut::Submit(_)));
+    ids
+}
+
+/// The same graph through a window of two:
+///   s0 s1 (w0)  s2 s3 (w1) rand ─► s4..s7 sum ─► s8 combine
+/// The initial subtasks go interleaved across their workers, at most two at a time, and a
+/// sum that becomes ready passes the rands still queued.
+#[test]
+fn a_window_hands_over_few_subtasks_interleaved_and_deepest_first() {
+    let mut st = state(3).with_window(2);
+    let bound: Vec<_> = (0..4).map(|s| st.graph.subtasks[s].worker).collect();
+    assert_eq!(
+        bound,
+        [
+            Some(WorkerId(0)),
+            Some(WorkerId(0)),
+            Some(WorkerId(1)),
+            Some(WorkerId(1))
+        ]
+    );
+    st.start();
+    assert_eq!(
+        handed_over(&mut st.outbox),
+        vec![0, 2],
+        "one per worker first"
+    );
+    assert_eq!(st.state_of(SubtaskIdx(1)), SubState::Ready);
+    st.on_reports(WorkerId(0), vec![ok(&st, 0)]);
+    assert_eq!(
+        handed_over(&mut st.outbox),
+        vec![4],
+        "the sum of s0 goes before s1, s3"
+    );
+    st.on_reports(WorkerId(1), vec![ok(&st, 2), ok(&st, 4)]);
+    assert_eq!(handed_over(&mut st.outbox), vec![6, 1]);
+    let mut order = vec![];
+    for s in [6, 1, 3, 5, 7, 8] {
+        st.on_reports(WorkerId(0), vec![ok(&st, s)]);
+        order.extend(handed_over(&mut st.outbox));
+    }
+    assert_eq!(order, vec![3, 5, 7, 8]);
+    assert!(st.outbox.contains(&TaskOut::Finished(TaskEnd::Succeeded)));
+}
+
+/// A queued subtask whose input was on a lost worker is not handed over blind: it waits
+/// again, its producer runs again, then it goes.
+#[test]
+fn a_queued_subtask_whose_input_was_lost_waits_for_its_producer_again() {
+    let mut st = state(3).with_window(2);
+    st.start();
+    assert_eq!(handed_over(&mut st.outbox), vec![0, 2]);
+    st.window = 1;
+    // s0 and s2 finish on w1: s4 goes, s6 (reading s2's chunk on w1) stays queued.
+    st.on_reports(WorkerId(1), vec![ok(&st, 0), ok(&st, 2)]);
+    assert_eq!(handed_over(&mut st.outbox), vec![4]);
+    assert_eq!(st.state_of(SubtaskIdx(6)), SubState::Ready);
+    st.on_worker_lost(WorkerId(1), &[], "connection closed");
+    assert_eq!(st.state_of(SubtaskIdx(6)), SubState::Waiting);
+    assert_eq!(
+        st.state_of(SubtaskIdx(2)),
+        SubState::Ready,
+        "its producer runs again"
+    );
+    // s4 cannot fetch s0's lost chunk; from there every handed-over subtask succeeds on w0.
+    st.on_reports(
+        WorkerId(0),
+        vec![SubtaskReport {
+            subtask: SubtaskIdx(4),
+            outcome: Err(SubtaskError::Fetch("w1 is gone".into())),
+        }],
+    );
+    let mut order = handed_over(&mut st.outbox);
+    let mut next = 0;
+    while next < order.len() {
+        st.on_reports(WorkerId(0), vec![ok(&st, order[next])]);
+        order.extend(handed_over(&mut st.outbox));
+        next += 1;
+    }
+    assert!(
+        st.outbox.contains(&TaskOut::Finished(TaskEnd::Succeeded)),
+        "{order:?}"
+    );
+    let at = |s| order.iter().position(|x| *x == s).unwrap();
+    assert!(at(2) < at(6) && at(0) < at(4), "{order:?}");
+}

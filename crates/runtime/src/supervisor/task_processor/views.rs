@@ -29,13 +29,18 @@ impl Handler<GetGraph> for TaskProcessor {
                     }
                     let row = &mut view.by_depth[depth];
                     row[0] = depth;
-                    row[1 + *state as usize] += 1;
+                    row[match state {
+                        state::SubState::Waiting | state::SubState::Ready => 1,
+                        state::SubState::Submitted => 2,
+                        state::SubState::Done => 3,
+                    }] += 1;
                     if s < m.limit {
                         view.subtasks.push(SubtaskView {
                             id: g.subtasks[s].id.to_string(),
                             depth: depth as u32,
                             state: match state {
                                 state::SubState::Waiting => "waiting",
+                                state::SubState::Ready => "ready",
                                 state::SubState::Submitted => "submitted",
                                 state::SubState::Done => "done",
                             },
