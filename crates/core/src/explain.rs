@@ -157,13 +157,14 @@ fn chunk_line(g: &ChunkGraph, i: usize) -> String {
         // What tells the chunks of one FUSE node apart: its creation steps' seeds or offsets.
         OpArgs::Fuse(steps) => steps
             .iter()
-            .filter_map(|s| match &g.args[s.args.index()] {
+            .filter_map(|s| match g.args[s.args.index()].at(s.position).as_ref() {
                 a @ OpArgs::Fill { .. } => Some(format!("{} {}", s.op.name(), describe_args(a))),
                 _ => None,
             })
             .collect::<Vec<_>>()
             .join("; "),
-        args => describe_args(args),
+        // A random chunk's own seed, derived from its op's and its position.
+        args => describe_args(&args.at(n.key.index)),
     };
     format!(
         "c{i} {} key={} {} {} [{}] {args}",

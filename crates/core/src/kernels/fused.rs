@@ -336,7 +336,12 @@ pub fn run_fused(
             } else {
                 let step = steps[i];
                 i += 1;
-                super::apply(step.op, &table[step.args.index()], table, &ins)?
+                super::apply(
+                    step.op,
+                    &table[step.args.index()].at(step.position),
+                    table,
+                    &ins,
+                )?
             }
         };
         cur = Some(out);

@@ -29,7 +29,8 @@ pub(super) fn streamed_head(
     let mut dtypes: SmallVec<[DType; 2]> = SmallVec::new();
     let mut shape = None;
     for step in &steps[..k] {
-        let OpArgs::Fill { fill, shape: s } = &table[step.args.index()] else {
+        let args = table[step.args.index()].at(step.position);
+        let OpArgs::Fill { fill, shape: s } = args.as_ref() else {
             return Ok(None);
         };
         let Some((stream, dtype)) = Stream::new(fill) else {
@@ -59,7 +60,7 @@ pub(super) fn generated_operands_whole(
     }
     let operands = steps[..k]
         .iter()
-        .map(|s| crate::kernels::apply(s.op, &table[s.args.index()], table, &[]))
+        .map(|s| crate::kernels::apply(s.op, &table[s.args.index()].at(s.position), table, &[]))
         .collect::<KResult<Vec<_>>>()?;
     let refs: Vec<&ArrayData> = operands.iter().collect();
     let step = steps[k];

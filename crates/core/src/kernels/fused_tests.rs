@@ -20,6 +20,7 @@ fn where_heads_a_lane_segment() {
     let step = |op, i| FuseStep {
         op,
         args: ArgsIdx(i),
+        position: 0,
     };
     let steps = [step(Op::Where, 0), step(Op::Mul, 1), step(Op::Sum, 2)];
     let dtypes = [DType::Bool, DType::F64, DType::F64];
@@ -59,12 +60,15 @@ fn generated_operands_equal_the_whole_kernels() {
             keepdims: false,
         },
     ];
+    // The operands are chunks 4 and 9 of their ops: each generates with its own seed.
     let step = |op, i| FuseStep {
         op,
         args: ArgsIdx(i),
+        position: [4, 9, 0, 0][i as usize],
     };
-    let x = crate::kernels::creation::fill(&a, &shape).unwrap();
-    let y = crate::kernels::creation::fill(&b, &shape).unwrap();
+    let (seed_a, seed_b) = (crate::ops::chunk_seed(7, 4), crate::ops::chunk_seed(8, 9));
+    let x = crate::kernels::creation::fill(&Fill::Uniform { seed: seed_a }, &shape).unwrap();
+    let y = crate::kernels::creation::fill(&Fill::Normal { seed: seed_b }, &shape).unwrap();
     let want = crate::kernels::apply(Op::Sub, &OpArgs::None, &table, &[&x, &y]).unwrap();
     let steps = [step(Op::Rand, 0), step(Op::Randn, 1), step(Op::Sub, 2)];
     assert_eq!(run_fused(&steps, &table, &[]).unwrap(), want, "x - y");

@@ -186,9 +186,11 @@ mod tests {
                             keepdims,
                         },
                     ];
+                    // Chunk 5 of its op: generated with that chunk's seed.
                     let step = |op, i| FuseStep {
                         op,
                         args: ArgsIdx(i),
+                        position: if i == 0 { 5 } else { 0 },
                     };
                     let steps = [
                         step(Op::Rand, 0),
@@ -197,7 +199,10 @@ mod tests {
                         step(op, 3),
                     ];
                     let got = super::super::fused::run_fused(&steps, &table, &[]).unwrap();
-                    let x = super::super::creation::fill(&fill, &shape).unwrap();
+                    let chunk_fill = Fill::Uniform {
+                        seed: crate::ops::chunk_seed(3, 5),
+                    };
+                    let x = super::super::creation::fill(&chunk_fill, &shape).unwrap();
                     let ArrayData::F64(x) = x else { unreachable!() };
                     let y = ArrayData::F64(x.mapv(|v| v * 2.0 - 1.0));
                     let want = super::super::reduction::reduce(op, &y, &axes, keepdims).unwrap();

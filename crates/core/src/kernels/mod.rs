@@ -61,7 +61,8 @@ pub fn compute_chunk(
     inputs: &[&ArrayData],
 ) -> Result<ArrayData> {
     let node = graph.node(idx);
-    apply(node.op, &graph.args[node.args.index()], &graph.args, inputs)
+    let args = graph.args[node.args.index()].at(node.key.index);
+    apply(node.op, &args, &graph.args, inputs)
         .map(|out| narrow_to(out, node.dtype))
         .map_err(|e| AresError::Kernel {
             op: node.op.name(),

@@ -43,9 +43,11 @@ impl std::fmt::Display for ChunkSpec {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Fill {
-    /// Uniform [0, 1). At tileable level the user seed, at chunk level the derived chunk seed.
+    /// Uniform [0, 1). The user's seed, in the graph at both levels: one record serves every
+    /// chunk of the op, and a chunk's own seed is derived from it and the chunk's position
+    /// when it is computed ([`OpArgs::at`]).
     Uniform { seed: u64 },
-    /// Standard normal.
+    /// Standard normal, seeded as `Uniform`.
     Normal { seed: u64 },
     /// A constant.
     Const { value: Scalar },
@@ -82,6 +84,54 @@ pub enum DimIndex {
 pub struct FuseStep {
     pub op: Op,
     pub args: ArgsIdx,
+    /// For arguments that depend on it ([`OpArgs::positional`]), the position of the step's
+    /// chunk among its op's chunks; 0 otherwise, so equal step lists stay equal.
+    #[serde(default)]
+    pub position: u32,
+}
+
+/// SplitMix64: the seed of a random op's chunk at `position`, from the op's seed. Whatever
+/// the execution order or placement, a chunk gets the same values.
+pub fn chunk_seed(user_seed: u64, position: u64) -> u64 {
+    let mut z = user_seed ^ position.wrapping_add(1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+impl OpArgs {
+    /// Whether a chunk's values depend on its position as well as on these arguments: random
+    /// fills, whose one record serves all of an op's chunks.
+    pub fn positional(&self) -> bool {
+        matches!(
+            self,
+            OpArgs::Fill {
+                fill: Fill::Uniform { .. } | Fill::Normal { .. },
+                ..
+            }
+        )
+    }
+
+    /// The arguments a kernel sees for the chunk at `position` among its op's chunks: a random
+    /// fill with that chunk's own seed; anything else as it is.
+    pub fn at(&self, position: u32) -> std::borrow::Cow<'_, OpArgs> {
+        use std::borrow::Cow;
+        let derive = |seed: u64| chunk_seed(seed, position as u64);
+        match self {
+            OpArgs::Fill { fill, shape } => {
+                let fill = match *fill {
+                    Fill::Uniform { seed } => Fill::Uniform { seed: derive(seed) },
+                    Fill::Normal { seed } => Fill::Normal { seed: derive(seed) },
+                    _ => return Cow::Borrowed(self),
+                };
+                Cow::Owned(OpArgs::Fill {
+                    fill,
+                    shape: shape.clone(),
+                })
+            }
+            _ => Cow::Borrowed(self),
+        }
+    }
 }
 
 /// Arguments of an operation.

@@ -18,7 +18,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::fmt;
 use std::sync::OnceLock;
 
-pub use args::{ChunkSpec, DimIndex, Fill, FuseStep, MapKind, OpArgs, ReduceKind};
+pub use args::{chunk_seed, ChunkSpec, DimIndex, Fill, FuseStep, MapKind, OpArgs, ReduceKind};
 
 /// Wire id of an operation: murmur3_32 of its full name.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]

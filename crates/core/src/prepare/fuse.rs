@@ -62,20 +62,21 @@ pub fn fuse(mut graph: ChunkGraph) -> ChunkGraph {
             continue;
         }
         let mut steps: SmallVec<[FuseStep; 4]> = SmallVec::new();
+        let step = |node: &crate::graph::ChunkNode| FuseStep {
+            op: node.op,
+            args: node.args,
+            position: if graph.args[node.args.index()].positional() {
+                node.key.index
+            } else {
+                0
+            },
+        };
         for &c in operands.into_iter().flatten() {
-            let node = &graph.nodes[c];
-            steps.push(FuseStep {
-                op: node.op,
-                args: node.args,
-            });
+            steps.push(step(&graph.nodes[c]));
         }
         let mut cur = v;
         loop {
-            let node = &graph.nodes[cur];
-            steps.push(FuseStep {
-                op: node.op,
-                args: node.args,
-            });
+            steps.push(step(&graph.nodes[cur]));
             if chain_next[cur] == u32::MAX {
                 break;
             }

@@ -25,8 +25,9 @@ use serde::{Deserialize, Serialize};
 /// Bumped whenever a message changes shape (5: `FetchPart` rows, the heartbeat's
 /// `transit_bytes`, data-plane answers in pieces; 6: uploads, `UploadBegin`...; 7: the task
 /// graph's node and index arenas as packed records, [`crate::graph::packed`]; 8: the
-/// heartbeat's `unmanaged_bytes`).
-pub const PROTOCOL_VERSION: u32 = 8;
+/// heartbeat's `unmanaged_bytes`; 9: a FUSE step's `position`, random fills keep the op's
+/// seed).
+pub const PROTOCOL_VERSION: u32 = 9;
 
 /// One subtask to run: its index in the task's subtask graph and where its inputs are.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -1,19 +1,15 @@
 //! Tiling of creation ops: one chunk per grid cell, each filled independently. Random chunks
-//! get their own seed derived from the user seed and the chunk's position, so the result is
-//! the same whatever the execution order or placement.
+//! share one argument record, the user's seed; each chunk's own seed is derived from it and
+//! the chunk's position (its key's index) when it is computed ([`OpArgs::at`]), so the
+//! result is the same whatever the execution order or placement, and a graph of millions of
+//! random chunks does not hold a 112-byte record per chunk.
 
 use super::grid::{offsets, splits_for, Odometer};
 use super::{Tiled, Tiler};
 use crate::array::{DType, Shape};
 use crate::ops::{ChunkSpec, Fill, Op, OpArgs};
 
-/// SplitMix64: the per-chunk seed derivation.
-pub fn chunk_seed(user_seed: u64, chunk: u64) -> u64 {
-    let mut z = user_seed ^ chunk.wrapping_add(1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
-}
+pub use crate::ops::chunk_seed;
 
 impl Tiler {
     /// Another task's result: one fetch chunk per source chunk, same layout.
@@ -62,13 +58,8 @@ impl Tiler {
         Odometer::for_each(&grid, |idx| {
             let cshape: Shape = idx.iter().enumerate().map(|(d, i)| splits[d][*i]).collect();
             let chunk_fill = match *fill {
-                Fill::Uniform { seed } => Fill::Uniform {
-                    seed: chunk_seed(seed, linear),
-                },
-                Fill::Normal { seed } => Fill::Normal {
-                    seed: chunk_seed(seed, linear),
-                },
-                Fill::Const { value } => Fill::Const { value },
+                // One record for the op: each chunk's seed comes from its position.
+                Fill::Uniform { .. } | Fill::Normal { .. } | Fill::Const { .. } => *fill,
                 Fill::Range {
                     start, step, end, ..
                 } => Fill::Range {
@@ -80,18 +71,69 @@ impl Tiler {
                 },
             };
             let args = match chunk_fill {
-                Fill::Const { .. } => self.graph.intern_args(OpArgs::Fill {
+                Fill::Range { .. } => self.graph.push_args(OpArgs::Fill {
                     fill: chunk_fill,
                     shape: cshape.clone(),
                 }),
-                _ => self.graph.push_args(OpArgs::Fill {
+                _ => self.graph.intern_args(OpArgs::Fill {
                     fill: chunk_fill,
                     shape: cshape.clone(),
                 }),
             };
-            chunks.push(self.push(key, op, args, cshape, dtype, &[]));
+            let chunk = self.push(key, op, args, cshape, dtype, &[]);
+            debug_assert_eq!(self.graph.node(chunk).key.index as u64, linear, "positions");
+            chunks.push(chunk);
             linear += 1;
         });
         Tiled { splits, chunks }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::array::ArrayData;
+    use crate::config::TaskConfig;
+    use crate::ids::ChunkIdx;
+    use crate::ops::{chunk_seed, Fill, Op, OpArgs};
+    use crate::tensor::{self, Tensor};
+
+    /// `rand(1000, chunk=10)`: one argument record for the hundred chunks, and each chunk
+    /// computed with its own seed, the one derived from its position.
+    #[test]
+    fn random_chunks_share_one_record_and_compute_with_their_own_seeds() {
+        let x = tensor::rand(&[1000], 10, Some(42)).unwrap();
+        let g = super::super::tile(&Tensor::graph(&[&x]), &TaskConfig::default()).unwrap();
+        let fills = g
+            .args
+            .iter()
+            .filter(|a| matches!(a, OpArgs::Fill { .. }))
+            .count();
+        assert_eq!((g.len(), fills), (100, 1));
+        let mut firsts = Vec::new();
+        for i in [0u32, 1, 57, 99] {
+            let idx = ChunkIdx(i);
+            assert_eq!(
+                g.node(idx).key.index,
+                i,
+                "a chunk's position is its key's index"
+            );
+            let got = crate::kernels::compute_chunk(&g, idx, &[]).unwrap();
+            let own = Fill::Uniform {
+                seed: chunk_seed(42, i as u64),
+            };
+            let args = OpArgs::Fill {
+                fill: own,
+                shape: g.shape(idx).clone(),
+            };
+            let want = crate::kernels::apply(Op::Rand, &args, &[], &[]).unwrap();
+            assert_eq!(got, want, "chunk {i}");
+            let ArrayData::F64(a) = got else {
+                unreachable!()
+            };
+            firsts.push(a[0].to_bits());
+        }
+        firsts.sort_unstable();
+        firsts.dedup();
+        assert_eq!(firsts.len(), 4, "chunks differ");
     }
 }
