@@ -39,7 +39,13 @@ impl TaskProcessor {
                 crate::worker::memory::check_fits(&p.subtasks, &limits).map_err(|e| (e, true))?;
                 let bytes =
                     codec::encode(&p.subtasks.worker_view()).map_err(|e| failed(e.to_string()))?;
-                Ok((p.subtasks, bytes, start.elapsed().as_secs_f64()))
+                let (graph, seconds) = (p.subtasks, start.elapsed().as_secs_f64());
+                drop(p.tileable);
+                // The passes' intermediate graphs are freed now, on this thread; left to the
+                // allocator's purge delay they would still be resident when the task starts,
+                // the supervisor's peak.
+                crate::allocator::return_freed_pages();
+                Ok((graph, bytes, seconds))
             })
             .await
             .map_err(|e| (format!("preparation panicked: {e}"), false))?
