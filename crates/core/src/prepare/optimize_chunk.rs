@@ -19,7 +19,10 @@ pub fn optimize_chunk_graph(mut graph: ChunkGraph) -> ChunkGraph {
         }
     }
     // Two chunks can only be duplicates if they read the same first input, so only chunks
-    // whose first input has several consumers (and shared constant fills) are looked up.
+    // whose first input has several consumers are looked up. Chunks without inputs are never
+    // merged: equal constant chunks (every chunk of `ones(n, chunk=1)`) are cheaper to make
+    // where they are read than to fetch, and one merged chunk bound all its readers to the
+    // worker holding it (one worker ran nearly all of `sum(ones(10**6, chunk=1))`).
     let consumers = graph.consumer_counts();
     let mut map: Vec<ChunkIdx> = Vec::with_capacity(n);
     let mut seen: FxHashMap<(Op, u32, SmallVec<[ChunkIdx; 4]>), ChunkIdx> = FxHashMap::default();
@@ -35,7 +38,7 @@ pub fn optimize_chunk_graph(mut graph: ChunkGraph) -> ChunkGraph {
         let inputs = graph.inputs(idx);
         let candidate = match inputs.first() {
             Some(first) => consumers[first.index()] > 1,
-            None => is_shared_args(&graph, node.args.0),
+            None => false,
         };
         if candidate {
             let key = (
@@ -76,17 +79,6 @@ pub fn optimize_chunk_graph(mut graph: ChunkGraph) -> ChunkGraph {
     out
 }
 
-/// Constant fills are interned and may repeat; random fills have one entry per chunk.
-fn is_shared_args(graph: &ChunkGraph, args: u32) -> bool {
-    matches!(
-        &graph.args[args as usize],
-        crate::ops::OpArgs::Fill {
-            fill: crate::ops::Fill::Const { .. },
-            ..
-        }
-    )
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -121,5 +113,19 @@ mod tests {
         let g = tile(&Tensor::graph(&[&y]), &TaskConfig::default()).unwrap();
         assert_eq!(g.len(), 4);
         assert_eq!(optimize_chunk_graph(g).len(), 3);
+    }
+
+    #[test]
+    fn equal_constant_chunks_stay_apart() {
+        //  ones c0 ─ sum    ones c1 ─ sum    ...   (8 chunks of one element, each its own)
+        let x = tensor::ones(&[8], 1).unwrap().sum(None, false).unwrap();
+        let g = tile(&Tensor::graph(&[&x]), &TaskConfig::default()).unwrap();
+        let before = g.len();
+        let o = optimize_chunk_graph(g);
+        assert_eq!(o.len(), before);
+        let creations = (0..o.len() as u32)
+            .filter(|c| o.inputs(ChunkIdx(*c)).is_empty())
+            .count();
+        assert_eq!(creations, 8, "each sum reads a ones chunk of its own");
     }
 }
