@@ -14,7 +14,7 @@ impl TaskState {
         for s in requeue {
             if self.state[s.index()] == SubState::Submitted {
                 self.state[s.index()] = SubState::Waiting;
-                self.in_flight -= 1;
+                self.left_scheduler();
                 self.attempts[s.index()] += 1;
                 self.retries += 1;
                 self.causes.insert(

@@ -233,7 +233,7 @@ impl TaskState {
             if self.ended || s >= self.state.len() || self.state[s] != SubState::Submitted {
                 continue; // stale: cancelled, re-queued elsewhere, or a duplicate
             }
-            self.in_flight -= 1;
+            self.left_scheduler();
             match report.outcome {
                 Ok(outputs) => {
                     self.state[s] = SubState::Done;
@@ -328,7 +328,7 @@ impl TaskState {
             }
             // Ready again at once if its inputs are all there; else recovered below.
             self.state[s] = SubState::Waiting;
-            self.in_flight -= 1;
+            self.left_scheduler();
         }
         self.recover();
     }

@@ -62,6 +62,13 @@ impl TaskState {
         }
     }
 
+    /// A subtask handed to the scheduler came back (reported, lost, re-driven). Saturating:
+    /// a count gone wrong must never wrap and close the window for good.
+    pub(super) fn left_scheduler(&mut self) {
+        debug_assert!(self.in_flight > 0, "more subtasks back than handed over");
+        self.in_flight = self.in_flight.saturating_sub(1);
+    }
+
     /// The worker an initial subtask is bound to (none once it ran before).
     fn bound_worker(&self, s: usize) -> Option<WorkerId> {
         (self.attempts[s] == 0)
