@@ -194,6 +194,8 @@ pub struct EmbeddedCluster {
     pub credentials: Credentials,
     system: actix_rt::System,
     thread: Option<std::thread::JoinHandle<()>>,
+    /// The workers' threads, joined on drop so their stores are cleaned up before it returns.
+    workers: Vec<actix_rt::Arbiter>,
 }
 
 impl EmbeddedCluster {
@@ -215,35 +217,37 @@ impl EmbeddedCluster {
                 let started = system.block_on(async {
                     let sup = supervisor::start(&config, &creds).await?;
                     let addr = sup.rpc_addr.to_string();
+                    let mut threads = Vec::with_capacity(workers);
                     for _ in 0..workers {
-                        start_worker_thread(&config, &creds, &addr).await?;
+                        threads.push(start_worker_thread(&config, &creds, &addr).await?);
                     }
                     all_registered(&sup.scheduler, workers).await?;
-                    Ok::<_, std::io::Error>(sup.rpc_addr)
+                    Ok::<_, std::io::Error>((sup.rpc_addr, threads))
                 });
-                let _ = tx.send(started.map(|a| (a, actix_rt::System::current())));
+                let _ = tx.send(started.map(|(a, t)| (a, t, actix_rt::System::current())));
                 let _ = system.run();
             })?;
-        let (rpc_addr, system) = rx.recv()??;
+        let (rpc_addr, workers, system) = rx.recv()??;
         Ok(Self {
             rpc_addr,
             credentials,
             system,
             thread: Some(thread),
+            workers,
         })
     }
 }
 
-/// Starts a worker on an arbiter (thread) of its own in the current system, which stops it
-/// when it stops.
+/// Starts a worker on an arbiter (thread) of its own.
 async fn start_worker_thread(
     config: &Config,
     creds: &Credentials,
     supervisor: &str,
-) -> std::io::Result<()> {
+) -> std::io::Result<actix_rt::Arbiter> {
     let (config, creds, supervisor) = (config.clone(), creds.clone(), supervisor.to_string());
     let (done, started) = tokio::sync::oneshot::channel();
-    let spawned = actix_rt::Arbiter::new().spawn(async move {
+    let thread = actix_rt::Arbiter::new();
+    let spawned = thread.spawn(async move {
         let result = worker::start(&config, &creds, &supervisor, Duration::from_secs(10)).await;
         let _ = done.send(result.map(|_| ()));
     });
@@ -251,7 +255,8 @@ async fn start_worker_thread(
     if !spawned {
         return Err(stopped());
     }
-    started.await.map_err(|_| stopped())?
+    started.await.map_err(|_| stopped())??;
+    Ok(thread)
 }
 
 /// Waits (10 s at most) until the scheduler knows `workers` workers. A worker is connected
@@ -296,6 +301,10 @@ impl Drop for EmbeddedCluster {
         self.system.stop();
         if let Some(t) = self.thread.take() {
             let _ = t.join();
+        }
+        for worker in self.workers.drain(..) {
+            worker.stop();
+            let _ = worker.join();
         }
     }
 }
