@@ -13,6 +13,38 @@ use actix::prelude::*;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
+/// Collects what the compute threads finished since the last drain.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub(super) struct Drain;
+
+impl Handler<Drain> for Worker {
+    type Result = ();
+    fn handle(&mut self, _: Drain, ctx: &mut Context<Self>) {
+        guard(self, ctx, "Drain", |act, ctx| {
+            act.shared.drain_pending.store(false, Ordering::Release);
+            let finished = std::mem::take(
+                &mut *act
+                    .shared
+                    .finished
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner()),
+            );
+            if finished.is_empty() {
+                return;
+            }
+            if act.reports.is_empty() {
+                ctx.notify(Flush);
+            }
+            for (task, report) in finished {
+                act.core.reported(task, report.subtask);
+                act.reports.entry(task).or_default().push(report);
+            }
+            act.carry_out(ctx);
+        });
+    }
+}
+
 /// How long a subtask refused room for its fetches waits before the worker asks again
 /// (subtasks ending ask at once).
 const ROOM_RETRY: std::time::Duration = std::time::Duration::from_millis(20);
@@ -237,7 +269,7 @@ impl Worker {
                             .unwrap_or_else(|p| p.into_inner())
                             .push((task, report));
                         if !shared.drain_pending.swap(true, Ordering::AcqRel) {
-                            addr.do_send(super::Drain);
+                            addr.do_send(Drain);
                         }
                     }
                     shared.in_pool.fetch_sub(1, Ordering::AcqRel);

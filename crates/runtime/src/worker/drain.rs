@@ -4,7 +4,8 @@
 //! without counting a retry); the supervisor recomputes from lineage whatever of this
 //! worker's chunks is still needed once it has left.
 
-use super::{Drain, Worker};
+use super::dispatch::Drain;
+use super::Worker;
 use crate::protocol::FromWorker;
 use actix::prelude::*;
 use std::sync::atomic::Ordering;

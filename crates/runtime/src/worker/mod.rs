@@ -103,11 +103,6 @@ pub struct Worker {
     leaving: bool,
 }
 
-/// Collects what the compute threads finished since the last drain.
-#[derive(Message)]
-#[rtype(result = "()")]
-struct Drain;
-
 /// Reports what a worker holds, for tests and status.
 #[derive(Message)]
 #[rtype(result = "StorageReport")]
@@ -191,33 +186,6 @@ impl Handler<Flush> for Worker {
                 act.lost_supervisor = true;
                 ctx.stop();
             }
-        });
-    }
-}
-
-impl Handler<Drain> for Worker {
-    type Result = ();
-    fn handle(&mut self, _: Drain, ctx: &mut Context<Self>) {
-        guard(self, ctx, "Drain", |act, ctx| {
-            act.shared.drain_pending.store(false, Ordering::Release);
-            let finished = std::mem::take(
-                &mut *act
-                    .shared
-                    .finished
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner()),
-            );
-            if finished.is_empty() {
-                return;
-            }
-            if act.reports.is_empty() {
-                ctx.notify(Flush);
-            }
-            for (task, report) in finished {
-                act.core.reported(task, report.subtask);
-                act.reports.entry(task).or_default().push(report);
-            }
-            act.carry_out(ctx);
         });
     }
 }
