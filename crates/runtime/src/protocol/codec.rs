@@ -38,24 +38,35 @@ pub fn encode<T: Serialize>(value: &T) -> Result<Vec<u8>, CodecError> {
 /// reserved, not zeroed: zero-filling a task graph's tens of megabytes before writing them
 /// cost a quarter of the encoding.
 fn encode_after<T: Serialize>(prefix: &[u8], value: &T) -> Result<Vec<u8>, CodecError> {
-    let corrupt = |e: bincode::error::EncodeError| CodecError::Corrupt(e.to_string());
-    let mut sizer = bincode::enc::write::SizeWriter::default();
-    bincode::serde::encode_into_writer(value, &mut sizer, config()).map_err(corrupt)?;
-    let mut buf = Vec::with_capacity(prefix.len() + sizer.bytes_written);
+    let mut buf = Vec::with_capacity(prefix.len() + encoded_size(value)?);
     buf.extend_from_slice(prefix);
-    bincode::serde::encode_into_writer(value, Append(&mut buf), config()).map_err(corrupt)?;
-    Ok(buf)
+    Ok(encode_into(value, buf, Vec::new())?.current)
 }
 
-/// Appends to a vector (reserved beforehand, so it never regrows).
-struct Append<'a>(&'a mut Vec<u8>);
+fn corrupt(e: bincode::error::EncodeError) -> CodecError {
+    CodecError::Corrupt(e.to_string())
+}
 
-impl bincode::enc::write::Writer for Append<'_> {
-    #[inline]
-    fn write(&mut self, bytes: &[u8]) -> Result<(), bincode::error::EncodeError> {
-        self.0.extend_from_slice(bytes);
-        Ok(())
-    }
+/// How many bytes `value` encodes to (a sizing pass, so buffers are reserved once).
+fn encoded_size<T: Serialize>(value: &T) -> Result<usize, CodecError> {
+    let mut sizer = bincode::enc::write::SizeWriter::default();
+    bincode::serde::encode_into_writer(value, &mut sizer, config()).map_err(corrupt)?;
+    Ok(sizer.bytes_written)
+}
+
+/// Encodes `value` after the bytes `head` holds, splicing in the `shared` byte strings.
+fn encode_into<'a, T: Serialize>(
+    value: &T,
+    head: Vec<u8>,
+    shared: Vec<&'a bytes::Bytes>,
+) -> Result<Splicer<'a>, CodecError> {
+    let mut writer = Splicer {
+        shared,
+        current: head,
+        pieces: Vec::new(),
+    };
+    bincode::serde::encode_into_writer(value, &mut writer, config()).map_err(corrupt)?;
+    Ok(writer)
 }
 
 fn decode_limited<T: DeserializeOwned, const LIMIT: usize>(
@@ -120,10 +131,8 @@ pub fn encode_frame_pieces<M: Direction>(
     messages: &[M],
     limit: usize,
 ) -> Result<Vec<bytes::Bytes>, CodecError> {
-    let corrupt = |e: bincode::error::EncodeError| CodecError::Corrupt(e.to_string());
-    let mut sizer = bincode::enc::write::SizeWriter::default();
-    bincode::serde::encode_into_writer(messages, &mut sizer, config()).map_err(corrupt)?;
-    let size = 1 + sizer.bytes_written;
+    let body = encoded_size(&messages)?;
+    let size = 1 + body;
     if size > limit.min(u32::MAX as usize) {
         return Err(CodecError::TooLarge { size, limit });
     }
@@ -132,15 +141,11 @@ pub fn encode_frame_pieces<M: Direction>(
         .filter_map(M::shared_bytes)
         .filter(|b| b.len() >= SPLICE_MIN)
         .collect();
-    let mut head = Vec::with_capacity(5 + sizer.bytes_written.min(SPLICE_MIN));
+    let spliced: usize = shared.iter().map(|b| b.len()).sum();
+    let mut head = Vec::with_capacity(5 + body.saturating_sub(spliced));
     head.extend_from_slice(&(size as u32).to_be_bytes());
     head.push(M::TAG);
-    let mut writer = Splicer {
-        shared,
-        current: head,
-        pieces: Vec::new(),
-    };
-    bincode::serde::encode_into_writer(messages, &mut writer, config()).map_err(corrupt)?;
+    let writer = encode_into(&messages, head, shared)?;
     let mut pieces = writer.pieces;
     if !writer.current.is_empty() {
         pieces.push(writer.current.into());
@@ -148,8 +153,9 @@ pub fn encode_frame_pieces<M: Direction>(
     Ok(pieces)
 }
 
-/// Copies what it is given, except a slice that *is* one of `shared` (same address and
-/// length): that one becomes its own piece, a new reference to the same buffer.
+/// Appends what it is given to `current` (reserved beforehand for all but the spliced bytes),
+/// except a slice that *is* one of `shared` (same address and length): that one becomes its own piece,
+/// a new reference to the same buffer.
 struct Splicer<'a> {
     shared: Vec<&'a bytes::Bytes>,
     current: Vec<u8>,

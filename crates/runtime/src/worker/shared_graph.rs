@@ -2,8 +2,8 @@
 //!
 //! Every worker receives the whole subtask graph of a task (`ToWorker::RegisterTask`) and
 //! decodes it: a few hundred bytes per subtask (218 at the peak of `ares bench tps` with two
-//! million subtasks, the frame it came in included). In an embedded cluster (`ares run
-//! --local`, the Python module) all workers live in one process, so each held its own copy of
+//! million subtasks, the frame it came in included). In an embedded cluster (`ares run`
+//! without `--supervisor`, the Python module) all workers live in one process, so each held its own copy of
 //! the same immutable graph, and each spent the same seconds decoding it (for
 //! `sum(ones(10**7, chunk=1))`, 13.3 million subtasks, sharing saved 380 MB of an 8.1 GB
 //! peak and 6 CPU-seconds). Here the first worker decodes, a worker asking meanwhile waits

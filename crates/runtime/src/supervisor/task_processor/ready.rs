@@ -34,11 +34,7 @@ impl TaskState {
             task: self.graph.task,
             subtask: SubtaskIdx(s as u32),
             depth: self.graph.subtasks[s].depth,
-            preferred: self.fetch_source(s).or(if self.attempts[s] == 0 {
-                self.graph.subtasks[s].worker
-            } else {
-                None
-            }),
+            preferred: self.fetch_source(s).or_else(|| self.bound_worker(s)),
             siblings: spread
                 .then(|| super::super::affinity::sibling_worker(&self.graph, &self.location, s))
                 .flatten(),

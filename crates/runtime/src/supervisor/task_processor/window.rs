@@ -70,7 +70,7 @@ impl TaskState {
     }
 
     /// The worker an initial subtask is bound to (none once it ran before).
-    fn bound_worker(&self, s: usize) -> Option<WorkerId> {
+    pub(super) fn bound_worker(&self, s: usize) -> Option<WorkerId> {
         (self.attempts[s] == 0)
             .then(|| self.graph.subtasks[s].worker)
             .flatten()
