@@ -1,6 +1,7 @@
 """Random tensors: ``ar.random.rand``, ``random``, ``randn``, ``standard_normal``, ``uniform``.
 
-Chunk ``i`` draws from Xoshiro256++ seeded with ``splitmix(seed, i)``, so the values depend on
+Chunk ``i`` draws from Xoshiro256++ seeded with ``splitmix(seed, i)`` (``rand``: eight
+interleaved generators, as the README's ``rand`` row says), so the values depend on
 the seed and the chunking, never on the cluster. Without ``seed=``, a seed is drawn from this
 module's generator: ``ar.random.seed(n)`` makes a script's draws repeatable.
 """

@@ -1,7 +1,9 @@
 //! An independent evaluation of a tileable graph on whole arrays with ndarray, in float64.
 //!
 //! It shares nothing with tiling or kernels except the documented random contract: chunk `i`
-//! (C order) of a random tensor is Xoshiro256++ seeded with `chunk_seed(seed, i)`.
+//! (C order) of a random tensor is Xoshiro256++ seeded with `chunk_seed(seed, i)`: `randn` one
+//! generator seeded from it, `rand` eight, element `k` drawn from generator `k % 8`, each
+//! generator's state the next 32 bytes of SplitMix64 seeded with it.
 
 use ares::array::{DType, Scalar};
 use ares::graph::TileableGraph;
@@ -10,7 +12,7 @@ use ares::prepare::tile::{chunk_seed, splits_for, Odometer};
 use ndarray::{concatenate, ArrayD, Axis, IxDyn, Slice};
 use rand::{RngCore, SeedableRng};
 use rand_distr::{Distribution, StandardNormal};
-use rand_xoshiro::Xoshiro256PlusPlus;
+use rand_xoshiro::{SplitMix64, Xoshiro256PlusPlus};
 
 fn random(fill: &Fill, shape: &[usize], spec: &ares::ops::ChunkSpec) -> ArrayD<f64> {
     let splits = splits_for(shape, spec);
@@ -23,17 +25,22 @@ fn random(fill: &Fill, shape: &[usize], spec: &ares::ops::ChunkSpec) -> ArrayD<f
             Fill::Normal { seed } => (*seed, true),
             _ => unreachable!(),
         };
-        let mut rng = Xoshiro256PlusPlus::seed_from_u64(chunk_seed(seed, linear));
+        let seed = chunk_seed(seed, linear);
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
+        let mut splitmix = SplitMix64::seed_from_u64(seed);
+        let mut lanes: Vec<Xoshiro256PlusPlus> = (0..8)
+            .map(|_| Xoshiro256PlusPlus::from_rng(&mut splitmix).expect("seeded"))
+            .collect();
         let mut view = out.slice_each_axis_mut(|ax| {
             let d = ax.axis.index();
             let start: usize = splits[d][..idx[d]].iter().sum();
             Slice::from(start..start + splits[d][idx[d]])
         });
-        for v in view.iter_mut() {
+        for (k, v) in view.iter_mut().enumerate() {
             *v = if normal {
                 StandardNormal.sample(&mut rng)
             } else {
-                (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64
+                (lanes[k % 8].next_u64() >> 11) as f64 / (1u64 << 53) as f64
             };
         }
         linear += 1;

@@ -1,32 +1,15 @@
-//! Creation kernels. Random chunks use Xoshiro256++ seeded with the chunk's own seed: fast,
-//! and stable across platforms and versions, so a seed always gives the same numbers.
+//! Creation kernels. Random chunks use Xoshiro256++ seeded with the chunk's own seed (uniform
+//! values from eight interleaved generators, [`super::uniform`]): fast, and stable across
+//! platforms and versions, so a seed always gives the same numbers.
 
+use super::uniform::Uniform;
 use super::{kerr, KResult};
 use crate::array::{numel, ArrayData, Scalar};
 use crate::ops::Fill;
 use ndarray::{ArrayD, IxDyn};
-use rand::{RngCore, SeedableRng};
+use rand::SeedableRng;
 use rand_distr::{Distribution, StandardNormal};
 use rand_xoshiro::Xoshiro256PlusPlus;
-
-const F64_UNIT: f64 = 1.0 / (1u64 << 53) as f64;
-
-/// Uniform [0, 1) from the top 53 bits.
-#[inline]
-pub(super) fn unit(rng: &mut Xoshiro256PlusPlus) -> f64 {
-    (rng.next_u64() >> 11) as f64 * F64_UNIT
-}
-
-/// Fills `dst` with [`unit`] values. The generator's state is copied into a local for the
-/// loop and back after it: through the reference, each value stored and reloaded the four
-/// state words (a profile of `(rand + rand).sum()` spent half its time in that loop).
-pub(super) fn fill_unit(rng: &mut Xoshiro256PlusPlus, dst: &mut [f64]) {
-    let mut local = rng.clone();
-    for d in dst {
-        *d = unit(&mut local);
-    }
-    *rng = local;
-}
 
 fn from_vec<T>(shape: &[usize], v: Vec<T>) -> KResult<ArrayD<T>> {
     ArrayD::from_shape_vec(IxDyn(shape), v).or_else(|e| kerr(format!("bad chunk shape: {e}")))
@@ -36,9 +19,8 @@ pub fn fill(fill: &Fill, shape: &[usize]) -> KResult<ArrayData> {
     let n = numel(shape);
     Ok(match *fill {
         Fill::Uniform { seed } => {
-            let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
             let mut values = vec![0.0; n];
-            fill_unit(&mut rng, &mut values);
+            Uniform::new(seed).fill(&mut values);
             ArrayData::F64(from_vec(shape, values)?)
         }
         Fill::Normal { seed } => {

@@ -18,7 +18,7 @@
 
 use super::elementwise::{fmax, fmin};
 use super::generate::Stream;
-use super::lanes::{fold_lanes, fold_run, run_lane, source, Lane, Source};
+use super::lanes::{self, fold_lanes, fold_run, run_lane, source, Lane, Source};
 use super::{kerr, KResult};
 use crate::array::{numel, ArrayData, DType};
 use crate::ops::infer::{
@@ -223,7 +223,7 @@ fn eval_sources(
             None => acc.extend_from_slice(b),
             Some((op, axes, _)) if axes.len() == shape.len() => {
                 let v = match op {
-                    Op::Sum => b.iter().sum::<f64>(),
+                    Op::Sum => lanes::sum(b),
                     Op::Prod => b.iter().product::<f64>(),
                     Op::Min => b.iter().copied().fold(f64::INFINITY, fmin),
                     _ => b.iter().copied().fold(f64::NEG_INFINITY, fmax),
@@ -239,7 +239,7 @@ fn eval_sources(
                 // Runs along the last dimension: into one accumulator when that axis is
                 // reduced, elementwise into a contiguous stretch of them when it is kept (so
                 // `sum(axis=0)` of a matrix adds whole rows, vectorized). Each accumulator
-                // still takes its elements in C order.
+                // takes its runs in C order (a run's sum in the partial sums of `lanes::sum`).
                 let last = shape.len() - 1;
                 let mut pos = 0;
                 while pos < len {

@@ -38,7 +38,8 @@ fn where_heads_a_lane_segment() {
 
 /// Generated operands (`prepare::fuse` puts two creation steps before their binary step):
 /// streamed block by block, the values are those of the creation kernels made whole and the
-/// binary kernel applied to them; with a reduction after, the fold of those values.
+/// binary kernel applied to them; with a reduction after, the fold of those values (to
+/// rounding: the two folds group their sums differently).
 #[test]
 fn generated_operands_equal_the_whole_kernels() {
     use crate::array::Scalar;
@@ -82,7 +83,12 @@ fn generated_operands_equal_the_whole_kernels() {
     let want = crate::kernels::apply(Op::Sum, &table[3], &table, &[&want]).unwrap();
     for i in 0..5 {
         let (g, w) = (got.get_flat(i).unwrap(), want.get_flat(i).unwrap());
-        assert_eq!(g, w, "row {i}: the fold adds in C order either way");
+        let (g, w) = (g.as_f64(), w.as_f64());
+        // The fused fold adds in eight partial sums, the reduction kernel in its own order.
+        assert!(
+            (g - w).abs() <= 1e-12 * w.abs().max(1.0),
+            "row {i}: {g} vs {w}"
+        );
     }
     assert!(matches!(got.get_flat(0), Some(Scalar::F64(_))));
     // Made whole when they do not stream: the same values.

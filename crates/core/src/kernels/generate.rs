@@ -12,7 +12,7 @@
 //! Only fills whose values ride as float64 lanes stream: uniform and normal random, float64
 //! and bool constants, float ranges. int64 constants and ranges are made whole as before.
 
-use super::creation::fill_unit;
+use super::uniform::Uniform;
 use crate::array::{DType, Scalar};
 use crate::ops::Fill;
 use rand::SeedableRng;
@@ -21,7 +21,7 @@ use rand_xoshiro::Xoshiro256PlusPlus;
 
 /// A creation step's values, produced block after block in C order.
 pub enum Stream {
-    Uniform(Box<Xoshiro256PlusPlus>),
+    Uniform(Box<Uniform>),
     Normal(Box<Xoshiro256PlusPlus>),
     Const(f64),
     Range {
@@ -38,10 +38,7 @@ impl Stream {
     /// float64 lanes (int64 constants and ranges).
     pub fn new(fill: &Fill) -> Option<(Stream, DType)> {
         Some(match *fill {
-            Fill::Uniform { seed } => (
-                Stream::Uniform(Box::new(Xoshiro256PlusPlus::seed_from_u64(seed))),
-                DType::F64,
-            ),
+            Fill::Uniform { seed } => (Stream::Uniform(Box::new(Uniform::new(seed))), DType::F64),
             Fill::Normal { seed } => (
                 Stream::Normal(Box::new(Xoshiro256PlusPlus::seed_from_u64(seed))),
                 DType::F64,
@@ -76,7 +73,7 @@ impl Stream {
     /// Writes the next `dst.len()` values.
     pub fn fill(&mut self, dst: &mut [f64]) {
         match self {
-            Stream::Uniform(rng) => fill_unit(rng, dst),
+            Stream::Uniform(values) => values.fill(dst),
             Stream::Normal(rng) => dst
                 .iter_mut()
                 .for_each(|d| *d = StandardNormal.sample(rng.as_mut())),
@@ -147,9 +144,8 @@ mod tests {
     }
 
     /// `FUSE[rand, (x * 2 - 1), reduce]` streamed equals the creation kernel, the lanes and the
-    /// reduction kernel run one after the other, for every op and every set of axes (the
-    /// streamed fold adds in C order per output, as the fused kernel always has, so the
-    /// tolerance covers only the full reduction's different grouping).
+    /// reduction kernel run one after the other, for every op and every set of axes (sums
+    /// are grouped differently on the two paths, so the tolerance).
     #[test]
     fn streamed_fuse_nodes_equal_the_step_by_step_kernels() {
         use crate::ids::ArgsIdx;

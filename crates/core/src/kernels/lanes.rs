@@ -218,10 +218,26 @@ pub(super) fn run_lane(lane: Lane, buf: &mut [f64], others: &[&[f64]]) {
     }
 }
 
-/// Folds `seg` into one accumulator, in order.
+/// The sum of `seg`, in eight interleaved partial sums added pairwise at the end. A sum in
+/// order waits for each add (4 cycles a value, half of `(rand + rand).sum()`'s time); eight
+/// side by side fill the vector registers, and round no worse.
+pub(super) fn sum(seg: &[f64]) -> f64 {
+    let mut part = [0.0f64; 8];
+    let groups = seg.chunks_exact(8);
+    let tail: f64 = groups.remainder().iter().sum();
+    for group in groups {
+        for (p, v) in part.iter_mut().zip(group) {
+            *p += v;
+        }
+    }
+    let [a, b, c, d, e, f, g, h] = part;
+    (((a + b) + (c + d)) + ((e + f) + (g + h))) + tail
+}
+
+/// Folds `seg` into one accumulator: products, minima and maxima in order, sums by [`sum`].
 pub(super) fn fold_run(op: Op, acc: &mut f64, seg: &[f64]) {
     *acc = match op {
-        Op::Sum => seg.iter().fold(*acc, |a, v| a + v),
+        Op::Sum => *acc + sum(seg),
         Op::Prod => seg.iter().fold(*acc, |a, v| a * v),
         Op::Min => seg.iter().fold(*acc, |a, v| fmin(a, *v)),
         _ => seg.iter().fold(*acc, |a, v| fmax(a, *v)),

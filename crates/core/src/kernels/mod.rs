@@ -31,6 +31,7 @@ mod regrid;
 pub mod select;
 pub mod shuffle;
 pub mod take;
+mod uniform;
 
 use crate::array::{ArrayData, DType};
 use crate::error::{AresError, Result};

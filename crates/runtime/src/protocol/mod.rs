@@ -26,8 +26,9 @@ use serde::{Deserialize, Serialize};
 /// `transit_bytes`, data-plane answers in pieces; 6: uploads, `UploadBegin`...; 7: the task
 /// graph's node and index arenas as packed records, [`crate::graph::packed`]; 8: the
 /// heartbeat's `unmanaged_bytes`; 9: a FUSE step's `position`, random fills keep the op's
-/// seed).
-pub const PROTOCOL_VERSION: u32 = 9;
+/// seed; 10: `rand` draws from eight interleaved generators, so nodes of two versions would
+/// compute different values for one tensor).
+pub const PROTOCOL_VERSION: u32 = 10;
 
 /// One subtask to run: its index in the task's subtask graph and where its inputs are.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
