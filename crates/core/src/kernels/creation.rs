@@ -20,7 +20,7 @@ pub fn fill(fill: &Fill, shape: &[usize]) -> KResult<ArrayData> {
     Ok(match *fill {
         Fill::Uniform { seed } => {
             let mut values = vec![0.0; n];
-            Uniform::new(seed).fill(&mut values);
+            Uniform::for_values(seed, n).fill(&mut values);
             ArrayData::F64(from_vec(shape, values)?)
         }
         Fill::Normal { seed } => {

@@ -34,9 +34,15 @@ pub struct Uniform {
 
 impl Uniform {
     pub fn new(seed: u64) -> Uniform {
+        Uniform::for_values(seed, usize::MAX)
+    }
+
+    /// A stream that will be read for `n` values only: the lanes those never reach stay
+    /// unseeded (a one-element chunk seeds one lane, as the scalar generator did).
+    pub fn for_values(seed: u64, n: usize) -> Uniform {
         let mut splitmix = SplitMix64::seed_from_u64(seed);
         let mut s = [[0; LANES]; 4];
-        for lane in 0..LANES {
+        for lane in 0..LANES.min(n) {
             for word in &mut s {
                 word[lane] = splitmix.next_u64();
             }
@@ -241,6 +247,11 @@ mod tests {
                     .all(|(a, b)| a.to_bits() == b.to_bits());
                 assert!(same, "seed {seed}, blocks of {block}");
                 assert!(got.iter().all(|v| (0.0..1.0).contains(v)));
+            }
+            for n in [1, 5, 8, 9] {
+                let mut got = vec![0.0; n];
+                Uniform::for_values(seed, n).fill(&mut got);
+                assert_eq!(got, want[..n], "seed {seed}, {n} values");
             }
         }
     }
