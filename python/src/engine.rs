@@ -1,11 +1,12 @@
 //! `Engine`: where tensors are computed.
 //!
 //! * `Engine.embedded(workers, slots)`: an `EmbeddedCluster` in this process, as `ares run`
-//!   starts it: a supervisor and `workers` workers as actors on one background thread, their
-//!   kernels on the workers' slot threads, talking over loopback TCP with a random secret that
-//!   never leaves the process. Threads rather than child processes: the package then needs no
-//!   second binary, starts in milliseconds, and the engine's threads never touch the
-//!   interpreter, so they run in parallel with Python (the GIL is released while we wait).
+//!   starts it: a supervisor and `workers` workers as actors on background threads (each
+//!   worker's on one of its own), their kernels on the workers' slot threads, talking over
+//!   loopback TCP with a random secret that never leaves the process. Threads rather than
+//!   child processes: the package then needs no second binary, starts in milliseconds, and
+//!   the engine's threads never touch the interpreter, so they run in parallel with Python
+//!   (the GIL is released while we wait).
 //! * `Engine.native(addr, secret)` and `Engine.http(url, token)`: a running cluster, through
 //!   `ares::api`'s native client and its HTTP client.
 //!

@@ -11,6 +11,9 @@ use std::path::Path;
 #[path = "config_memory.rs"]
 pub mod memory;
 pub use memory::{MemoryLimit, WorkerMemoryConfig};
+#[path = "config_web.rs"]
+mod web;
+pub use web::WebConfig;
 
 /// `task.default_config`: how graphs are prepared.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -226,69 +229,6 @@ impl WorkerConfig {
     }
 }
 
-/// `web`: the HTTP API and dashboard served by the supervisor.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct WebConfig {
-    /// `HOST:PORT` to serve on; `null` = no web server.
-    pub listen: Option<String>,
-    /// When set, every route but `/api/health` needs `Authorization: Bearer <token>` (or
-    /// `?token=` for the dashboard in a browser).
-    pub token: Option<String>,
-    /// Largest request body accepted; larger ones get 413.
-    pub max_body_bytes: usize,
-    /// File holding the token (whitespace trimmed), when `token` is not set; else
-    /// `ARES_WEB_TOKEN`.
-    pub token_file: Option<std::path::PathBuf>,
-    /// PEM certificate chain and private key: with both set, the web API speaks HTTPS only.
-    pub tls_cert: Option<std::path::PathBuf>,
-    pub tls_key: Option<std::path::PathBuf>,
-}
-
-/// Tokens travel in headers and a cookie: printable ASCII, no separators.
-fn valid_token(t: &str) -> bool {
-    !t.is_empty()
-        && t.bytes()
-            .all(|b| b.is_ascii_graphic() && !b";,\"\\".contains(&b))
-}
-
-impl WebConfig {
-    /// The token from `token`, `token_file` or `ARES_WEB_TOKEN`, in that order.
-    pub fn resolved_token(&self) -> Result<Option<String>> {
-        if let Some(t) = &self.token {
-            return Ok(Some(t.clone()));
-        }
-        let text = match &self.token_file {
-            Some(p) => std::fs::read_to_string(p)
-                .map_err(|e| AresError::Config(format!("web.token_file {}: {e}", p.display())))?,
-            None => std::env::var("ARES_WEB_TOKEN").unwrap_or_default(),
-        };
-        let t = text.trim();
-        if t.is_empty() && self.token_file.is_some() {
-            return Err(AresError::Config("web.token_file is empty".into()));
-        }
-        if !t.is_empty() && !valid_token(t) {
-            return Err(AresError::Config(
-                "the web token must be printable ASCII without spaces, ';', ',' or quotes".into(),
-            ));
-        }
-        Ok((!t.is_empty()).then(|| t.to_string()))
-    }
-}
-
-impl Default for WebConfig {
-    fn default() -> Self {
-        Self {
-            listen: None,
-            token: None,
-            max_body_bytes: 16 << 20,
-            token_file: None,
-            tls_cert: None,
-            tls_key: None,
-        }
-    }
-}
-
 /// `limits`: what one peer may ask for; a refusal is an error reply, the node goes on.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -393,7 +333,7 @@ impl Config {
             ));
         }
         if let Some(t) = &self.web.token {
-            if !valid_token(t) {
+            if !web::valid_token(t) {
                 return Err(AresError::Config(
                     "web.token must be printable ASCII without spaces, ';', ',' or quotes".into(),
                 ));

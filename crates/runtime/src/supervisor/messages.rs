@@ -2,8 +2,9 @@
 //!
 //! The actors never name each other's types: the scheduler holds a [`LinkHandle`] per worker
 //! and a [`TaskHandle`] per task, processors and links hold a [`SchedulerHandle`], each a
-//! bundle of `Recipient<M>`s. So an actor's whole input is listed here, and reading one actor
-//! needs this file, not the other three. Who sends what:
+//! bundle of `Recipient<M>`s ([`super::handles`], re-exported here). So an actor's whole
+//! input is listed here, and reading one actor needs this file, not the other three. Who
+//! sends what:
 //!
 //! ```text
 //!  ClientLink ──FromClient──▶ TaskManager ──(creates)──▶ TaskProcessor (one per task)
@@ -24,11 +25,12 @@ use crate::graph::TileableGraph;
 use crate::ids::{ChunkIdx, SubtaskIdx, TaskId, WorkerId};
 use crate::prepare::WorkerSlots;
 use crate::protocol::{ClientReply, ClientRequest, SubtaskReport, TaskInfo, ToWorker};
-use actix::dev::RecipientRequest;
 use actix::prelude::*;
 use bytes::Bytes;
 use std::collections::BTreeMap;
 use std::time::Duration;
+
+pub use super::handles::{LinkHandle, Route, SchedulerHandle, TaskHandle};
 
 // ---------------------------------------------------------------- to the Scheduler
 
@@ -333,100 +335,3 @@ pub struct ShutDown;
 #[derive(Message)]
 #[rtype(result = "ClientReply")]
 pub struct FromClient(pub ClientRequest);
-
-// ---------------------------------------------------------------- handles
-
-/// What a link and a task processor may ask of the scheduler.
-#[derive(Clone)]
-pub struct SchedulerHandle {
-    pub register: Recipient<RegisterWorker>,
-    pub heartbeat: Recipient<Heartbeat>,
-    pub finished: Recipient<Finished>,
-    pub gone: Recipient<WorkerGone>,
-    pub drain: Recipient<WorkerDrain>,
-    pub peer_unreachable: Recipient<PeerUnreachable>,
-    pub submit: Recipient<SubmitReady>,
-    pub release: Recipient<Release>,
-    pub stop: Recipient<StopTask>,
-    pub workers: Recipient<GetWorkers>,
-    pub memory_limits: Recipient<MemoryLimits>,
-}
-
-/// What the scheduler may ask of a worker's link.
-#[derive(Clone)]
-pub struct LinkHandle {
-    pub send: Recipient<Send>,
-    pub expel: Recipient<Expel>,
-}
-
-/// One task's processor, as the scheduler, the task manager and the web API see it.
-/// `handle.send(GetInfo)` works as on an `Addr` for every message a processor takes.
-#[derive(Clone)]
-pub struct TaskHandle {
-    pub reports: Recipient<Reports>,
-    pub lost: Recipient<WorkerLost>,
-    pub redrive: Recipient<Redrive>,
-    pub fail: Recipient<FailTask>,
-    pub info: Recipient<GetInfo>,
-    pub wait: Recipient<WaitDone>,
-    pub cancel: Recipient<Cancel>,
-    pub fetch: Recipient<FetchResult>,
-    pub graph: Recipient<GetGraph>,
-    pub fetch_args: Recipient<GetFetchArgs>,
-    pub part: Recipient<FetchPart>,
-    pub prepared: Recipient<AwaitPrepared>,
-}
-
-/// Which of a handle's recipients takes `M`.
-pub trait Route<M>
-where
-    M: Message + std::marker::Send,
-    M::Result: std::marker::Send,
-{
-    fn recipient(&self) -> &Recipient<M>;
-}
-
-impl TaskHandle {
-    pub fn send<M>(&self, m: M) -> RecipientRequest<M>
-    where
-        M: Message + std::marker::Send + 'static,
-        M::Result: std::marker::Send,
-        Self: Route<M>,
-    {
-        self.recipient().send(m)
-    }
-
-    pub fn do_send<M>(&self, m: M)
-    where
-        M: Message + std::marker::Send + 'static,
-        M::Result: std::marker::Send,
-        Self: Route<M>,
-    {
-        self.recipient().do_send(m)
-    }
-}
-
-macro_rules! routes {
-    ($($field:ident: $m:ty),* $(,)?) => {
-        $(impl Route<$m> for TaskHandle {
-            fn recipient(&self) -> &Recipient<$m> {
-                &self.$field
-            }
-        })*
-    };
-}
-
-routes!(
-    reports: Reports,
-    lost: WorkerLost,
-    redrive: Redrive,
-    fail: FailTask,
-    info: GetInfo,
-    wait: WaitDone,
-    cancel: Cancel,
-    fetch: FetchResult,
-    graph: GetGraph,
-    fetch_args: GetFetchArgs,
-    part: FetchPart,
-    prepared: AwaitPrepared,
-);

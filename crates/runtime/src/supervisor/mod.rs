@@ -8,6 +8,7 @@
 pub mod admission;
 pub mod client_link;
 pub mod guard;
+pub mod handles;
 pub mod link;
 pub mod messages;
 pub mod scheduler;

@@ -64,6 +64,11 @@ impl ApiError {
     }
 }
 
+/// A supervisor actor that did not answer (stopped, or its mailbox closed).
+fn mailbox(e: actix::MailboxError) -> ApiError {
+    ApiError::internal(format!("supervisor actor unavailable: {e}"))
+}
+
 impl ResponseError for ApiError {
     fn status_code(&self) -> StatusCode {
         self.status

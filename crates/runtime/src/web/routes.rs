@@ -1,21 +1,18 @@
 //! The JSON routes. `ROUTES` lists them for the OpenAPI sync test.
 
-use super::{ApiError, WebState};
-use crate::array::ArrayData;
+use super::{mailbox, ApiError, WebState};
 use crate::config::TaskConfig;
 use crate::graph::TileableGraph;
 use crate::ids::TaskId;
-use crate::protocol::{codec, TaskInfo};
+use crate::protocol::TaskInfo;
 use crate::supervisor::messages::TaskHandle;
 use crate::supervisor::scheduler::GetClusterStatus;
 use crate::supervisor::task_manager::{
     CreateSession, DeleteSession, FindTask, ListSessions, Names, ReleaseTask, SubmitError,
     SubmitTask,
 };
-use crate::supervisor::task_processor::{
-    Cancel, FetchResult, GetFetchArgs, GetGraph, GetInfo, WaitDone,
-};
-use actix_web::{http::StatusCode, web, HttpResponse};
+use crate::supervisor::task_processor::{Cancel, GetFetchArgs, GetGraph, GetInfo, WaitDone};
+use actix_web::{web, HttpResponse};
 use serde::Deserialize;
 use serde_json::json;
 use std::collections::HashMap;
@@ -68,7 +65,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         )
         .route(
             "/api/session/{sid}/task/{tid}/result",
-            web::get().to(result),
+            web::get().to(super::tensors::task_result),
         )
         .route("/api/session/{sid}/task/{tid}/graph", web::get().to(graph))
         .route(
@@ -86,10 +83,6 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .default_service(web::to(|| async {
             Err::<HttpResponse, _>(ApiError::not_found("no such route"))
         }));
-}
-
-fn mailbox(e: actix::MailboxError) -> ApiError {
-    ApiError::internal(format!("supervisor actor unavailable: {e}"))
 }
 
 async fn health(state: web::Data<WebState>) -> HttpResponse {
@@ -322,85 +315,6 @@ async fn cancel_task(
             ApiError::not_found(format!("no task {} in session {:?}", path.1, path.0))
         })?;
     Ok(HttpResponse::Ok().json(p.send(Cancel).await.map_err(mailbox)?))
-}
-
-fn dims(shape: &[usize]) -> String {
-    shape
-        .iter()
-        .map(|d| d.to_string())
-        .collect::<Vec<_>>()
-        .join(",")
-}
-
-async fn result(
-    state: web::Data<WebState>,
-    path: web::Path<(String, u32)>,
-    q: web::Query<HashMap<String, String>>,
-) -> Result<HttpResponse, ApiError> {
-    let p = find(&state, &path.0, path.1).await?;
-    if q.get("format").map(String::as_str) == Some("npy") {
-        let index: u32 = q
-            .get("index")
-            .map_or(Ok(0), |i| i.parse())
-            .map_err(|_| ApiError::bad_request("index must be an integer"))?;
-        return super::tensors::npy_response(p, index).await;
-    }
-    let index: usize = q
-        .get("index")
-        .map_or(Ok(0), |i| i.parse())
-        .map_err(|_| ApiError::bad_request("index must be an integer"))?;
-    // The json and raw formats assemble the whole result here: only up to half a frame
-    // (`cluster.max_frame_bytes`); a larger one streams with ?format=npy.
-    let output = u32::try_from(index).map_err(|_| ApiError::bad_request("index too large"))?;
-    let (layout, budget) = super::tensors::result_layout(&p, output).await?;
-    if layout.nbytes() > budget {
-        return Err(ApiError::new(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            "result_too_large",
-            format!(
-                "the result is {} ({} bytes), over the {} the json and raw formats assemble in the supervisor (half of cluster.max_frame_bytes); download it with ?format=npy, which streams it chunk by chunk",
-                crate::worker::memory::human(layout.nbytes()),
-                layout.nbytes(),
-                crate::worker::memory::human(budget),
-            ),
-        ));
-    }
-    let bytes = p
-        .send(FetchResult)
-        .await
-        .map_err(mailbox)?
-        .map_err(|e| ApiError::new(StatusCode::CONFLICT, "no_result", e))?;
-    let mut tensors =
-        codec::decode_chunks(&bytes).map_err(|e| ApiError::internal(e.to_string()))?;
-    if index >= tensors.len() {
-        return Err(ApiError::bad_request(format!(
-            "index {index} but the task has {} result(s)",
-            tensors.len()
-        )));
-    }
-    let data: ArrayData = tensors.swap_remove(index).1;
-    let raw = match q.get("format").map(String::as_str) {
-        None => data.len() > JSON_RESULT_LIMIT,
-        Some("raw") => true,
-        Some("json") => false,
-        Some(other) => {
-            return Err(ApiError::bad_request(format!(
-                "unknown format {other:?} (json, raw, npy)"
-            )))
-        }
-    };
-    if raw {
-        let body = codec::encode_chunks(&[(crate::ids::ChunkIdx(0), &data)])
-            .map_err(|e| ApiError::internal(e.to_string()))?;
-        // Raw little-endian elements after the codec header; shape and dtype also in headers.
-        Ok(HttpResponse::Ok()
-            .content_type("application/octet-stream")
-            .insert_header(("X-Ares-Shape", dims(data.shape())))
-            .insert_header(("X-Ares-Dtype", data.dtype().name()))
-            .body(body))
-    } else {
-        Ok(HttpResponse::Ok().json(json!({"shape": data.shape(), "dtype": data.dtype(), "data": crate::summary::json_nested(&data)})))
-    }
 }
 
 async fn graph(

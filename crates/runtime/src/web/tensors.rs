@@ -7,25 +7,24 @@
 //! `GET /api/session/{sid}/tensor/{name}?format=npy` streams a named result back as `.npy`,
 //! band by band of chunks, each band read from the workers when the client is ready for it:
 //! the supervisor holds at most one band.
+//! `GET /api/session/{sid}/task/{tid}/result` returns one output of a task: `.npy` streamed
+//! the same way, JSON or raw bytes assembled whole up to half a frame.
 
-use super::{ApiError, WebState};
+use super::{mailbox, ApiError, WebState};
+use crate::array::ArrayData;
 use crate::ops::OpArgs;
 use crate::protocol::codec;
 use crate::result_stream::{join_rows, le_bytes, Layout, Part};
 use crate::supervisor::messages::GetFetchArgs;
 use crate::supervisor::messages::TaskHandle;
 use crate::supervisor::task_manager::{ListSessions, Names};
-use crate::supervisor::task_processor::FetchPart;
+use crate::supervisor::task_processor::{FetchPart, FetchResult};
 use crate::supervisor::upload::{Loader, Spool, UploadError};
 use actix_web::{http::StatusCode, web, HttpResponse};
 use futures_util::StreamExt;
 use serde_json::json;
 use std::collections::HashMap;
 use std::io::Write;
-
-fn mailbox(e: actix::MailboxError) -> ApiError {
-    ApiError::internal(format!("supervisor actor unavailable: {e}"))
-}
 
 /// A name an expression can use: `[A-Za-z_][A-Za-z0-9_]*`, at most 64 characters.
 fn valid_name(name: &str) -> bool {
@@ -285,4 +284,84 @@ async fn require_session(state: &WebState, sid: &str) -> Result<(), ApiError> {
         return Err(ApiError::not_found(format!("unknown session {sid:?}")));
     }
     Ok(())
+}
+
+fn dims(shape: &[usize]) -> String {
+    shape
+        .iter()
+        .map(|d| d.to_string())
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// `GET /api/session/{sid}/task/{tid}/result`: one output as JSON, raw bytes or `.npy`.
+pub async fn task_result(
+    state: web::Data<WebState>,
+    path: web::Path<(String, u32)>,
+    q: web::Query<HashMap<String, String>>,
+) -> Result<HttpResponse, ApiError> {
+    let p = super::routes::find(&state, &path.0, path.1).await?;
+    if q.get("format").map(String::as_str) == Some("npy") {
+        let index: u32 = q
+            .get("index")
+            .map_or(Ok(0), |i| i.parse())
+            .map_err(|_| ApiError::bad_request("index must be an integer"))?;
+        return npy_response(p, index).await;
+    }
+    let index: usize = q
+        .get("index")
+        .map_or(Ok(0), |i| i.parse())
+        .map_err(|_| ApiError::bad_request("index must be an integer"))?;
+    // The json and raw formats assemble the whole result here: only up to half a frame
+    // (`cluster.max_frame_bytes`); a larger one streams with ?format=npy.
+    let output = u32::try_from(index).map_err(|_| ApiError::bad_request("index too large"))?;
+    let (layout, budget) = result_layout(&p, output).await?;
+    if layout.nbytes() > budget {
+        return Err(ApiError::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "result_too_large",
+            format!(
+                "the result is {} ({} bytes), over the {} the json and raw formats assemble in the supervisor (half of cluster.max_frame_bytes); download it with ?format=npy, which streams it chunk by chunk",
+                crate::worker::memory::human(layout.nbytes()),
+                layout.nbytes(),
+                crate::worker::memory::human(budget),
+            ),
+        ));
+    }
+    let bytes = p
+        .send(FetchResult)
+        .await
+        .map_err(mailbox)?
+        .map_err(|e| ApiError::new(StatusCode::CONFLICT, "no_result", e))?;
+    let mut tensors =
+        codec::decode_chunks(&bytes).map_err(|e| ApiError::internal(e.to_string()))?;
+    if index >= tensors.len() {
+        return Err(ApiError::bad_request(format!(
+            "index {index} but the task has {} result(s)",
+            tensors.len()
+        )));
+    }
+    let data: ArrayData = tensors.swap_remove(index).1;
+    let raw = match q.get("format").map(String::as_str) {
+        None => data.len() > super::routes::JSON_RESULT_LIMIT,
+        Some("raw") => true,
+        Some("json") => false,
+        Some(other) => {
+            return Err(ApiError::bad_request(format!(
+                "unknown format {other:?} (json, raw, npy)"
+            )))
+        }
+    };
+    if raw {
+        let body = codec::encode_chunks(&[(crate::ids::ChunkIdx(0), &data)])
+            .map_err(|e| ApiError::internal(e.to_string()))?;
+        // Raw little-endian elements after the codec header; shape and dtype also in headers.
+        Ok(HttpResponse::Ok()
+            .content_type("application/octet-stream")
+            .insert_header(("X-Ares-Shape", dims(data.shape())))
+            .insert_header(("X-Ares-Dtype", data.dtype().name()))
+            .body(body))
+    } else {
+        Ok(HttpResponse::Ok().json(json!({"shape": data.shape(), "dtype": data.dtype(), "data": crate::summary::json_nested(&data)})))
+    }
 }
