@@ -327,20 +327,7 @@ impl Engine {
             let mut times = Vec::with_capacity(repeat);
             for _ in 0..repeat {
                 let start = std::time::Instant::now();
-                let graph = Tensor::graph(&[&t]);
-                let task = c.api().submit_tileable_graph(&graph, None)?;
-                let info = loop {
-                    let info = c.api().wait_task(task, Duration::from_millis(100))?;
-                    if info.status.is_terminal() {
-                        break info;
-                    }
-                };
-                if info.status != TaskStatus::Succeeded {
-                    return Err(ApiError::Task(info.error.unwrap_or_default()));
-                }
-                let results = c.fetch_all(task, 1)?;
-                c.api().cancel_task(task)?;
-                drop(results);
+                drop(c.compute(&t)?);
                 times.push(start.elapsed().as_secs_f64());
             }
             Ok(times)
