@@ -2,9 +2,10 @@
 //!
 //! Why: one Xoshiro256++ is a serial chain of about a dozen integer operations per value,
 //! ~1.5 ns here; `(rand + rand).sum()` spent two thirds of its time in it. Eight independent
-//! generators stepped side by side are eight lanes of the same operations, which the
-//! compiler turns into vector instructions (two SSE2, one AVX-512 or two AVX2 registers
-//! per state word; the widest the CPU has is chosen at run time).
+//! generators stepped side by side are eight lanes of the same operations: one AVX-512 or
+//! two AVX2 registers per state word, written with intrinsics (the compiler left the scalar
+//! lanes unvectorized), the widest the CPU has chosen at run time; other CPUs step the same
+//! lanes in scalar code.
 //!
 //! The contract (README, "rand"): element `i` of a chunk is the `(i / 8)`-th output of lane
 //! `i % 8`; lane `j`'s four state words are outputs `4j .. 4j + 4` of SplitMix64 seeded with
