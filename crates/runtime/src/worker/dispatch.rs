@@ -45,6 +45,57 @@ impl Handler<Drain> for Worker {
     }
 }
 
+/// Most subtasks one compute job runs (see [`Worker::submit`]).
+const MAX_GROUP: usize = 16;
+/// Projected bytes up to which a subtask counts as trivial and may share a compute job.
+const TRIVIAL_BYTES: u64 = 64 << 10;
+
+/// Subtasks of one task and depth that run as one compute job, one after the other.
+struct Group {
+    task: TaskId,
+    depth: u32,
+    graph: Arc<WorkerGraph>,
+    trivial: bool,
+    runs: Vec<(RunSubtask, (execute::Fetched, u64))>,
+}
+
+impl Group {
+    /// The job: each subtask run (or refused while the worker drains), the reports handed
+    /// back together, the actor woken once.
+    fn into_job(self, me: WorkerId, shared: Arc<super::Shared>, addr: Addr<Worker>) -> pool::Work {
+        let Group {
+            task, graph, runs, ..
+        } = self;
+        let count = runs.len();
+        shared.in_pool.fetch_add(count, Ordering::AcqRel);
+        Box::new(move || {
+            let mut reports = Vec::with_capacity(count);
+            for (run, fetched) in runs {
+                if shared.draining.load(Ordering::Acquire) {
+                    shared.storage.release_transit(fetched.1);
+                    reports.push(SubtaskReport {
+                        subtask: run.subtask,
+                        outcome: Err(SubtaskError::NotRun("the worker is draining".into())),
+                    });
+                } else if let Some(report) =
+                    execute::execute_one(&graph, task, run, me, &shared, fetched)
+                {
+                    reports.push(report);
+                }
+            }
+            if !reports.is_empty() {
+                let mut finished = shared.finished.lock().unwrap_or_else(|p| p.into_inner());
+                finished.extend(reports.into_iter().map(|r| (task, r)));
+                drop(finished);
+                if !shared.drain_pending.swap(true, Ordering::AcqRel) {
+                    addr.do_send(Drain);
+                }
+            }
+            shared.in_pool.fetch_sub(count, Ordering::AcqRel);
+        })
+    }
+}
+
 /// How long a subtask refused room for its fetches waits before the worker asks again
 /// (subtasks ending ask at once).
 const ROOM_RETRY: std::time::Duration = std::time::Duration::from_millis(20);
@@ -225,57 +276,55 @@ impl Worker {
         self.fetches.insert(id, f);
     }
 
-    /// Hands subtasks to the compute pool with what was fetched for them.
+    /// Hands subtasks to the compute pool with what was fetched for them. Trivial ones (a
+    /// projection of at most [`TRIVIAL_BYTES`]) go in groups of one task and depth: the
+    /// pool's lock and heap, a job's allocation and handles, and the hand-back of reports
+    /// are then paid per group, which on one-element chunks cost as much as the work.
+    /// Groups stay small against the batch, so every slot gets some; any other subtask is a
+    /// job of its own, its report sent back the moment it ends.
     fn submit(
         &mut self,
         starts: Vec<(TaskId, RunSubtask, (execute::Fetched, u64))>,
         ctx: &mut Context<Self>,
     ) {
         let me = self.me.unwrap_or(WorkerId(u32::MAX));
+        let size = (starts.len() / (4 * self.slots.max(1))).clamp(1, MAX_GROUP);
+        let mut groups: Vec<Group> = Vec::new();
+        for (task, run, fetched) in starts {
+            let graph = match groups.last() {
+                Some(g) if g.task == task => g.graph.clone(),
+                _ => match self.graphs.get(&task) {
+                    Some(g) => g.clone(),
+                    None => {
+                        self.shared.storage.release_transit(fetched.1);
+                        continue;
+                    }
+                },
+            };
+            let trivial = super::memory::run_bytes(&graph, &run, me) <= TRIVIAL_BYTES;
+            match groups.last_mut() {
+                Some(g)
+                    if trivial
+                        && g.trivial
+                        && g.task == task
+                        && g.depth == run.depth
+                        && g.runs.len() < size =>
+                {
+                    g.runs.push((run, fetched))
+                }
+                _ => groups.push(Group {
+                    task,
+                    depth: run.depth,
+                    graph,
+                    trivial,
+                    runs: vec![(run, fetched)],
+                }),
+            }
+        }
         let addr = ctx.address();
-        // Batches come per task: one graph lookup per run of the same task.
-        let mut graph_of: Option<(TaskId, Arc<WorkerGraph>)> = None;
-        let jobs: Vec<(u32, pool::Work)> = starts
+        let jobs: Vec<(u32, pool::Work)> = groups
             .into_iter()
-            .filter_map(|(task, run, fetched)| {
-                let graph = match &graph_of {
-                    Some((t, g)) if *t == task => g.clone(),
-                    _ => {
-                        let Some(g) = self.graphs.get(&task).cloned() else {
-                            self.shared.storage.release_transit(fetched.1);
-                            return None;
-                        };
-                        graph_of = Some((task, g.clone()));
-                        g
-                    }
-                };
-                let (shared, addr) = (self.shared.clone(), addr.clone());
-                let depth = run.depth;
-                shared.in_pool.fetch_add(1, Ordering::AcqRel);
-                let work: pool::Work = Box::new(move || {
-                    let report = if shared.draining.load(Ordering::Acquire) {
-                        shared.storage.release_transit(fetched.1);
-                        Some(SubtaskReport {
-                            subtask: run.subtask,
-                            outcome: Err(SubtaskError::NotRun("the worker is draining".into())),
-                        })
-                    } else {
-                        execute::execute_one(&graph, task, run, me, &shared, fetched)
-                    };
-                    if let Some(report) = report {
-                        shared
-                            .finished
-                            .lock()
-                            .unwrap_or_else(|p| p.into_inner())
-                            .push((task, report));
-                        if !shared.drain_pending.swap(true, Ordering::AcqRel) {
-                            addr.do_send(Drain);
-                        }
-                    }
-                    shared.in_pool.fetch_sub(1, Ordering::AcqRel);
-                });
-                Some((depth, work))
-            })
+            .map(|g| (g.depth, g.into_job(me, self.shared.clone(), addr.clone())))
             .collect();
         self.pool.submit_all(jobs);
     }
