@@ -8,7 +8,7 @@ mod upload;
 mod web;
 
 pub use native::NativeClient;
-pub use session::Session;
+pub use session::{execute_on, Session};
 pub use web::WebTaskApi;
 
 use crate::array::ArrayData;

@@ -29,31 +29,35 @@ impl Session {
 
     /// Computes `tensor` and returns it; its data on the workers is freed afterwards.
     pub fn execute(&mut self, tensor: &Tensor) -> ApiResult<ArrayData> {
-        let task = self
-            .api
-            .submit_tileable_graph(&Tensor::graph(&[tensor]), None)?;
-        let info = loop {
-            let info = self.api.wait_task(task, self.poll)?;
-            if info.status.is_terminal() {
-                break info;
-            }
-        };
-        if info.status != TaskStatus::Succeeded {
-            return Err(ApiError::Task(format!(
-                "{task} {:?}: {}",
-                info.status,
-                info.error.unwrap_or_default()
-            )));
-        }
-        let mut results = self.api.fetch(task)?;
-        self.api.cancel_task(task)?;
-        results
-            .pop()
-            .ok_or_else(|| ApiError::Unexpected(format!("{task} returned no result")))
+        execute_on(self.api.as_mut(), tensor, self.poll)
     }
 
     /// [`Session::execute`] as float64.
     pub fn execute_f64(&mut self, tensor: &Tensor) -> ApiResult<ArrayD<f64>> {
         Ok(self.execute(tensor)?.to_f64())
     }
+}
+
+/// [`Session::execute`] on any client: submits `tensor`, waits for it in calls of at most
+/// `poll`, fetches its value and frees it on the workers.
+pub fn execute_on(api: &mut dyn TaskApi, tensor: &Tensor, poll: Duration) -> ApiResult<ArrayData> {
+    let task = api.submit_tileable_graph(&Tensor::graph(&[tensor]), None)?;
+    let info = loop {
+        let info = api.wait_task(task, poll)?;
+        if info.status.is_terminal() {
+            break info;
+        }
+    };
+    if info.status != TaskStatus::Succeeded {
+        return Err(ApiError::Task(format!(
+            "{task} {:?}: {}",
+            info.status,
+            info.error.unwrap_or_default()
+        )));
+    }
+    let mut results = api.fetch(task)?;
+    api.cancel_task(task)?;
+    results
+        .pop()
+        .ok_or_else(|| ApiError::Unexpected(format!("{task} returned no result")))
 }

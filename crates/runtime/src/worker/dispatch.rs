@@ -56,7 +56,8 @@ struct Group {
     depth: u32,
     graph: Arc<WorkerGraph>,
     trivial: bool,
-    runs: Vec<(RunSubtask, (execute::Fetched, u64))>,
+    /// Each subtask with what was fetched for it and its projected bytes.
+    runs: Vec<(RunSubtask, (execute::Fetched, u64), u64)>,
 }
 
 impl Group {
@@ -70,7 +71,7 @@ impl Group {
         shared.in_pool.fetch_add(count, Ordering::AcqRel);
         Box::new(move || {
             let mut reports = Vec::with_capacity(count);
-            for (run, fetched) in runs {
+            for (run, fetched, run_bytes) in runs {
                 if shared.draining.load(Ordering::Acquire) {
                     shared.storage.release_transit(fetched.1);
                     reports.push(SubtaskReport {
@@ -78,7 +79,7 @@ impl Group {
                         outcome: Err(SubtaskError::NotRun("the worker is draining".into())),
                     });
                 } else if let Some(report) =
-                    execute::execute_one(&graph, task, run, me, &shared, fetched)
+                    execute::execute_one(&graph, task, run, me, &shared, fetched, run_bytes)
                 {
                     reports.push(report);
                 }
@@ -301,7 +302,8 @@ impl Worker {
                     }
                 },
             };
-            let trivial = super::memory::run_bytes(&graph, &run, me) <= TRIVIAL_BYTES;
+            let run_bytes = super::memory::run_bytes(&graph, &run, me);
+            let trivial = run_bytes <= TRIVIAL_BYTES;
             match groups.last_mut() {
                 Some(g)
                     if trivial
@@ -310,14 +312,14 @@ impl Worker {
                         && g.depth == run.depth
                         && g.runs.len() < size =>
                 {
-                    g.runs.push((run, fetched))
+                    g.runs.push((run, fetched, run_bytes))
                 }
                 _ => groups.push(Group {
                     task,
                     depth: run.depth,
                     graph,
                     trivial,
-                    runs: vec![(run, fetched)],
+                    runs: vec![(run, fetched, run_bytes)],
                 }),
             }
         }

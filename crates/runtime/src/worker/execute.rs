@@ -17,7 +17,8 @@ use std::sync::Arc;
 pub(super) type Fetched = FxHashMap<ChunkIdx, Arc<ArrayData>>;
 
 /// Reads the local inputs, computes with them and the fetched ones (`transit` bytes counted
-/// for them in the ledger, taken into the subtask's lease), stores the outputs.
+/// for them in the ledger, taken into the subtask's lease), stores the outputs. `run_bytes`
+/// is the subtask's projection ([`super::memory::run_bytes`]), made when it was submitted.
 pub(super) fn execute_one(
     graph: &WorkerGraph,
     task: TaskId,
@@ -25,6 +26,7 @@ pub(super) fn execute_one(
     me: WorkerId,
     shared: &Shared,
     (mut fetched, transit): (Fetched, u64),
+    run_bytes: u64,
 ) -> Option<SubtaskReport> {
     let s = run.subtask;
     let local = super::memory::local_inputs(&run.inputs, me);
@@ -36,7 +38,6 @@ pub(super) fn execute_one(
     // A panic anywhere in fetching or computing is this subtask's error, never a lost report.
     let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         // Waits for room under `worker.memory_limit`; released after everything below.
-        let run_bytes = super::memory::run_bytes(graph, &run, me);
         let lease = (shared.storage.begin(task, &local, run_bytes, transit))
             .map_err(SubtaskError::Failed)?;
         // Remote inputs were fetched before the subtask came to the pool; the rest is here.
