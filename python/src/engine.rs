@@ -27,14 +27,12 @@ use ares::config::Config;
 use ares::ids::TaskId;
 use ares::node::EmbeddedCluster;
 use ares::ops::ChunkSpec;
-use ares::protocol::secret::{Credentials, Secret};
-use ares::protocol::TaskStatus;
+use ares::protocol::{secret::Credentials, secret::Secret, TaskStatus};
 use ares::tensor::Tensor;
 use pyo3::exceptions::{PyConnectionError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyList;
-use std::sync::Mutex;
-use std::time::Duration;
+use std::{sync::Mutex, time::Duration};
 
 #[pyclass(module = "ares._ares", name = "Engine", frozen)]
 pub struct Engine {
