@@ -31,7 +31,7 @@ pub(super) fn execute_one(
     let s = run.subtask;
     let local = super::memory::local_inputs(&run.inputs, me);
     shared.storage.want(task, &local, false);
-    if shared.cancelled.remove(&(task, s)).is_some() {
+    if shared.cancelled.take(task, s) {
         shared.storage.release_transit(transit);
         return None;
     }
@@ -85,7 +85,7 @@ pub(super) fn execute_one(
             crate::prepare::panic_message(panic.as_ref())
         )))
     });
-    if shared.cancelled.remove(&(task, s)).is_some() {
+    if shared.cancelled.take(task, s) {
         return None;
     }
     Some(SubtaskReport {

@@ -18,12 +18,14 @@
 //! which never touches the network; [`storage`] over [`memory`] holds the chunks, accounts
 //! their bytes and spills; [`transfer`] serves chunks to peers.
 
+mod cancelled;
 mod connect;
 mod dispatch;
 mod drain;
 mod execute;
 pub mod fetch;
 pub mod footprint;
+mod key_hash;
 pub mod memory;
 pub mod monitor;
 pub mod pool;
@@ -37,14 +39,13 @@ pub use drain::DrainAndLeave;
 
 use crate::config::Config;
 use crate::graph::WorkerGraph;
-use crate::ids::{SubtaskIdx, TaskId, WorkerId};
+use crate::ids::{TaskId, WorkerId};
 use crate::protocol::outbound::{Flush, Outbound};
 use crate::protocol::secret::Credentials;
 use crate::protocol::{codec, FromWorker, SubtaskReport, ToWorker, PROTOCOL_VERSION};
 use crate::supervisor::guard::{guard, Guarded};
 use actix::prelude::*;
 use bytes::BytesMut;
-use dashmap::DashSet;
 use std::collections::{BTreeMap, HashMap};
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -69,7 +70,7 @@ struct Shared {
     /// True while a drain is already on its way to the actor: no need to wake it again.
     drain_pending: AtomicBool,
     storage: Arc<Storage>,
-    cancelled: DashSet<(TaskId, SubtaskIdx)>,
+    cancelled: cancelled::Cancelled,
     /// SIGTERM: subtasks not yet started are handed back ([`SubtaskError::NotRun`]).
     draining: AtomicBool,
     /// Subtasks handed to the pool and not yet reported.
@@ -283,7 +284,7 @@ impl Worker {
                 for s in subtasks {
                     // Not waiting or fetching here: on the pool, which skips it.
                     if !self.core.cancel(task, s) {
-                        self.shared.cancelled.insert((task, s));
+                        self.shared.cancelled.insert(task, s);
                         self.core.reported(task, s);
                     }
                 }
@@ -296,7 +297,7 @@ impl Worker {
                 self.carry_out(ctx);
                 self.graphs.remove(&task);
                 self.shared.storage.remove_task(task);
-                self.shared.cancelled.retain(|(t, _)| *t != task);
+                self.shared.cancelled.forget(task);
             }
         }
     }
@@ -330,7 +331,7 @@ pub async fn start(
         finished: Mutex::new(Vec::new()),
         drain_pending: AtomicBool::new(false),
         storage,
-        cancelled: DashSet::new(),
+        cancelled: Default::default(),
         draining: AtomicBool::new(false),
         in_pool: AtomicUsize::new(0),
     });

@@ -18,8 +18,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, Weak};
 use std::time::Duration;
 
-/// Keys are small integers hashed on every subtask: Fx instead of SipHash.
-type Chunks = DashMap<Key, Arc<ArrayData>, rustc_hash::FxBuildHasher>;
+/// Keys are hashed on every subtask, laid out so consecutive chunks stay near each other
+/// ([`super::key_hash`]).
+type Chunks = DashMap<Key, Arc<ArrayData>, super::key_hash::ChunkKeyHash>;
 
 /// How long a subtask waiting for room sleeps before it looks again (it is also woken when
 /// any subtask ends).

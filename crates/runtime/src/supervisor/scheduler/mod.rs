@@ -50,6 +50,18 @@ struct WorkerEntry {
     memory: MemoryStats,
 }
 
+impl WorkerEntry {
+    /// Sends the worker `task`'s graph, once per task.
+    fn register(&mut self, task: TaskId, graph: &Bytes) {
+        if self.tasks.insert(task) {
+            self.link.send.do_send(Send(ToWorker::RegisterTask {
+                task,
+                graph: graph.clone(),
+            }));
+        }
+    }
+}
+
 pub struct Scheduler {
     state: SchedulerState,
     workers: BTreeMap<WorkerId, WorkerEntry>,
@@ -114,6 +126,15 @@ impl Scheduler {
         }
     }
 
+    /// Sends a newly registered task's graph to every worker at once, before any of its
+    /// subtasks is ready: each worker decodes it while the task's state is still being
+    /// built. A worker that joins later gets it with its first subtasks (`dispatch`).
+    fn register_everywhere(&mut self, task: TaskId, graph: &Bytes) {
+        for entry in self.workers.values_mut() {
+            entry.register(task, graph);
+        }
+    }
+
     /// Runs a scheduling pass and carries out its decisions.
     fn dispatch(&mut self) {
         self.state.dispatch();
@@ -127,12 +148,10 @@ impl Scheduler {
                     let Some(entry) = self.workers.get_mut(&worker) else {
                         continue;
                     };
-                    if entry.tasks.insert(task) {
-                        if let Some((_, graph, _)) = self.processors.get(&task) {
-                            entry.link.send.do_send(Send(ToWorker::RegisterTask {
-                                task,
-                                graph: graph.clone(),
-                            }));
+                    match self.processors.get(&task) {
+                        Some((_, graph, _)) => entry.register(task, graph),
+                        None => {
+                            entry.tasks.insert(task);
                         }
                     }
                     entry
@@ -250,9 +269,10 @@ impl Handler<SubmitReady> for Scheduler {
     type Result = ();
     fn handle(&mut self, m: SubmitReady, ctx: &mut Context<Self>) {
         guard(self, ctx, "SubmitReady", |act, _ctx| {
-            act.processors
-                .entry(m.task)
-                .or_insert((m.processor, m.graph, Instant::now()));
+            if let std::collections::hash_map::Entry::Vacant(v) = act.processors.entry(m.task) {
+                v.insert((m.processor, m.graph.clone(), Instant::now()));
+                act.register_everywhere(m.task, &m.graph);
+            }
             act.state.enqueue(m.items);
             act.dispatch();
         });

@@ -1,14 +1,21 @@
 //! Preparation of a task's graph, off the actor thread: the workers and their memory limits
 //! are asked first, then `prepare` and the memory check run on a blocking thread, and the
-//! prepared graph (or the refusal) comes back to the actor, which starts the task's state.
+//! prepared graph (or the refusal) comes back to the actor. The actor has the graph sent to
+//! the workers and the task's state built on a blocking thread at the same time, then starts
+//! the state.
 
 use super::state::{TaskEnd, TaskState};
 use super::TaskProcessor;
+use crate::graph::SubtaskGraph;
 use crate::prepare::{prepare, uniform_cluster};
 use crate::protocol::codec;
-use crate::supervisor::messages::{GetWorkers, MemoryLimits};
+use crate::supervisor::messages::{GetWorkers, MemoryLimits, SubmitReady};
 use actix::prelude::*;
 use std::sync::Arc;
+
+/// Chunks after tiling from which preparation hands its freed memory back to the OS at once
+/// (hundreds of megabytes of intermediate graphs).
+const RETURN_PAGES_FROM_CHUNKS: usize = 1_000_000;
 
 impl TaskProcessor {
     /// Prepares the graph in the background; the task starts when it is ready.
@@ -41,10 +48,14 @@ impl TaskProcessor {
                     codec::encode(&p.subtasks.worker_view()).map_err(|e| failed(e.to_string()))?;
                 let (graph, seconds) = (p.subtasks, start.elapsed().as_secs_f64());
                 drop(p.tileable);
-                // The passes' intermediate graphs are freed now, on this thread; left to the
-                // allocator's purge delay they would still be resident when the task starts,
-                // the supervisor's peak.
-                crate::allocator::return_freed_pages();
+                // The passes' intermediate graphs of a large task are freed now, on this
+                // thread; left to the allocator's purge delay they would still be resident
+                // when the task starts, the supervisor's peak. A smaller task keeps them for
+                // reuse: returned pages are zeroed again by the kernel when the task's state
+                // and the next task touch them.
+                if p.tiled_chunks >= RETURN_PAGES_FROM_CHUNKS {
+                    crate::allocator::return_freed_pages();
+                }
                 Ok((graph, bytes, seconds))
             })
             .await
@@ -54,16 +65,7 @@ impl TaskProcessor {
             prepared
                 .into_actor(self)
                 .map(|result, act, ctx| match result {
-                    Ok((graph, bytes, seconds)) => {
-                        act.prepare_seconds = Some(seconds);
-                        act.graph_bytes = bytes.into();
-                        let mut state = TaskState::new(Arc::new(graph), act.max_retries);
-                        state.start();
-                        if act.life.prepared(state) {
-                            act.preparation_over();
-                            act.flush(ctx);
-                        }
-                    }
+                    Ok((graph, bytes, seconds)) => act.start_prepared(graph, bytes, seconds, ctx),
                     // Refused for memory: the submission answers with the message.
                     Err((e, refused)) => {
                         if refused {
@@ -73,5 +75,48 @@ impl TaskProcessor {
                     }
                 }),
         );
+    }
+
+    /// The graph is prepared: the scheduler registers the task and sends the graph to every
+    /// worker now, so the workers decode it while this task's state is built on a blocking
+    /// thread (for 200,000 subtasks, tens of milliseconds each, which would otherwise run one
+    /// after the other); then the state starts and its first subtasks go out.
+    fn start_prepared(
+        &mut self,
+        graph: SubtaskGraph,
+        bytes: Vec<u8>,
+        seconds: f64,
+        ctx: &mut Context<Self>,
+    ) {
+        if self.life.is_ended() {
+            return; // cancelled while it was prepared
+        }
+        self.prepare_seconds = Some(seconds);
+        self.graph_bytes = bytes.into();
+        self.scheduler.submit.do_send(SubmitReady {
+            task: self.task,
+            processor: ctx.address().into(),
+            graph: self.graph_bytes.clone(),
+            items: Vec::new(),
+        });
+        let max_retries = self.max_retries;
+        let state = tokio::task::spawn_blocking(move || {
+            let mut state = TaskState::new(Arc::new(graph), max_retries);
+            state.start();
+            state
+        });
+        ctx.spawn(state.into_actor(self).map(|state, act, ctx| match state {
+            Ok(state) => {
+                if act.life.prepared(state) {
+                    act.preparation_over();
+                    act.flush(ctx);
+                }
+            }
+            Err(e) => {
+                act.end(TaskEnd::Failed(format!(
+                    "building the task's state panicked: {e}"
+                )));
+            }
+        }));
     }
 }
