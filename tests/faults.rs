@@ -50,12 +50,42 @@ fn a_worker_that_joins_in_time_takes_the_waiting_work() {
 #[test]
 fn a_frozen_peer_costs_a_fetch_timeout_not_the_job() {
     // node_timeout_ms is far beyond the test's deadline: only the fetch timeout can save it.
-    // With one subtask in flight per worker, the frozen worker's finished chunks are read by
-    // the others (its own queue cannot hide them), which is the fault of row 1.
-    let mut nodes = Nodes::supervisor(
+    let (nodes, took) = freeze_a_peer_holding_chunks(
         "  node_timeout_ms: 10000\nscheduling:\n  worker_prefetch: 1\n",
         "  fetch_timeout_ms: 1500\nweb:\n  listen: 127.0.0.1:0\n",
     );
+    // Usually the fetch timeout ends it in ~3 s; if the frozen worker still had a subtask
+    // whose output nobody reads from it yet, that waits for node_timeout_ms (a known gap).
+    assert!(took < Duration::from_secs(15), "{took:?}");
+    let log = std::fs::read_to_string(nodes.dir.path().join("supervisor.log")).unwrap();
+    assert!(
+        log.contains("a peer could not fetch from it") || log.contains("missed its heartbeats"),
+        "{log}"
+    );
+}
+
+#[test]
+fn fetches_from_a_peer_declared_dead_fail_at_once() {
+    // The fetch timeout (60 s) is far beyond the test's deadline: the others' fetches from
+    // the frozen worker must end when the supervisor declares it dead (node_timeout_ms), not
+    // when they time out. Its subtasks are run again elsewhere once it is suspect, 1 s after
+    // the freeze, and read its chunks from it: those are the fetches that hang.
+    let (nodes, took) = freeze_a_peer_holding_chunks(
+        "  node_timeout_ms: 4000\n  suspect_after_ms: 1000\nscheduling:\n  worker_prefetch: 1\n",
+        "  fetch_timeout_ms: 60000\nweb:\n  listen: 127.0.0.1:0\n",
+    );
+    assert!(took < Duration::from_secs(20), "{took:?}");
+    let log = std::fs::read_to_string(nodes.dir.path().join("supervisor.log")).unwrap();
+    assert!(log.contains("missed its heartbeats"), "{log}");
+}
+
+/// Three workers run a job whose heavy stage reads every leaf chunk from other workers; the
+/// first worker is frozen (SIGSTOP) once it holds chunks and nothing is queued for it. The
+/// result is checked; returns the nodes and how long the job took after the freeze.
+fn freeze_a_peer_holding_chunks(supervisor: &str, worker: &str) -> (Nodes, Duration) {
+    // With one subtask in flight per worker, the frozen worker's finished chunks are read by
+    // the others (its own queue cannot hide them), which is the fault of row 1.
+    let mut nodes = Nodes::supervisor(supervisor, worker);
     let frozen_addr = nodes.add_worker();
     for _ in 0..2 {
         nodes.add_worker();
@@ -73,21 +103,21 @@ fn a_frozen_peer_costs_a_fetch_timeout_not_the_job() {
     // wait for node_timeout_ms, a different fault; if some was queued just before the
     // SIGSTOP, resume it and try again): the others need its chunks.
     let web = format!("http://{}/api/cluster/nodes", nodes.web.clone().unwrap());
-    let w0 = || -> serde_json::Value {
+    let w0 = || -> Option<serde_json::Value> {
         let v: serde_json::Value = ureq::get(&web).call().unwrap().into_json().unwrap();
         let nodes = v["nodes"].as_array().unwrap().clone();
         let w = nodes
             .iter()
             .find(|n| n["data_addr"] == frozen_addr.as_str());
-        w.cloned().unwrap()
+        w.cloned()
     };
     // At most the subtask it runs, recovered with its chunks.
-    let idle = |w: &serde_json::Value| w["queued"] == 0;
+    let idle = |w: &Option<serde_json::Value>| w.as_ref().is_none_or(|w| w["queued"] == 0);
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
-        let w = w0();
+        let w = w0().expect("the worker to freeze is registered");
         assert!(Instant::now() < deadline, "{w}");
-        if !(idle(&w) && w["stored_chunks"].as_u64() > Some(0)) {
+        if !(w["queued"] == 0 && w["stored_chunks"].as_u64() > Some(0)) {
             std::thread::sleep(Duration::from_millis(2));
             continue;
         }
@@ -106,21 +136,15 @@ fn a_frozen_peer_costs_a_fetch_timeout_not_the_job() {
     let info = wait_end(&mut c, task, Duration::from_secs(30));
     let took = frozen.elapsed();
     eprintln!(
-        "frozen peer: job ended {took:?} after the SIGSTOP ({} retries)",
+        "frozen peer ({}): job ended {took:?} after the SIGSTOP ({} retries)",
+        worker.lines().next().unwrap_or("").trim(),
         info.retries
     );
     assert_eq!(info.status, TaskStatus::Succeeded, "{info:?}");
-    // Usually the fetch timeout ends it in ~3 s; if the frozen worker still had a subtask
-    // whose output nobody reads from it yet, that waits for node_timeout_ms (a known gap).
-    assert!(took < Duration::from_secs(15), "{took:?}");
     let got = c.fetch(task).unwrap().remove(0);
     common::assert_close(&got, &want, "with a frozen peer");
-    let log = std::fs::read_to_string(nodes.dir.path().join("supervisor.log")).unwrap();
-    assert!(
-        log.contains("a peer could not fetch from it") || log.contains("missed its heartbeats"),
-        "{log}"
-    );
     signal(&nodes.workers[0], "CONT");
+    (nodes, took)
 }
 
 /// Kills or freezes the supervisor while both workers are busy; every worker must try to

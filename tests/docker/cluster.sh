@@ -22,11 +22,26 @@ WEB="http://127.0.0.1:${ARES_WEB_PORT}"
 
 compose() { docker-compose -p "$PROJECT" -f docker-compose.yml "$@"; }
 cleanup() {
-  compose logs --no-color > target/docker-cluster.log 2>&1 || true
+  local rc=$?
+  compose logs --no-color --timestamps > target/docker-cluster.log 2>&1 || true
+  if [ "$rc" != 0 ]; then
+    echo "== failed (exit ${rc}); the cluster's last log lines (all in target/docker-cluster.log):"
+    sed 's/\x1b\[[0-9;]*m//g' target/docker-cluster.log | grep -v '^ *$' | sort -k3,3 | tail -n 60 | cut -c1-400
+  fi
   compose down -v --remove-orphans > /dev/null 2>&1 || true
 }
 trap cleanup EXIT
 json() { python3 -c "import json, sys; d = json.load(sys.stdin); print($1)"; }
+# A web API call: the body on success; on an HTTP or connection error, the request, curl's
+# message and the error body on stderr, and a failure.
+api() {
+  local out
+  out="$(curl -sS --fail-with-body -H "Authorization: Bearer ${ARES_WEB_TOKEN}" "$@" 2>&1)" || {
+    echo "web API call failed: $* -> ${out}" >&2
+    return 1
+  }
+  printf '%s' "$out"
+}
 
 echo "== static binary"
 RUSTFLAGS="-C target-feature=+crt-static" cargo build --release --target x86_64-unknown-linux-gnu
@@ -39,20 +54,21 @@ echo "== cluster (web on ${WEB})"
 compose up -d
 workers=0
 for _ in $(seq 1 150); do
-  workers="$(curl -sf -H "Authorization: Bearer ${ARES_WEB_TOKEN}" "${WEB}/api/cluster/nodes" | json 'len(d["nodes"])' 2> /dev/null || echo 0)"
+  workers="$(api "${WEB}/api/cluster/nodes" 2> /dev/null | json 'len(d["nodes"])' 2> /dev/null || echo 0)"
   [ "$workers" = 3 ] && break
   sleep 0.2
 done
 [ "$workers" = 3 ] || { echo "cluster did not come up: ${workers} workers"; exit 1; }
 
-EXPR='x = rand(300000000, chunk=250000, seed=5); sum(exp(sin(x)) * 2 - x)'
+EXPR='x = rand(500000000, chunk=250000, seed=5); sum(exp(sin(x)) * 2 - x)'
 expected="$("$BIN" run --local --json --expr "$EXPR" 2> /dev/null | json 'repr(d["result"])')"
 
-curl -sf -H "Authorization: Bearer ${ARES_WEB_TOKEN}" -X PUT "${WEB}/api/session/docker" > /dev/null
-tid="$(curl -sf -H "Authorization: Bearer ${ARES_WEB_TOKEN}" -X POST -H 'content-type: application/json' -d "{\"expr\": \"${EXPR}\"}" "${WEB}/api/session/docker/task" | json 'd["task_id"]')"
+api -X PUT "${WEB}/api/session/docker" > /dev/null
+tid="$(api -X POST -H 'content-type: application/json' -d "{\"expr\": \"${EXPR}\"}" "${WEB}/api/session/docker/task" | json 'd["task_id"]')"
 echo "== task ${tid} submitted; waiting for 20% progress"
+victim="$(compose ps -q worker2)"
 for _ in $(seq 1 600); do
-  info="$(curl -sf -H "Authorization: Bearer ${ARES_WEB_TOKEN}" "${WEB}/api/session/docker/task/${tid}")"
+  info="$(api "${WEB}/api/session/docker/task/${tid}")"
   status="$(echo "$info" | json 'd["status"]')"
   progress="$(echo "$info" | json 'd["progress"]')"
   [ "$status" = running ] || { echo "task is ${status} before the kill: make it bigger"; exit 1; }
@@ -60,28 +76,26 @@ for _ in $(seq 1 600); do
   sleep 0.05
 done
 
-victim="$(compose ps -q worker2)"
 echo "== killing worker2 (${victim:0:12}) at progress ${progress}"
 docker kill "$victim" > /dev/null
 
-info="$(curl -sf -H "Authorization: Bearer ${ARES_WEB_TOKEN}" "${WEB}/api/session/docker/task/${tid}?action=wait&timeout=600")"
+info="$(api "${WEB}/api/session/docker/task/${tid}?action=wait&timeout=600")"
 status="$(echo "$info" | json 'd["status"]')"
 retries="$(echo "$info" | json 'd["retries"]')"
 [ "$status" = succeeded ] || { echo "task ended ${status}: ${info}"; exit 1; }
 [ "$retries" -gt 0 ] || { echo "the kill did not hit any work (no re-runs): ${info}"; exit 1; }
-got="$(curl -sf -H "Authorization: Bearer ${ARES_WEB_TOKEN}" "${WEB}/api/session/docker/task/${tid}/result" | json 'repr(d["data"])')"
+got="$(api "${WEB}/api/session/docker/task/${tid}/result" | json 'repr(d["data"])')"
 python3 - "$got" "$expected" << 'PY'
 import sys
 got, want = float(sys.argv[1]), float(sys.argv[2])
 assert abs(got - want) <= 1e-9 * max(1.0, abs(want)), f"result {got} != expected {want}"
 PY
-nodes="$(curl -sf -H "Authorization: Bearer ${ARES_WEB_TOKEN}" "${WEB}/api/cluster/nodes" | json 'len(d["nodes"])')"
+nodes="$(api "${WEB}/api/cluster/nodes" | json 'len(d["nodes"])')"
 echo "docker cluster: ok (result ${got} = local ${expected}; ${retries} re-runs after the kill; ${nodes} workers left)"
 
 [ "${ARES_DOCKER_FAULTS:-0}" = 1 ] || exit 0
 
 # ---- row 7: the supervisor dies; workers exit, restart (restart: on-failure) and rejoin.
-api() { curl -sf -H "Authorization: Bearer ${ARES_WEB_TOKEN}" "$@"; }
 wait_workers() { # $1 = how many, $2 = seconds
   local n=0
   for _ in $(seq 1 $(( $2 * 5 ))); do

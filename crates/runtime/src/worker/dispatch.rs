@@ -277,6 +277,36 @@ impl Worker {
         self.fetches.insert(id, f);
     }
 
+    /// Fails at once the fetches from peers the supervisor no longer lists: it declared them
+    /// dead (missed heartbeats), so their chunks are being recomputed elsewhere. Without this
+    /// a fetch from a partitioned or frozen peer waited out `worker.fetch_timeout_ms` twice
+    /// after the supervisor had already given up on the peer, and the job with it.
+    pub(super) fn fail_fetches_from_gone_peers(&mut self, ctx: &mut Context<Self>) {
+        let gone: Vec<FetchId> = (self.fetches.iter())
+            .filter(|(_, f)| !self.peers.contains_key(&f.worker))
+            .map(|(id, _)| *id)
+            .collect();
+        if gone.is_empty() {
+            return;
+        }
+        tracing::warn!(
+            fetches = gone.len(),
+            "failing fetches from peers the supervisor declared dead"
+        );
+        for id in gone {
+            let Some(f) = self.fetches.remove(&id) else {
+                continue;
+            };
+            ctx.cancel_future(f.handle);
+            let why = FetchError::Unreachable(format!(
+                "the supervisor declared {} dead during the fetch",
+                f.worker
+            ));
+            self.core.fetched(id, Err(fetch_error(&f, "", why)));
+        }
+        self.carry_out(ctx);
+    }
+
     /// Hands subtasks to the compute pool with what was fetched for them. Trivial ones (a
     /// projection of at most [`TRIVIAL_BYTES`]) go in groups of one task and depth: the
     /// pool's lock and heap, a job's allocation and handles, and the hand-back of reports

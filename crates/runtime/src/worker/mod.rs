@@ -270,7 +270,10 @@ impl Worker {
                 self.lost_supervisor = true;
                 ctx.stop();
             }
-            ToWorker::Peers { peers } => self.peers = peers.into_iter().collect(),
+            ToWorker::Peers { peers } => {
+                self.peers = peers.into_iter().collect();
+                self.fail_fetches_from_gone_peers(ctx);
+            }
             ToWorker::RegisterTask { task, graph } => {
                 match shared_graph::decode(task, &graph, storage::live().len() > 1) {
                     Ok(g) => {
