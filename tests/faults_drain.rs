@@ -158,3 +158,48 @@ fn workers_stopped_after_their_supervisor_exit_at_once_instead_of_rejoining() {
     let w0 = log(&nodes, "w0.log");
     assert!(w0.contains("lost the supervisor"), "{w0}");
 }
+
+#[test]
+fn results_lost_with_a_worker_after_the_task_succeeded_are_recomputed() {
+    let mut nodes = Nodes::supervisor("", "");
+    for _ in 0..2 {
+        nodes.add_worker();
+    }
+    let mut c = nodes.client();
+    // A kept result of 40 chunks, spread over both workers.
+    let (t, want) = heavy_job("x = rand(4000000, chunk=100000, seed=3); exp(sin(x)) * 2 - x");
+    let task = c
+        .submit_tileable_graph(&Tensor::graph(&[&t]), None)
+        .unwrap();
+    let info = wait_end(&mut c, task, Duration::from_secs(60));
+    assert_eq!(info.status, TaskStatus::Succeeded, "{info:?}");
+    assert_eq!(info.retries, 0, "{info:?}");
+    nodes.workers[0].kill().unwrap();
+    nodes.workers[0].wait().unwrap();
+    let lost = Instant::now();
+    // The supervisor sees the connection close and runs again what made its results.
+    let deadline = lost + Duration::from_secs(20);
+    let during = loop {
+        let info = c.get_task_result(task).unwrap();
+        if info.retries > 0 {
+            break info.status;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the lost results were not recomputed"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    // The fetch waits for that run (if it is still going), then reads every chunk from the
+    // worker left.
+    let got = c.fetch(task).unwrap().remove(0);
+    let info = c.get_task_result(task).unwrap();
+    eprintln!(
+        "results lost after success: fetched {:?} after the kill ({} re-runs; {during:?} when asked)",
+        lost.elapsed(),
+        info.retries
+    );
+    assert_eq!(info.status, TaskStatus::Succeeded, "{info:?}");
+    common::assert_close(&got, &want, "results recomputed after a worker was lost");
+    assert!(log(&nodes, "supervisor.log").contains("recomputing them from lineage"));
+}

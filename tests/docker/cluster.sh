@@ -125,7 +125,8 @@ after="$(( $(restarts worker1) + $(restarts worker3) ))"
 echo "supervisor killed: workers exited non-zero, were restarted (${before} -> ${after} restarts) and rejoined"
 
 # ---- row 7: a worker cut off the network for 20 s mid-job.
-EXPR2='x = rand(120000000, chunk=250000, seed=7); sum(exp(sin(x)) * 2 - x)'
+# Long enough (about 5 s on 3 workers) that the cut lands mid-job, which the re-runs check.
+EXPR2='x = rand(480000000, chunk=250000, seed=7); sum(exp(sin(x)) * 2 - x)'
 expected2="$("$BIN" run --local --json --expr "$EXPR2" 2> /dev/null | json 'repr(d["result"])')"
 api -X PUT "${WEB}/api/session/docker" > /dev/null   # the restarted supervisor starts empty
 tid="$(api -X POST -H 'content-type: application/json' -d "{\"expr\": \"${EXPR2}\"}" "${WEB}/api/session/docker/task" | json 'd["task_id"]')"
@@ -142,7 +143,9 @@ sleep 20
 docker network connect --alias worker1 "$net" "$cut" 2> /dev/null || docker network connect "$net" "$(compose ps -q worker1)"
 info="$(api "${WEB}/api/session/docker/task/${tid}?action=wait&timeout=300")"
 status="$(echo "$info" | json 'd["status"]')"
+retries="$(echo "$info" | json 'd["retries"]')"
 [ "$status" = succeeded ] || { echo "task ended ${status} after the partition: ${info}"; exit 1; }
+[ "$retries" -gt 0 ] || { echo "the partition hit no work (no re-runs): ${info}"; exit 1; }
 got="$(api "${WEB}/api/session/docker/task/${tid}/result" | json 'repr(d["data"])')"
 python3 - "$got" "$expected2" << 'PY'
 import sys
@@ -160,4 +163,4 @@ for _ in $(seq 1 50); do
   sleep 0.2
 done
 [ "$holding" = 3 ] || { echo "only ${holding} of 3 workers took work after the partition"; exit 1; }
-echo "partition: job exact (${got}); worker1 rejoined and holds results of the next job"
+echo "partition: job exact (${got}; ${retries} re-runs); worker1 rejoined and holds results of the next job"

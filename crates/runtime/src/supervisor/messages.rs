@@ -214,7 +214,7 @@ pub struct FetchResult;
 
 /// Streamed result fetch (branch io): the layout of result `output` and its chunks at
 /// `positions` of the C-order grid (none: the layout alone); see `task_processor::part`.
-#[derive(Message)]
+#[derive(Clone, Message)]
 #[rtype(result = "Result<crate::protocol::ResultPart, String>")]
 pub struct FetchPart {
     pub output: u32,

@@ -11,6 +11,9 @@
 //!      │                     ├────────────────────▶ Ended(Failed, state)  │ it was evicted)
 //!      │                     │ Cancel                                     ▼
 //!      │                     └────────────────────▶ Ended(Cancelled) ──▶ Released(summary)
+//!      │                     ▲                                            │
+//!      │                     └──── a result chunk lost with its worker ───┘ (from Succeeded:
+//!      │                           (recomputed from lineage)                 `reopen_for_lost_results`)
 //!      │ preparation failed, FailTask, Cancel
 //!      └──────────────────────────────────────────▶ Ended(.., no state)
 //! ```
@@ -124,6 +127,33 @@ impl Lifecycle {
         };
         *self = Lifecycle::Ended { end, state };
         true
+    }
+
+    /// Ended(Succeeded) → Running when result chunks were lost with a worker: the state
+    /// runs again what recomputes them ([`TaskState::reopen_for_lost_results`]). False, and
+    /// nothing changes, in any other case.
+    pub fn reopen_for_lost_results(&mut self) -> bool {
+        match std::mem::replace(self, Lifecycle::Preparing) {
+            Lifecycle::Ended {
+                end: TaskEnd::Succeeded,
+                state: Some(mut s),
+            } => {
+                let reopened = s.reopen_for_lost_results();
+                *self = if reopened {
+                    Lifecycle::Running(s)
+                } else {
+                    Lifecycle::Ended {
+                        end: TaskEnd::Succeeded,
+                        state: Some(s),
+                    }
+                };
+                reopened
+            }
+            other => {
+                *self = other;
+                false
+            }
+        }
     }
 
     /// Ended → Released: the state is dropped, its figures kept.

@@ -57,6 +57,9 @@ pub struct TaskProcessor {
     panic: Option<String>,
     /// Retries already counted in `/metrics`.
     retries_counted: u32,
+    /// Running again after it succeeded, to recompute results lost with a worker: result
+    /// reads wait for that run ([`TaskProcessor::after_recompute`]).
+    recomputing: bool,
 }
 
 impl From<Addr<TaskProcessor>> for TaskHandle {
@@ -106,6 +109,7 @@ impl TaskProcessor {
             prepare_seconds: None,
             panic: None,
             retries_counted: 0,
+            recomputing: false,
         }
     }
 
@@ -142,6 +146,7 @@ impl TaskProcessor {
             return false;
         }
         self.preparation_over();
+        self.recomputing = false;
         self.ended = Some(Instant::now());
         if failed {
             self.scheduler.stop.do_send(StopTask {
@@ -155,6 +160,33 @@ impl TaskProcessor {
         self.on_end.do_send(TaskEnded(self.task));
         tracing::info!(task = %self.task, status = ?self.life.status(), "task ended");
         true
+    }
+
+    /// While lost results are recomputed, a result read waits for that run to end, then
+    /// asks again (`None` otherwise: read now).
+    fn after_recompute<M, T>(
+        &mut self,
+        ctx: &mut Context<Self>,
+        m: M,
+    ) -> Option<ResponseActFuture<Self, Result<T, String>>>
+    where
+        M: Message<Result = Result<T, String>> + Send + 'static,
+        T: Send + 'static,
+        Self: Handler<M>,
+    {
+        if !self.recomputing {
+            return None;
+        }
+        let (tx, rx) = oneshot::channel();
+        self.waiters.push(tx);
+        let me = ctx.address();
+        Some(Box::pin(
+            async move {
+                let _ = rx.await;
+                me.send(m).await.map_err(|e| e.to_string())?
+            }
+            .into_actor(self),
+        ))
     }
 
     /// Carries out what the state machine decided.
@@ -268,6 +300,10 @@ impl Handler<WorkerLost> for TaskProcessor {
         guard(self, ctx, "WorkerLost", |act, ctx| {
             if let Some(s) = act.life.state_mut() {
                 s.on_worker_lost(m.worker, &m.subtasks, &m.why);
+                if act.life.reopen_for_lost_results() {
+                    tracing::warn!(task = %act.task, worker = %m.worker, "results lost with the worker after the task succeeded: recomputing them from lineage");
+                    act.recomputing = true;
+                }
                 act.flush(ctx);
             }
         });

@@ -21,7 +21,10 @@ pub fn part_budget(max_frame_bytes: usize) -> u64 {
 impl Handler<FetchPart> for TaskProcessor {
     type Result = ResponseActFuture<Self, Result<ResultPart, String>>;
     fn handle(&mut self, m: FetchPart, ctx: &mut Context<Self>) -> Self::Result {
-        guard(self, ctx, "FetchPart", |act, _ctx| -> Self::Result {
+        guard(self, ctx, "FetchPart", |act, ctx| -> Self::Result {
+            if let Some(later) = act.after_recompute(ctx, m.clone()) {
+                return later;
+            }
             let budget = part_budget(act.data.max_frame);
             let plan = match (act.life.status(), act.life.state()) {
                 (TaskStatus::Succeeded, Some(s)) => plan(s, &m, budget, act.task),

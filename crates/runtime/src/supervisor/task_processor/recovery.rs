@@ -3,6 +3,11 @@
 //! needed runs again, and so, transitively, does every finished producer of an input that
 //! is no longer available. Subtasks that were running there are re-queued; a subtask past
 //! `subtask_max_retries` fails the task with its name, operations and last cause.
+//!
+//! The same holds after a task succeeded: results are kept on the workers until the task is
+//! released, and a result lost with its worker is recomputed from lineage
+//! ([`TaskState::reopen_for_lost_results`]) instead of leaving the task with a result no
+//! one can read.
 
 use super::*;
 
@@ -24,6 +29,18 @@ impl TaskState {
             }
         }
         self.recover();
+    }
+
+    /// A task that succeeded and then lost result chunks with a worker (`on_worker_lost`
+    /// forgot them) runs again what recomputes them, as after a loss mid-run; false, and
+    /// nothing changes, when the task is still running or every result is held.
+    pub fn reopen_for_lost_results(&mut self) -> bool {
+        if !self.ended || self.result_locations().iter().all(|(_, w)| w.is_some()) {
+            return false;
+        }
+        self.ended = false;
+        self.recover();
+        true
     }
 
     /// The error of a subtask that ran out of retries: which subtask, its operations and

@@ -108,6 +108,41 @@ fn lost_worker_reruns_producers_of_lost_chunks() {
 }
 
 #[test]
+fn results_lost_after_success_are_recomputed_from_lineage() {
+    let mut st = state(3);
+    st.start();
+    st.outbox.clear();
+    // Everything ran on w0 but the final combine (s8), whose result w1 holds; what s0..s7
+    // made was consumed and released.
+    st.on_reports(WorkerId(0), (0..4).map(|s| ok(&st, s)).collect());
+    st.on_reports(WorkerId(0), (4..8).map(|s| ok(&st, s)).collect());
+    st.on_reports(WorkerId(1), vec![ok(&st, 8)]);
+    assert!(st.outbox.contains(&TaskOut::Finished(TaskEnd::Succeeded)));
+    st.outbox.clear();
+    // Losing w0 loses no result: nothing runs.
+    st.on_worker_lost(WorkerId(0), &[], "connection closed");
+    assert!(!st.reopen_for_lost_results());
+    assert!(st.outbox.is_empty());
+    // Losing w1 loses the result: its whole lineage runs again, leaves first.
+    st.on_worker_lost(WorkerId(1), &[], "connection closed");
+    assert!(st.reopen_for_lost_results());
+    assert!(!st.is_ended());
+    assert_eq!(submitted(&mut st.outbox), vec![0, 1, 2, 3]);
+    assert_eq!(st.progress(), 0.0);
+    st.on_reports(WorkerId(2), (0..4).map(|s| ok(&st, s)).collect());
+    assert_eq!(submitted(&mut st.outbox), vec![4, 5, 6, 7]);
+    st.on_reports(WorkerId(2), (4..8).map(|s| ok(&st, s)).collect());
+    assert_eq!(submitted(&mut st.outbox), vec![8]);
+    st.on_reports(WorkerId(2), vec![ok(&st, 8)]);
+    assert!(st.outbox.contains(&TaskOut::Finished(TaskEnd::Succeeded)));
+    assert!(st
+        .result_locations()
+        .iter()
+        .all(|(_, w)| *w == Some(WorkerId(2))));
+    assert_eq!(st.retries(), 9, "each subtask ran once more");
+}
+
+#[test]
 fn kernel_error_fails_the_task_with_its_message() {
     let mut st = state(3);
     st.start();

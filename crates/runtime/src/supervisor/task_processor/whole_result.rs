@@ -16,7 +16,10 @@ use std::sync::Arc;
 impl Handler<FetchResult> for TaskProcessor {
     type Result = ResponseActFuture<Self, Result<bytes::Bytes, String>>;
     fn handle(&mut self, _: FetchResult, ctx: &mut Context<Self>) -> Self::Result {
-        guard(self, ctx, "FetchResult", |act, _ctx| -> Self::Result {
+        guard(self, ctx, "FetchResult", |act, ctx| -> Self::Result {
+            if let Some(later) = act.after_recompute(ctx, FetchResult) {
+                return later;
+            }
             let ready = match (act.life.status(), act.life.state()) {
                 (TaskStatus::Succeeded, Some(s)) => Ok((s.graph.clone(), s.result_locations())),
                 (status, _) => Err(format!("{} has no result ({status:?})", act.task)),
