@@ -203,3 +203,55 @@ fn results_lost_with_a_worker_after_the_task_succeeded_are_recomputed() {
     common::assert_close(&got, &want, "results recomputed after a worker was lost");
     assert!(log(&nodes, "supervisor.log").contains("recomputing them from lineage"));
 }
+
+#[test]
+fn a_named_result_being_recomputed_is_read_once_it_is_back() {
+    let mut nodes = Nodes::supervisor("", "web:\n  listen: 127.0.0.1:0\n");
+    for _ in 0..2 {
+        nodes.add_worker();
+    }
+    let web = format!("http://{}/api/session/s", nodes.web.clone().unwrap());
+    let call = |method: &str, path: &str, body: Option<serde_json::Value>| -> serde_json::Value {
+        let r = ureq::request(method, &format!("{web}{path}"));
+        let r = match body {
+            Some(b) => r.send_json(b),
+            None => r.call(),
+        };
+        r.unwrap_or_else(|e| panic!("{method} {path}: {e}"))
+            .into_json()
+            .unwrap()
+    };
+    call("PUT", "", None);
+    let expr = "rand(4000000, chunk=100000, seed=4) * 3 - 1";
+    let x = call(
+        "POST",
+        "/task",
+        Some(serde_json::json!({"expr": expr, "name": "x"})),
+    )["task_id"]
+        .as_u64()
+        .unwrap();
+    let info = call("GET", &format!("/task/{x}?action=wait&timeout=60"), None);
+    assert_eq!(info["status"], "succeeded", "{info}");
+    nodes.workers[0].kill().unwrap();
+    nodes.workers[0].wait().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while call("GET", &format!("/task/{x}"), None)["retries"] == 0 {
+        assert!(
+            Instant::now() < deadline,
+            "x's lost chunks were not recomputed"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    // Reading `x` waits for its recompute, then reads it where it is now.
+    let t = call("POST", "/task", Some(serde_json::json!({"expr": "sum(x)"})))["task_id"]
+        .as_u64()
+        .unwrap();
+    let info = call("GET", &format!("/task/{t}?action=wait&timeout=60"), None);
+    assert_eq!(info["status"], "succeeded", "{info}");
+    let got = call("GET", &format!("/task/{t}/result"), None)["data"]
+        .as_f64()
+        .unwrap();
+    let (_, want) = heavy_job(&format!("sum({expr})"));
+    let want = want.iter().next().copied().unwrap();
+    assert!((got - want).abs() <= 1e-9 * want.abs(), "{got} vs {want}");
+}

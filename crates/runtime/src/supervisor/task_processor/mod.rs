@@ -163,15 +163,16 @@ impl TaskProcessor {
     }
 
     /// While lost results are recomputed, a result read waits for that run to end, then
-    /// asks again (`None` otherwise: read now).
-    fn after_recompute<M, T>(
+    /// asks again (`None` otherwise: read now); `lost` answers if this actor is gone by then.
+    fn after_recompute<M>(
         &mut self,
         ctx: &mut Context<Self>,
         m: M,
-    ) -> Option<ResponseActFuture<Self, Result<T, String>>>
+        lost: fn(MailboxError) -> M::Result,
+    ) -> Option<ResponseActFuture<Self, M::Result>>
     where
-        M: Message<Result = Result<T, String>> + Send + 'static,
-        T: Send + 'static,
+        M: Message + Send + 'static,
+        M::Result: Send + 'static,
         Self: Handler<M>,
     {
         if !self.recomputing {
@@ -183,7 +184,7 @@ impl TaskProcessor {
         Some(Box::pin(
             async move {
                 let _ = rx.await;
-                me.send(m).await.map_err(|e| e.to_string())?
+                me.send(m).await.unwrap_or_else(lost)
             }
             .into_actor(self),
         ))

@@ -22,7 +22,7 @@ impl Handler<FetchPart> for TaskProcessor {
     type Result = ResponseActFuture<Self, Result<ResultPart, String>>;
     fn handle(&mut self, m: FetchPart, ctx: &mut Context<Self>) -> Self::Result {
         guard(self, ctx, "FetchPart", |act, ctx| -> Self::Result {
-            if let Some(later) = act.after_recompute(ctx, m.clone()) {
+            if let Some(later) = act.after_recompute(ctx, m.clone(), |e| Err(e.to_string())) {
                 return later;
             }
             let budget = part_budget(act.data.max_frame);

@@ -68,22 +68,25 @@ impl Handler<GetGraph> for TaskProcessor {
 /// Arguments of an `Op::Fetch` reading output `0` of this task, if it succeeded and its
 /// results are still held.
 impl Handler<GetFetchArgs> for TaskProcessor {
-    type Result = Option<crate::ops::OpArgs>;
+    type Result = ResponseActFuture<Self, Option<crate::ops::OpArgs>>;
     fn handle(&mut self, _: GetFetchArgs, ctx: &mut Context<Self>) -> Self::Result {
-        guard(self, ctx, "GetFetchArgs", |act, _ctx| -> Self::Result {
-            if act.life.status() != TaskStatus::Succeeded {
-                return None;
+        guard(self, ctx, "GetFetchArgs", |act, ctx| -> Self::Result {
+            if let Some(later) = act.after_recompute(ctx, GetFetchArgs, |_| None) {
+                return later;
             }
-            let (result, chunks) = act.life.state()?.result_layout(0)?;
-            Some(crate::ops::OpArgs::FetchResult {
-                task: act.task,
-                output: 0,
-                shape: result.shape,
-                dtype: result.dtype,
-                splits: result.splits,
-                chunks,
-            })
+            let args = (act.life.status() == TaskStatus::Succeeded)
+                .then(|| act.life.state()?.result_layout(0))
+                .flatten()
+                .map(|(result, chunks)| crate::ops::OpArgs::FetchResult {
+                    task: act.task,
+                    output: 0,
+                    shape: result.shape,
+                    dtype: result.dtype,
+                    splits: result.splits,
+                    chunks,
+                });
+            Box::pin(fut::ready(args))
         })
-        .flatten()
+        .unwrap_or_else(|| Box::pin(fut::ready(None)))
     }
 }

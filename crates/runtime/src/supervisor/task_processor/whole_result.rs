@@ -17,7 +17,7 @@ impl Handler<FetchResult> for TaskProcessor {
     type Result = ResponseActFuture<Self, Result<bytes::Bytes, String>>;
     fn handle(&mut self, _: FetchResult, ctx: &mut Context<Self>) -> Self::Result {
         guard(self, ctx, "FetchResult", |act, ctx| -> Self::Result {
-            if let Some(later) = act.after_recompute(ctx, FetchResult) {
+            if let Some(later) = act.after_recompute(ctx, FetchResult, |e| Err(e.to_string())) {
                 return later;
             }
             let ready = match (act.life.status(), act.life.state()) {
