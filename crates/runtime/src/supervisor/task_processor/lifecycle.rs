@@ -2,7 +2,10 @@
 //! task cannot still be submitting subtasks and a released one holds no graph.
 //!
 //! ```text
-//!              prepared                          every subtask done
+//!                              a result chunk lost with its worker:
+//!                              recomputed from lineage (reopen_for_lost_results)
+//!                            ┌─────────────────────────────────────────────┐
+//!              prepared      ▼                   every subtask done        │
 //!  Preparing ───────────▶ Running(TaskState) ──────────────────────▶ Ended(Succeeded, state)
 //!      │                     │                                            │
 //!      │                     │ kernel error, retries exhausted,           │ Cancel (the client
@@ -11,9 +14,6 @@
 //!      │                     ├────────────────────▶ Ended(Failed, state)  │ it was evicted)
 //!      │                     │ Cancel                                     ▼
 //!      │                     └────────────────────▶ Ended(Cancelled) ──▶ Released(summary)
-//!      │                     ▲                                            │
-//!      │                     └──── a result chunk lost with its worker ───┘ (from Succeeded:
-//!      │                           (recomputed from lineage)                 `reopen_for_lost_results`)
 //!      │ preparation failed, FailTask, Cancel
 //!      └──────────────────────────────────────────▶ Ended(.., no state)
 //! ```
