@@ -255,3 +255,33 @@ fn a_named_result_being_recomputed_is_read_once_it_is_back() {
     let want = want.iter().next().copied().unwrap();
     assert!((got - want).abs() <= 1e-9 * want.abs(), "{got} vs {want}");
 }
+
+#[test]
+fn a_frozen_result_holder_is_read_around_once_the_read_times_out() {
+    // node_timeout_ms is far beyond the test's deadline: only the read's timeout can tell
+    // the supervisor that the frozen worker's results must be recomputed.
+    let mut nodes = Nodes::supervisor("  node_timeout_ms: 60000\n", "  fetch_timeout_ms: 1000\n");
+    for _ in 0..2 {
+        nodes.add_worker();
+    }
+    let mut c = nodes.client();
+    let (t, want) = heavy_job("x = rand(4000000, chunk=100000, seed=5); exp(sin(x)) * 2 - x");
+    let task = c
+        .submit_tileable_graph(&Tensor::graph(&[&t]), None)
+        .unwrap();
+    let info = wait_end(&mut c, task, Duration::from_secs(60));
+    assert_eq!(info.status, TaskStatus::Succeeded, "{info:?}");
+    signal(&nodes.workers[0], "STOP");
+    let frozen = Instant::now();
+    let got = c.fetch(task).unwrap().remove(0);
+    let info = c.get_task_result(task).unwrap();
+    eprintln!(
+        "result holder frozen: fetched {:?} after the SIGSTOP ({} re-runs)",
+        frozen.elapsed(),
+        info.retries
+    );
+    signal(&nodes.workers[0], "CONT");
+    assert!(info.retries > 0, "{info:?}");
+    common::assert_close(&got, &want, "results recomputed around a frozen holder");
+    assert!(log(&nodes, "supervisor.log").contains("reading results from w"));
+}

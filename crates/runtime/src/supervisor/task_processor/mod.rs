@@ -7,6 +7,7 @@ mod affinity;
 pub mod lifecycle;
 mod part;
 mod preparation;
+mod recompute;
 pub mod state;
 mod views;
 mod whole_result;
@@ -58,7 +59,7 @@ pub struct TaskProcessor {
     /// Retries already counted in `/metrics`.
     retries_counted: u32,
     /// Running again after it succeeded, to recompute results lost with a worker: result
-    /// reads wait for that run ([`TaskProcessor::after_recompute`]).
+    /// reads wait for that run ([`recompute`]).
     recomputing: bool,
 }
 
@@ -160,34 +161,6 @@ impl TaskProcessor {
         self.on_end.do_send(TaskEnded(self.task));
         tracing::info!(task = %self.task, status = ?self.life.status(), "task ended");
         true
-    }
-
-    /// While lost results are recomputed, a result read waits for that run to end, then
-    /// asks again (`None` otherwise: read now); `lost` answers if this actor is gone by then.
-    fn after_recompute<M>(
-        &mut self,
-        ctx: &mut Context<Self>,
-        m: M,
-        lost: fn(MailboxError) -> M::Result,
-    ) -> Option<ResponseActFuture<Self, M::Result>>
-    where
-        M: Message + Send + 'static,
-        M::Result: Send + 'static,
-        Self: Handler<M>,
-    {
-        if !self.recomputing {
-            return None;
-        }
-        let (tx, rx) = oneshot::channel();
-        self.waiters.push(tx);
-        let me = ctx.address();
-        Some(Box::pin(
-            async move {
-                let _ = rx.await;
-                me.send(m).await.unwrap_or_else(lost)
-            }
-            .into_actor(self),
-        ))
     }
 
     /// Carries out what the state machine decided.
@@ -299,14 +272,7 @@ impl Handler<WorkerLost> for TaskProcessor {
     type Result = ();
     fn handle(&mut self, m: WorkerLost, ctx: &mut Context<Self>) {
         guard(self, ctx, "WorkerLost", |act, ctx| {
-            if let Some(s) = act.life.state_mut() {
-                s.on_worker_lost(m.worker, &m.subtasks, &m.why);
-                if act.life.reopen_for_lost_results() {
-                    tracing::warn!(task = %act.task, worker = %m.worker, "results lost with the worker after the task succeeded: recomputing them from lineage");
-                    act.recomputing = true;
-                }
-                act.flush(ctx);
-            }
+            act.lose_worker(m.worker, &m.subtasks, &m.why, ctx);
         });
     }
 }

@@ -3,7 +3,7 @@
 //! A part holds at most half a frame of chunk data, so nothing the supervisor holds for a fetch
 //! grows with the result's size.
 
-use super::whole_result::{read_chunks, worker_addrs};
+use super::whole_result::{read_chunks, worker_addrs, ReadError};
 use super::TaskProcessor;
 use crate::array::numel;
 use crate::ids::{ChunkIdx, WorkerId};
@@ -33,45 +33,46 @@ impl Handler<FetchPart> for TaskProcessor {
             let scheduler = act.scheduler.workers.clone();
             let rows = m.rows;
             let (task, data) = (act.task, act.data.clone());
-            Box::pin(
-                async move {
-                    let (mut part, wanted) = plan?;
-                    if wanted.is_empty() {
-                        part.chunks = codec::encode_chunks(&[]).map_err(|e| e.to_string())?.into();
-                        return Ok(part);
-                    }
-                    let addrs = worker_addrs(&scheduler).await;
-                    tokio::task::spawn_blocking(move || {
-                        if let (Some(rows), [(pos, c, w)]) = (rows, wanted.as_slice()) {
-                            let addr = addrs
-                                .get(w)
-                                .ok_or_else(|| format!("{w} holding results is gone"))?;
-                            let d = transfer::fetch_rows(addr, &data, task, *c, rows)
-                                .map_err(|e| format!("reading results from {w}: {e}"))?;
-                            part.chunks = codec::encode_chunks(&[(ChunkIdx(*pos), &d)])
-                                .map_err(|e| e.to_string())?
-                                .into();
-                            return Ok(part);
-                        }
-                        let held = wanted.iter().map(|(_, c, w)| (*c, *w));
-                        let got = read_chunks(&addrs, &data, task, held)?;
-                        let refs = wanted
-                            .iter()
-                            .map(|(pos, c, _)| {
-                                got.get(c)
-                                    .map(|d| (ChunkIdx(*pos), d))
-                                    .ok_or_else(|| format!("result chunk {c} was not sent"))
-                            })
-                            .collect::<Result<Vec<_>, String>>()?;
-                        part.chunks = codec::encode_chunks(&refs)
+            let read = async move {
+                let (mut part, wanted) = plan?;
+                if wanted.is_empty() {
+                    part.chunks = codec::encode_chunks(&[]).map_err(|e| e.to_string())?.into();
+                    return Ok(part);
+                }
+                let addrs = worker_addrs(&scheduler).await;
+                tokio::task::spawn_blocking(move || {
+                    if let (Some(rows), [(pos, c, w)]) = (rows, wanted.as_slice()) {
+                        let addr = addrs
+                            .get(w)
+                            .ok_or_else(|| format!("{w} holding results is gone"))?;
+                        let d = transfer::fetch_rows(addr, &data, task, *c, rows)
+                            .map_err(|e| ReadError::reading(*w, e))?;
+                        part.chunks = codec::encode_chunks(&[(ChunkIdx(*pos), &d)])
                             .map_err(|e| e.to_string())?
                             .into();
-                        Ok(part)
-                    })
-                    .await
-                    .map_err(|e| e.to_string())?
-                }
-                .into_actor(act),
+                        return Ok(part);
+                    }
+                    let held = wanted.iter().map(|(_, c, w)| (*c, *w));
+                    let got = read_chunks(&addrs, &data, task, held)?;
+                    let refs = wanted
+                        .iter()
+                        .map(|(pos, c, _)| {
+                            got.get(c)
+                                .map(|d| (ChunkIdx(*pos), d))
+                                .ok_or_else(|| format!("result chunk {c} was not sent"))
+                        })
+                        .collect::<Result<Vec<_>, String>>()?;
+                    part.chunks = codec::encode_chunks(&refs)
+                        .map_err(|e| e.to_string())?
+                        .into();
+                    Ok(part)
+                })
+                .await
+                .map_err(|e| e.to_string())?
+            };
+            Box::pin(
+                read.into_actor(act)
+                    .then(move |read, act, ctx| act.after_read(read, ctx, m)),
             )
         })
         .unwrap_or_else(|| Box::pin(fut::ready(Err(super::RESTARTING.to_string()))))

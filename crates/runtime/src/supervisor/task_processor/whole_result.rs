@@ -26,42 +26,43 @@ impl Handler<FetchResult> for TaskProcessor {
             };
             let scheduler = act.scheduler.workers.clone();
             let (task, data) = (act.task, act.data.clone());
+            let read = async move {
+                let (graph, locations) = ready?;
+                let addrs = worker_addrs(&scheduler).await;
+                tokio::task::spawn_blocking(move || {
+                    let held = locations
+                        .into_iter()
+                        .map(|(c, w)| w.map(|w| (c, w)).ok_or(c))
+                        .collect::<Result<Vec<_>, _>>()
+                        .map_err(|c| format!("result chunk {c} is lost"))?;
+                    let mut store = vec![None; graph.chunks.len()];
+                    for (c, data) in read_chunks(&addrs, &data, task, held)? {
+                        store[c.index()] = Some(Arc::new(data));
+                    }
+                    let tensors = graph
+                        .chunks
+                        .results
+                        .iter()
+                        .map(|r| {
+                            crate::executor::assemble(&graph.chunks, r, &store)
+                                .map_err(|e| e.to_string())
+                        })
+                        .collect::<Result<Vec<_>, String>>()?;
+                    let refs: Vec<(ChunkIdx, &crate::array::ArrayData)> = tensors
+                        .iter()
+                        .enumerate()
+                        .map(|(i, t)| (ChunkIdx(i as u32), t))
+                        .collect();
+                    codec::encode_chunks(&refs)
+                        .map(bytes::Bytes::from)
+                        .map_err(|e| ReadError::from(e.to_string()))
+                })
+                .await
+                .map_err(|e| e.to_string())?
+            };
             Box::pin(
-                async move {
-                    let (graph, locations) = ready?;
-                    let addrs = worker_addrs(&scheduler).await;
-                    tokio::task::spawn_blocking(move || {
-                        let held = locations
-                            .into_iter()
-                            .map(|(c, w)| w.map(|w| (c, w)).ok_or(c))
-                            .collect::<Result<Vec<_>, _>>()
-                            .map_err(|c| format!("result chunk {c} is lost"))?;
-                        let mut store = vec![None; graph.chunks.len()];
-                        for (c, data) in read_chunks(&addrs, &data, task, held)? {
-                            store[c.index()] = Some(Arc::new(data));
-                        }
-                        let tensors = graph
-                            .chunks
-                            .results
-                            .iter()
-                            .map(|r| {
-                                crate::executor::assemble(&graph.chunks, r, &store)
-                                    .map_err(|e| e.to_string())
-                            })
-                            .collect::<Result<Vec<_>, _>>()?;
-                        let refs: Vec<(ChunkIdx, &crate::array::ArrayData)> = tensors
-                            .iter()
-                            .enumerate()
-                            .map(|(i, t)| (ChunkIdx(i as u32), t))
-                            .collect();
-                        codec::encode_chunks(&refs)
-                            .map(bytes::Bytes::from)
-                            .map_err(|e| e.to_string())
-                    })
-                    .await
-                    .map_err(|e| e.to_string())?
-                }
-                .into_actor(act),
+                read.into_actor(act)
+                    .then(|read, act, ctx| act.after_read(read, ctx, FetchResult)),
             )
         })
         .unwrap_or_else(|| Box::pin(fut::ready(Err(RESTARTING.to_string()))))
@@ -79,13 +80,39 @@ pub(super) async fn worker_addrs(scheduler: &Recipient<GetWorkers>) -> BTreeMap<
         .collect()
 }
 
+/// Why a result read failed; `unreachable` names a holder that did not answer in time
+/// (its results are then recomputed: [`super::recompute`]).
+pub(super) struct ReadError {
+    pub unreachable: Option<WorkerId>,
+    pub message: String,
+}
+
+impl From<String> for ReadError {
+    fn from(message: String) -> Self {
+        ReadError {
+            unreachable: None,
+            message,
+        }
+    }
+}
+
+impl ReadError {
+    /// A fetch from holder `w` failed.
+    pub(super) fn reading(w: WorkerId, e: transfer::FetchError) -> Self {
+        ReadError {
+            unreachable: matches!(e, transfer::FetchError::Unreachable(_)).then_some(w),
+            message: format!("reading results from {w}: {e}"),
+        }
+    }
+}
+
 /// Reads result chunks from the workers holding them, one request per worker (blocking).
 pub(super) fn read_chunks(
     addrs: &BTreeMap<WorkerId, String>,
     data: &transfer::DataPlane,
     task: TaskId,
     held: impl IntoIterator<Item = (ChunkIdx, WorkerId)>,
-) -> Result<BTreeMap<ChunkIdx, ArrayData>, String> {
+) -> Result<BTreeMap<ChunkIdx, ArrayData>, ReadError> {
     let mut by_worker: BTreeMap<WorkerId, Vec<ChunkIdx>> = BTreeMap::new();
     for (c, w) in held {
         by_worker.entry(w).or_default().push(c);
@@ -96,8 +123,7 @@ pub(super) fn read_chunks(
             .get(&w)
             .ok_or_else(|| format!("{w} holding results is gone"))?;
         got.extend(
-            transfer::fetch(addr, data, task, &chunks)
-                .map_err(|e| format!("reading results from {w}: {e}"))?,
+            transfer::fetch(addr, data, task, &chunks).map_err(|e| ReadError::reading(w, e))?,
         );
     }
     Ok(got)
