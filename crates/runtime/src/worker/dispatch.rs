@@ -282,9 +282,9 @@ impl Worker {
     /// a fetch from a partitioned or frozen peer waited out `worker.fetch_timeout_ms` twice
     /// after the supervisor had already given up on the peer, and the job with it.
     pub(super) fn fail_fetches_from_gone_peers(&mut self, ctx: &mut Context<Self>) {
-        let gone: Vec<FetchId> = (self.fetches.iter())
-            .filter(|(_, f)| !self.peers.contains_key(&f.worker))
-            .map(|(id, _)| *id)
+        let peers = &self.peers;
+        let gone: Vec<(FetchId, InFlight)> = (self.fetches)
+            .extract_if(|_, f| !peers.contains_key(&f.worker))
             .collect();
         if gone.is_empty() {
             return;
@@ -293,10 +293,7 @@ impl Worker {
             fetches = gone.len(),
             "failing fetches from peers the supervisor declared dead"
         );
-        for id in gone {
-            let Some(f) = self.fetches.remove(&id) else {
-                continue;
-            };
+        for (id, f) in gone {
             ctx.cancel_future(f.handle);
             let why = FetchError::Unreachable(format!(
                 "the supervisor declared {} dead during the fetch",

@@ -74,17 +74,18 @@ impl Handler<GetFetchArgs> for TaskProcessor {
             if let Some(later) = act.after_recompute(ctx, GetFetchArgs, |_| None) {
                 return later;
             }
-            let args = (act.life.status() == TaskStatus::Succeeded)
-                .then(|| act.life.state()?.result_layout(0))
-                .flatten()
-                .map(|(result, chunks)| crate::ops::OpArgs::FetchResult {
-                    task: act.task,
-                    output: 0,
-                    shape: result.shape,
-                    dtype: result.dtype,
-                    splits: result.splits,
-                    chunks,
-                });
+            let layout = match (act.life.status(), act.life.state()) {
+                (TaskStatus::Succeeded, Some(s)) => s.result_layout(0),
+                _ => None,
+            };
+            let args = layout.map(|(result, chunks)| crate::ops::OpArgs::FetchResult {
+                task: act.task,
+                output: 0,
+                shape: result.shape,
+                dtype: result.dtype,
+                splits: result.splits,
+                chunks,
+            });
             Box::pin(fut::ready(args))
         })
         .unwrap_or_else(|| Box::pin(fut::ready(None)))
