@@ -33,6 +33,11 @@ pub struct TaskConfig {
     pub as_broadcaster_successor_num: Option<usize>,
     /// Fan-in of reduction and matmul-sum trees.
     pub combine_size: usize,
+    /// A graph that streams ([`crate::prepare::stream`]) and projects at least this many
+    /// chunks is prepared and scheduled part by part; `null` = never.
+    pub stream_from_chunks: Option<u64>,
+    /// Chunks of a streamed graph's first part (each next part is twice as large).
+    pub stream_first_chunks: usize,
 }
 
 impl Default for TaskConfig {
@@ -44,6 +49,8 @@ impl Default for TaskConfig {
             initial_same_color_num: None,
             as_broadcaster_successor_num: None,
             combine_size: 4,
+            stream_from_chunks: Some(1_000_000),
+            stream_first_chunks: 65_536,
         }
     }
 }

@@ -173,15 +173,7 @@ impl ChunkGraph {
         dtype: DType,
         inputs: &[ChunkIdx],
     ) -> ChunkIdx {
-        let idx = ChunkIdx(self.nodes.len() as u32);
-        debug_assert!(inputs.iter().all(|i| i.0 < idx.0), "inputs must precede");
-        let inputs_start = self.edges.len() as u32;
-        self.edges.extend_from_slice(inputs);
-        let shape = self.intern_shape(shape);
-        let range = (inputs_start, inputs.len() as u32);
-        self.nodes
-            .push(ChunkNode::from_parts(key, op, args, shape, dtype, range));
-        idx
+        self.push_at(0, key, op, args, shape, dtype, inputs)
     }
 
     /// Moves the argument table (and op-key sequence) into a new graph with no nodes: the
@@ -294,6 +286,77 @@ impl ChunkGraph {
         let n = from.node(idx);
         let shape = from.shape(idx).clone();
         self.push(n.key, n.op, n.args, shape, n.dtype, inputs)
+    }
+
+    /// Appends a node of a delta's graph whose chunk 0 is the whole graph's chunk `base`:
+    /// its inputs are whole-graph indices, of earlier parts or of this delta.
+    #[allow(clippy::too_many_arguments)]
+    pub fn push_at(
+        &mut self,
+        base: u32,
+        key: ChunkKey,
+        op: Op,
+        args: ArgsIdx,
+        shape: Shape,
+        dtype: DType,
+        inputs: &[ChunkIdx],
+    ) -> ChunkIdx {
+        let own = base + self.nodes.len() as u32;
+        debug_assert!(inputs.iter().all(|i| i.0 < own), "inputs must precede");
+        let inputs_start = self.edges.len() as u32;
+        self.edges.extend_from_slice(inputs);
+        let shape = self.intern_shape(shape);
+        let range = (inputs_start, inputs.len() as u32);
+        self.nodes
+            .push(ChunkNode::from_parts(key, op, args, shape, dtype, range));
+        ChunkIdx(own)
+    }
+
+    pub(crate) fn shapes_len(&self) -> usize {
+        self.shapes.len()
+    }
+
+    /// Appends the nodes, edges and table entries of `tail` (a delta's graph, whose inputs,
+    /// arguments and shapes already index this graph); its results, if any, become this
+    /// graph's. Checked by [`ChunkGraph::append_tail`].
+    pub(crate) fn append_nodes(&mut self, tail: ChunkGraph) {
+        let edge_base = self.edges.len() as u32;
+        self.nodes.extend(tail.nodes.into_iter().map(|mut n| {
+            n.inputs_start += edge_base;
+            n
+        }));
+        self.edges.extend(tail.edges);
+        self.args.extend(tail.args);
+        self.shapes.extend(tail.shapes);
+        if !tail.results.is_empty() {
+            self.results = tail.results;
+        }
+    }
+
+    /// The delta of nodes `first..` of this graph and the table entries from `base` on: the
+    /// nodes' inputs shifted by `offset` (a part prepared alone, whose chunk 0 is the whole
+    /// graph's chunk `offset`), the tables kept whole here for the next part.
+    pub(crate) fn split_tail(&self, base: super::delta::DeltaBase, offset: u32) -> ChunkGraph {
+        let mut tail = ChunkGraph::with_capacity(0);
+        tail.nodes.reserve(self.nodes.len());
+        tail.edges.reserve(self.edges.len());
+        for node in &self.nodes {
+            let (start, len) = (node.inputs_start as usize, node.inputs_len as usize);
+            let inputs_start = tail.edges.len() as u32;
+            tail.edges.extend(
+                self.edges[start..start + len]
+                    .iter()
+                    .map(|c| ChunkIdx(c.0 + offset)),
+            );
+            tail.nodes.push(ChunkNode {
+                inputs_start,
+                ..node.clone()
+            });
+        }
+        tail.args = self.args[base.args as usize..].to_vec();
+        tail.shapes = self.shapes[base.shapes as usize..].to_vec();
+        tail.results = Self::remap_results(&self.results, |c| ChunkIdx(c.0 + offset));
+        tail
     }
 
     /// Successor lists (distinct consumers appear once per edge).

@@ -7,6 +7,7 @@
 
 pub mod chunk;
 pub mod csr;
+pub mod delta;
 pub mod packed;
 pub mod shuffle;
 pub mod subtask;
@@ -14,5 +15,6 @@ pub mod tileable;
 
 pub use chunk::{ChunkGraph, ChunkNode, ResultTensor};
 pub use csr::Csr;
+pub use delta::{DeltaBase, GraphDelta, WorkerDelta};
 pub use subtask::{Subtask, SubtaskGraph, WorkerGraph, WorkerView};
 pub use tileable::{TileableGraph, TileableNode};

@@ -1,0 +1,258 @@
+//! A part of a subtask graph that extends the parts before it: how a large graph reaches the
+//! scheduler and the workers while it is still being expanded (streamed preparation,
+//! [`crate::prepare::stream`]).
+//!
+//! A delta holds only what is new: chunk nodes, argument and shape entries, subtasks and
+//! their rows. Every index in it is already an index of the whole graph (a new chunk `i` is
+//! the graph's chunk `chunk_base + i`, an input may be a chunk of an earlier part), so
+//! appending is copying; no index is rewritten. Rows of earlier subtasks never change: a
+//! chunk a later part will read is kept by its subtask from the start (it is `held`), which
+//! is why parts can run before the graph is complete. Only the supervisor's successor lists
+//! grow backwards, rebuilt when a part reads earlier parts.
+
+use crate::error::{AresError, Result};
+use crate::graph::{ChunkGraph, Csr, Subtask, SubtaskGraph, WorkerGraph};
+use crate::ids::{ChunkIdx, StageId, SubtaskId, SubtaskIdx, TaskId};
+use serde::{Deserialize, Serialize};
+
+/// Where a delta starts in the graph it extends.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DeltaBase {
+    pub chunks: u32,
+    pub subtasks: u32,
+    pub args: u32,
+    pub shapes: u32,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct GraphDelta {
+    pub base: DeltaBase,
+    /// The new nodes (their inputs index the whole graph), and only the new argument and
+    /// shape entries; its results are the graph's once `sealed`.
+    pub chunks: ChunkGraph,
+    pub subtasks: Vec<Subtask>,
+    pub members: Csr,
+    pub inputs: Csr,
+    pub outputs: Csr,
+    pub preds: Csr,
+    /// New chunks a later part reads: kept (not released) until the graph is sealed.
+    pub held: Vec<ChunkIdx>,
+    /// The last part: the graph is complete and its results are known.
+    pub sealed: bool,
+}
+
+/// What a worker needs of a delta (as [`super::WorkerView`] of a whole graph).
+#[derive(Debug, Serialize)]
+pub struct WorkerDeltaView<'a> {
+    pub base: DeltaBase,
+    pub chunks: &'a ChunkGraph,
+    pub members: &'a Csr,
+    pub outputs: &'a Csr,
+}
+
+/// The decoded form of a [`WorkerDeltaView`].
+#[derive(Debug, Deserialize)]
+pub struct WorkerDelta {
+    pub base: DeltaBase,
+    pub chunks: ChunkGraph,
+    pub members: Csr,
+    pub outputs: Csr,
+}
+
+impl GraphDelta {
+    pub fn worker_view(&self) -> WorkerDeltaView<'_> {
+        WorkerDeltaView {
+            base: self.base,
+            chunks: &self.chunks,
+            members: &self.members,
+            outputs: &self.outputs,
+        }
+    }
+
+    /// The delta of `part`, a graph prepared alone whose argument and shape tables continue
+    /// the whole graph's from `base`: its chunk and subtask indices (and subtask ids) move
+    /// past `base`; `held` (indices in `part`) are the chunks later parts read. Its results
+    /// only kept chunks in `part`'s passes: they are dropped.
+    pub fn from_part(part: &SubtaskGraph, base: DeltaBase, held: &[ChunkIdx]) -> Result<Self> {
+        let (c0, s0) = (base.chunks, base.subtasks);
+        let shift = |csr: &Csr, by: u32| {
+            let mut out = Csr::with_capacity(csr.rows(), csr.edges());
+            for r in 0..csr.rows() {
+                out.push_row(csr.row(r).iter().map(|x| x + by));
+            }
+            out
+        };
+        let subtasks = part
+            .subtasks
+            .iter()
+            .enumerate()
+            .map(|(i, s)| {
+                let id = SubtaskId::new(part.task, part.stage, s0 as u64 + i as u64)
+                    .ok_or_else(|| AresError::prepare("stream", "too many subtasks"))?;
+                Ok(Subtask { id, ..s.clone() })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let mut chunks = part.chunks.split_tail(base, c0);
+        chunks.results.clear();
+        Ok(Self {
+            base,
+            chunks,
+            subtasks,
+            members: shift(&part.members, c0),
+            inputs: shift(&part.inputs, c0),
+            outputs: shift(&part.outputs, c0),
+            preds: shift(&part.preds, s0),
+            held: held.iter().map(|c| ChunkIdx(c.0 + c0)).collect(),
+            sealed: false,
+        })
+    }
+
+    pub fn len(&self) -> usize {
+        self.subtasks.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.subtasks.is_empty()
+    }
+
+    /// Subtasks of this part whose predecessors are all in earlier parts or none.
+    pub fn reads_earlier_parts(&self) -> bool {
+        let base = self.base.subtasks;
+        (0..self.preds.rows()).any(|s| self.preds.row(s).iter().any(|p| *p < base))
+    }
+}
+
+fn check_base(what: &str, expected: usize, got: u32) -> Result<()> {
+    if expected != got as usize {
+        return Err(AresError::prepare(
+            "stream",
+            format!("a graph part starts at {what} {got}, the graph has {expected}"),
+        ));
+    }
+    Ok(())
+}
+
+impl SubtaskGraph {
+    /// A graph with no subtasks yet, for parts to extend.
+    pub fn empty(task: TaskId, stage: StageId) -> Self {
+        let rows = || Csr::with_capacity(0, 0);
+        Self {
+            task,
+            stage,
+            chunks: ChunkGraph::default(),
+            subtasks: Vec::new(),
+            members: rows(),
+            inputs: rows(),
+            outputs: rows(),
+            preds: rows(),
+            succs: rows(),
+            owner: Vec::new(),
+        }
+    }
+
+    /// Where the next delta must start.
+    pub fn delta_base(&self) -> DeltaBase {
+        self.chunks.tail_base(self.len())
+    }
+
+    /// Appends `delta`, which must start where this graph ends.
+    pub fn append(&mut self, delta: GraphDelta) -> Result<()> {
+        let base = self.delta_base();
+        check_base("subtask", base.subtasks as usize, delta.base.subtasks)?;
+        let reads_back = delta.reads_earlier_parts();
+        let sub_base = base.subtasks;
+        self.chunks.append_tail(delta.base, delta.chunks)?;
+        self.owner.resize(self.chunks.len(), SubtaskIdx(u32::MAX));
+        for s in 0..delta.members.rows() {
+            for &c in delta.members.row(s) {
+                self.owner[c as usize] = SubtaskIdx(sub_base + s as u32);
+            }
+        }
+        self.subtasks.extend(delta.subtasks);
+        self.members.extend(&delta.members);
+        self.inputs.extend(&delta.inputs);
+        self.outputs.extend(&delta.outputs);
+        self.preds.extend(&delta.preds);
+        if reads_back {
+            self.succs = self.preds.transposed(self.len());
+        } else {
+            let n = delta.preds.rows();
+            let local = Csr::from_edges(
+                n,
+                (0..n).flat_map(|s| {
+                    let row = delta.preds.row(s);
+                    row.iter().map(move |p| (p - sub_base, sub_base + s as u32))
+                }),
+            );
+            self.succs.extend(&local);
+        }
+        Ok(())
+    }
+}
+
+impl WorkerGraph {
+    /// Appends a worker's share of a delta, which must start where this graph ends.
+    pub fn append(&mut self, delta: WorkerDelta) -> Result<()> {
+        check_base("subtask", self.members.rows(), delta.base.subtasks)?;
+        self.chunks.append_tail(delta.base, delta.chunks)?;
+        self.members.extend(&delta.members);
+        self.outputs.extend(&delta.outputs);
+        Ok(())
+    }
+}
+
+impl ChunkGraph {
+    /// This graph's table lengths, as the base of the delta that follows it.
+    pub fn tail_base(&self, subtasks: usize) -> DeltaBase {
+        DeltaBase {
+            chunks: self.nodes.len() as u32,
+            subtasks: subtasks as u32,
+            args: self.args.len() as u32,
+            shapes: self.shapes_len() as u32,
+        }
+    }
+
+    /// Appends the nodes and table entries of `tail`, which starts at `base`.
+    pub fn append_tail(&mut self, base: DeltaBase, tail: ChunkGraph) -> Result<()> {
+        check_base("chunk", self.nodes.len(), base.chunks)?;
+        check_base("argument", self.args.len(), base.args)?;
+        check_base("shape", self.shapes_len(), base.shapes)?;
+        let end = base.chunks as usize + tail.nodes.len();
+        let args_end = self.args.len() + tail.args.len();
+        let shapes_end = self.shapes_len() + tail.shapes_len();
+        for (i, node) in tail.nodes.iter().enumerate() {
+            let own = base.chunks as usize + i;
+            let inputs = tail.inputs(ChunkIdx(i as u32));
+            if inputs.iter().any(|c| c.index() >= own)
+                || node.args.index() >= args_end
+                || node.shape.index() >= shapes_end
+            {
+                return Err(AresError::prepare(
+                    "stream",
+                    format!("chunk {own} of a graph part reads past the graph ({end} chunks)"),
+                ));
+            }
+        }
+        if tail
+            .results
+            .iter()
+            .any(|r| r.chunks.iter().any(|c| c.index() >= end))
+        {
+            return Err(AresError::prepare(
+                "stream",
+                "a result names a chunk past the graph",
+            ));
+        }
+        self.append_nodes(tail);
+        Ok(())
+    }
+}
+
+impl Csr {
+    /// Appends `other`'s rows (their targets unchanged).
+    pub fn extend(&mut self, other: &Csr) {
+        for r in 0..other.rows() {
+            self.push_row(other.row(r).iter().copied());
+        }
+    }
+}

@@ -1,0 +1,208 @@
+//! Streamed preparation: a large graph reaches the scheduler part by part while the rest is
+//! still being expanded, so the first subtasks run after milliseconds, not after the whole
+//! preparation (dask#3872: "tasks constructed in the server can be put directly into the
+//! scheduler even when the whole task graph is not yet fully constructed").
+//!
+//! A graph that streams ([`plan`]) is tiled a run of whole regions at a time; each run goes
+//! through the passes alone (`optimize_chunk_graph → fuse → color → assign`) and leaves as a
+//! [`GraphDelta`] that extends the graph before it. Runs double in size from
+//! `stream_first_chunks`, so a graph of `n` chunks comes in about `log2(n / first)` parts and
+//! everything done per part (the workers copy their graph to extend it) stays within twice
+//! the work of one whole graph. The last part, the seal, is the combine levels above the
+//! regions, one subtask per chunk, and the results.
+//!
+//! Fusion is unchanged by the cut: a region's chunks are read only inside it, except its
+//! roots, which are kept (a result can only end a chain) and read by combines of several
+//! inputs, which never fuse with their inputs anyway. Subtask grouping and initial placement
+//! are decided per part.
+
+pub mod plan;
+
+pub use plan::StreamPlan;
+
+use crate::config::TaskConfig;
+use crate::error::{AresError, Result};
+use crate::graph::{
+    ChunkGraph, Csr, DeltaBase, GraphDelta, ResultTensor, Subtask, SubtaskGraph, TileableGraph,
+};
+use crate::ids::{ChunkIdx, StageId, SubtaskId, TaskId};
+use crate::prepare::{assign, color, fuse, optimize_chunk, WorkerSlots};
+use std::time::Instant;
+
+/// What a streamed preparation did.
+#[derive(Clone, Debug, Default, serde::Serialize)]
+pub struct StreamReport {
+    pub parts: usize,
+    /// Chunks as tiled, before fusion.
+    pub tiled_chunks: usize,
+    pub subtasks: usize,
+    /// Until the first part was handed over.
+    pub first_part_seconds: f64,
+    pub seconds: f64,
+}
+
+/// The streaming plan of `graph` (already optimized) under `config`, if it streams: it must
+/// be of the streamable kind and project at least `stream_from_chunks` chunks.
+pub fn stream_plan(graph: &TileableGraph, config: &TaskConfig) -> Option<StreamPlan> {
+    let from = config.stream_from_chunks?;
+    let first = config.stream_first_chunks.max(1);
+    let plan = StreamPlan::new(graph, config.combine_size, first)?;
+    let chunks = plan.positions() as u64 * plan.chunks_per_position as u64;
+    (chunks >= from && plan.positions() > plan.region).then_some(plan)
+}
+
+/// Prepares `plan`'s graph part by part, handing each part to `emit` as soon as it is ready,
+/// with the part's own subtask graph for checks such as memory (none for the seal, a few
+/// combines). `emit` returns false to stop (the task ended).
+pub fn prepare_streamed(
+    plan: &StreamPlan,
+    config: &TaskConfig,
+    workers: &[WorkerSlots],
+    task: TaskId,
+    mut emit: impl FnMut(Option<&SubtaskGraph>, GraphDelta) -> Result<bool>,
+) -> Result<StreamReport> {
+    config.validate()?;
+    let started = Instant::now();
+    let mut report = StreamReport::default();
+    let total_slots = workers.iter().map(|w| w.slots).sum::<usize>().max(1);
+    let positions = plan.positions();
+    let first = (config.stream_first_chunks / plan.chunks_per_position).max(1);
+    let mut run = first.div_ceil(plan.region) * plan.region;
+    let mut tables = ChunkGraph::default();
+    let mut base = DeltaBase::default();
+    // Per output, the chunks the seal reads or the results hold; the subtask and depth of
+    // each.
+    let mut kept: Vec<Vec<ChunkIdx>> = vec![Vec::new(); plan.outputs()];
+    let mut owners: rustc_hash::FxHashMap<u32, (u32, u32)> = Default::default();
+    let mut start = 0;
+    while start < positions {
+        let end = (start + run).min(positions);
+        let mut g = tables.take_tables();
+        let held = plan.tile_positions(start..end, &mut g);
+        report.tiled_chunks += g.len();
+        g.results = held.into_iter().map(keep_as_result).collect();
+        if config.optimize_chunk_graph {
+            g = optimize_chunk::optimize_chunk_graph(g);
+        }
+        if config.fuse_enabled {
+            g = fuse::fuse(g);
+        }
+        let mut part = color::group_subtasks(g, config, total_slots, task, StageId(0))?;
+        assign::assign_initial(&mut part, workers)?;
+        let held: Vec<ChunkIdx> = part
+            .chunks
+            .results
+            .iter()
+            .flat_map(|r| r.chunks.clone())
+            .collect();
+        for (out, r) in kept.iter_mut().zip(&part.chunks.results) {
+            for c in &r.chunks {
+                let s = part.owner[c.index()];
+                let depth = part.subtasks[s.index()].depth;
+                out.push(ChunkIdx(c.0 + base.chunks));
+                owners.insert(c.0 + base.chunks, (base.subtasks + s.0, depth));
+            }
+        }
+        let delta = GraphDelta::from_part(&part, base, &held)?;
+        tables = part.chunks.take_tables();
+        base = DeltaBase {
+            chunks: base.chunks + part.chunks.len() as u32,
+            subtasks: base.subtasks + part.len() as u32,
+            ..tables.tail_base(0)
+        };
+        report.parts += 1;
+        report.subtasks += part.len();
+        if !emit(Some(&part), delta)? {
+            return Err(AresError::prepare("stream", "stopped: the task ended"));
+        }
+        if report.parts == 1 {
+            report.first_part_seconds = started.elapsed().as_secs_f64();
+        }
+        start = end;
+        run *= 2;
+    }
+    let seal = seal(plan, tables, base, &kept, &owners, task)?;
+    report.tiled_chunks += seal.chunks.len();
+    report.subtasks += seal.len();
+    report.parts += 1;
+    emit(None, seal)?;
+    report.seconds = started.elapsed().as_secs_f64();
+    Ok(report)
+}
+
+/// The results of a part's passes stand for the chunks it must keep.
+fn keep_as_result(chunks: Vec<ChunkIdx>) -> ResultTensor {
+    ResultTensor {
+        shape: [chunks.len()].into_iter().collect(),
+        dtype: crate::array::DType::F64,
+        splits: vec![vec![1; chunks.len()]],
+        chunks,
+    }
+}
+
+/// The last part: the levels above the regions, one subtask per chunk, and the results.
+fn seal(
+    plan: &StreamPlan,
+    mut tables: ChunkGraph,
+    base: DeltaBase,
+    kept: &[Vec<ChunkIdx>],
+    owner_of: &rustc_hash::FxHashMap<u32, (u32, u32)>,
+    task: TaskId,
+) -> Result<GraphDelta> {
+    let mut g = tables.take_tables();
+    let results = plan.tile_top(kept, base.chunks, &mut g);
+    let n = g.len();
+    let (mut members, mut inputs, mut outputs, mut preds) = (
+        Csr::with_capacity(n, n),
+        Csr::with_capacity(n, n * plan.region.max(2)),
+        Csr::with_capacity(n, n),
+        Csr::with_capacity(n, n * 2),
+    );
+    let mut subtasks: Vec<Subtask> = Vec::with_capacity(n);
+    for i in 0..n {
+        let own = base.chunks + i as u32;
+        let ins = g.inputs(ChunkIdx(i as u32)).to_vec();
+        let mut row = Vec::with_capacity(ins.len());
+        let mut depth = 0;
+        for c in &ins {
+            let (s, d) = if c.0 >= base.chunks {
+                let s = c.0 - base.chunks;
+                (base.subtasks + s, subtasks[s as usize].depth)
+            } else {
+                *owner_of.get(&c.0).ok_or_else(|| {
+                    AresError::prepare("stream", format!("the seal reads chunk {c}, not kept"))
+                })?
+            };
+            row.push(s);
+            depth = depth.max(d + 1);
+        }
+        row.sort_unstable();
+        row.dedup();
+        let id = SubtaskId::new(task, StageId(0), base.subtasks as u64 + i as u64)
+            .ok_or_else(|| AresError::prepare("stream", "too many subtasks"))?;
+        subtasks.push(Subtask {
+            id,
+            depth,
+            worker: None,
+        });
+        members.push_row([own]);
+        inputs.push_row(ins.iter().map(|c| c.0));
+        outputs.push_row([own]);
+        preds.push_row(row);
+    }
+    g.results = results;
+    Ok(GraphDelta {
+        base,
+        chunks: g.split_tail(base, 0),
+        subtasks,
+        members,
+        inputs,
+        outputs,
+        preds,
+        held: Vec::new(),
+        sealed: true,
+    })
+}
+
+#[cfg(test)]
+mod tests;
