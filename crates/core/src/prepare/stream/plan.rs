@@ -78,8 +78,8 @@ fn tree_levels(mut items: usize, combine: usize) -> usize {
 
 impl StreamPlan {
     /// The plan of `graph`, or `None` if it does not stream (see the module doc). Regions
-    /// hold at most `region_positions` positions.
-    pub fn new(graph: &TileableGraph, combine: usize, region_positions: usize) -> Option<Self> {
+    /// hold at most `region_chunks` chunks (at least one position).
+    pub fn new(graph: &TileableGraph, combine: usize, region_chunks: usize) -> Option<Self> {
         let mut grid_splits: Option<Vec<Vec<usize>>> = None;
         let mut shape: Option<&Shape> = None;
         let mut consumers = vec![0usize; graph.nodes.len()];
@@ -180,6 +180,8 @@ impl StreamPlan {
         let splits = grid_splits?;
         let grid: Shape = splits.iter().map(|s| s.len()).collect();
         let positions: usize = grid.iter().product();
+        let chunks_per_position = steps.len().max(1);
+        let region_positions = region_chunks / chunks_per_position;
         // Levels inside a region: the largest whose subtree fits `region_positions` and
         // still leaves the root above the regions (`combine^levels < positions`).
         let (levels, region) = if reductions.is_empty() {
@@ -193,7 +195,6 @@ impl StreamPlan {
             }
             (levels, region)
         };
-        let chunks_per_position = steps.len().max(1);
         Some(Self {
             starts: splits.iter().map(|s| offsets(s)).collect(),
             splits,

@@ -79,6 +79,10 @@ pub struct TaskState {
     in_flight: usize,
     /// Most subtasks handed to the scheduler at once.
     window: usize,
+    /// The whole graph is here (false while a streamed graph still grows: [`growth`]).
+    sealed: bool,
+    /// Chunks later parts of a growing graph read, held until the seal.
+    held: Vec<ChunkIdx>,
 }
 
 /// Where a completed proxy "is": nowhere, it holds no data.
@@ -104,6 +108,8 @@ impl TaskState {
             queue: Default::default(),
             in_flight: 0,
             window: DEFAULT_WINDOW,
+            sealed: true,
+            held: Vec::new(),
             graph,
         }
     }
@@ -134,9 +140,7 @@ impl TaskState {
     /// Submits the subtasks that can run now (the initial ones at first).
     pub fn start(&mut self) {
         self.submit_ready();
-        if self.graph.is_empty() {
-            self.finish(TaskEnd::Succeeded);
-        }
+        self.finish_if_complete();
     }
 
     fn inputs_available(&self, s: usize) -> bool {
@@ -301,9 +305,7 @@ impl TaskState {
             self.recover();
         }
         self.fill();
-        if self.done == self.graph.len() {
-            self.finish(TaskEnd::Succeeded);
-        }
+        self.finish_if_complete();
     }
 
     /// The scheduler restarted and lost its queues: every subtask submitted and not yet
@@ -361,6 +363,9 @@ impl TaskState {
     }
 }
 
+#[path = "growth.rs"]
+mod growth;
+
 #[path = "recovery.rs"]
 mod recovery;
 
@@ -377,3 +382,7 @@ pub use window::DEFAULT_WINDOW;
 #[cfg(test)]
 #[path = "state_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "growth_tests.rs"]
+mod growth_tests;

@@ -26,7 +26,7 @@ fn state(retries: u32) -> TaskState {
     TaskState::new(Arc::new(p.subtasks), retries)
 }
 
-fn submitted(out: &mut Vec<TaskOut>) -> Vec<u32> {
+pub(super) fn submitted(out: &mut Vec<TaskOut>) -> Vec<u32> {
     let mut ids: Vec<u32> = out
         .iter()
         .flat_map(|o| {
@@ -42,7 +42,7 @@ fn submitted(out: &mut Vec<TaskOut>) -> Vec<u32> {
     ids
 }
 
-fn ok(st: &TaskState, s: u32) -> SubtaskReport {
+pub(super) fn ok(st: &TaskState, s: u32) -> SubtaskReport {
     let outputs = st
         .graph
         .outputs

@@ -1,0 +1,87 @@
+//! A streamed task's graph grows while it runs ([`crate::prepare::stream`]): each part
+//! ([`GraphDelta`]) is appended to the graph, its subtasks wait for their inputs like any
+//! other, and the task cannot succeed before the last part, the seal, came.
+//!
+//! Chunks a later part reads are held (one reference each) from the part that makes them
+//! until the seal, whose subtasks and results then hold them: without the hold, a region
+//! root whose part had finished would be released before the seal that reads it arrived.
+
+use super::*;
+use crate::graph::GraphDelta;
+
+impl TaskState {
+    /// The state of a streamed task, from its first part; the rest comes with
+    /// [`TaskState::extend`].
+    pub fn streamed(first: GraphDelta, max_retries: u32) -> Result<Self, String> {
+        let task = first.subtasks.first().map(|s| s.id.task);
+        let task = task.ok_or("the first part of a streamed graph has no subtasks")?;
+        let empty = crate::graph::SubtaskGraph::empty(task, crate::ids::StageId(0));
+        let mut state = Self::new(Arc::new(empty), max_retries);
+        state.sealed = false;
+        state.extend(first)?;
+        Ok(state)
+    }
+
+    /// Whether the whole graph is here.
+    pub fn is_sealed(&self) -> bool {
+        self.sealed
+    }
+
+    /// Appends a part of the graph (see the module doc); its ready subtasks are queued.
+    pub fn extend(&mut self, delta: GraphDelta) -> Result<(), String> {
+        if self.sealed {
+            return Err("a part of the graph came after its last part".into());
+        }
+        let first_new = self.graph.len();
+        let (held, sealed) = (delta.held.clone(), delta.sealed);
+        Arc::make_mut(&mut self.graph)
+            .append(delta)
+            .map_err(|e| e.to_string())?;
+        let (n, chunks) = (self.graph.len(), self.graph.chunks.len());
+        self.state.resize(n, SubState::Waiting);
+        self.attempts.resize(n, 0);
+        self.location.resize(chunks, None);
+        self.refs.resize(chunks, 0);
+        for s in first_new..n {
+            for &c in self.graph.inputs.row(s) {
+                self.refs[c as usize] += 1;
+            }
+        }
+        for c in &held {
+            self.refs[c.index()] += 1;
+        }
+        self.held.extend(held);
+        if sealed {
+            self.sealed = true;
+            let graph = self.graph.clone();
+            for c in graph.chunks.results.iter().flat_map(|r| &r.chunks) {
+                self.refs[c.index()] += 1;
+            }
+            // Every held chunk is now read by the seal or a result: never down to zero.
+            for c in std::mem::take(&mut self.held) {
+                self.refs[c.index()] = self.refs[c.index()].saturating_sub(1);
+            }
+        }
+        if graph_has_proxies(&self.graph, first_new) {
+            self.proxies = shuffle::proxies(&self.graph.chunks);
+        }
+        let ready: Vec<usize> = (first_new..n)
+            .filter(|s| self.inputs_available(*s))
+            .collect();
+        self.submit(ready);
+        self.finish_if_complete();
+        Ok(())
+    }
+
+    /// Succeeds once every subtask of the whole graph is done.
+    pub(super) fn finish_if_complete(&mut self) {
+        if self.sealed && self.done == self.graph.len() {
+            self.finish(TaskEnd::Succeeded);
+        }
+    }
+}
+
+/// Whether subtasks from `first` on hold a shuffle proxy.
+fn graph_has_proxies(graph: &crate::graph::SubtaskGraph, first: usize) -> bool {
+    (first..graph.len()).any(|s| shuffle::is_proxy_subtask(&graph.chunks, graph.members.row(s)))
+}
