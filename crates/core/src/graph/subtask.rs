@@ -30,7 +30,7 @@ pub struct WorkerView<'a> {
 }
 
 /// The decoded form of a [`WorkerView`].
-#[derive(Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize)]
 pub struct WorkerGraph {
     pub chunks: ChunkGraph,
     pub members: Csr,

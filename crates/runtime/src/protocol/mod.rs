@@ -183,6 +183,12 @@ pub enum ToWorker {
     /// Answers each heartbeat: a worker that hears none for `cluster.node_timeout_ms` knows
     /// the supervisor is gone or frozen even when the connection stays open.
     HeartbeatAck,
+    /// A part of a streamed task's graph that extends the graph registered (and extended)
+    /// before it: a codec-encoded [`crate::graph::delta::WorkerDeltaView`], raw bytes.
+    ExtendTask {
+        task: TaskId,
+        graph: Bytes,
+    },
 }
 
 /// Client → supervisor (request ids pair answers with questions).
@@ -328,7 +334,9 @@ impl Direction for ToWorker {
     const NAME: &'static str = "supervisor-to-worker";
     fn shared_bytes(&self) -> Option<&Bytes> {
         match self {
-            ToWorker::RegisterTask { graph, .. } => Some(graph),
+            ToWorker::RegisterTask { graph, .. } | ToWorker::ExtendTask { graph, .. } => {
+                Some(graph)
+            }
             _ => None,
         }
     }

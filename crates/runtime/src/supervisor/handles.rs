@@ -17,6 +17,7 @@ pub struct SchedulerHandle {
     pub drain: Recipient<WorkerDrain>,
     pub peer_unreachable: Recipient<PeerUnreachable>,
     pub submit: Recipient<SubmitReady>,
+    pub extend: Recipient<ExtendGraph>,
     pub release: Recipient<Release>,
     pub stop: Recipient<StopTask>,
     pub workers: Recipient<GetWorkers>,

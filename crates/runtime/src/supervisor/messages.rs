@@ -96,6 +96,15 @@ pub struct SubmitReady {
     pub items: Vec<ReadySubtask>,
 }
 
+/// A part that extends a streamed task's graph, for every worker that has (or will get)
+/// the task's graph; sent before the part's subtasks are submitted.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct ExtendGraph {
+    pub task: TaskId,
+    pub part: Bytes,
+}
+
 /// Chunks to delete, per worker.
 #[derive(Message)]
 #[rtype(result = "()")]

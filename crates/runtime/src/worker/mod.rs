@@ -282,6 +282,18 @@ impl Worker {
                     Err(e) => tracing::error!(%task, "cannot decode the task's graph: {e}"),
                 }
             }
+            ToWorker::ExtendTask { task, graph } => {
+                let Some(old) = self.graphs.get(&task) else {
+                    tracing::error!(%task, "a part of the graph of a task never registered");
+                    return;
+                };
+                match shared_graph::extend(task, old, &graph, storage::live().len() > 1) {
+                    Ok(g) => {
+                        self.graphs.insert(task, g);
+                    }
+                    Err(e) => tracing::error!(%task, "cannot extend the task's graph: {e}"),
+                }
+            }
             ToWorker::RunSubtasks { task, subtasks } => self.run(task, subtasks, ctx),
             ToWorker::CancelSubtasks { task, subtasks } => {
                 for s in subtasks {

@@ -15,14 +15,16 @@
 //! A worker alone in its process (`ares node`) has no one to share with: it decodes without
 //! hashing.
 
-use crate::graph::WorkerGraph;
+use crate::graph::{WorkerDelta, WorkerGraph};
 use crate::ids::TaskId;
 use crate::protocol::codec;
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 
-type Key = (TaskId, usize, [u8; 32]);
+/// Task, the graph a part extends (its address; 0 for a whole graph), length and SHA-256 of
+/// the bytes.
+type Key = (TaskId, usize, usize, [u8; 32]);
 type Decoded = Result<Arc<WorkerGraph>, String>;
 
 enum Entry {
@@ -37,10 +39,32 @@ static GRAPHS: Mutex<Option<HashMap<Key, Entry>>> = Mutex::new(None);
 /// The decoded graph of `task` from its encoded `bytes`; with `share`, shared with the other
 /// workers of this process that received the same bytes.
 pub fn decode(task: TaskId, bytes: &[u8], share: bool) -> Decoded {
+    shared((task, 0, bytes), share, || decode_alone(bytes))
+}
+
+/// `graph` extended by the encoded part `bytes` (a streamed task,
+/// [`crate::graph::GraphDelta`]); with `share`, shared with the other workers of this process
+/// that extend the same graph by the same part. The graph is copied once per part: parts
+/// double in size, so that is at most twice the graph's size over the whole task.
+pub fn extend(task: TaskId, graph: &Arc<WorkerGraph>, bytes: &[u8], share: bool) -> Decoded {
+    let extend_alone = || {
+        let delta: WorkerDelta = codec::decode(bytes).map_err(|e| e.to_string())?;
+        let mut grown = WorkerGraph::clone(graph);
+        grown.append(delta).map_err(|e| e.to_string())?;
+        Ok(Arc::new(grown))
+    };
+    shared((task, Arc::as_ptr(graph) as usize, bytes), share, extend_alone)
+}
+
+fn shared(
+    (task, base, bytes): (TaskId, usize, &[u8]),
+    share: bool,
+    make: impl FnOnce() -> Decoded,
+) -> Decoded {
     if !share {
-        return decode_alone(bytes);
+        return make();
     }
-    let key: Key = (task, bytes.len(), Sha256::digest(bytes).into());
+    let key: Key = (task, base, bytes.len(), Sha256::digest(bytes).into());
     let cell = {
         let mut graphs = GRAPHS.lock().unwrap_or_else(|p| p.into_inner());
         let graphs = graphs.get_or_insert_with(HashMap::new);
@@ -62,7 +86,7 @@ pub fn decode(task: TaskId, bytes: &[u8], share: bool) -> Decoded {
         }
     };
     // The first caller decodes; any other blocks here until it has (no lock held).
-    let decoded = cell.get_or_init(|| decode_alone(bytes)).clone();
+    let decoded = cell.get_or_init(make).clone();
     let mut graphs = GRAPHS.lock().unwrap_or_else(|p| p.into_inner());
     if let Some(graphs) = graphs.as_mut() {
         match &decoded {

@@ -206,6 +206,7 @@ impl From<Addr<Scheduler>> for SchedulerHandle {
             drain: a.clone().recipient(),
             peer_unreachable: a.clone().recipient(),
             submit: a.clone().recipient(),
+            extend: a.clone().recipient(),
             release: a.clone().recipient(),
             stop: a.clone().recipient(),
             workers: a.clone().recipient(),

@@ -24,7 +24,7 @@ pub mod state;
 // Re-exported: the web API's historical path.
 use super::guard::{guard, Guarded};
 use super::messages::{
-    Finished, LinkHandle, Redrive, Release, Reports, Send, StopTask, SubmitReady, TaskHandle,
+    ExtendGraph, Finished, LinkHandle, Redrive, Release, Reports, Send, StopTask, SubmitReady, TaskHandle,
 };
 pub use super::messages::{GetClusterStatus, NodeStatus};
 use crate::ids::{TaskId, WorkerId};
@@ -51,13 +51,23 @@ struct WorkerEntry {
 }
 
 impl WorkerEntry {
-    /// Sends the worker `task`'s graph, once per task.
-    fn register(&mut self, task: TaskId, graph: &Bytes) {
+    /// Sends the worker `task`'s graph, once per task: its first part and the parts that
+    /// extend it so far (a streamed graph, [`ExtendGraph`]).
+    fn register(&mut self, task: TaskId, parts: &[Bytes]) {
+        let Some((first, rest)) = parts.split_first() else {
+            return;
+        };
         if self.tasks.insert(task) {
             self.link.send.do_send(Send(ToWorker::RegisterTask {
                 task,
-                graph: graph.clone(),
+                graph: first.clone(),
             }));
+            for part in rest {
+                self.link.send.do_send(Send(ToWorker::ExtendTask {
+                    task,
+                    graph: part.clone(),
+                }));
+            }
         }
     }
 }
@@ -65,7 +75,9 @@ impl WorkerEntry {
 pub struct Scheduler {
     state: SchedulerState,
     workers: BTreeMap<WorkerId, WorkerEntry>,
-    processors: HashMap<TaskId, (TaskHandle, Bytes, Instant)>,
+    /// Per running task: its processor, its graph's parts (one unless streamed), and when it
+    /// was submitted.
+    processors: HashMap<TaskId, (TaskHandle, Vec<Bytes>, Instant)>,
     epoch: Instant,
     node_timeout_ms: u64,
     suspect_after_ms: u64,
@@ -129,9 +141,9 @@ impl Scheduler {
     /// Sends a newly registered task's graph to every worker at once, before any of its
     /// subtasks is ready: each worker decodes it while the task's state is still being
     /// built. A worker that joins later gets it with its first subtasks (`dispatch`).
-    fn register_everywhere(&mut self, task: TaskId, graph: &Bytes) {
+    fn register_everywhere(&mut self, task: TaskId, parts: &[Bytes]) {
         for entry in self.workers.values_mut() {
-            entry.register(task, graph);
+            entry.register(task, parts);
         }
     }
 
@@ -269,12 +281,32 @@ impl Handler<SubmitReady> for Scheduler {
     type Result = ();
     fn handle(&mut self, m: SubmitReady, ctx: &mut Context<Self>) {
         guard(self, ctx, "SubmitReady", |act, _ctx| {
-            if let std::collections::hash_map::Entry::Vacant(v) = act.processors.entry(m.task) {
-                v.insert((m.processor, m.graph.clone(), Instant::now()));
-                act.register_everywhere(m.task, &m.graph);
+            if !act.processors.contains_key(&m.task) {
+                let parts = vec![m.graph];
+                act.register_everywhere(m.task, &parts);
+                act.processors
+                    .insert(m.task, (m.processor, parts, Instant::now()));
             }
             act.state.enqueue(m.items);
             act.dispatch();
+        });
+    }
+}
+
+impl Handler<ExtendGraph> for Scheduler {
+    type Result = ();
+    fn handle(&mut self, m: ExtendGraph, ctx: &mut Context<Self>) {
+        guard(self, ctx, "ExtendGraph", |act, _ctx| {
+            let Some((_, parts, _)) = act.processors.get_mut(&m.task) else {
+                return; // ended meanwhile
+            };
+            parts.push(m.part.clone());
+            for entry in act.workers.values().filter(|e| e.tasks.contains(&m.task)) {
+                entry.link.send.do_send(Send(ToWorker::ExtendTask {
+                    task: m.task,
+                    graph: m.part.clone(),
+                }));
+            }
         });
     }
 }

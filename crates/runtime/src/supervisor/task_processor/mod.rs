@@ -9,6 +9,7 @@ mod part;
 mod preparation;
 mod recompute;
 pub mod state;
+mod streaming;
 mod views;
 mod whole_result;
 
@@ -61,6 +62,8 @@ pub struct TaskProcessor {
     /// Running again after it succeeded, to recompute results lost with a worker: result
     /// reads wait for that run ([`recompute`]).
     recomputing: bool,
+    /// Set when the task ends, so a streamed preparation stops making parts ([`streaming`]).
+    stop_streaming: std::sync::Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl From<Addr<TaskProcessor>> for TaskHandle {
@@ -111,6 +114,7 @@ impl TaskProcessor {
             panic: None,
             retries_counted: 0,
             recomputing: false,
+            stop_streaming: Default::default(),
         }
     }
 
@@ -148,6 +152,8 @@ impl TaskProcessor {
         }
         self.preparation_over();
         self.recomputing = false;
+        self.stop_streaming
+            .store(true, std::sync::atomic::Ordering::Relaxed);
         self.ended = Some(Instant::now());
         if failed {
             self.scheduler.stop.do_send(StopTask {

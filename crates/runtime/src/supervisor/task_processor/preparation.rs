@@ -3,8 +3,14 @@
 //! prepared graph (or the refusal) comes back to the actor. The actor has the graph sent to
 //! the workers and the task's state built on a blocking thread at the same time, then starts
 //! the state.
+//!
+//! A large graph of the streamed kind ([`crate::prepare::stream`]) comes back part by part
+//! instead ([`PartReady`]): the first part starts the task, each next one extends the
+//! workers' graphs (through the scheduler, before its subtasks) and the task's state, so
+//! subtasks run while the rest of the graph is still being expanded.
 
 use super::state::{TaskEnd, TaskState};
+use super::streaming::StreamTo;
 use super::TaskProcessor;
 use crate::graph::SubtaskGraph;
 use crate::prepare::{prepare, uniform_cluster};
@@ -12,6 +18,17 @@ use crate::protocol::codec;
 use crate::supervisor::messages::{GetWorkers, MemoryLimits, SubmitReady};
 use actix::prelude::*;
 use std::sync::Arc;
+use std::time::Instant;
+
+/// How a preparation ended on its thread: a whole graph for the actor, or a streamed one
+/// whose parts went to the actor as they came.
+enum Prepared {
+    Whole(SubtaskGraph, Vec<u8>, f64),
+    Streamed,
+}
+
+/// Why a preparation failed, and whether it is a refusal for memory.
+pub(super) type Failure = (String, bool);
 
 /// Chunks after tiling from which preparation hands its freed memory back to the OS at once
 /// (hundreds of megabytes of intermediate graphs).
@@ -24,6 +41,7 @@ impl TaskProcessor {
         let (config, task) = (self.config.clone(), self.task);
         let scheduler = self.scheduler.workers.clone();
         let memory_limits = self.scheduler.memory_limits.clone();
+        let (me, stop) = (ctx.address(), self.stop_streaming.clone());
         let prepared = async move {
             let workers: Vec<_> = scheduler
                 .send(GetWorkers)
@@ -38,9 +56,13 @@ impl TaskProcessor {
             } else {
                 workers
             };
-            tokio::task::spawn_blocking(move || -> Result<_, (String, bool)> {
-                let start = std::time::Instant::now();
+            tokio::task::spawn_blocking(move || -> Result<Prepared, Failure> {
+                let start = Instant::now();
                 let failed = |e: String| (e, false);
+                let streamed = StreamTo { me, stop, limits: &limits, start };
+                if streamed.run(&graph, &config, &workers, task)? {
+                    return Ok(Prepared::Streamed);
+                }
                 let p =
                     prepare(&graph, &config, &workers, task).map_err(|e| failed(e.to_string()))?;
                 crate::worker::memory::check_fits(&p.subtasks, &limits).map_err(|e| (e, true))?;
@@ -56,7 +78,7 @@ impl TaskProcessor {
                 if p.tiled_chunks >= RETURN_PAGES_FROM_CHUNKS {
                     crate::allocator::return_freed_pages();
                 }
-                Ok((graph, bytes, seconds))
+                Ok(Prepared::Whole(graph, bytes, seconds))
             })
             .await
             .map_err(|e| (format!("preparation panicked: {e}"), false))?
@@ -65,7 +87,10 @@ impl TaskProcessor {
             prepared
                 .into_actor(self)
                 .map(|result, act, ctx| match result {
-                    Ok((graph, bytes, seconds)) => act.start_prepared(graph, bytes, seconds, ctx),
+                    Ok(Prepared::Whole(graph, bytes, seconds)) => {
+                        act.start_prepared(graph, bytes, seconds, ctx)
+                    }
+                    Ok(Prepared::Streamed) => {}
                     // Refused for memory: the submission answers with the message.
                     Err((e, refused)) => {
                         if refused {

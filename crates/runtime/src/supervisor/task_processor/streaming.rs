@@ -1,0 +1,154 @@
+//! The streamed side of preparation ([`crate::prepare::stream`]): on the preparation thread,
+//! each part is checked against the workers' memory, encoded and sent to the processor as
+//! soon as it is ready ([`StreamTo`]); on the actor, the first part starts the task and
+//! each next one extends the workers' graphs (through the scheduler, ahead of the part's
+//! subtasks) and the task's state ([`PartReady`]).
+
+use super::preparation::Failure;
+use super::state::{TaskEnd, TaskState};
+use super::TaskProcessor;
+use crate::config::TaskConfig;
+use crate::graph::{GraphDelta, TileableGraph, WorkerView};
+use crate::ids::TaskId;
+use crate::prepare::optimize_tileable::optimize_tileable_graph;
+use crate::prepare::stream::{prepare_streamed, stream_plan};
+use crate::prepare::WorkerSlots;
+use crate::protocol::codec;
+use crate::supervisor::messages::{ExtendGraph, SubmitReady};
+use actix::prelude::*;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Instant;
+
+/// A part of a streamed graph, ready: the part, its encoded worker view and the seconds
+/// since preparation began.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub(super) struct PartReady {
+    delta: GraphDelta,
+    bytes: Vec<u8>,
+    seconds: f64,
+}
+
+/// Where a streamed preparation sends its parts.
+pub(super) struct StreamTo<'a> {
+    pub me: Addr<TaskProcessor>,
+    /// Set when the task ends: no more parts are made.
+    pub stop: Arc<AtomicBool>,
+    pub limits: &'a [u64],
+    pub start: Instant,
+}
+
+impl StreamTo<'_> {
+    /// Streams `graph` if it is of the streamed kind and large enough; false (nothing sent)
+    /// when it is to be prepared whole.
+    pub fn run(
+        &self,
+        graph: &TileableGraph,
+        config: &TaskConfig,
+        workers: &[WorkerSlots],
+        task: TaskId,
+    ) -> Result<bool, Failure> {
+        let failed = |e: String| (e, false);
+        if config.stream_from_chunks.is_none() {
+            return Ok(false);
+        }
+        config.validate().map_err(|e| failed(e.to_string()))?;
+        graph.validate().map_err(|e| failed(e.to_string()))?;
+        let optimized = if config.optimize_tileable_graph {
+            optimize_tileable_graph(graph).map_err(|e| failed(e.to_string()))?
+        } else {
+            graph.clone()
+        };
+        let Some(plan) = stream_plan(&optimized, config) else {
+            return Ok(false);
+        };
+        let mut refused = None;
+        let mut first = true;
+        let report = prepare_streamed(&plan, config, workers, task, |part, delta| {
+            if self.stop.load(Ordering::Relaxed) {
+                return Ok(false);
+            }
+            if let Some(part) = part {
+                if let Err(e) = crate::worker::memory::check_fits(part, self.limits) {
+                    refused = Some(e.clone());
+                    return Err(crate::error::AresError::prepare("memory", e));
+                }
+            }
+            // The first part is a whole graph to the workers; the next ones extend it.
+            let bytes = if std::mem::take(&mut first) {
+                codec::encode(&WorkerView {
+                    chunks: &delta.chunks,
+                    members: &delta.members,
+                    outputs: &delta.outputs,
+                })
+            } else {
+                codec::encode(&delta.worker_view())
+            };
+            let bytes = bytes.map_err(|e| crate::error::AresError::prepare("encode", e.to_string()))?;
+            let seconds = self.start.elapsed().as_secs_f64();
+            self.me.do_send(PartReady {
+                delta,
+                bytes,
+                seconds,
+            });
+            Ok(true)
+        });
+        match (report, refused) {
+            (Ok(report), _) => {
+                tracing::info!(%task, ?report, "streamed preparation done");
+                Ok(true)
+            }
+            (Err(e), None) => Err(failed(e.to_string())),
+            (Err(_), Some(why)) => Err((why, true)),
+        }
+    }
+}
+
+impl Handler<PartReady> for TaskProcessor {
+    type Result = ();
+    fn handle(&mut self, m: PartReady, ctx: &mut Context<Self>) {
+        if self.life.is_ended() {
+            return; // cancelled or failed meanwhile: the rest is not needed
+        }
+        let Some(state) = self.life.state_mut() else {
+            return self.start_streamed(m, ctx);
+        };
+        self.scheduler.extend.do_send(ExtendGraph {
+            task: self.task,
+            part: m.bytes.into(),
+        });
+        if let Err(e) = state.extend(m.delta) {
+            self.end(TaskEnd::Failed(format!("streamed preparation: {e}")));
+            return;
+        }
+        self.flush(ctx);
+    }
+}
+
+impl TaskProcessor {
+    /// The first part: registers the task with the scheduler (and so the workers) and
+    /// starts its state, built here (a first part is small).
+    fn start_streamed(&mut self, m: PartReady, ctx: &mut Context<Self>) {
+        self.prepare_seconds = Some(m.seconds);
+        self.graph_bytes = m.bytes.into();
+        self.scheduler.submit.do_send(SubmitReady {
+            task: self.task,
+            processor: ctx.address().into(),
+            graph: self.graph_bytes.clone(),
+            items: Vec::new(),
+        });
+        match TaskState::streamed(m.delta, self.max_retries) {
+            Ok(mut state) => {
+                state.start();
+                if self.life.prepared(state) {
+                    self.preparation_over();
+                    self.flush(ctx);
+                }
+            }
+            Err(e) => {
+                self.end(TaskEnd::Failed(format!("streamed preparation: {e}")));
+            }
+        }
+    }
+}
