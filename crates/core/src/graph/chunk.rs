@@ -312,6 +312,29 @@ impl ChunkGraph {
         ChunkIdx(own)
     }
 
+    /// Room for about `nodes` nodes in all (edges and arguments as [`Self::with_capacity`]).
+    pub(crate) fn reserve(&mut self, nodes: usize) {
+        self.nodes.reserve(nodes.saturating_sub(self.nodes.len()));
+        self.edges.reserve((nodes * 2).saturating_sub(self.edges.len()));
+    }
+
+    /// A copy (tables included, lookups left out) with room for `tail`'s nodes, edges and
+    /// entries as well.
+    pub(crate) fn copy_with_room(&self, tail: &ChunkGraph) -> ChunkGraph {
+        let mut copy = ChunkGraph {
+            nodes: Vec::with_capacity(self.nodes.len() + tail.nodes.len()),
+            edges: Vec::with_capacity(self.edges.len() + tail.edges.len()),
+            args: Vec::with_capacity(self.args.len() + tail.args.len()),
+            shapes: self.shapes.clone(),
+            results: self.results.clone(),
+            ..ChunkGraph::default()
+        };
+        copy.nodes.extend_from_slice(&self.nodes);
+        copy.edges.extend_from_slice(&self.edges);
+        copy.args.extend_from_slice(&self.args);
+        copy
+    }
+
     pub(crate) fn shapes_len(&self) -> usize {
         self.shapes.len()
     }

@@ -22,6 +22,22 @@ impl Csr {
         }
     }
 
+    /// Room for `rows` rows and `edges` edges in all.
+    pub fn reserve(&mut self, rows: usize, edges: usize) {
+        self.offsets.reserve((rows + 1).saturating_sub(self.offsets.len()));
+        self.targets
+            .reserve(edges.saturating_sub(self.targets.len()));
+    }
+
+    /// A copy with room for `more`'s rows as well.
+    pub fn copy_with_room(&self, more: &Csr) -> Self {
+        let mut copy = Self::with_capacity(self.rows() + more.rows(), self.edges() + more.edges());
+        copy.offsets.truncate(0);
+        copy.offsets.extend_from_slice(&self.offsets);
+        copy.targets.extend_from_slice(&self.targets);
+        copy
+    }
+
     pub fn push_row(&mut self, row: impl IntoIterator<Item = u32>) {
         self.targets.extend(row);
         self.offsets.push(self.targets.len() as u32);

@@ -39,6 +39,9 @@ pub struct GraphDelta {
     pub held: Vec<ChunkIdx>,
     /// The last part: the graph is complete and its results are known.
     pub sealed: bool,
+    /// On the first part: about how large the whole graph will be, so the graph it starts
+    /// is allocated once instead of growing by copies.
+    pub expected: Option<DeltaBase>,
 }
 
 /// What a worker needs of a delta (as [`super::WorkerView`] of a whole graph).
@@ -104,7 +107,35 @@ impl GraphDelta {
             preds: shift(&part.preds, s0),
             held: held.iter().map(|c| ChunkIdx(c.0 + c0)).collect(),
             sealed: false,
+            expected: None,
         })
+    }
+
+    /// Appends `next`, the delta that starts where this one ends, to this one: one part for
+    /// the two (the seal goes out with the last run of regions, so the workers copy their
+    /// graph once less).
+    pub fn merge(&mut self, next: GraphDelta) -> Result<()> {
+        let end = DeltaBase {
+            chunks: self.base.chunks + self.chunks.len() as u32,
+            subtasks: self.base.subtasks + self.subtasks.len() as u32,
+            args: self.base.args + self.chunks.args.len() as u32,
+            shapes: self.base.shapes + self.chunks.shapes_len() as u32,
+        };
+        if next.base != end {
+            return Err(AresError::prepare(
+                "stream",
+                format!("a part starting at {:?} merged after one ending at {end:?}", next.base),
+            ));
+        }
+        self.chunks.append_nodes(next.chunks);
+        self.subtasks.extend(next.subtasks);
+        self.members.extend(&next.members);
+        self.inputs.extend(&next.inputs);
+        self.outputs.extend(&next.outputs);
+        self.preds.extend(&next.preds);
+        self.held.extend(next.held);
+        self.sealed |= next.sealed;
+        Ok(())
     }
 
     pub fn len(&self) -> usize {
@@ -150,6 +181,20 @@ impl SubtaskGraph {
         }
     }
 
+    /// Room for a graph of about `total` chunks and subtasks.
+    fn reserve(&mut self, total: DeltaBase) {
+        let (chunks, subtasks) = (total.chunks as usize, total.subtasks as usize);
+        self.chunks.reserve(chunks);
+        self.owner.reserve(chunks.saturating_sub(self.owner.len()));
+        self.subtasks.reserve(subtasks.saturating_sub(self.subtasks.len()));
+        for rows in [&mut self.members, &mut self.outputs] {
+            rows.reserve(subtasks, chunks);
+        }
+        for rows in [&mut self.inputs, &mut self.preds, &mut self.succs] {
+            rows.reserve(subtasks, subtasks * 2);
+        }
+    }
+
     /// Where the next delta must start.
     pub fn delta_base(&self) -> DeltaBase {
         self.chunks.tail_base(self.len())
@@ -161,6 +206,9 @@ impl SubtaskGraph {
         check_base("subtask", base.subtasks as usize, delta.base.subtasks)?;
         let reads_back = delta.reads_earlier_parts();
         let sub_base = base.subtasks;
+        if let Some(e) = delta.expected {
+            self.reserve(e);
+        }
         self.chunks.append_tail(delta.base, delta.chunks)?;
         self.owner.resize(self.chunks.len(), SubtaskIdx(u32::MAX));
         for s in 0..delta.members.rows() {
@@ -191,13 +239,22 @@ impl SubtaskGraph {
 }
 
 impl WorkerGraph {
-    /// Appends a worker's share of a delta, which must start where this graph ends.
-    pub fn append(&mut self, delta: WorkerDelta) -> Result<()> {
+    /// This graph extended by a worker's share of a delta, which must start where this
+    /// graph ends: a copy (others may be reading this one), made with room for the delta so
+    /// that it is copied once.
+    pub fn extended(&self, delta: WorkerDelta) -> Result<Self> {
         check_base("subtask", self.members.rows(), delta.base.subtasks)?;
-        self.chunks.append_tail(delta.base, delta.chunks)?;
-        self.members.extend(&delta.members);
-        self.outputs.extend(&delta.outputs);
-        Ok(())
+        let mut chunks = self.chunks.copy_with_room(&delta.chunks);
+        chunks.append_tail(delta.base, delta.chunks)?;
+        let mut members = self.members.copy_with_room(&delta.members);
+        members.extend(&delta.members);
+        let mut outputs = self.outputs.copy_with_room(&delta.outputs);
+        outputs.extend(&delta.outputs);
+        Ok(Self {
+            chunks,
+            members,
+            outputs,
+        })
     }
 }
 

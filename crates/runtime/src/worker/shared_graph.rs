@@ -45,13 +45,11 @@ pub fn decode(task: TaskId, bytes: &[u8], share: bool) -> Decoded {
 /// `graph` extended by the encoded part `bytes` (a streamed task,
 /// [`crate::graph::GraphDelta`]); with `share`, shared with the other workers of this process
 /// that extend the same graph by the same part. The graph is copied once per part: parts
-/// double in size, so that is at most twice the graph's size over the whole task.
+/// grow fourfold, so that is about a third of the graph's size over the whole task.
 pub fn extend(task: TaskId, graph: &Arc<WorkerGraph>, bytes: &[u8], share: bool) -> Decoded {
     let extend_alone = || {
         let delta: WorkerDelta = codec::decode(bytes).map_err(|e| e.to_string())?;
-        let mut grown = WorkerGraph::clone(graph);
-        grown.append(delta).map_err(|e| e.to_string())?;
-        Ok(Arc::new(grown))
+        graph.extended(delta).map(Arc::new).map_err(|e| e.to_string())
     };
     shared((task, Arc::as_ptr(graph) as usize, bytes), share, extend_alone)
 }

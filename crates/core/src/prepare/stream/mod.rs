@@ -5,11 +5,11 @@
 //!
 //! A graph that streams ([`plan`]) is tiled a run of whole regions at a time; each run goes
 //! through the passes alone (`optimize_chunk_graph → fuse → color → assign`) and leaves as a
-//! [`GraphDelta`] that extends the graph before it. Runs double in size from
-//! `stream_first_chunks`, so a graph of `n` chunks comes in about `log2(n / first)` parts and
-//! everything done per part (the workers copy their graph to extend it) stays within twice
-//! the work of one whole graph. The last part, the seal, is the combine levels above the
-//! regions, one subtask per chunk, and the results.
+//! [`GraphDelta`] that extends the graph before it. Runs grow fourfold from
+//! `stream_first_chunks`, so a graph of `n` chunks comes in about `log4(n / first)` parts and
+//! what is done again per part (a worker copies its graph to extend it) adds up to a third
+//! of the whole graph. The seal (the combine levels above the regions, one subtask per
+//! chunk, and the results) goes out with the last run.
 //!
 //! Fusion is unchanged by the cut: a region's chunks are read only inside it, except its
 //! roots, which are kept (a result can only end a chain) and read by combines of several
@@ -51,15 +51,19 @@ pub fn stream_plan(graph: &TileableGraph, config: &TaskConfig) -> Option<StreamP
     (chunks >= from && plan.positions() > plan.region).then_some(plan)
 }
 
-/// Prepares `plan`'s graph part by part, handing each part to `emit` as soon as it is ready,
-/// with the part's own subtask graph for checks such as memory (none for the seal, a few
-/// combines). `emit` returns false to stop (the task ended).
+/// Parts after the first are this many times larger than the one before.
+const GROWTH: usize = 4;
+
+/// Prepares `plan`'s graph part by part: `check` sees each run's subtask graph (of its own,
+/// for checks such as memory) before `emit` receives the part as soon as it is ready. The
+/// seal goes out with the last run. `emit` returns false to stop (the task ended).
 pub fn prepare_streamed(
     plan: &StreamPlan,
     config: &TaskConfig,
     workers: &[WorkerSlots],
     task: TaskId,
-    mut emit: impl FnMut(Option<&SubtaskGraph>, GraphDelta) -> Result<bool>,
+    mut check: impl FnMut(&SubtaskGraph) -> Result<()>,
+    mut emit: impl FnMut(GraphDelta) -> Result<bool>,
 ) -> Result<StreamReport> {
     config.validate()?;
     let started = Instant::now();
@@ -89,6 +93,7 @@ pub fn prepare_streamed(
         }
         let mut part = color::group_subtasks(g, config, total_slots, task, StageId(0))?;
         assign::assign_initial(&mut part, workers)?;
+        check(&part)?;
         let held: Vec<ChunkIdx> = part
             .chunks
             .results
@@ -103,29 +108,39 @@ pub fn prepare_streamed(
                 owners.insert(c.0 + base.chunks, (base.subtasks + s.0, depth));
             }
         }
-        let delta = GraphDelta::from_part(&part, base, &held)?;
+        let mut delta = GraphDelta::from_part(&part, base, &held)?;
+        if start == 0 {
+            // The whole graph, extrapolated from this run (and a little more).
+            let scale = |n: usize| (n as f64 * positions as f64 / end as f64 * 1.05) as u32 + 64;
+            delta.expected = Some(DeltaBase {
+                chunks: scale(part.chunks.len()),
+                subtasks: scale(part.len()),
+                ..DeltaBase::default()
+            });
+        }
+        report.subtasks += part.len();
         tables = part.chunks.take_tables();
         base = DeltaBase {
             chunks: base.chunks + part.chunks.len() as u32,
             subtasks: base.subtasks + part.len() as u32,
             ..tables.tail_base(0)
         };
+        if end == positions {
+            let seal = seal(plan, std::mem::take(&mut tables), base, &kept, &owners, task)?;
+            report.tiled_chunks += seal.chunks.len();
+            report.subtasks += seal.len();
+            delta.merge(seal)?;
+        }
         report.parts += 1;
-        report.subtasks += part.len();
-        if !emit(Some(&part), delta)? {
+        if !emit(delta)? {
             return Err(AresError::prepare("stream", "stopped: the task ended"));
         }
         if report.parts == 1 {
             report.first_part_seconds = started.elapsed().as_secs_f64();
         }
         start = end;
-        run *= 2;
+        run *= GROWTH;
     }
-    let seal = seal(plan, tables, base, &kept, &owners, task)?;
-    report.tiled_chunks += seal.chunks.len();
-    report.subtasks += seal.len();
-    report.parts += 1;
-    emit(None, seal)?;
     report.seconds = started.elapsed().as_secs_f64();
     Ok(report)
 }
@@ -201,6 +216,7 @@ fn seal(
         preds,
         held: Vec::new(),
         sealed: true,
+        expected: None,
     })
 }
 

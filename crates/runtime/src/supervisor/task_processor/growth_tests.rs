@@ -13,10 +13,8 @@ use crate::tensor::{self, Tensor};
 ///
 /// ```text
 ///   part 0: positions 0..8    FUSE[ones, sum] ×8 ─► 2 combines (region roots, held) ─┐
-///   part 1: positions 8..24   ×16 ─► 4 roots                                          │
-///   part 2: positions 24..56  ×32 ─► 8 roots                                          ├► seal:
-///   part 3: positions 56..64  ×8  ─► 2 roots                                          │  16 roots
-///                                                                                     ┘  ─► 4 ─► 1
+///   part 1: positions 8..40   ×32 ─► 8 roots                                          ├► 16 roots
+///   part 2: positions 40..64  ×24 ─► 6 roots, and the seal:                           ┘  ─► 4 ─► 1
 /// ```
 fn parts() -> Vec<GraphDelta> {
     let t = tensor::ones(&[64], 1).unwrap().sum(None, false).unwrap();
@@ -28,7 +26,8 @@ fn parts() -> Vec<GraphDelta> {
     let g = crate::prepare::optimize_tileable::optimize_tileable_graph(&Tensor::graph(&[&t]));
     let plan = stream_plan(&g.unwrap(), &config).unwrap();
     let mut parts = Vec::new();
-    prepare_streamed(&plan, &config, &uniform_cluster(2, 1), TaskId(7), |_, d| {
+    let workers = uniform_cluster(2, 1);
+    prepare_streamed(&plan, &config, &workers, TaskId(7), |_| Ok(()), |d| {
         parts.push(d);
         Ok(true)
     })
@@ -71,7 +70,7 @@ fn parts_run_as_they_come_and_the_task_ends_after_the_seal() {
     assert!(st.result_locations().is_empty());
 
     let rest: Vec<GraphDelta> = parts.collect();
-    assert_eq!(rest.len(), 4, "three more parts and the seal");
+    assert_eq!(rest.len(), 2, "one more part, and the last with the seal");
     let mut all_held = held.clone();
     for part in rest {
         let sealed = part.sealed;

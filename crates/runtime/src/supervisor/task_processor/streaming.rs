@@ -65,15 +65,15 @@ impl StreamTo<'_> {
         };
         let mut refused = None;
         let mut first = true;
-        let report = prepare_streamed(&plan, config, workers, task, |part, delta| {
+        let check = |part: &crate::graph::SubtaskGraph| {
+            crate::worker::memory::check_fits(part, self.limits).map_err(|e| {
+                refused = Some(e.clone());
+                crate::error::AresError::prepare("memory", e)
+            })
+        };
+        let report = prepare_streamed(&plan, config, workers, task, check, |delta| {
             if self.stop.load(Ordering::Relaxed) {
                 return Ok(false);
-            }
-            if let Some(part) = part {
-                if let Err(e) = crate::worker::memory::check_fits(part, self.limits) {
-                    refused = Some(e.clone());
-                    return Err(crate::error::AresError::prepare("memory", e));
-                }
             }
             // The first part is a whole graph to the workers; the next ones extend it.
             let bytes = if std::mem::take(&mut first) {
