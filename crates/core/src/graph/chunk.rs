@@ -315,7 +315,8 @@ impl ChunkGraph {
     /// Room for about `nodes` nodes in all (edges and arguments as [`Self::with_capacity`]).
     pub(crate) fn reserve(&mut self, nodes: usize) {
         self.nodes.reserve(nodes.saturating_sub(self.nodes.len()));
-        self.edges.reserve((nodes * 2).saturating_sub(self.edges.len()));
+        self.edges
+            .reserve((nodes * 2).saturating_sub(self.edges.len()));
     }
 
     /// A copy (tables included, lookups left out) with room for `tail`'s nodes, edges and

@@ -24,7 +24,8 @@ impl Csr {
 
     /// Room for `rows` rows and `edges` edges in all.
     pub fn reserve(&mut self, rows: usize, edges: usize) {
-        self.offsets.reserve((rows + 1).saturating_sub(self.offsets.len()));
+        self.offsets
+            .reserve((rows + 1).saturating_sub(self.offsets.len()));
         self.targets
             .reserve(edges.saturating_sub(self.targets.len()));
     }

@@ -124,7 +124,10 @@ impl GraphDelta {
         if next.base != end {
             return Err(AresError::prepare(
                 "stream",
-                format!("a part starting at {:?} merged after one ending at {end:?}", next.base),
+                format!(
+                    "a part starting at {:?} merged after one ending at {end:?}",
+                    next.base
+                ),
             ));
         }
         self.chunks.append_nodes(next.chunks);
@@ -186,7 +189,8 @@ impl SubtaskGraph {
         let (chunks, subtasks) = (total.chunks as usize, total.subtasks as usize);
         self.chunks.reserve(chunks);
         self.owner.reserve(chunks.saturating_sub(self.owner.len()));
-        self.subtasks.reserve(subtasks.saturating_sub(self.subtasks.len()));
+        self.subtasks
+            .reserve(subtasks.saturating_sub(self.subtasks.len()));
         for rows in [&mut self.members, &mut self.outputs] {
             rows.reserve(subtasks, chunks);
         }

@@ -136,8 +136,14 @@ impl Worker {
             }
             return;
         };
+        let subtasks = self.hold_until_added(task, subtasks);
         let me = self.me.unwrap_or(WorkerId(u32::MAX));
         for run in subtasks {
+            if run.subtask.index() >= graph.members.rows() {
+                let error = format!("{} is not in the graph of {task}", run.subtask);
+                self.report(task, run.subtask, Err(SubtaskError::Failed(error)), ctx);
+                continue;
+            }
             let local = super::memory::local_inputs(&run.inputs, me);
             self.shared.storage.want(task, &local, true);
             let needs = self.needs(&graph, task, &run, me);

@@ -25,6 +25,7 @@ mod drain;
 mod execute;
 pub mod fetch;
 pub mod footprint;
+mod growth;
 mod key_hash;
 pub mod memory;
 pub mod monitor;
@@ -85,6 +86,8 @@ pub struct Worker {
     data_addr: SocketAddr,
     heartbeat: Duration,
     graphs: HashMap<TaskId, Arc<WorkerGraph>>,
+    /// Streamed tasks whose graph is being extended ([`growth`]).
+    growing: HashMap<TaskId, growth::Growing>,
     shared: Arc<Shared>,
     pool: pool::ComputePool,
     /// Subtasks waiting for or fetching remote inputs; the fetches in flight.
@@ -282,18 +285,7 @@ impl Worker {
                     Err(e) => tracing::error!(%task, "cannot decode the task's graph: {e}"),
                 }
             }
-            ToWorker::ExtendTask { task, graph } => {
-                let Some(old) = self.graphs.get(&task) else {
-                    tracing::error!(%task, "a part of the graph of a task never registered");
-                    return;
-                };
-                match shared_graph::extend(task, old, &graph, storage::live().len() > 1) {
-                    Ok(g) => {
-                        self.graphs.insert(task, g);
-                    }
-                    Err(e) => tracing::error!(%task, "cannot extend the task's graph: {e}"),
-                }
-            }
+            ToWorker::ExtendTask { task, graph } => self.extend_graph(task, graph, ctx),
             ToWorker::RunSubtasks { task, subtasks } => self.run(task, subtasks, ctx),
             ToWorker::CancelSubtasks { task, subtasks } => {
                 for s in subtasks {
@@ -311,6 +303,7 @@ impl Worker {
                 self.core.forget(task);
                 self.carry_out(ctx);
                 self.graphs.remove(&task);
+                self.growing.remove(&task);
                 self.shared.storage.remove_task(task);
                 self.shared.cancelled.forget(task);
             }
@@ -373,6 +366,7 @@ pub async fn start(
             data_addr,
             heartbeat,
             graphs: HashMap::new(),
+            growing: HashMap::new(),
             shared,
             pool,
             core: state::WorkerCore::with_room(

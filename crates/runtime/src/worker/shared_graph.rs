@@ -49,9 +49,16 @@ pub fn decode(task: TaskId, bytes: &[u8], share: bool) -> Decoded {
 pub fn extend(task: TaskId, graph: &Arc<WorkerGraph>, bytes: &[u8], share: bool) -> Decoded {
     let extend_alone = || {
         let delta: WorkerDelta = codec::decode(bytes).map_err(|e| e.to_string())?;
-        graph.extended(delta).map(Arc::new).map_err(|e| e.to_string())
+        graph
+            .extended(delta)
+            .map(Arc::new)
+            .map_err(|e| e.to_string())
     };
-    shared((task, Arc::as_ptr(graph) as usize, bytes), share, extend_alone)
+    shared(
+        (task, Arc::as_ptr(graph) as usize, bytes),
+        share,
+        extend_alone,
+    )
 }
 
 fn shared(
@@ -165,5 +172,85 @@ mod tests {
             .collect();
         let graphs: Vec<_> = threads.into_iter().map(|t| t.join().unwrap()).collect();
         assert!(graphs.iter().all(|g| Arc::ptr_eq(g, &graphs[0])));
+    }
+
+    /// A streamed graph's parts, as the supervisor sends them: the first as a whole graph,
+    /// the next ones as deltas; and the whole graph they make.
+    fn streamed_parts(task: TaskId) -> (Vec<Vec<u8>>, crate::graph::SubtaskGraph) {
+        use crate::prepare::stream::{prepare_streamed, stream_plan};
+        let t = tensor::rand(&[3000], 1, Some(3))
+            .unwrap()
+            .sum(None, false)
+            .unwrap();
+        let config = crate::config::TaskConfig {
+            stream_from_chunks: Some(0),
+            stream_first_chunks: 100,
+            ..Default::default()
+        };
+        let g = crate::prepare::optimize_tileable::optimize_tileable_graph(&Tensor::graph(&[&t]));
+        let plan = stream_plan(&g.unwrap(), &config).unwrap();
+        let mut whole = crate::graph::SubtaskGraph::empty(task, crate::ids::StageId(0));
+        let mut parts = Vec::new();
+        let workers = uniform_cluster(2, 1);
+        prepare_streamed(
+            &plan,
+            &config,
+            &workers,
+            task,
+            |_| Ok(()),
+            |d| {
+                parts.push(
+                    if parts.is_empty() {
+                        codec::encode(&crate::graph::WorkerView {
+                            chunks: &d.chunks,
+                            members: &d.members,
+                            outputs: &d.outputs,
+                        })
+                    } else {
+                        codec::encode(&d.worker_view())
+                    }
+                    .unwrap()
+                    .to_vec(),
+                );
+                whole.append(d).unwrap();
+                Ok(true)
+            },
+        )
+        .unwrap();
+        (parts, whole)
+    }
+
+    #[test]
+    fn a_graph_extended_part_by_part_is_the_whole_graph_and_shared_like_one() {
+        let task = TaskId(9004);
+        let (parts, whole) = streamed_parts(task);
+        assert!(parts.len() >= 3, "{} parts", parts.len());
+        let mut a = decode(task, &parts[0], true).unwrap();
+        let mut b = decode(task, &parts[0], true).unwrap();
+        for part in &parts[1..] {
+            a = extend(task, &a, part, true).unwrap();
+            b = extend(task, &b, part, true).unwrap();
+            assert!(Arc::ptr_eq(&a, &b), "both workers share each extension");
+        }
+        let alone = parts[1..]
+            .iter()
+            .fold(decode(task, &parts[0], false).unwrap(), |g, p| {
+                extend(task, &g, p, false).unwrap()
+            });
+        let view = |g: &WorkerGraph| {
+            codec::encode(&crate::graph::WorkerView {
+                chunks: &g.chunks,
+                members: &g.members,
+                outputs: &g.outputs,
+            })
+            .unwrap()
+        };
+        let want = codec::encode(&whole.worker_view()).unwrap();
+        assert_eq!(view(&a), want, "the extended graph is the whole graph");
+        assert_eq!(view(&alone), want);
+        // A part applied twice, or out of order, is refused (its base is not the graph's end).
+        assert!(extend(task, &a, &parts[1], false).is_err());
+        let first = decode(task, &parts[0], false).unwrap();
+        assert!(extend(task, &first, &parts[2], false).is_err());
     }
 }

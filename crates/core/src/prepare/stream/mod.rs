@@ -126,7 +126,14 @@ pub fn prepare_streamed(
             ..tables.tail_base(0)
         };
         if end == positions {
-            let seal = seal(plan, std::mem::take(&mut tables), base, &kept, &owners, task)?;
+            let seal = seal(
+                plan,
+                std::mem::take(&mut tables),
+                base,
+                &kept,
+                &owners,
+                task,
+            )?;
             report.tiled_chunks += seal.chunks.len();
             report.subtasks += seal.len();
             delta.merge(seal)?;

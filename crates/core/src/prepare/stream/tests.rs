@@ -72,7 +72,11 @@ fn stream(graph: &TileableGraph, config: &TaskConfig) -> (SubtaskGraph, StreamRe
     let workers = uniform_cluster(2, 1);
     let report = prepare_streamed(&plan, config, &workers, TaskId(1), check, |d| {
         assert!(!sealed, "a part after the seal");
-        assert_eq!(d.expected.is_some(), d.base.chunks == 0, "a size on the first part");
+        assert_eq!(
+            d.expected.is_some(),
+            d.base.chunks == 0,
+            "a size on the first part"
+        );
         sealed = d.sealed;
         let held = d.held.clone();
         whole.append(d).unwrap();

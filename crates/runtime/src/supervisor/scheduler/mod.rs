@@ -24,7 +24,8 @@ pub mod state;
 // Re-exported: the web API's historical path.
 use super::guard::{guard, Guarded};
 use super::messages::{
-    ExtendGraph, Finished, LinkHandle, Redrive, Release, Reports, Send, StopTask, SubmitReady, TaskHandle,
+    ExtendGraph, Finished, LinkHandle, Redrive, Release, Reports, Send, StopTask, SubmitReady,
+    TaskHandle,
 };
 pub use super::messages::{GetClusterStatus, NodeStatus};
 use crate::ids::{TaskId, WorkerId};

@@ -5,6 +5,7 @@
 //! Chunks a later part reads are held (one reference each) from the part that makes them
 //! until the seal, whose subtasks and results then hold them: without the hold, a region
 //! root whose part had finished would be released before the seal that reads it arrived.
+//! A held chunk lost with its worker is recomputed at once, as a lost result is.
 
 use super::*;
 use crate::graph::GraphDelta;
@@ -34,6 +35,9 @@ impl TaskState {
         }
         let first_new = self.graph.len();
         let (held, sealed) = (delta.held.clone(), delta.sealed);
+        if let Some(e) = delta.expected {
+            self.expected_subtasks = e.subtasks as usize;
+        }
         Arc::make_mut(&mut self.graph)
             .append(delta)
             .map_err(|e| e.to_string())?;
@@ -65,10 +69,9 @@ impl TaskState {
         if graph_has_proxies(&self.graph, first_new) {
             self.proxies = shuffle::proxies(&self.graph.chunks);
         }
-        let ready: Vec<usize> = (first_new..n)
-            .filter(|s| self.inputs_available(*s))
-            .collect();
-        self.submit(ready);
+        // Submits what can run; an input lost since its part ran (a held chunk on a worker
+        // that died) has its producer run again.
+        self.recover();
         self.finish_if_complete();
         Ok(())
     }

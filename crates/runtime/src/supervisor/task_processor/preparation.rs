@@ -23,7 +23,7 @@ use std::time::Instant;
 /// How a preparation ended on its thread: a whole graph for the actor, or a streamed one
 /// whose parts went to the actor as they came.
 enum Prepared {
-    Whole(SubtaskGraph, Vec<u8>, f64),
+    Whole(Box<SubtaskGraph>, Vec<u8>, f64),
     Streamed,
 }
 
@@ -59,7 +59,12 @@ impl TaskProcessor {
             tokio::task::spawn_blocking(move || -> Result<Prepared, Failure> {
                 let start = Instant::now();
                 let failed = |e: String| (e, false);
-                let streamed = StreamTo { me, stop, limits: &limits, start };
+                let streamed = StreamTo {
+                    me,
+                    stop,
+                    limits: &limits,
+                    start,
+                };
                 if streamed.run(&graph, &config, &workers, task)? {
                     return Ok(Prepared::Streamed);
                 }
@@ -78,7 +83,7 @@ impl TaskProcessor {
                 if p.tiled_chunks >= RETURN_PAGES_FROM_CHUNKS {
                     crate::allocator::return_freed_pages();
                 }
-                Ok(Prepared::Whole(graph, bytes, seconds))
+                Ok(Prepared::Whole(Box::new(graph), bytes, seconds))
             })
             .await
             .map_err(|e| (format!("preparation panicked: {e}"), false))?
@@ -88,7 +93,7 @@ impl TaskProcessor {
                 .into_actor(self)
                 .map(|result, act, ctx| match result {
                     Ok(Prepared::Whole(graph, bytes, seconds)) => {
-                        act.start_prepared(graph, bytes, seconds, ctx)
+                        act.start_prepared(*graph, bytes, seconds, ctx)
                     }
                     Ok(Prepared::Streamed) => {}
                     // Refused for memory: the submission answers with the message.

@@ -105,13 +105,13 @@ impl TaskState {
         let mut work: Vec<usize> = (0..self.graph.len())
             .filter(|s| self.state[*s] == SubState::Waiting)
             .collect();
-        // Results that were computed and lost need their producers too.
-        for r in &self.graph.chunks.results {
-            for c in &r.chunks {
-                let p = self.graph.owner[c.index()].index();
-                if self.state[p] == SubState::Done && self.location[c.index()].is_none() {
-                    work.push(p);
-                }
+        // Results that were computed and lost need their producers too, and so do chunks
+        // held for parts of a growing graph still to come.
+        let results = self.graph.chunks.results.iter().flat_map(|r| &r.chunks);
+        for c in results.chain(&self.held) {
+            let p = self.graph.owner[c.index()].index();
+            if self.state[p] == SubState::Done && self.location[c.index()].is_none() {
+                work.push(p);
             }
         }
         while let Some(s) = work.pop() {

@@ -83,6 +83,8 @@ pub struct TaskState {
     sealed: bool,
     /// Chunks later parts of a growing graph read, held until the seal.
     held: Vec<ChunkIdx>,
+    /// How many subtasks a growing graph is expected to have in all.
+    expected_subtasks: usize,
 }
 
 /// Where a completed proxy "is": nowhere, it holds no data.
@@ -110,6 +112,7 @@ impl TaskState {
             window: DEFAULT_WINDOW,
             sealed: true,
             held: Vec::new(),
+            expected_subtasks: 0,
             graph,
         }
     }
@@ -120,11 +123,18 @@ impl TaskState {
         self
     }
 
+    /// Done over all subtasks (of a growing graph: over those expected when it is whole,
+    /// so progress does not fall back as parts come).
     pub fn progress(&self) -> f64 {
-        if self.graph.is_empty() {
+        let total = if self.sealed {
+            self.graph.len()
+        } else {
+            self.graph.len().max(self.expected_subtasks)
+        };
+        if total == 0 {
             1.0
         } else {
-            self.done as f64 / self.graph.len() as f64
+            self.done as f64 / total as f64
         }
     }
 

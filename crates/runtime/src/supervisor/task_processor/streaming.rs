@@ -85,7 +85,8 @@ impl StreamTo<'_> {
             } else {
                 codec::encode(&delta.worker_view())
             };
-            let bytes = bytes.map_err(|e| crate::error::AresError::prepare("encode", e.to_string()))?;
+            let bytes =
+                bytes.map_err(|e| crate::error::AresError::prepare("encode", e.to_string()))?;
             let seconds = self.start.elapsed().as_secs_f64();
             self.me.do_send(PartReady {
                 delta,
