@@ -25,6 +25,7 @@ pub fn bench_prepare(chunks: usize, repeat: usize) -> Result<Value> {
     for r in &p.passes {
         passes.insert(r.pass.into(), json!({"seconds": r.seconds, "nodes": r.nodes, "chunks_per_s": p.tiled_chunks as f64 / r.seconds}));
     }
+    let streamed = bench_streamed(&graph, &workers, repeat)?;
     Ok(json!({
         "bench": "prepare",
         "chunks": p.tiled_chunks,
@@ -32,6 +33,48 @@ pub fn bench_prepare(chunks: usize, repeat: usize) -> Result<Value> {
         "seconds": seconds,
         "chunks_per_s": p.tiled_chunks as f64 / seconds,
         "passes": passes,
+        "streamed": streamed,
+    }))
+}
+
+/// The same graph prepared part by part (streamed preparation, whatever its size): how soon
+/// the first part is ready to run, and the whole (median of `repeat` runs).
+fn bench_streamed(
+    graph: &ares::graph::TileableGraph,
+    workers: &[ares::prepare::WorkerSlots],
+    repeat: usize,
+) -> Result<Value> {
+    use ares::prepare::stream::{prepare_streamed, stream_plan};
+    let config = TaskConfig {
+        stream_from_chunks: Some(0),
+        ..TaskConfig::default()
+    };
+    let optimized = ares::prepare::optimize_tileable::optimize_tileable_graph(graph)?;
+    let Some(plan) = stream_plan(&optimized, &config) else {
+        return Ok(Value::Null);
+    };
+    let mut runs = Vec::new();
+    for _ in 0..repeat.max(1) {
+        let report = prepare_streamed(
+            &plan,
+            &config,
+            workers,
+            TaskId(1),
+            |_| Ok(()),
+            |d| {
+                drop(d);
+                Ok(true)
+            },
+        )?;
+        runs.push(report);
+    }
+    runs.sort_by(|a, b| a.seconds.total_cmp(&b.seconds));
+    let r = &runs[runs.len() / 2];
+    Ok(json!({
+        "parts": r.parts,
+        "first_part_seconds": r.first_part_seconds,
+        "seconds": r.seconds,
+        "subtasks": r.subtasks,
     }))
 }
 

@@ -166,6 +166,10 @@ pub fn every_message(task: TaskId) -> Kinds {
                 task,
                 graph: vec![1, 2, 3].into(),
             },
+            ToWorker::ExtendTask {
+                task,
+                graph: vec![4, 5, 6].into(),
+            },
             ToWorker::RunSubtasks {
                 task,
                 subtasks: vec![RunSubtask {

@@ -74,6 +74,10 @@ fn every_message_round_trips_in_one_mixed_frame() {
             task: TaskId(1),
             graph: vec![1, 2, 3].into(),
         },
+        ToWorker::ExtendTask {
+            task: TaskId(1),
+            graph: vec![4, 5].into(),
+        },
         ToWorker::RunSubtasks {
             task: TaskId(1),
             subtasks: vec![RunSubtask {
