@@ -18,13 +18,14 @@ fn streaming(first: usize) -> String {
     )
 }
 
-/// `sum(exp(a * 2 + b) - 1)` and `a * b` over 20,000 random values in chunks of 10, with the
-/// independent reference of each.
-fn job() -> (Tensor, Tensor) {
+/// `sum(exp(a * 2 + b) - 1)`, `mean(b)` and `a * b` over 20,000 random values in chunks of
+/// 10.
+fn job() -> [Tensor; 3] {
     let a = tensor::rand(&[20_000], 10, Some(1)).unwrap();
     let b = tensor::randn(&[20_000], 10, Some(2)).unwrap();
     let y = (&(&(&a * 2.0).unwrap() + &b).unwrap().exp().unwrap() - 1.0).unwrap();
-    (y.sum(None, false).unwrap(), (&a * &b).unwrap())
+    let mean = b.mean(None, false).unwrap();
+    [y.sum(None, false).unwrap(), mean, (&a * &b).unwrap()]
 }
 
 fn supervisor_log(dir: &std::path::Path) -> String {
@@ -40,8 +41,8 @@ fn streamed_graphs_on_separate_processes_equal_the_reference() {
     let mut n = Nodes::supervisor_env("", &streaming(512), &log);
     n.add_worker();
     n.add_worker();
-    let (sum, product) = job();
-    let graph = Tensor::graph(&[&sum, &product]);
+    let [sum, mean, product] = job();
+    let graph = Tensor::graph(&[&sum, &mean, &product]);
     let want = common::reference::evaluate(&graph);
     let mut c = n.client();
     let task = c.submit_tileable_graph(&graph, None).unwrap();
@@ -56,7 +57,8 @@ fn streamed_graphs_on_separate_processes_equal_the_reference() {
         .lines()
         .find(|l| l.contains("streamed preparation done"))
         .unwrap_or_else(|| panic!("the graph was not streamed:\n{log}"));
-    // 2,000 positions of 6 chunks from a first part of 512 chunks: 85, 340, 1360, the rest.
+    // 2,000 positions of 9 chunks, a first part of 512 chunks: runs of 64 positions (56
+    // rounded up to whole regions of 16), 256, 1,024, and the last 656 with the seal.
     assert!(line.contains("parts: 4"), "{line}");
 }
 

@@ -357,21 +357,23 @@ impl ChunkGraph {
         }
     }
 
-    /// The delta of nodes `first..` of this graph and the table entries from `base` on: the
-    /// nodes' inputs shifted by `offset` (a part prepared alone, whose chunk 0 is the whole
-    /// graph's chunk `offset`), the tables kept whole here for the next part.
-    pub(crate) fn split_tail(&self, base: super::delta::DeltaBase, offset: u32) -> ChunkGraph {
+    /// The delta of this graph's nodes from `skip` on and of its table entries from `base`
+    /// on (the tables stay whole here, for the next part): each node's inputs through `map`
+    /// (to whole-graph indices), and the results too.
+    pub(crate) fn split_tail(
+        &self,
+        base: super::delta::DeltaBase,
+        skip: usize,
+        map: impl Fn(ChunkIdx) -> ChunkIdx,
+    ) -> ChunkGraph {
         let mut tail = ChunkGraph::with_capacity(0);
-        tail.nodes.reserve(self.nodes.len());
+        tail.nodes.reserve(self.nodes.len() - skip);
         tail.edges.reserve(self.edges.len());
-        for node in &self.nodes {
+        for node in &self.nodes[skip..] {
             let (start, len) = (node.inputs_start as usize, node.inputs_len as usize);
             let inputs_start = tail.edges.len() as u32;
-            tail.edges.extend(
-                self.edges[start..start + len]
-                    .iter()
-                    .map(|c| ChunkIdx(c.0 + offset)),
-            );
+            tail.edges
+                .extend(self.edges[start..start + len].iter().map(|c| map(*c)));
             tail.nodes.push(ChunkNode {
                 inputs_start,
                 ..node.clone()
@@ -379,7 +381,7 @@ impl ChunkGraph {
         }
         tail.args = self.args[base.args as usize..].to_vec();
         tail.shapes = self.shapes[base.shapes as usize..].to_vec();
-        tail.results = Self::remap_results(&self.results, |c| ChunkIdx(c.0 + offset));
+        tail.results = Self::remap_results(&self.results, map);
         tail
     }
 

@@ -95,7 +95,7 @@ impl GraphDelta {
                 Ok(Subtask { id, ..s.clone() })
             })
             .collect::<Result<Vec<_>>>()?;
-        let mut chunks = part.chunks.split_tail(base, c0);
+        let mut chunks = part.chunks.split_tail(base, 0, |c| ChunkIdx(c.0 + c0));
         chunks.results.clear();
         Ok(Self {
             base,

@@ -17,15 +17,14 @@
 //! are decided per part.
 
 pub mod plan;
+mod seal;
 
 pub use plan::StreamPlan;
 
 use crate::config::TaskConfig;
 use crate::error::{AresError, Result};
-use crate::graph::{
-    ChunkGraph, Csr, DeltaBase, GraphDelta, ResultTensor, Subtask, SubtaskGraph, TileableGraph,
-};
-use crate::ids::{ChunkIdx, StageId, SubtaskId, TaskId};
+use crate::graph::{ChunkGraph, DeltaBase, GraphDelta, ResultTensor, SubtaskGraph, TileableGraph};
+use crate::ids::{ChunkIdx, StageId, TaskId};
 use crate::prepare::{assign, color, fuse, optimize_chunk, WorkerSlots};
 use std::time::Instant;
 
@@ -74,9 +73,9 @@ pub fn prepare_streamed(
     let mut run = first.div_ceil(plan.region) * plan.region;
     let mut tables = ChunkGraph::default();
     let mut base = DeltaBase::default();
-    // Per output, the chunks the seal reads or the results hold; the subtask and depth of
-    // each.
-    let mut kept: Vec<Vec<ChunkIdx>> = vec![Vec::new(); plan.outputs()];
+    // Per kept step, the chunks the seal reads or the results hold; the subtask and depth
+    // of each.
+    let mut kept: Vec<Vec<ChunkIdx>> = vec![Vec::new(); plan.kept_lists()];
     let mut owners: rustc_hash::FxHashMap<u32, (u32, u32)> = Default::default();
     let mut start = 0;
     while start < positions {
@@ -126,14 +125,8 @@ pub fn prepare_streamed(
             ..tables.tail_base(0)
         };
         if end == positions {
-            let seal = seal(
-                plan,
-                std::mem::take(&mut tables),
-                base,
-                &kept,
-                &owners,
-                task,
-            )?;
+            let tables = std::mem::take(&mut tables);
+            let seal = seal::seal(plan, config, tables, base, &kept, &owners, task)?;
             report.tiled_chunks += seal.chunks.len();
             report.subtasks += seal.len();
             delta.merge(seal)?;
@@ -160,71 +153,6 @@ fn keep_as_result(chunks: Vec<ChunkIdx>) -> ResultTensor {
         splits: vec![vec![1; chunks.len()]],
         chunks,
     }
-}
-
-/// The last part: the levels above the regions, one subtask per chunk, and the results.
-fn seal(
-    plan: &StreamPlan,
-    mut tables: ChunkGraph,
-    base: DeltaBase,
-    kept: &[Vec<ChunkIdx>],
-    owner_of: &rustc_hash::FxHashMap<u32, (u32, u32)>,
-    task: TaskId,
-) -> Result<GraphDelta> {
-    let mut g = tables.take_tables();
-    let results = plan.tile_top(kept, base.chunks, &mut g);
-    let n = g.len();
-    let (mut members, mut inputs, mut outputs, mut preds) = (
-        Csr::with_capacity(n, n),
-        Csr::with_capacity(n, n * plan.region.max(2)),
-        Csr::with_capacity(n, n),
-        Csr::with_capacity(n, n * 2),
-    );
-    let mut subtasks: Vec<Subtask> = Vec::with_capacity(n);
-    for i in 0..n {
-        let own = base.chunks + i as u32;
-        let ins = g.inputs(ChunkIdx(i as u32)).to_vec();
-        let mut row = Vec::with_capacity(ins.len());
-        let mut depth = 0;
-        for c in &ins {
-            let (s, d) = if c.0 >= base.chunks {
-                let s = c.0 - base.chunks;
-                (base.subtasks + s, subtasks[s as usize].depth)
-            } else {
-                *owner_of.get(&c.0).ok_or_else(|| {
-                    AresError::prepare("stream", format!("the seal reads chunk {c}, not kept"))
-                })?
-            };
-            row.push(s);
-            depth = depth.max(d + 1);
-        }
-        row.sort_unstable();
-        row.dedup();
-        let id = SubtaskId::new(task, StageId(0), base.subtasks as u64 + i as u64)
-            .ok_or_else(|| AresError::prepare("stream", "too many subtasks"))?;
-        subtasks.push(Subtask {
-            id,
-            depth,
-            worker: None,
-        });
-        members.push_row([own]);
-        inputs.push_row(ins.iter().map(|c| c.0));
-        outputs.push_row([own]);
-        preds.push_row(row);
-    }
-    g.results = results;
-    Ok(GraphDelta {
-        base,
-        chunks: g.split_tail(base, 0),
-        subtasks,
-        members,
-        inputs,
-        outputs,
-        preds,
-        held: Vec::new(),
-        sealed: true,
-        expected: None,
-    })
 }
 
 #[cfg(test)]

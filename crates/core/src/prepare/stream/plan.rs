@@ -36,6 +36,16 @@ enum Step {
         inputs: SmallVec<[usize; 3]>,
     },
     Reduce(Reduction),
+    /// An elementwise op on reduction results (or on other such ops): one chunk, in the
+    /// seal (`mean` is a sum and a division).
+    Top {
+        key: OpKey,
+        op: Op,
+        args: OpArgs,
+        shape: Shape,
+        dtype: DType,
+        inputs: SmallVec<[usize; 3]>,
+    },
 }
 
 struct Reduction {
@@ -48,6 +58,27 @@ struct Reduction {
     level_keys: Vec<OpKey>,
 }
 
+/// A result as the seal tiles it: its chunks are the seal's own (before it is cut into a
+/// part) or, for an aligned output, already the whole graph's.
+pub struct SealResult {
+    pub tensor: ResultTensor,
+    pub local: bool,
+}
+
+impl SealResult {
+    fn local(shape: Shape, dtype: DType, chunk: ChunkIdx) -> Self {
+        Self {
+            tensor: ResultTensor {
+                splits: shape.iter().map(|n| vec![*n]).collect(),
+                shape,
+                dtype,
+                chunks: vec![chunk],
+            },
+            local: true,
+        }
+    }
+}
+
 /// A streamable graph's tiling plan.
 pub struct StreamPlan {
     splits: Vec<Vec<usize>>,
@@ -56,6 +87,9 @@ pub struct StreamPlan {
     /// Per tileable node: its step (all nodes are planned).
     steps: Vec<Step>,
     outputs: Vec<usize>,
+    /// The steps whose chunks the runs keep, in order: reductions (their region roots, read
+    /// by the seal) and aligned outputs (results).
+    kept: Vec<usize>,
     combine: usize,
     /// Tree levels inside a region (0 without reductions).
     pub levels: usize,
@@ -82,18 +116,14 @@ impl StreamPlan {
     pub fn new(graph: &TileableGraph, combine: usize, region_chunks: usize) -> Option<Self> {
         let mut grid_splits: Option<Vec<Vec<usize>>> = None;
         let mut shape: Option<&Shape> = None;
-        let mut consumers = vec![0usize; graph.nodes.len()];
-        for node in &graph.nodes {
-            for i in &node.inputs {
-                consumers[i.index()] += 1;
-            }
-        }
         let mut next_key = 0u32;
         let mut key = || {
             next_key += 1;
             OpKey(next_key - 1)
         };
         let mut aligned = vec![false; graph.nodes.len()];
+        // Reductions and the ops on their results: one chunk each, tiled in the seal.
+        let mut reduced = vec![false; graph.nodes.len()];
         let mut steps = Vec::with_capacity(graph.nodes.len());
         let mut reductions = Vec::new();
         for (i, node) in graph.nodes.iter().enumerate() {
@@ -120,6 +150,20 @@ impl StreamPlan {
                         dtype: node.dtype,
                     }
                 }
+                (Family::Unary | Family::Binary | Family::Ternary, args)
+                    if !node.inputs.is_empty()
+                        && node.inputs.iter().all(|t| reduced[t.index()]) =>
+                {
+                    reduced[i] = true;
+                    Step::Top {
+                        key: key(),
+                        op: node.op,
+                        args: args.clone(),
+                        shape: node.shape.clone(),
+                        dtype: node.dtype,
+                        inputs: node.inputs.iter().map(|t| t.index()).collect(),
+                    }
+                }
                 (Family::Unary | Family::Binary | Family::Ternary, args) => {
                     let same = node
                         .inputs
@@ -144,11 +188,10 @@ impl StreamPlan {
                     if !aligned[input]
                         || node.inputs.len() != 1
                         || axes.as_slice() != all.as_slice()
-                        || consumers[i] != 0
-                        || !graph.outputs.iter().any(|o| o.index() == i)
                     {
                         return None;
                     }
+                    reduced[i] = true;
                     reductions.push(i);
                     Step::Reduce(Reduction {
                         input,
@@ -180,7 +223,17 @@ impl StreamPlan {
         let splits = grid_splits?;
         let grid: Shape = splits.iter().map(|s| s.len()).collect();
         let positions: usize = grid.iter().product();
-        let chunks_per_position = steps.len().max(1);
+        let per_position = |s: &&Step| !matches!(s, Step::Top { .. });
+        let chunks_per_position = steps.iter().filter(per_position).count().max(1);
+        let outputs: Vec<usize> = graph.outputs.iter().map(|o| o.index()).collect();
+        // Kept from the runs: every reduction's region roots, every aligned output's chunks.
+        let kept = (0..steps.len())
+            .filter(|t| match &steps[*t] {
+                Step::Reduce(_) => true,
+                Step::Top { .. } => false,
+                _ => outputs.contains(t),
+            })
+            .collect();
         let region_positions = region_chunks / chunks_per_position;
         // Levels inside a region: the largest whose subtree fits `region_positions` and
         // still leaves the root above the regions (`combine^levels < positions`).
@@ -200,7 +253,8 @@ impl StreamPlan {
             splits,
             grid,
             steps,
-            outputs: graph.outputs.iter().map(|o| o.index()).collect(),
+            outputs,
+            kept,
             combine,
             levels,
             region,
@@ -208,8 +262,9 @@ impl StreamPlan {
         })
     }
 
-    pub fn outputs(&self) -> usize {
-        self.outputs.len()
+    /// How many lists [`StreamPlan::tile_positions`] returns.
+    pub fn kept_lists(&self) -> usize {
+        self.kept.len()
     }
 
     pub fn positions(&self) -> usize {
@@ -217,8 +272,8 @@ impl StreamPlan {
     }
 
     /// Tiles positions `range` (whole regions, the last may be short) into `g`, an empty
-    /// graph holding the tables of the parts before. Returns the chunks later parts need or
-    /// the results hold: per output, the region roots of a reduction or the output's chunks.
+    /// graph holding the tables of the parts before. Returns the chunks the seal reads or
+    /// the results hold, per kept step: a reduction's region roots, an output's chunks.
     pub fn tile_positions(
         &self,
         range: std::ops::Range<usize>,
@@ -292,12 +347,13 @@ impl StreamPlan {
                         let shape = reduced_shape(&cshape, &self.all_axes(), true);
                         g.push(at(r.map_key), r.op, a, shape, r.dtype, &[input])
                     }
+                    Step::Top { .. } => continue, // in the seal
                 };
                 chunk_at[t].push(chunk);
             }
         }
-        let mut kept = Vec::with_capacity(self.outputs.len());
-        for &out in &self.outputs {
+        let mut kept = Vec::with_capacity(self.kept.len());
+        for &out in &self.kept {
             kept.push(match &self.steps[out] {
                 Step::Reduce(r) => range
                     .clone()
@@ -360,45 +416,90 @@ impl StreamPlan {
         items[0]
     }
 
-    /// Tiles the levels above the regions into `g` (a delta's graph starting at chunk
-    /// `base`) from the chunks [`StreamPlan::tile_positions`] kept per output over all
-    /// parts (whole-graph indices), and returns the results.
-    pub fn tile_top(
+    /// Tiles the seal into `g`, an empty graph holding the tables: first a placeholder for
+    /// every region root (standing for the chunk an earlier part made), then the combine
+    /// levels above the regions and the ops on reduction results. `kept` is what
+    /// [`StreamPlan::tile_positions`] returned over all runs, joined per kept step
+    /// (whole-graph indices). Returns the chunks the placeholders stand for and, per output,
+    /// its result: of `g`'s chunks, or (an aligned output's) of the whole graph's.
+    pub fn tile_seal(
         &self,
         kept: &[Vec<ChunkIdx>],
-        base: u32,
         g: &mut ChunkGraph,
-    ) -> Vec<ResultTensor> {
-        let mut results = Vec::new();
-        for (k, &out) in self.outputs.iter().enumerate() {
-            let (node_shape, chunks) = match &self.steps[out] {
-                Step::Reduce(r) => {
-                    let root = self.top_tree(r, kept[k].clone(), base, g);
-                    (self.reduced_shape(r), vec![root])
-                }
-                _ => (self.shape(), kept[k].clone()),
+    ) -> (Vec<ChunkIdx>, Vec<SealResult>) {
+        let mut stands_for = Vec::new();
+        let mut chunk_of: Vec<Option<ChunkIdx>> = vec![None; self.steps.len()];
+        let ones = Shape::from_elem(1, self.grid.len());
+        // All placeholders first: the seal's first chunks, dropped when it is cut.
+        let mut placeholders = Vec::new();
+        for (k, &t) in self.kept.iter().enumerate() {
+            let Step::Reduce(r) = &self.steps[t] else {
+                continue;
             };
-            let (splits, dtype) = match &self.steps[out] {
-                Step::Reduce(r) => (
-                    if r.keepdims {
-                        vec![vec![1]; self.grid.len()]
-                    } else {
-                        Vec::new()
-                    },
-                    r.dtype,
-                ),
-                Step::Create { dtype, .. } | Step::Elementwise { dtype, .. } => {
-                    (self.splits.clone(), *dtype)
-                }
-            };
-            results.push(ResultTensor {
-                shape: node_shape,
-                dtype,
-                splits,
-                chunks,
-            });
+            let mid = self.combine_args(r, true, g);
+            let roots: Vec<ChunkIdx> = kept[k]
+                .iter()
+                .enumerate()
+                .map(|(i, root)| {
+                    stands_for.push(*root);
+                    let key = ChunkKey {
+                        op: r.map_key,
+                        index: i as u32,
+                    };
+                    g.push(key, Op::Combine, mid, ones.clone(), r.dtype, &[])
+                })
+                .collect();
+            placeholders.push((t, r, roots));
         }
-        results
+        for (t, r, roots) in placeholders {
+            chunk_of[t] = Some(self.top_tree(r, roots, g));
+        }
+        for (t, step) in self.steps.iter().enumerate() {
+            if let Step::Top {
+                key,
+                op,
+                args,
+                shape,
+                dtype,
+                inputs,
+            } = step
+            {
+                let a = g.intern_args(args.clone());
+                let ins: SmallVec<[ChunkIdx; 3]> = inputs
+                    .iter()
+                    .map(|i| chunk_of[*i].expect("tiled"))
+                    .collect();
+                let key = ChunkKey { op: *key, index: 0 };
+                chunk_of[t] = Some(g.push(key, *op, a, shape.clone(), *dtype, &ins));
+            }
+        }
+        let results = self
+            .outputs
+            .iter()
+            .map(|&out| match &self.steps[out] {
+                Step::Reduce(r) => SealResult::local(
+                    self.reduced_shape(r),
+                    r.dtype,
+                    chunk_of[out].expect("tiled"),
+                ),
+                Step::Top { shape, dtype, .. } => {
+                    SealResult::local(shape.clone(), *dtype, chunk_of[out].expect("tiled"))
+                }
+                Step::Create { dtype, .. } | Step::Elementwise { dtype, .. } => {
+                    let k = self.kept.iter().position(|t| *t == out).expect("kept");
+                    SealResult {
+                        tensor: ResultTensor {
+                            shape: self.shape(),
+                            dtype: *dtype,
+                            splits: self.splits.clone(),
+                            chunks: kept[k].clone(),
+                        },
+                        local: false,
+                    }
+                }
+            })
+            .collect();
+        (stands_for, results)
     }
 
     fn shape(&self) -> Shape {
@@ -411,13 +512,7 @@ impl StreamPlan {
 
     /// Levels `levels..` of `r`'s tree over the region roots, as [`crate::prepare::tile`]'s
     /// `tree` builds them (the root with the final arguments).
-    fn top_tree(
-        &self,
-        r: &Reduction,
-        mut items: Vec<ChunkIdx>,
-        base: u32,
-        g: &mut ChunkGraph,
-    ) -> ChunkIdx {
+    fn top_tree(&self, r: &Reduction, mut items: Vec<ChunkIdx>, g: &mut ChunkGraph) -> ChunkIdx {
         let mid = self.combine_args(r, true, g);
         let last = self.combine_args(r, r.keepdims, g);
         let ones = Shape::from_elem(1, self.grid.len());
@@ -426,8 +521,7 @@ impl StreamPlan {
             let key = r.level_keys[level];
             if items.len() <= self.combine {
                 let key = ChunkKey { op: key, index: 0 };
-                return g.push_at(
-                    base,
+                return g.push(
                     key,
                     Op::Combine,
                     last,
@@ -447,7 +541,7 @@ impl StreamPlan {
                         op: key,
                         index: k as u32,
                     };
-                    g.push_at(base, key, Op::Combine, mid, ones.clone(), r.dtype, group)
+                    g.push(key, Op::Combine, mid, ones.clone(), r.dtype, group)
                 })
                 .collect();
             level += 1;

@@ -148,6 +148,20 @@ fn same_as_whole(outputs: &[&Tensor], config: &TaskConfig) -> StreamReport {
     let (streamed, report) = stream(&graph, config);
     let whole = prepare(&graph, config, &uniform_cluster(2, 1), TaskId(1)).unwrap();
     let (a, b) = (describe(&streamed.chunks), describe(&whole.subtasks.chunks));
+    let missing: Vec<_> = b
+        .iter()
+        .filter(|(k, _)| !a.contains_key(k))
+        .take(3)
+        .collect();
+    let extra: Vec<_> = a
+        .iter()
+        .filter(|(k, _)| !b.contains_key(k))
+        .take(3)
+        .collect();
+    assert!(
+        missing.is_empty() && extra.is_empty(),
+        "missing {missing:?}, extra {extra:?}"
+    );
     assert_eq!(a.len(), b.len(), "chunk counts");
     for (key, want) in &b {
         assert_eq!(a.get(key), Some(want), "chunk {key}");
@@ -180,9 +194,22 @@ fn elementwise_chains_over_random_inputs_with_several_results_stream_unchanged()
         let y = (&(&a * 2.0).unwrap() + &b).unwrap().exp().unwrap();
         let y = (&y - 1.0).unwrap();
         let s = y.sum(None, false).unwrap();
-        let m = a.sum(None, true).unwrap();
+        let m = a.mean(None, true).unwrap();
         same_as_whole(&[&s, &m, &y], &streaming(first, combine));
     }
+}
+
+/// Ops on reduction results (`mean` is a sum and a division) come in the seal, fused into
+/// the root as the one-piece pipeline fuses them.
+#[test]
+fn ops_on_reduction_results_stream_unchanged() {
+    let x = tensor::rand(&[3000], 7, Some(5)).unwrap();
+    let y = tensor::rand(&[3000], 7, Some(6)).unwrap();
+    let norm = (&x * &x).unwrap().sum(None, false).unwrap().sqrt().unwrap();
+    let ratio = (&x.sum(None, false).unwrap() / &y.max(None, false).unwrap()).unwrap();
+    let mean = y.mean(None, false).unwrap();
+    same_as_whole(&[&norm, &ratio, &mean], &streaming(64, 4));
+    same_as_whole(&[&mean], &streaming(16, 2));
 }
 
 #[test]
@@ -214,6 +241,9 @@ fn graphs_outside_the_streamed_kind_or_too_small_are_prepared_whole() {
     );
     assert!(!plans(&(&x + &row).unwrap()), "broadcasting");
     assert!(!plans(&x.transpose(None).unwrap()), "a transpose");
+    let centred = (&x - &x.mean(None, true).unwrap()).unwrap();
+    assert!(!plans(&centred), "a reduction read back by the whole array");
+    assert!(plans(&x.mean(None, false).unwrap()), "a mean");
     let off = TaskConfig {
         stream_from_chunks: None,
         ..config.clone()
