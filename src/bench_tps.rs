@@ -159,13 +159,14 @@ fn start_cluster(
     Ok((nodes, client, dir))
 }
 
+/// `cluster` is (workers, slots per worker, `scheduling.worker_prefetch`); `whole` prepares
+/// the graph in one piece even when it would stream.
 pub fn bench_tps(
     shape: Shape,
     n: usize,
-    workers: usize,
-    slots: usize,
-    prefetch: usize,
+    (workers, slots, prefetch): (usize, usize, usize),
     repeat: usize,
+    whole: bool,
 ) -> Result<Value> {
     let (nodes, mut client, dir) = start_cluster(workers, slots, prefetch)?;
     let (graph, fuse) = match shape {
@@ -183,7 +184,13 @@ pub fn bench_tps(
     for _ in 0..repeat.max(1) {
         let cpu_before: Vec<f64> = nodes.0.iter().map(|c| proc_usage(c.id()).0).collect();
         let start = Instant::now();
-        let task = client.submit_tileable_graph(&graph, fuse)?;
+        // The cluster's task config (bench.yml), without streaming.
+        let one_piece = whole.then(|| ares::config::TaskConfig {
+            initial_same_color_num: Some(1),
+            stream_from_chunks: None,
+            ..Default::default()
+        });
+        let task = client.submit_with_config(&graph, fuse, one_piece)?;
         let info = loop {
             let info = client.wait_task(task, Duration::from_secs(1))?;
             if info.status.is_terminal() {
@@ -219,8 +226,8 @@ pub fn bench_tps(
         "shape": format!("{shape:?}").to_lowercase(),
         "subtasks": subtasks,
         "seconds": seconds,
-        // The supervisor's preparation (tile to encode) within `seconds`: no subtask runs
-        // before it ends.
+        // The supervisor's preparation (tile to encode) within `seconds` until the first
+        // subtasks can run: all of it, or a streamed graph's first part.
         "prepare_s": prepare,
         "subtasks_per_s": subtasks as f64 / seconds,
         "runs": all.len(),
@@ -230,6 +237,7 @@ pub fn bench_tps(
         "workers": workers,
         "slots_per_worker": slots,
         "worker_prefetch": prefetch,
+        "whole": whole,
         "supervisor_cpu_s": cpu[0],
         "supervisor_cpu_us_per_subtask": cpu[0] * 1e6 / subtasks as f64,
         "worker_cpu_s": &cpu[1..],

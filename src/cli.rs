@@ -120,6 +120,10 @@ pub enum Bench {
         /// Measured runs on the same cluster; the median is reported.
         #[arg(long, default_value_t = 3)]
         repeat: usize,
+        /// Prepares the graph in one piece even when it would stream
+        /// (`task.default_config.stream_from_chunks: null`), for comparison.
+        #[arg(long)]
+        whole: bool,
     },
     /// dask#3872's all-to-all shuffle end to end (`in_parts` mappers × `out_parts` reducers of
     /// `rows` int64 per mapper), checked against an independent computation.

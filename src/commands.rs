@@ -150,7 +150,11 @@ pub fn bench(bench: Bench) -> Result<()> {
             slots,
             prefetch,
             repeat,
-        } => crate::bench_tps::bench_tps(shape, subtasks, workers, slots, prefetch, repeat)?,
+            whole,
+        } => {
+            let cluster = (workers, slots, prefetch);
+            crate::bench_tps::bench_tps(shape, subtasks, cluster, repeat, whole)?
+        }
         Bench::Shuffle(b) => crate::bench_shuffle::bench_shuffle(b)?,
     };
     println!("{out}");

@@ -357,6 +357,28 @@ impl ChunkGraph {
         }
     }
 
+    /// This graph (a part prepared alone, whose chunk 0 is the whole graph's chunk
+    /// `offset`) as a delta from `base`, its nodes and edges moved, not copied (inputs
+    /// shifted by `offset`, results dropped), and its tables, whole, for the next part.
+    pub(crate) fn into_tail(
+        mut self,
+        base: super::delta::DeltaBase,
+        offset: u32,
+    ) -> (ChunkGraph, ChunkGraph) {
+        let tables = self.take_tables();
+        for e in &mut self.edges {
+            e.0 += offset;
+        }
+        let tail = ChunkGraph {
+            nodes: std::mem::take(&mut self.nodes),
+            edges: std::mem::take(&mut self.edges),
+            args: tables.args[base.args as usize..].to_vec(),
+            shapes: tables.shapes[base.shapes as usize..].to_vec(),
+            ..ChunkGraph::default()
+        };
+        (tail, tables)
+    }
+
     /// The delta of this graph's nodes from `skip` on and of its table entries from `base`
     /// on (the tables stay whole here, for the next part): each node's inputs through `map`
     /// (to whole-graph indices), and the results too.

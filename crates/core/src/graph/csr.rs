@@ -79,6 +79,10 @@ impl Csr {
         &self.targets[self.offsets[i] as usize..self.offsets[i + 1] as usize]
     }
 
+    pub(crate) fn targets_mut(&mut self) -> &mut [u32] {
+        &mut self.targets
+    }
+
     pub fn rows(&self) -> usize {
         self.offsets.len() - 1
     }

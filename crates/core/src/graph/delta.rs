@@ -74,41 +74,48 @@ impl GraphDelta {
 
     /// The delta of `part`, a graph prepared alone whose argument and shape tables continue
     /// the whole graph's from `base`: its chunk and subtask indices (and subtask ids) move
-    /// past `base`; `held` (indices in `part`) are the chunks later parts read. Its results
-    /// only kept chunks in `part`'s passes: they are dropped.
-    pub fn from_part(part: &SubtaskGraph, base: DeltaBase, held: &[ChunkIdx]) -> Result<Self> {
+    /// past `base`, in place; `held` (indices in `part`) are the chunks later parts read.
+    /// Its results only kept chunks in `part`'s passes: they are dropped. Also returns the
+    /// tables, whole, for the next part.
+    pub fn from_part(
+        part: SubtaskGraph,
+        base: DeltaBase,
+        held: &[ChunkIdx],
+    ) -> Result<(Self, ChunkGraph)> {
         let (c0, s0) = (base.chunks, base.subtasks);
-        let shift = |csr: &Csr, by: u32| {
-            let mut out = Csr::with_capacity(csr.rows(), csr.edges());
-            for r in 0..csr.rows() {
-                out.push_row(csr.row(r).iter().map(|x| x + by));
-            }
-            out
-        };
-        let subtasks = part
-            .subtasks
-            .iter()
-            .enumerate()
-            .map(|(i, s)| {
-                let id = SubtaskId::new(part.task, part.stage, s0 as u64 + i as u64)
-                    .ok_or_else(|| AresError::prepare("stream", "too many subtasks"))?;
-                Ok(Subtask { id, ..s.clone() })
-            })
-            .collect::<Result<Vec<_>>>()?;
-        let mut chunks = part.chunks.split_tail(base, 0, |c| ChunkIdx(c.0 + c0));
-        chunks.results.clear();
-        Ok(Self {
+        let SubtaskGraph {
+            task,
+            stage,
+            chunks,
+            mut subtasks,
+            mut members,
+            mut inputs,
+            mut outputs,
+            mut preds,
+            ..
+        } = part;
+        for (i, s) in subtasks.iter_mut().enumerate() {
+            s.id = SubtaskId::new(task, stage, s0 as u64 + i as u64)
+                .ok_or_else(|| AresError::prepare("stream", "too many subtasks"))?;
+        }
+        for rows in [&mut members, &mut inputs, &mut outputs] {
+            rows.shift_targets(c0);
+        }
+        preds.shift_targets(s0);
+        let (chunks, tables) = chunks.into_tail(base, c0);
+        let delta = Self {
             base,
             chunks,
             subtasks,
-            members: shift(&part.members, c0),
-            inputs: shift(&part.inputs, c0),
-            outputs: shift(&part.outputs, c0),
-            preds: shift(&part.preds, s0),
+            members,
+            inputs,
+            outputs,
+            preds,
             held: held.iter().map(|c| ChunkIdx(c.0 + c0)).collect(),
             sealed: false,
             expected: None,
-        })
+        };
+        Ok((delta, tables))
     }
 
     /// Appends `next`, the delta that starts where this one ends, to this one: one part for
@@ -310,6 +317,13 @@ impl ChunkGraph {
 }
 
 impl Csr {
+    /// Adds `by` to every target.
+    pub fn shift_targets(&mut self, by: u32) {
+        for t in self.targets_mut() {
+            *t += by;
+        }
+    }
+
     /// Appends `other`'s rows (their targets unchanged).
     pub fn extend(&mut self, other: &Csr) {
         for r in 0..other.rows() {

@@ -81,6 +81,9 @@ pub fn prepare_streamed(
     while start < positions {
         let end = (start + run).min(positions);
         let mut g = tables.take_tables();
+        // Room for the run's chunks at once: growing a graph of millions of nodes by
+        // doubling copies it into fresh pages again and again.
+        g.reserve((end - start) * plan.chunks_per_position + (end - start) / plan.region.max(1));
         let held = plan.tile_positions(start..end, &mut g);
         report.tiled_chunks += g.len();
         g.results = held.into_iter().map(keep_as_result).collect();
@@ -107,21 +110,22 @@ pub fn prepare_streamed(
                 owners.insert(c.0 + base.chunks, (base.subtasks + s.0, depth));
             }
         }
-        let mut delta = GraphDelta::from_part(&part, base, &held)?;
+        let (n_chunks, n_subtasks) = (part.chunks.len(), part.len());
+        let (mut delta, t) = GraphDelta::from_part(part, base, &held)?;
+        tables = t;
         if start == 0 {
             // The whole graph, extrapolated from this run (and a little more).
             let scale = |n: usize| (n as f64 * positions as f64 / end as f64 * 1.05) as u32 + 64;
             delta.expected = Some(DeltaBase {
-                chunks: scale(part.chunks.len()),
-                subtasks: scale(part.len()),
+                chunks: scale(n_chunks),
+                subtasks: scale(n_subtasks),
                 ..DeltaBase::default()
             });
         }
-        report.subtasks += part.len();
-        tables = part.chunks.take_tables();
+        report.subtasks += n_subtasks;
         base = DeltaBase {
-            chunks: base.chunks + part.chunks.len() as u32,
-            subtasks: base.subtasks + part.len() as u32,
+            chunks: base.chunks + n_chunks as u32,
+            subtasks: base.subtasks + n_subtasks as u32,
             ..tables.tail_base(0)
         };
         if end == positions {

@@ -37,6 +37,14 @@ impl TaskState {
         let (held, sealed) = (delta.held.clone(), delta.sealed);
         if let Some(e) = delta.expected {
             self.expected_subtasks = e.subtasks as usize;
+            let (subtasks, chunks) = (e.subtasks as usize, e.chunks as usize);
+            self.state
+                .reserve(subtasks.saturating_sub(self.state.len()));
+            self.attempts
+                .reserve(subtasks.saturating_sub(self.attempts.len()));
+            self.location
+                .reserve(chunks.saturating_sub(self.location.len()));
+            self.refs.reserve(chunks.saturating_sub(self.refs.len()));
         }
         Arc::make_mut(&mut self.graph)
             .append(delta)
@@ -69,9 +77,25 @@ impl TaskState {
         if graph_has_proxies(&self.graph, first_new) {
             self.proxies = shuffle::proxies(&self.graph.chunks);
         }
-        // Submits what can run; an input lost since its part ran (a held chunk on a worker
-        // that died) has its producer run again.
-        self.recover();
+        // Submits what can run. An input lost since its part ran (a held chunk on a worker
+        // that died, not yet recomputed) has its producer run again: a scan of the whole
+        // graph, only then.
+        let lost_input = (first_new..n).any(|s| {
+            self.graph.inputs.row(s).iter().any(|c| {
+                let p = self.graph.owner[*c as usize].index();
+                p < first_new
+                    && self.location[*c as usize].is_none()
+                    && self.state[p] == SubState::Done
+            })
+        });
+        if lost_input {
+            self.recover();
+        } else {
+            let ready: Vec<usize> = (first_new..n)
+                .filter(|s| self.inputs_available(*s))
+                .collect();
+            self.submit(ready);
+        }
         self.finish_if_complete();
         Ok(())
     }
