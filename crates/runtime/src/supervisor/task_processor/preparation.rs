@@ -32,7 +32,7 @@ pub(super) type Failure = (String, bool);
 
 /// Chunks after tiling from which preparation hands its freed memory back to the OS at once
 /// (hundreds of megabytes of intermediate graphs).
-const RETURN_PAGES_FROM_CHUNKS: usize = 1_000_000;
+pub(super) const RETURN_PAGES_FROM_CHUNKS: usize = 1_000_000;
 
 impl TaskProcessor {
     /// Prepares the graph in the background; the task starts when it is ready.

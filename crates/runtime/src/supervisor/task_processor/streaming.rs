@@ -88,11 +88,18 @@ impl StreamTo<'_> {
             let bytes =
                 bytes.map_err(|e| crate::error::AresError::prepare("encode", e.to_string()))?;
             let seconds = self.start.elapsed().as_secs_f64();
+            let large = delta.chunks.len() >= super::preparation::RETURN_PAGES_FROM_CHUNKS;
             self.me.do_send(PartReady {
                 delta,
                 bytes,
                 seconds,
             });
+            // The passes' intermediate graphs of a large part are freed by now, on this
+            // thread: handed back at once, or they stay resident while the actor appends
+            // the part into fresh pages of its own.
+            if large {
+                crate::allocator::return_freed_pages();
+            }
             Ok(true)
         });
         match (report, refused) {
