@@ -19,7 +19,7 @@
 pub mod plan;
 mod seal;
 
-pub use plan::StreamPlan;
+pub use plan::{SealResult, StreamPlan};
 
 use crate::config::TaskConfig;
 use crate::error::{AresError, Result};

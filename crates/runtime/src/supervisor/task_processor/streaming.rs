@@ -6,7 +6,7 @@
 
 use super::preparation::Failure;
 use super::state::{TaskEnd, TaskState};
-use super::TaskProcessor;
+use super::{guard, TaskProcessor};
 use crate::config::TaskConfig;
 use crate::graph::{GraphDelta, TileableGraph, WorkerView};
 use crate::ids::TaskId;
@@ -116,21 +116,23 @@ impl StreamTo<'_> {
 impl Handler<PartReady> for TaskProcessor {
     type Result = ();
     fn handle(&mut self, m: PartReady, ctx: &mut Context<Self>) {
-        if self.life.is_ended() {
-            return; // cancelled or failed meanwhile: the rest is not needed
-        }
-        let Some(state) = self.life.state_mut() else {
-            return self.start_streamed(m, ctx);
-        };
-        self.scheduler.extend.do_send(ExtendGraph {
-            task: self.task,
-            part: m.bytes.into(),
+        guard(self, ctx, "PartReady", |act, ctx| {
+            if act.life.is_ended() {
+                return; // cancelled or failed meanwhile: the rest is not needed
+            }
+            let Some(state) = act.life.state_mut() else {
+                return act.start_streamed(m, ctx);
+            };
+            act.scheduler.extend.do_send(ExtendGraph {
+                task: act.task,
+                part: m.bytes.into(),
+            });
+            if let Err(e) = state.extend(m.delta) {
+                act.end(TaskEnd::Failed(format!("streamed preparation: {e}")));
+                return;
+            }
+            act.flush(ctx);
         });
-        if let Err(e) = state.extend(m.delta) {
-            self.end(TaskEnd::Failed(format!("streamed preparation: {e}")));
-            return;
-        }
-        self.flush(ctx);
     }
 }
 
