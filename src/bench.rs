@@ -49,8 +49,7 @@ fn bench_streamed(
         stream_from_chunks: Some(0),
         ..TaskConfig::default()
     };
-    let optimized = ares::prepare::optimize_tileable::optimize_tileable_graph(graph)?;
-    let Some(plan) = stream_plan(&optimized, &config) else {
+    let Some(plan) = stream_plan(graph, &config)? else {
         return Ok(Value::Null);
     };
     let mut runs = Vec::new();

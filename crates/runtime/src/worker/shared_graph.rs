@@ -187,8 +187,9 @@ mod tests {
             stream_first_chunks: 100,
             ..Default::default()
         };
-        let g = crate::prepare::optimize_tileable::optimize_tileable_graph(&Tensor::graph(&[&t]));
-        let plan = stream_plan(&g.unwrap(), &config).unwrap();
+        let plan = stream_plan(&Tensor::graph(&[&t]), &config)
+            .unwrap()
+            .unwrap();
         let mut whole = crate::graph::SubtaskGraph::empty(task, crate::ids::StageId(0));
         let mut parts = Vec::new();
         let workers = uniform_cluster(2, 1);

@@ -25,7 +25,7 @@ use crate::config::TaskConfig;
 use crate::error::{AresError, Result};
 use crate::graph::{ChunkGraph, DeltaBase, GraphDelta, ResultTensor, SubtaskGraph, TileableGraph};
 use crate::ids::{ChunkIdx, StageId, TaskId};
-use crate::prepare::{assign, color, fuse, optimize_chunk, WorkerSlots};
+use crate::prepare::{assign, color, fuse, optimize_chunk, optimize_tileable, WorkerSlots};
 use std::time::Instant;
 
 /// What a streamed preparation did.
@@ -40,14 +40,28 @@ pub struct StreamReport {
     pub seconds: f64,
 }
 
-/// The streaming plan of `graph` (already optimized) under `config`, if it streams: it must
-/// be of the streamable kind and project at least `stream_from_chunks` chunks.
-pub fn stream_plan(graph: &TileableGraph, config: &TaskConfig) -> Option<StreamPlan> {
-    let from = config.stream_from_chunks?;
+/// The streaming plan of a submitted `graph` under `config`, if it streams: streaming is on,
+/// and the graph, validated and optimized as [`crate::prepare::prepare`] does, is of the
+/// streamable kind and projects at least `stream_from_chunks` chunks.
+pub fn stream_plan(graph: &TileableGraph, config: &TaskConfig) -> Result<Option<StreamPlan>> {
+    let Some(from) = config.stream_from_chunks else {
+        return Ok(None);
+    };
+    config.validate()?;
+    graph.validate()?;
+    let optimized;
+    let graph = if config.optimize_tileable_graph {
+        optimized = optimize_tileable::optimize_tileable_graph(graph)?;
+        &optimized
+    } else {
+        graph
+    };
     let first = config.stream_first_chunks.max(1);
-    let plan = StreamPlan::new(graph, config.combine_size, first)?;
+    let Some(plan) = StreamPlan::new(graph, config.combine_size, first) else {
+        return Ok(None);
+    };
     let chunks = plan.positions() as u64 * plan.chunks_per_position as u64;
-    (chunks >= from && plan.positions() > plan.region).then_some(plan)
+    Ok((chunks >= from && plan.positions() > plan.region).then_some(plan))
 }
 
 /// Parts after the first are this many times larger than the one before.

@@ -6,7 +6,6 @@ use super::*;
 use crate::graph::{ChunkGraph, TileableGraph};
 use crate::ids::{ChunkKey, SubtaskIdx};
 use crate::ops::OpArgs;
-use crate::prepare::optimize_tileable::optimize_tileable_graph;
 use crate::prepare::{prepare, uniform_cluster};
 use crate::tensor::{self, Tensor};
 use std::collections::BTreeMap;
@@ -58,8 +57,7 @@ fn result_keys(g: &ChunkGraph) -> Vec<String> {
 
 /// Streams `graph`, checking each part against the graph so far; returns the whole graph.
 fn stream(graph: &TileableGraph, config: &TaskConfig) -> (SubtaskGraph, StreamReport) {
-    let optimized = optimize_tileable_graph(graph).unwrap();
-    let plan = stream_plan(&optimized, config).expect("streams");
+    let plan = stream_plan(graph, config).unwrap().expect("streams");
     let mut whole = SubtaskGraph::empty(TaskId(1), StageId(0));
     let mut sealed = false;
     let check = |p: &SubtaskGraph| {
@@ -231,8 +229,9 @@ fn graphs_outside_the_streamed_kind_or_too_small_are_prepared_whole() {
     let x = tensor::rand(&[100, 10], 5, Some(1)).unwrap();
     let row = tensor::rand(&[10], 5, Some(2)).unwrap();
     let plans = |t: &Tensor| {
-        let g = optimize_tileable_graph(&Tensor::graph(&[t])).unwrap();
-        stream_plan(&g, &config).is_some()
+        stream_plan(&Tensor::graph(&[t]), &config)
+            .unwrap()
+            .is_some()
     };
     assert!(plans(&x.sum(None, false).unwrap()));
     assert!(
@@ -248,14 +247,14 @@ fn graphs_outside_the_streamed_kind_or_too_small_are_prepared_whole() {
         stream_from_chunks: None,
         ..config.clone()
     };
-    let g = optimize_tileable_graph(&Tensor::graph(&[&x.sum(None, false).unwrap()])).unwrap();
-    assert!(stream_plan(&g, &off).is_none(), "streaming off");
+    let g = Tensor::graph(&[&x.sum(None, false).unwrap()]);
+    assert!(stream_plan(&g, &off).unwrap().is_none(), "streaming off");
     let big = TaskConfig {
         stream_from_chunks: Some(1_000),
         ..config
     };
     assert!(
-        stream_plan(&g, &big).is_none(),
+        stream_plan(&g, &big).unwrap().is_none(),
         "80 chunks: below the threshold"
     );
 }

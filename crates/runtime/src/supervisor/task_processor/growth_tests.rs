@@ -23,8 +23,9 @@ fn parts() -> Vec<GraphDelta> {
         stream_first_chunks: 16,
         ..TaskConfig::default()
     };
-    let g = crate::prepare::optimize_tileable::optimize_tileable_graph(&Tensor::graph(&[&t]));
-    let plan = stream_plan(&g.unwrap(), &config).unwrap();
+    let plan = stream_plan(&Tensor::graph(&[&t]), &config)
+        .unwrap()
+        .unwrap();
     let mut parts = Vec::new();
     let workers = uniform_cluster(2, 1);
     prepare_streamed(

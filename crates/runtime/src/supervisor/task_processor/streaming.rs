@@ -10,7 +10,6 @@ use super::{guard, TaskProcessor};
 use crate::config::TaskConfig;
 use crate::graph::{GraphDelta, TileableGraph, WorkerView};
 use crate::ids::TaskId;
-use crate::prepare::optimize_tileable::optimize_tileable_graph;
 use crate::prepare::stream::{prepare_streamed, stream_plan};
 use crate::prepare::WorkerSlots;
 use crate::protocol::codec;
@@ -50,17 +49,7 @@ impl StreamTo<'_> {
         task: TaskId,
     ) -> Result<bool, Failure> {
         let failed = |e: String| (e, false);
-        if config.stream_from_chunks.is_none() {
-            return Ok(false);
-        }
-        config.validate().map_err(|e| failed(e.to_string()))?;
-        graph.validate().map_err(|e| failed(e.to_string()))?;
-        let optimized = if config.optimize_tileable_graph {
-            optimize_tileable_graph(graph).map_err(|e| failed(e.to_string()))?
-        } else {
-            graph.clone()
-        };
-        let Some(plan) = stream_plan(&optimized, config) else {
+        let Some(plan) = stream_plan(graph, config).map_err(|e| failed(e.to_string()))? else {
             return Ok(false);
         };
         let mut refused = None;
