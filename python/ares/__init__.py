@@ -25,7 +25,8 @@ from ._engine import close, compute, connect, set_progress, start
 from ._engine import engine as _current_engine
 from ._engine import explain
 from ._numpy import from_numpy
-from ._tensor import Tensor, apply as _apply, dtype_name as _dtype_name, is_function as _is_function
+from ._tensor import Tensor, apply as _apply, check_device as _check_device
+from ._tensor import dtype_name as _dtype_name, is_function as _is_function
 
 __version__ = _ares.__version__
 
@@ -55,19 +56,21 @@ def _function(name: str, doc: str | None = None):
     return f
 
 
-# Functions passed straight to the core under their NumPy names (the core checks every
-# argument). Those the core does not have (yet) are left out; `__getattr__` below finds any
-# function the core adds later.
-_NUMPY_NAMES = """
-    negative abs absolute sqrt exp log sin cos tan isnan isinf isfinite sign floor ceil
-    add subtract multiply divide true_divide power maximum minimum equal not_equal less
-    less_equal greater greater_equal logical_and logical_or logical_xor logical_not
-    where clip cumsum cumprod argmin argmax all any
-    matmul dot tensordot inner concatenate stack split squeeze expand_dims broadcast_to
-    rechunk argsort searchsorted take to_npy to_zarr
-""".split()
-for _name in _NUMPY_NAMES:
-    if _is_function(_name):
+# The core's functions that are not public here: the random sources live in `ar.random`,
+# `shuffle_bench` is a benchmark of the engine.
+_CORE_ONLY = frozenset({"rand", "randn", "shuffle_bench"})
+
+
+def _core_functions() -> list[str]:
+    """The core's functions under their NumPy names, as the package publishes them."""
+    return [n for n in _ares.functions() if n not in _CORE_ONLY]
+
+
+# Every other function of the core is passed straight to it under its NumPy name (the core
+# checks every argument), so a function the core adds is public here the day it lands (and
+# the differential test of tests/test_api_differential.py then asks for its case).
+for _name in _core_functions():
+    if _name not in globals():
         globals()[_name] = _function(_name)
 
 
@@ -102,7 +105,8 @@ def std(x, /, axis=None, *, correction=0, keepdims=False, ddof=None):
 
 # -- creation ----------------------------------------------------------------------------
 
-def _create(name, shape, dtype, chunks, *extra):
+def _create(name, shape, dtype, chunks, *extra, device=None):
+    _check_device(device)
     kwargs = {"chunk": chunks}
     if dtype is not None:
         kwargs["dtype"] = dtype
@@ -110,53 +114,84 @@ def _create(name, shape, dtype, chunks, *extra):
 
 
 def ones(shape, *, dtype=None, chunks=None, device=None) -> Tensor:
-    return _create("ones", shape, dtype, chunks)
+    return _create("ones", shape, dtype, chunks, device=device)
 
 
 def zeros(shape, *, dtype=None, chunks=None, device=None) -> Tensor:
-    return _create("zeros", shape, dtype, chunks)
+    return _create("zeros", shape, dtype, chunks, device=device)
 
 
 def empty(shape, *, dtype=None, chunks=None, device=None) -> Tensor:
     """Zeros: an ares tensor is never uninitialized."""
-    return _create("zeros", shape, dtype, chunks)
+    return _create("zeros", shape, dtype, chunks, device=device)
 
 
 def full(shape, fill_value, *, dtype=None, chunks=None, device=None) -> Tensor:
-    return _create("full", shape, dtype, chunks, fill_value)
+    return _create("full", shape, dtype, chunks, fill_value, device=device)
+
+
+def _like(x, dtype, chunks):
+    """The shape, dtype and chunks of ``x`` (dask keeps x's chunks unless others are asked
+    for); an ``x`` whose length depends on the data has no shape to copy yet."""
+    if isinstance(x, Tensor):
+        x._require_known_length("shape")
+        keep = x.chunks if chunks is None and x.ndim else chunks
+        return x._handle.shape, x.dtype if dtype is None else dtype, keep
+    x = _np.asarray(x)
+    return x.shape, x.dtype if dtype is None else dtype, chunks
 
 
 def ones_like(x, /, *, dtype=None, chunks=None, device=None) -> Tensor:
-    return ones(x.shape, dtype=dtype or x.dtype, chunks=chunks)
+    shape, dtype, chunks = _like(x, dtype, chunks)
+    return ones(shape, dtype=dtype, chunks=chunks, device=device)
 
 
 def zeros_like(x, /, *, dtype=None, chunks=None, device=None) -> Tensor:
-    return zeros(x.shape, dtype=dtype or x.dtype, chunks=chunks)
+    shape, dtype, chunks = _like(x, dtype, chunks)
+    return zeros(shape, dtype=dtype, chunks=chunks, device=device)
 
 
 def empty_like(x, /, *, dtype=None, chunks=None, device=None) -> Tensor:
-    return zeros(x.shape, dtype=dtype or x.dtype, chunks=chunks)
+    shape, dtype, chunks = _like(x, dtype, chunks)
+    return zeros(shape, dtype=dtype, chunks=chunks, device=device)
 
 
 def full_like(x, /, fill_value, *, dtype=None, chunks=None, device=None) -> Tensor:
-    return full(x.shape, fill_value, dtype=dtype or x.dtype, chunks=chunks)
+    shape, dtype, chunks = _like(x, dtype, chunks)
+    return full(shape, fill_value, dtype=dtype, chunks=chunks, device=device)
 
 
 def arange(start, /, stop=None, step=None, *, dtype=None, chunks=None, device=None) -> Tensor:
+    _check_device(device)
     args = (start,) if stop is None else (start, stop) if step is None else (start, stop, step)
     t = _apply("arange", args, {"chunk": chunks})
     return t if dtype is None or _dtype_name(dtype) == t.dtype.name else t.astype(dtype)
 
 
 def linspace(start, stop, /, num=50, *, endpoint=True, dtype=None, chunks=None, device=None) -> Tensor:
+    _check_device(device)
     t = _apply("linspace", (start, stop, num), {"endpoint": endpoint, "chunk": chunks})
     return t if dtype is None or _dtype_name(dtype) == t.dtype.name else t.astype(dtype)
 
 
 def asarray(obj, /, *, dtype=None, chunks=None, device=None, copy=None) -> Tensor:
-    """A tensor from a tensor (as is), a NumPy array, a nested sequence or a scalar."""
+    """A tensor from a tensor (as is), a NumPy array, a nested sequence or a scalar.
+
+    ``copy=False`` is refused for anything but a tensor of the asked dtype: ares copies data
+    from this process into the engine (the array API: "raise a ValueError if a copy would be
+    necessary"). ``copy=True`` of a tensor returns it: tensors are immutable, so a copy and
+    the tensor cannot be told apart."""
+    _check_device(device)
     if isinstance(obj, Tensor):
-        return obj if dtype is None else obj.astype(dtype)
+        if dtype is None or _dtype_name(dtype) == obj.dtype.name:
+            return obj if chunks is None else obj.rechunk(chunks)
+        if copy is False:
+            raise ValueError(f"asarray(copy=False): casting {obj.dtype.name} to "
+                             f"{_dtype_name(dtype)} needs a copy")
+        return obj.astype(dtype) if chunks is None else obj.astype(dtype).rechunk(chunks)
+    if copy is False:
+        raise ValueError("asarray(copy=False): ares cannot share this process's memory; the "
+                         "data is copied into the engine (use copy=None or True)")
     array = _np.asarray(obj, dtype=None if dtype is None else _dtype_name(dtype))
     return from_numpy(array, chunks=chunks)
 
@@ -177,10 +212,33 @@ def from_zarr(path, chunks=None) -> Tensor:
     return _apply("from_zarr", (str(path),), {"chunk": chunks})
 
 
+def to_npy(x, path, /, *, compute=True):
+    """Writes ``x`` to the ``.npy`` file ``path`` (under the data roots) from the workers, at
+    once, and returns None; with ``compute=False``, returns the lazy write instead (a tensor
+    whose value is the number of bytes written), as dask's ``to_npy_stack(compute=False)``."""
+    write = _apply("to_npy", (x, str(path)))
+    if not compute:
+        return write
+    write.compute()
+    return None
+
+
+def to_zarr(x, path, /, *, chunks=None, codec="zstd", compute=True):
+    """Writes ``x`` as a Zarr v3 array at ``path`` (under the data roots) from the workers, at
+    once, and returns None (dask's ``to_zarr``); ``compute=False`` returns the lazy write.
+    ``chunks``: the store's chunks (else x's own, made regular); ``codec``: ``zstd``
+    (``zstd:L``), ``gzip[:L]`` or ``none``."""
+    write = _apply("to_zarr", (x, str(path)), {"chunk": chunks, "codec": codec})
+    if not compute:
+        return write
+    write.compute()
+    return None
+
+
 # -- the array API's names for NumPy's -----------------------------------------------------
 
 def astype(x, dtype, /, *, copy=True, device=None) -> Tensor:
-    return x.astype(dtype)
+    return x.astype(dtype, copy=copy, device=device)
 
 
 # -- data type functions: ares' promotion is NumPy 2's for the dtypes it has, so NumPy answers
@@ -211,7 +269,7 @@ def isdtype(dtype, kind) -> _builtins.bool:
 
 
 def reshape(x, /, shape, *, copy=None) -> Tensor:
-    return x.reshape(shape)
+    return x.reshape(shape, copy=copy)
 
 
 def transpose(x, axes=None) -> Tensor:
@@ -235,9 +293,19 @@ def pow(x1, x2, /) -> Tensor:  # noqa: A001
 
 
 def sort(x, /, *, axis=-1, descending=False, stable=True) -> Tensor:
+    """Sorted along ``axis``. ares' sort is always stable, which ``stable=False`` allows."""
     if descending:
         raise ValueError("sort: descending=True is not supported yet")
     return _apply("sort", (x,), {"axis": axis})
+
+
+def take(a, indices, /, axis=None):
+    """NumPy's ``take``: positions of any integer dtype (the core reads int64)."""
+    if isinstance(indices, (list, _np.ndarray)):
+        indices = from_numpy(_np.asarray(indices))
+    if isinstance(indices, Tensor) and indices.dtype.kind in "iu" and indices.dtype != _np.int64:
+        indices = indices.astype(_np.int64)
+    return _apply("take", (a, indices), {"axis": axis})
 
 
 def unique(ar, return_counts=False):
@@ -254,9 +322,8 @@ def unique_counts(x, /):
 
 
 def __getattr__(name: str):
-    # A function the core has but this module does not name (yet), e.g. one added to the
-    # expression language after this file was written.
-    if _is_function(name):
+    # A function the core gained after this module was imported (never its internals).
+    if name not in _CORE_ONLY and _is_function(name):
         f = _function(name)
         globals()[name] = f
         return f

@@ -81,20 +81,31 @@ def start(workers: int | None = None, slots: int | None = None, config: str | No
 
 
 def connect(address: str, token: str | None = None, secret: str | None = None,
-            upload_dir: str | None = None, session: str = "python", timeout: float = 10.0):
+            upload_dir: str | None = None, session: str | None = None, timeout: float = 10.0):
     """Computes on a running cluster from now on.
 
     ``http://HOST:PORT`` (or https) uses the web API with a bearer ``token`` (default
-    ``ARES_TOKEN``); ``ares://HOST:PORT`` or ``HOST:PORT`` the native protocol, proving
-    ``secret`` (default ``ARES_CLIENT_SECRET``, else ``ARES_CLUSTER_SECRET``). ``upload_dir``
+    ``ARES_TOKEN``) in web session ``session`` (default ``"python"``); ``ares://HOST:PORT`` or
+    ``HOST:PORT`` the native protocol, proving ``secret`` (default ``ARES_CLIENT_SECRET``, else
+    ``ARES_CLUSTER_SECRET``). An argument the chosen protocol has no use for is refused, not
+    ignored: ``token``/``session`` over ``ares://``, ``secret`` over ``http://``. ``upload_dir``
     is a directory this process and the cluster's workers share (inside their data roots),
     where ``from_numpy`` writes its arrays; without it, ``from_numpy`` uploads them.
     """
     global _engine, _upload_dir
     if address.startswith(("http://", "https://")):
+        if secret is not None:
+            raise ValueError("connect: secret= is the native protocol's (ares://); over "
+                             "http:// the web API takes token=")
         token = token if token is not None else (os.environ.get("ARES_TOKEN") or None)
-        engine = _ares.Engine.http(address, token, session, timeout)
+        engine = _ares.Engine.http(address, token, session or "python", timeout)
     else:
+        if token is not None:
+            raise ValueError("connect: token= is the web API's (http://); the native protocol "
+                             "(ares://) proves secret=")
+        if session is not None:
+            raise ValueError("connect: session= names a web API session (http://); tasks sent "
+                             "over the native protocol (ares://) are in the session 'default'")
         addr = address[len("ares://"):] if address.startswith("ares://") else address
         engine = _ares.Engine.native(addr, secret, timeout)
     if upload_dir is not None:
@@ -201,10 +212,40 @@ class _Progress:
             sys.stderr.flush()
 
 
+def _collect(value, out: list) -> None:
+    """The tensors inside ``value`` (nested lists, tuples and dict values), in order."""
+    if isinstance(value, Tensor):
+        out.append(value)
+    elif isinstance(value, (list, tuple)):
+        for v in value:
+            _collect(v, out)
+    elif isinstance(value, dict):
+        for v in value.values():
+            _collect(v, out)
+
+
+def _rebuild(value, results):
+    """``value`` with each tensor replaced by the next of ``results``."""
+    if isinstance(value, Tensor):
+        return next(results)
+    if isinstance(value, list):
+        return [_rebuild(v, results) for v in value]
+    if isinstance(value, tuple):
+        items = [_rebuild(v, results) for v in value]
+        return type(value)(*items) if hasattr(value, "_fields") else tuple(items)
+    if isinstance(value, dict):
+        return type(value)((k, _rebuild(v, results)) for k, v in value.items())
+    return value
+
+
 def compute(*values, progress=None):
-    """Computes every tensor among ``values`` in one job; other values pass through.
-    Returns a tuple of NumPy arrays (Python scalars for 0-d results)."""
-    tensors = [v for v in values if isinstance(v, Tensor)]
+    """Computes every tensor among ``values`` in one job, as ``dask.compute``: tensors inside
+    lists, tuples and dicts too (``compute([a, b])`` gives ``([va, vb],)``); other values
+    pass through. Returns a tuple with one entry per argument: NumPy arrays, Python scalars
+    for 0-d results."""
+    tensors: list[Tensor] = []
+    for v in values:
+        _collect(v, tensors)
     if not tensors:
         return tuple(values)
     eng = engine()
@@ -222,7 +263,7 @@ def compute(*values, progress=None):
         if bar is not None:
             bar.close()
     it = iter(results)
-    return tuple(next(it) if isinstance(v, Tensor) else v for v in values)
+    return tuple(_rebuild(v, it) for v in values)
 
 
 def explain(*tensors: Tensor, limit: int = 50) -> str:

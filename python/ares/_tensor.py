@@ -115,10 +115,6 @@ def is_function(name: str) -> bool:
     return known
 
 
-def _shape_text(shape) -> str:
-    return "(" + ", ".join(str(d) for d in shape) + ("," if len(shape) == 1 else "") + ")"
-
-
 class Tensor:
     """A lazily evaluated n-dimensional array, computed by ``compute()``."""
 
@@ -132,9 +128,16 @@ class Tensor:
         self._chunks = None
 
     # -- metadata -------------------------------------------------------------------------
+    # The length of `x[mask]` and `unique(x)` depends on the data: the core plans with an
+    # upper bound, which must never reach the user as if it were the length. Such a
+    # dimension is `None` in `.shape` (the array API's unknown dimension, `nan` in `.chunks`
+    # as in dask), and whatever needs it as a number (`len`, `.size`, `.nbytes`) raises.
     @property
-    def shape(self) -> tuple[int, ...]:
-        return self._handle.shape
+    def shape(self) -> tuple:
+        shape = self._handle.shape
+        if self._handle.length_from_data:
+            return (None,) + tuple(shape[1:])
+        return shape
 
     @property
     def dtype(self) -> np.dtype:
@@ -146,21 +149,36 @@ class Tensor:
 
     @property
     def size(self) -> int:
+        self._require_known_length("size")
         return self._handle.size
 
     @property
     def nbytes(self) -> int:
-        return self.size * self.dtype.itemsize
+        self._require_known_length("nbytes")
+        return self._handle.size * self.dtype.itemsize
+
+    def _require_known_length(self, what: str) -> None:
+        if self._handle.length_from_data:
+            source = "x[mask]" if self._handle.op == "mask_select" else "unique(...)"
+            fix = "len(x.compute())" if what == "len()" else f"x.compute().{what}"
+            raise ValueError(
+                f"{what}: the length of {source} depends on the data and is not known before "
+                f"it runs (ares does not resolve data-dependent shapes yet): compute the "
+                f"tensor first, e.g. `{fix}`"
+            )
 
     @property
-    def chunks(self) -> tuple[tuple[int, ...], ...]:
-        """Chunk lengths per dimension, as dask's ``chunks``."""
+    def chunks(self) -> tuple:
+        """Chunk lengths per dimension, as dask's ``chunks`` (``nan`` where unknown)."""
         if self._chunks is None:
-            self._chunks = self._handle.chunks()
+            chunks = self._handle.chunks()
+            if self._handle.length_from_data and chunks:
+                chunks = (tuple(float("nan") for _ in chunks[0]),) + tuple(chunks[1:])
+            self._chunks = chunks
         return self._chunks
 
     @property
-    def chunksize(self) -> tuple[int, ...]:
+    def chunksize(self) -> tuple:
         return tuple(max(c) if c else 0 for c in self.chunks)
 
     @property
@@ -174,16 +192,27 @@ class Tensor:
     def device(self) -> str:
         return "cpu"
 
+    def to_device(self, device, /, *, stream=None) -> "Tensor":
+        check_device(device)
+        if stream is not None:
+            raise ValueError("to_device: ares has no streams (stream must be None)")
+        return self
+
     def __len__(self) -> int:
-        if not self.shape:
+        if not self.ndim:
             raise TypeError("len() of a 0-d tensor")
-        return self.shape[0]
+        self._require_known_length("len()")
+        return self._handle.shape[0]
 
     def __repr__(self) -> str:
-        bound = " (upper bound: the length depends on the data)" if self._handle.length_from_data else ""
+        def text(dims):
+            items = ["?" if d is None or d != d else str(d) for d in dims]
+            return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
+
+        unknown = " (? = known once computed)" if self._handle.length_from_data else ""
         return (
-            f"ares.Tensor<{self._handle.op}, shape={_shape_text(self.shape)}{bound}, "
-            f"dtype={self.dtype.name}, chunksize={_shape_text(self.chunksize)}, "
+            f"ares.Tensor<{self._handle.op}, shape={text(self.shape)}{unknown}, "
+            f"dtype={self.dtype.name}, chunksize={text(self.chunksize)}, "
             f"npartitions={self.npartitions}>"
         )
 
@@ -194,6 +223,23 @@ class Tensor:
 
         return compute(self, **kwargs)[0]
 
+    def take(self, indices, /, axis=None) -> "Tensor":
+        import ares
+
+        return ares.take(self, indices, axis=axis)
+
+    def to_npy(self, path, /, *, compute=True):
+        """``ar.to_npy(self, path)``: written at once (None), or lazily with ``compute=False``."""
+        import ares
+
+        return ares.to_npy(self, path, compute=compute)
+
+    def to_zarr(self, path, /, *, chunks=None, codec="zstd", compute=True):
+        """``ar.to_zarr(self, path)``: written at once (None), or lazily with ``compute=False``."""
+        import ares
+
+        return ares.to_zarr(self, path, chunks=chunks, codec=codec, compute=compute)
+
     def explain(self, limit: int = 50, file=None) -> None:
         """Prints what ``ares explain`` prints for this tensor."""
         from ._engine import explain
@@ -201,6 +247,11 @@ class Tensor:
         print(explain(self, limit=limit), end="", file=file)
 
     def __array__(self, dtype=None, copy=None):
+        if copy is False:
+            raise ValueError(
+                "a lazy tensor has no memory to share: computing it makes a new array, so "
+                "np.asarray(x, copy=False) cannot avoid a copy (use copy=None or True)"
+            )
         value = np.asarray(self.compute())
         return value if dtype is None else value.astype(dtype, copy=False)
 
@@ -252,14 +303,19 @@ class Tensor:
     def __le__(self, o): return binary("less_equal", self, o)
     def __gt__(self, o): return binary("greater", self, o)
     def __ge__(self, o): return binary("greater_equal", self, o)
-    def __and__(self, o): return apply("logical_and", (self, o))
-    def __rand__(self, o): return apply("logical_and", (o, self))
-    def __or__(self, o): return apply("logical_or", (self, o))
-    def __ror__(self, o): return apply("logical_or", (o, self))
-    def __xor__(self, o): return apply("logical_xor", (self, o))
-    def __rxor__(self, o): return apply("logical_xor", (o, self))
-    def __invert__(self): return apply("logical_not", (self,))
+    # `& | ^ ~`: bitwise on integers, logical on bools (NumPy's ufuncs); floats are refused.
+    def __and__(self, o): return binary("bitwise_and", self, o)
+    def __rand__(self, o): return binary("bitwise_and", o, self)
+    def __or__(self, o): return binary("bitwise_or", self, o)
+    def __ror__(self, o): return binary("bitwise_or", o, self)
+    def __xor__(self, o): return binary("bitwise_xor", self, o)
+    def __rxor__(self, o): return binary("bitwise_xor", o, self)
+    def __invert__(self): return apply("invert", (self,))
     # Operators whose function the core may not have (yet): NumPy's TypeError without it.
+    def __lshift__(self, o): return _optional("bitwise_left_shift", self, o)
+    def __rlshift__(self, o): return _optional("bitwise_left_shift", o, self)
+    def __rshift__(self, o): return _optional("bitwise_right_shift", self, o)
+    def __rrshift__(self, o): return _optional("bitwise_right_shift", o, self)
     def __mod__(self, o): return _optional("remainder", self, o)
     def __rmod__(self, o): return _optional("remainder", o, self)
     def __floordiv__(self, o): return _optional("floor_divide", self, o)
@@ -292,10 +348,18 @@ class Tensor:
         axes = tuple(range(self.ndim - 2)) + (self.ndim - 1, self.ndim - 2)
         return apply("transpose", (self, axes))
 
-    def astype(self, dtype, copy=True) -> "Tensor":
-        return apply("astype", (self, dtype_name(dtype)))
+    def astype(self, dtype, copy=True, *, device=None) -> "Tensor":
+        # A tensor is immutable, so a copy and the tensor itself cannot be told apart:
+        # `copy=False` (return `x` itself when the dtype matches) is what we always do.
+        check_device(device)
+        name = dtype_name(dtype)
+        if name == self.dtype.name:
+            return self
+        return apply("astype", (self, name))
 
-    def reshape(self, *shape) -> "Tensor":
+    def reshape(self, *shape, copy=None) -> "Tensor":
+        # Immutable tensors: a reshaped view and a reshaped copy are indistinguishable, so
+        # `copy=` is honoured whatever it says.
         if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
             shape = tuple(shape[0])
         return apply("reshape", (self, tuple(shape)))
@@ -321,10 +385,27 @@ class Tensor:
         return apply("std", (self,), {"axis": axis, "keepdims": keepdims, "ddof": _ddof(ddof, correction)})
 
     def __getattr__(self, name):
-        # Every other function of the core is a method too (`x.cumsum(axis=0)`).
-        if is_function(name):
+        # NumPy's ndarray methods that the core has as functions (`x.cumsum(axis=0)`).
+        if name in TENSOR_METHODS and is_function(name):
             return lambda *args, **kwargs: apply(name, (self,) + args, kwargs)
         raise AttributeError(f"'Tensor' object has no attribute {name!r}")
+
+    def __dir__(self):
+        return sorted(set(super().__dir__()) | {m for m in TENSOR_METHODS if is_function(m)})
+
+
+# The core's functions that are also methods, as on NumPy's ndarray (and dask's array).
+# Not `sort`: NumPy's `x.sort()` sorts in place and returns None, which a lazy tensor cannot.
+TENSOR_METHODS = frozenset("""
+    all any argmax argmin argsort clip cumprod cumsum dot nonzero round searchsorted squeeze
+    take
+""".split())
+
+
+def check_device(device) -> None:
+    """The array API's ``device=``: ares computes on CPUs only."""
+    if device is not None and device != "cpu":
+        raise ValueError(f"device={device!r}: ares computes on the CPU only (device='cpu' or None)")
 
 
 def _optional(name, a, b):

@@ -123,14 +123,18 @@ impl PyTensor {
     fn getitem(&self, index: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
         if let Ok(idx) = index.cast::<PyTensor>() {
             let idx = &idx.get().tensor;
-            #[allow(unreachable_patterns)]
             let r = match idx.dtype() {
                 DType::Bool => self.tensor.mask_select(idx),
                 DType::I64 => self.tensor.take(idx, Some(0)),
-                _ => {
-                    return Err(PyIndexError::new_err(
-                        "arrays used as indices must be of integer (or boolean) type",
-                    ))
+                // Positions of any integer dtype, as NumPy takes them (`take` reads int64).
+                d if d.is_int() => idx
+                    .astype(DType::I64)
+                    .and_then(|i| self.tensor.take(&i, Some(0))),
+                d => {
+                    return Err(PyIndexError::new_err(format!(
+                        "arrays used as indices must be of integer or boolean type, not {}",
+                        d.name()
+                    )))
                 }
             };
             return r.map(PyTensor::new).map_err(value_error);
@@ -216,6 +220,12 @@ fn is_function(name: &str) -> bool {
     call::is_function(name)
 }
 
+/// Every function of the expression language, by name (the package publishes them).
+#[pyfunction]
+fn functions() -> Vec<&'static str> {
+    ares::expr::FUNCTIONS.to_vec()
+}
+
 /// The dtypes the core has, among NumPy's names.
 #[pyfunction]
 fn dtypes() -> Vec<&'static str> {
@@ -269,6 +279,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(call_function, m)?)?;
     m.add_function(wrap_pyfunction!(binary, m)?)?;
     m.add_function(wrap_pyfunction!(is_function, m)?)?;
+    m.add_function(wrap_pyfunction!(functions, m)?)?;
     m.add_function(wrap_pyfunction!(dtypes, m)?)?;
     m.add_function(wrap_pyfunction!(from_npy, m)?)?;
     m.add_function(wrap_pyfunction!(set_data_roots, m)?)?;

@@ -43,35 +43,67 @@ def _wait_ready(path: str, proc: subprocess.Popen) -> dict:
     raise TimeoutError(f"{path} did not appear within {NODE_START_TIMEOUT} s")
 
 
-class Cluster:
-    """A supervisor (RPC and web on port 0, with a token) and `workers` worker processes."""
+# The configs the project ships (config/), for the cluster a new user starts.
+SHIPPED_CONFIG = os.path.join(os.path.dirname(__file__), "..", "..", "config")
 
-    def __init__(self, tmp: str, workers: int = 2, extra_yaml: str = ""):
+
+class Cluster:
+    """A supervisor (RPC and web on port 0, with a token) and `workers` worker processes.
+
+    By default one config for every node, with a data root; `shipped=True` starts them from
+    the project's own `config/supervisor.yml` and `config/worker.yml` instead, changed only
+    where a test must be (the supervisor's RPC and web ports are 0, the web API has a token):
+    no data root, as a new user's cluster."""
+
+    def __init__(self, tmp: str, workers: int = 2, extra_yaml: str = "", shipped: bool = False):
         self.tmp = tmp
         self.secret = secrets.token_hex(16)
         self.token = secrets.token_hex(8)
         self.data = os.path.join(tmp, "data")
         os.makedirs(self.data)
-        config = os.path.join(tmp, "node.yml")
-        with open(config, "w") as f:
-            f.write(
-                "cluster:\n  listen: 127.0.0.1:0\n"
-                "worker:\n  slots: 1\n  data_listen: 127.0.0.1:0\n  memory_limit: 1GiB\n"
-                f"web:\n  listen: 127.0.0.1:0\n  token: {self.token}\n"
-                f"data:\n  roots: [{json.dumps(self.data)}]\n"
-                + extra_yaml
-            )
+        if shipped:
+            sup_config, worker_config = self._shipped_configs()
+        else:
+            sup_config = worker_config = os.path.join(tmp, "node.yml")
+            with open(sup_config, "w") as f:
+                f.write(
+                    "cluster:\n  listen: 127.0.0.1:0\n"
+                    "worker:\n  slots: 1\n  data_listen: 127.0.0.1:0\n  memory_limit: 1GiB\n"
+                    f"web:\n  listen: 127.0.0.1:0\n  token: {self.token}\n"
+                    f"data:\n  roots: [{json.dumps(self.data)}]\n"
+                    + extra_yaml
+                )
         env = dict(os.environ, ARES_CLUSTER_SECRET=self.secret)
         self.procs: list[subprocess.Popen] = []
         ready = os.path.join(tmp, "supervisor.json")
-        sup = self._spawn(["--role", "supervisor", "--config", config, "--ready-file", ready], env)
+        sup = self._spawn(["--role", "supervisor", "--config", sup_config, "--ready-file", ready],
+                          env)
         info = _wait_ready(ready, sup)
         self.rpc, self.web = info["rpc"], info["web"]
         for i in range(workers):
             ready = os.path.join(tmp, f"worker{i}.json")
-            w = self._spawn(["--role", "worker", "--config", config, "--supervisor", self.rpc,
-                             "--ready-file", ready], env)
+            w = self._spawn(["--role", "worker", "--config", worker_config, "--supervisor",
+                             self.rpc, "--ready-file", ready], env)
             _wait_ready(ready, w)
+
+    def _shipped_configs(self) -> tuple[str, str]:
+        def changed(name: str, edits: list[tuple[str, str]]) -> str:
+            with open(os.path.join(SHIPPED_CONFIG, name)) as f:
+                text = f.read()
+            for old, new in edits:
+                assert text.count(old) == 1, f"config/{name} no longer has {old!r} once"
+                text = text.replace(old, new)
+            path = os.path.join(self.tmp, name)
+            with open(path, "w") as f:
+                f.write(text)
+            return path
+
+        sup = changed("supervisor.yml", [
+            ("listen: 127.0.0.1:7700", "listen: 127.0.0.1:0"),
+            ("  listen: null", "  listen: 127.0.0.1:0"),
+            ("  token: null", f"  token: {self.token}"),
+        ])
+        return sup, changed("worker.yml", [])
 
     def _spawn(self, args, env):
         log = open(os.path.join(self.tmp, f"node{len(self.procs)}.log"), "w")
@@ -95,6 +127,17 @@ class Cluster:
 @pytest.fixture(scope="session")
 def cluster(tmp_path_factory):
     c = Cluster(str(tmp_path_factory.mktemp("cluster")))
+    try:
+        yield c
+    finally:
+        ar.close()
+        c.stop()
+
+
+@pytest.fixture(scope="session")
+def shipped_cluster(tmp_path_factory):
+    """A cluster started from the shipped configs (no data root), as a new user starts one."""
+    c = Cluster(str(tmp_path_factory.mktemp("shipped")), shipped=True)
     try:
         yield c
     finally:

@@ -143,7 +143,8 @@ def test_repr_shows_shape_dtype_and_chunks():
     x = ar.ones((100, 30), chunks=(40, 30))
     assert repr(x) == "ares.Tensor<full, shape=(100, 30), dtype=float64, chunksize=(40, 30), npartitions=3>"
     assert x.chunks == ((40, 40, 20), (30,))
-    assert "upper bound" in repr(ar.unique(x))
+    # A length that depends on the data is unknown (`?`), never the planning bound.
+    assert "shape=(?,)" in repr(ar.unique(x))
     assert x.dtype == ar.float64 and x.ndim == 2 and x.size == 3000 and len(x) == 100
 
 
@@ -156,11 +157,10 @@ def test_sources_and_sinks(tmp_path, monkeypatch):
     monkeypatch.setattr(engine_mod, "_roots", None)
     x = ar.from_npy("a.npy", chunks=2)
     assert_same((x + 1).compute(), a + 1)
-    assert ar.to_npy(x * 2, "b.npy").compute() == a.nbytes
+    assert ar.to_npy(x * 2, "b.npy", compute=False).compute() == a.nbytes
     assert_same(np.load(tmp_path / "b.npy"), a * 2)
-    if ar._is_function("to_zarr"):
-        ar.to_zarr(x, "z.zarr").compute()
-        assert_same(ar.from_zarr("z.zarr").compute(), a)
+    assert ar.to_zarr(x, "z.zarr") is None
+    assert_same(ar.from_zarr("z.zarr").compute(), a)
     ar.close()
     monkeypatch.setattr(engine_mod, "_roots", None)
 

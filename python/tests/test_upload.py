@@ -143,7 +143,8 @@ def small_cluster(request, tmp_path):
 
 def test_too_large_and_lost_connections_are_clear_errors(small_cluster):
     c, address = small_cluster
-    eng = ar.connect(address, secret=c.secret, token=c.token)
+    creds = {"secret": c.secret} if address.startswith("ares://") else {"token": c.token}
+    eng = ar.connect(address, **creds)
     with pytest.raises(ValueError, match=r"over limits.max_upload_bytes \(100000 bytes\)"):
         ar.from_numpy(np.zeros(100_000))
     assert eng.uploads == []
