@@ -356,6 +356,26 @@ fn shape_and_transpose_of_a_number_are_those_of_a_0d_array() {
     check("(2.5).T + ones((2,), chunk=1)", f(&[2], &[3.5, 3.5]));
 }
 
+// A sum of operands of different ranks broadcast together came out of the elementwise
+// kernel in Fortran order, and the reduction kept that order; dropping the reduced axes at
+// the end of the combine tree reshaped it (`into_shape_with_order`), which needs a standard
+// layout: "cannot drop reduced axes: ShapeError/IncompatibleLayout". The moments path (`var`)
+// dropped its axes the same way. NumPy's sum is 90 everywhere (12 * 2 + 0 + 1 + ... + 11).
+#[test]
+fn reduction_over_operands_of_different_ranks_broadcast_together() {
+    let x = "ones((4, 1, 1), chunk=4) + ones((11, 1), chunk=10) + arange(12, chunk=1)";
+    check(&format!("sum({x}, axis=2)"), f(&[4, 11], &[90.0; 44]));
+    check(&format!("mean({x}, axis=(2, 1))"), f(&[4], &[7.5; 4]));
+    check(
+        &format!("var({x}, axis=-1)"),
+        f(&[4, 11], &[143.0 / 12.0; 44]),
+    );
+    check(
+        &format!("max({x}, axis=2, keepdims=True)[0, 0]"),
+        f(&[1], &[13.0]),
+    );
+}
+
 // Issue 12: `& | ^ ~` are NumPy's bitwise ufuncs with Python's precedence (`&` binds tighter
 // than comparisons, so they are parenthesized), logical on bools, bitwise on int64.
 #[test]
