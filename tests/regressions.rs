@@ -392,3 +392,34 @@ fn bitwise_operators_follow_numpy_and_python_precedence() {
     check("arange(3, chunk=2) & 1.0", error());
     check("~linspace(0, 1, 3, chunk=2)", error());
 }
+
+// `<< >>` are NumPy's `left_shift`/`right_shift` with Python's precedence (looser than `+ -`,
+// tighter than `&`); counts past the bit width or negative shift every bit out, as NumPy's do
+// on every platform; floats and two bools are refused.
+#[test]
+fn shifts_follow_numpy_and_python_precedence() {
+    let x = "x = arange(-3, 3, chunk=2)";
+    check(
+        &format!("{x}; x << 2 + 1 & 255"),
+        i(&[6], &[232, 240, 248, 0, 8, 16]),
+    );
+    check(&format!("{x}; x >> 1 | 1"), i(&[6], &[-1, -1, -1, 1, 1, 1]));
+    check(&format!("{x}; 1 << x"), i(&[6], &[0, 0, 0, 1, 2, 4]));
+    check(
+        &format!("{x}; right_shift(x, 64)"),
+        i(&[6], &[-1, -1, -1, 0, 0, 0]),
+    );
+    check(
+        &format!("{x}; bitwise_left_shift(x, x)"),
+        i(&[6], &[0, 0, 0, 0, 2, 8]),
+    );
+    check(
+        "bitwise_right_shift(arange(4, chunk=3) > 1, 1)",
+        i(&[4], &[0, 0, 0, 0]),
+    );
+    check("sum(arange(5, chunk=2) << 2)", i(&[], &[40]));
+    check("5 << -1", i(&[], &[0]));
+    check("arange(3, chunk=2) << 1.0", error());
+    check("linspace(0, 1, 3, chunk=2) >> 1", error());
+    check("(arange(3, chunk=2) > 0) << True", error());
+}

@@ -90,6 +90,8 @@ pub(super) fn binary_op(name: &str) -> Option<Op> {
         "bitwise_and" => Op::BitAnd,
         "bitwise_or" => Op::BitOr,
         "bitwise_xor" => Op::BitXor,
+        "left_shift" | "bitwise_left_shift" => Op::LeftShift,
+        "right_shift" | "bitwise_right_shift" => Op::RightShift,
         _ => return None,
     })
 }
