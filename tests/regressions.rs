@@ -423,3 +423,18 @@ fn shifts_follow_numpy_and_python_precedence() {
     check("linspace(0, 1, 3, chunk=2) >> 1", error());
     check("(arange(3, chunk=2) > 0) << True", error());
 }
+
+// `x[x > 0].shape[0]` gave the static upper bound (the size of `x`; NumPy counts the selected
+// elements): a length that depends on the data is not known before the program runs, so
+// reading it is an error; the known lengths stay readable.
+#[test]
+fn reading_a_length_that_depends_on_the_data_is_an_error() {
+    let x = "x = sin(arange(200, chunk=30))";
+    check(&format!("{x}; x[x > 0].shape[0]"), error());
+    check(&format!("{x}; ones(x[x > 0].shape, chunk=7)"), error());
+    check(&format!("{x}; unique(x).shape[-1]"), error());
+    check(
+        "x = ones((3, 4), chunk=2); arange(x.shape[-1] * x.shape[0], chunk=5)",
+        i(&[12], &(0..12).collect::<Vec<i64>>()),
+    );
+}
