@@ -356,6 +356,26 @@ fn shape_and_transpose_of_a_number_are_those_of_a_0d_array() {
     check("(2.5).T + ones((2,), chunk=1)", f(&[2], &[3.5, 3.5]));
 }
 
+// A sum of operands of different ranks broadcast together came out of the elementwise
+// kernel in Fortran order, and the reduction kept that order; dropping the reduced axes at
+// the end of the combine tree reshaped it (`into_shape_with_order`), which needs a standard
+// layout: "cannot drop reduced axes: ShapeError/IncompatibleLayout". The moments path (`var`)
+// dropped its axes the same way. NumPy's sum is 90 everywhere (12 * 2 + 0 + 1 + ... + 11).
+#[test]
+fn reduction_over_operands_of_different_ranks_broadcast_together() {
+    let x = "ones((4, 1, 1), chunk=4) + ones((11, 1), chunk=10) + arange(12, chunk=1)";
+    check(&format!("sum({x}, axis=2)"), f(&[4, 11], &[90.0; 44]));
+    check(&format!("mean({x}, axis=(2, 1))"), f(&[4], &[7.5; 4]));
+    check(
+        &format!("var({x}, axis=-1)"),
+        f(&[4, 11], &[143.0 / 12.0; 44]),
+    );
+    check(
+        &format!("max({x}, axis=2, keepdims=True)[0, 0]"),
+        f(&[1], &[13.0]),
+    );
+}
+
 // Issue 12: `& | ^ ~` are NumPy's bitwise ufuncs with Python's precedence (`&` binds tighter
 // than comparisons, so they are parenthesized), logical on bools, bitwise on int64.
 #[test]
@@ -371,4 +391,50 @@ fn bitwise_operators_follow_numpy_and_python_precedence() {
     check("~True & 1 | False", i(&[], &[0]));
     check("arange(3, chunk=2) & 1.0", error());
     check("~linspace(0, 1, 3, chunk=2)", error());
+}
+
+// `<< >>` are NumPy's `left_shift`/`right_shift` with Python's precedence (looser than `+ -`,
+// tighter than `&`); counts past the bit width or negative shift every bit out, as NumPy's do
+// on every platform; floats and two bools are refused.
+#[test]
+fn shifts_follow_numpy_and_python_precedence() {
+    let x = "x = arange(-3, 3, chunk=2)";
+    check(
+        &format!("{x}; x << 2 + 1 & 255"),
+        i(&[6], &[232, 240, 248, 0, 8, 16]),
+    );
+    check(&format!("{x}; x >> 1 | 1"), i(&[6], &[-1, -1, -1, 1, 1, 1]));
+    check(&format!("{x}; 1 << x"), i(&[6], &[0, 0, 0, 1, 2, 4]));
+    check(
+        &format!("{x}; right_shift(x, 64)"),
+        i(&[6], &[-1, -1, -1, 0, 0, 0]),
+    );
+    check(
+        &format!("{x}; bitwise_left_shift(x, x)"),
+        i(&[6], &[0, 0, 0, 0, 2, 8]),
+    );
+    check(
+        "bitwise_right_shift(arange(4, chunk=3) > 1, 1)",
+        i(&[4], &[0, 0, 0, 0]),
+    );
+    check("sum(arange(5, chunk=2) << 2)", i(&[], &[40]));
+    check("5 << -1", i(&[], &[0]));
+    check("arange(3, chunk=2) << 1.0", error());
+    check("linspace(0, 1, 3, chunk=2) >> 1", error());
+    check("(arange(3, chunk=2) > 0) << True", error());
+}
+
+// `x[x > 0].shape[0]` gave the static upper bound (the size of `x`; NumPy counts the selected
+// elements): a length that depends on the data is not known before the program runs, so
+// reading it is an error; the known lengths stay readable.
+#[test]
+fn reading_a_length_that_depends_on_the_data_is_an_error() {
+    let x = "x = sin(arange(200, chunk=30))";
+    check(&format!("{x}; x[x > 0].shape[0]"), error());
+    check(&format!("{x}; ones(x[x > 0].shape, chunk=7)"), error());
+    check(&format!("{x}; unique(x).shape[-1]"), error());
+    check(
+        "x = ones((3, 4), chunk=2); arange(x.shape[-1] * x.shape[0], chunk=5)",
+        i(&[12], &(0..12).collect::<Vec<i64>>()),
+    );
 }

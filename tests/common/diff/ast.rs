@@ -29,10 +29,12 @@ pub enum BinOp {
     BitAnd,
     BitOr,
     BitXor,
+    LeftShift,
+    RightShift,
 }
 
 impl BinOp {
-    pub const ALL: [BinOp; 17] = [
+    pub const ALL: [BinOp; 19] = [
         BinOp::Add,
         BinOp::Sub,
         BinOp::Mul,
@@ -50,6 +52,8 @@ impl BinOp {
         BinOp::BitAnd,
         BinOp::BitOr,
         BinOp::BitXor,
+        BinOp::LeftShift,
+        BinOp::RightShift,
     ];
 
     /// The operator symbol, if the language has one.
@@ -70,6 +74,8 @@ impl BinOp {
             BinOp::BitAnd => "&",
             BinOp::BitOr => "|",
             BinOp::BitXor => "^",
+            BinOp::LeftShift => "<<",
+            BinOp::RightShift => ">>",
             BinOp::Max | BinOp::Min => return None,
         })
     }
@@ -94,11 +100,17 @@ impl BinOp {
             BinOp::BitAnd => "bitwise_and",
             BinOp::BitOr => "bitwise_or",
             BinOp::BitXor => "bitwise_xor",
+            BinOp::LeftShift => "left_shift",
+            BinOp::RightShift => "right_shift",
         }
     }
 
     pub fn is_bitwise(self) -> bool {
         matches!(self, BinOp::BitAnd | BinOp::BitOr | BinOp::BitXor)
+    }
+
+    pub fn is_shift(self) -> bool {
+        matches!(self, BinOp::LeftShift | BinOp::RightShift)
     }
 
     pub fn is_comparison(self) -> bool {

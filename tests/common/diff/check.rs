@@ -57,8 +57,8 @@ fn count_functions(text: &str, counts: &mut BTreeMap<String, usize>) {
         }
     }
     for op in [
-        " + ", " - ", " * ", " / ", "**", "@", "==", "!=", "<=", ">=", " < ", " > ", "(-", "[",
-        "None]", "::-", ".T",
+        " + ", " - ", " * ", " / ", "**", "@", "==", "!=", "<=", ">=", " < ", " > ", " << ",
+        " >> ", "(-", "[", "None]", "::-", ".T",
     ] {
         if text.contains(op) {
             seen.insert(format!("`{}`", op.trim()));

@@ -8,10 +8,11 @@
 //! not divide the shape, or explicit per-dim lengths), unary and binary elementwise
 //! functions and operators, Python scalars (small, near 2^62, floats, bools) on either side,
 //! broadcasting, reductions with every axis form, keepdims and ddof (as functions and
-//! methods), matmul/dot/`@`, transpose with axes and `.T`, concatenate, rechunk, reshape
-//! (whether or not the chunks line up with the new rows), astype, slicing with steps,
-//! negative steps, integers and `None`, zero-size and size-1 dimensions, named intermediate
-//! results used more than once, and the functions of `ops2.rs`.
+//! methods; also over operands of different ranks whose size-1 dims broadcast),
+//! matmul/dot/`@`, transpose with axes and `.T`, concatenate, rechunk, reshape (whether or
+//! not the chunks line up with the new rows), astype, slicing with steps, negative steps,
+//! integers and `None`, zero-size and size-1 dimensions, named intermediate results used
+//! more than once, and the functions of `ops2.rs`.
 
 use super::ast::{call, ints, BinOp, Expr, Program};
 use super::refarr::Arr;

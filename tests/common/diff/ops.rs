@@ -1,6 +1,7 @@
 //! The generator's operations on a tensor it has already built (and evaluated): elementwise
 //! functions and operators with broadcast partners or Python scalars, reductions in every
-//! axis form, matmul, transpose, concatenate, rechunk, reshape, astype and indexing.
+//! axis form (also over operands of different ranks whose size-1 dims broadcast), matmul,
+//! transpose, concatenate, rechunk, reshape, astype and indexing.
 
 use super::ast::{call, ints, BinOp, Expr, Idx};
 use super::gen::Gen;
@@ -44,6 +45,78 @@ fn binary(g: &mut Gen, x: Expr, a: &Arr, depth: u32) -> Expr {
     let (l, r) = if g.p(0.3) { (other, x) } else { (x, other) };
     let op_form = op.symbol().is_some() && g.p(0.6);
     Expr::Bin(op, b(l), b(r), op_form)
+}
+
+/// Operands of different ranks whose size-1 dims broadcast against each other and against
+/// chunked operands (`ones((4, 1, 1), chunk=4) + ones((11, 1), chunk=10) + arange(12,
+/// chunk=1)`), then a reduction over some axes, often the last one alone. A column operand
+/// (only its first dim longer than 1) and a row of small chunks along the last axis make
+/// ndarray lay the elementwise chunks out in Fortran order, which every later kernel (the
+/// combine tree's last level among them) must accept. `x` joins in when its shape fits.
+fn broadcast_reduce(g: &mut Gen, x: Expr, a: &Arr) -> Option<Expr> {
+    let s = a.shape();
+    let mut target = if !s.is_empty() && s.len() <= 3 && g.p(0.3) {
+        s.clone()
+    } else {
+        let nd = if g.p(0.7) { 3 } else { 2 };
+        (0..nd).map(|_| g.rng.gen_range(1..6)).collect()
+    };
+    if target.len() < 3 && g.p(0.3) {
+        target.insert(0, g.rng.gen_range(2..5));
+    }
+    let nd = target.len();
+    let mut shapes: Vec<Vec<usize>> = vec![];
+    if g.p(0.8) {
+        // A column: (t0, 1, 1).
+        let mut column = vec![1; nd];
+        column[0] = target[0];
+        shapes.push(column);
+    }
+    for _ in 0..g.rng.gen_range(1..3) {
+        // A lower-rank operand, its dims kept or set to 1 (the last one mostly).
+        let rank = g.rng.gen_range(1..nd.max(2));
+        let mut shape: Vec<usize> = target[nd - rank..].to_vec();
+        for (i, d) in shape.iter_mut().enumerate() {
+            if g.p(if i + 1 == rank { 0.7 } else { 0.3 }) {
+                *d = 1;
+            }
+        }
+        shapes.push(shape);
+    }
+    let mut operands: Vec<Expr> = shapes.into_iter().map(|s| g.leaf(Some(s))).collect();
+    if g.p(0.8) {
+        // The last axis alone, in chunks of 1 or 2.
+        let n = target[nd - 1];
+        let chunk = Expr::Int(g.rng.gen_range(1..3));
+        operands.push(call(
+            "arange",
+            vec![Expr::Int(n as i64)],
+            vec![("chunk", chunk)],
+        ));
+    }
+    if target.ends_with(&s) && g.p(0.3) {
+        operands.push(x);
+    }
+    if g.p(0.3) {
+        operands.shuffle(&mut g.rng);
+    }
+    let mut terms = operands.into_iter();
+    let mut sum = terms.next()?;
+    for t in terms {
+        let op = *[BinOp::Add, BinOp::Add, BinOp::Sub, BinOp::Mul, BinOp::Max]
+            .choose(&mut g.rng)
+            .unwrap();
+        sum = Expr::Bin(op, b(sum), b(t), op.symbol().is_some());
+    }
+    let value = g.eval(&sum)?;
+    if g.p(0.5) {
+        // Along the last axis only: the partials of its chunks meet in a combine tree.
+        let f = *["sum", "max", "mean", "var"].choose(&mut g.rng).unwrap();
+        let last = value.shape().len() as i64 - 1;
+        let axis = Expr::Int(if g.p(0.5) { -1 } else { last });
+        return Some(call(f, vec![sum], vec![("axis", axis)]));
+    }
+    Some(reduction(g, sum, &value))
 }
 
 fn axis_form(g: &mut Gen, nd: usize) -> Option<Expr> {
@@ -257,7 +330,11 @@ fn index(g: &mut Gen, x: Expr, a: &Arr) -> Expr {
 /// One random operation on `x` (whose reference value is `a`).
 pub fn apply(g: &mut Gen, x: Expr, a: &Arr, depth: u32) -> Expr {
     loop {
-        let e = match g.rng.gen_range(0..32) {
+        let e = match g.rng.gen_range(0..33) {
+            32 => match broadcast_reduce(g, x.clone(), a) {
+                Some(e) => e,
+                None => continue,
+            },
             22..=26 => match super::ops2::apply(g, x.clone(), a) {
                 Some(e) => e,
                 None => continue,

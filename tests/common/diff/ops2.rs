@@ -1,7 +1,7 @@
 //! The generator's operations for the functions issue 12 added: logical functions, all/any,
 //! clip, expand_dims, squeeze, broadcast_to, stack, split, inner, 1-D matmul/dot, negative
 //! transpose axes, `linspace(..., endpoint=False)`, and the bitwise ufuncs and operators
-//! (`& | ^ ~`).
+//! (`& | ^ ~`, the shifts `<< >>`).
 
 use super::ast::{call, ints, BinOp, Expr, Idx};
 use super::gen::Gen;
@@ -255,15 +255,23 @@ pub fn apply(g: &mut Gen, x: Expr, a: &Arr) -> Option<Expr> {
             call("tensordot", vec![x, y], vec![("axes", axes)])
         }
         18 => {
-            let op = *[BinOp::BitAnd, BinOp::BitOr, BinOp::BitXor]
-                .choose(&mut g.rng)
-                .unwrap();
+            let op = *[
+                BinOp::BitAnd,
+                BinOp::BitOr,
+                BinOp::BitXor,
+                BinOp::LeftShift,
+                BinOp::RightShift,
+            ]
+            .choose(&mut g.rng)
+            .unwrap();
             let x = integral(g, x, a.dtype());
             let y = if g.p(0.4) {
                 g.scalar()
             } else {
                 let y = g.leaf(Some(s.clone()));
-                let kind = if g.p(0.5) { "bool" } else { "int64" };
+                // Shift counts are mostly int64 (two bools do not shift in ares).
+                let bools = if op.is_shift() { 0.15 } else { 0.5 };
+                let kind = if g.p(bools) { "bool" } else { "int64" };
                 call("astype", vec![y, Expr::Str(kind.into())], vec![])
             };
             let (p, q) = if g.p(0.5) { (x, y) } else { (y, x) };

@@ -1,8 +1,9 @@
 //! The reference for the functions added after issue 12: `isnan isinf isfinite`, `cumsum
 //! cumprod` (running totals from the first element, bools as int64, ints wrapping), `where`
 //! (the promoted dtype of `x` and `y`), and `argmin argmax` (first occurrence, first NaN wins,
-//! flattened without an axis, an error on zero elements), and the bitwise ufuncs (logical on
-//! bools, two's complement on int64, refused on floats), from NumPy's documentation.
+//! flattened without an axis, an error on zero elements), the bitwise ufuncs (logical on
+//! bools, two's complement on int64, refused on floats) and the shifts (int64 only), from
+//! NumPy's documentation.
 
 use super::ast::BinOp;
 use super::refarr::{self, np_err, unsupported, Arr, R};
@@ -14,10 +15,45 @@ type Get<'a> = &'a dyn Fn(usize, &str) -> Option<V>;
 
 /// Any elementwise binary ufunc: the bitwise ones here, the others in `refarr`.
 pub fn binary(op: BinOp, a: &Arr, b: &Arr) -> R<Arr> {
+    if op.is_shift() {
+        return shift(op, a, b);
+    }
     match op.is_bitwise() {
         true => bitwise(op, a, b),
         false => refarr::binary(op, a, b),
     }
+}
+
+/// `left_shift`/`right_shift` (`<< >>`) on int64 (a bool with an int64 counts as int64).
+/// NumPy reads the count as unsigned: one of 64 or more, or a negative one, shifts every bit
+/// out (0, or -1 for `>>` of a negative value). Two bools: NumPy gives int8, which ares does
+/// not have and refuses (a documented deviation).
+pub fn shift(op: BinOp, a: &Arr, b: &Arr) -> R<Arr> {
+    let shape = refarr::broadcast_shape(&a.shape(), &b.shape())?;
+    let dim = IxDyn(&shape);
+    let refused = || {
+        np_err(format!(
+            "ufunc '{}' not supported for the input types",
+            op.func()
+        ))
+    };
+    if matches!(a, Arr::F(_)) || matches!(b, Arr::F(_)) {
+        return refused();
+    }
+    if matches!((a, b), (Arr::B(_), Arr::B(_))) {
+        refarr::deviation();
+        return refused();
+    }
+    let (x, y) = (a.to_i(), b.to_i());
+    let (x, y) = (x.broadcast(dim.clone()).unwrap(), y.broadcast(dim).unwrap());
+    Ok(Arr::I(Zip::from(&x).and(&y).map_collect(|p, q| {
+        match (op, (0..64).contains(q)) {
+            (BinOp::LeftShift, true) => p << q,
+            (BinOp::LeftShift, false) => 0,
+            (_, true) => p >> q,
+            (_, false) => -((*p < 0) as i64),
+        }
+    })))
 }
 
 /// `bitwise_and/or/xor` (`& | ^`): the operands promoted as any binary ufunc's.

@@ -90,6 +90,8 @@ pub(super) fn binary_op(name: &str) -> Option<Op> {
         "bitwise_and" => Op::BitAnd,
         "bitwise_or" => Op::BitOr,
         "bitwise_xor" => Op::BitXor,
+        "left_shift" | "bitwise_left_shift" => Op::LeftShift,
+        "right_shift" | "bitwise_right_shift" => Op::RightShift,
         _ => return None,
     })
 }
@@ -129,6 +131,25 @@ pub(super) fn apply_binary(op: Op, a: Value, b: Value, pos: Pos) -> Result<Value
         _ => return err(pos, format!("{op} needs tensors or numbers")),
     };
     r.map(Value::Tensor).or_else(|e| err(pos, e.to_string()))
+}
+
+/// `v.name`: `.T` and `.shape` (a number is a 0-d array: shape `()`, its own transpose, as
+/// NumPy's `np.shape(2.5)`, `np.transpose(2.5)`).
+fn attribute(v: Value, name: &str, p: Pos) -> Result<Value, ExprError> {
+    Ok(match (v, name) {
+        (Value::Tensor(t), "T") => {
+            Value::Tensor(t.transpose(None).or_else(|e| err(p, e.to_string()))?)
+        }
+        (Value::Tensor(t), "shape") => super::shape::whole(&t, p)?,
+        (Value::Num(_), "shape") => Value::Tuple(vec![]),
+        (v @ Value::Num(_), "T") => v,
+        _ => {
+            return err(
+                p,
+                format!("unknown attribute '{name}' (call methods as x.{name}(...))"),
+            )
+        }
+    })
 }
 
 impl Ctx {
@@ -193,29 +214,21 @@ impl Ctx {
                     *p,
                 )?
             }
-            Expr::Attr(obj, name, p) => match (self.eval(obj)?, name.as_str()) {
-                (Value::Tensor(t), "T") => {
-                    Value::Tensor(t.transpose(None).or_else(|e| err(*p, e.to_string()))?)
-                }
-                // A number is a 0-d array: shape `()`, its own transpose (NumPy's
-                // `np.shape(2.5)`, `np.transpose(2.5)`).
-                (Value::Num(_), "shape") => Value::Tuple(vec![]),
-                (v @ Value::Num(_), "T") => v,
-                (Value::Tensor(t), "shape") => Value::Tuple(
-                    t.shape()
-                        .iter()
-                        .map(|d| Value::Num(Scalar::I64(*d as i64)))
-                        .collect(),
-                ),
-                _ => {
-                    return err(
-                        *p,
-                        format!("unknown attribute '{name}' (call methods as x.{name}(...))"),
-                    )
-                }
-            },
+            Expr::Attr(obj, name, p) => attribute(self.eval(obj)?, name, *p)?,
             Expr::Index(obj, items, p) => {
-                let target = self.eval(obj)?;
+                let target = match (obj.as_ref(), items.as_slice()) {
+                    // `x.shape[i]` reads one length, which may be known when another is not.
+                    (Expr::Attr(x, name, ap), [IndexItem::At(i)]) if name == "shape" => {
+                        match self.eval(x)? {
+                            Value::Tensor(t) => {
+                                let i = to_int(&self.eval(i)?, *p)?;
+                                return super::shape::axis(&t, i, *p);
+                            }
+                            v => attribute(v, name, *ap)?,
+                        }
+                    }
+                    _ => self.eval(obj)?,
+                };
                 if let Value::Tuple(values) = &target {
                     let [IndexItem::At(i)] = items.as_slice() else {
                         return err(*p, "tuples take one integer index");

@@ -8,14 +8,15 @@ pub enum Tok {
     Float(f64),
     Str(String),
     Name(String),
-    /// Punctuation and operators: `( ) [ ] , : ; = . + - * / ** @ == != < <= > >= & | ^ ~`.
+    /// Punctuation and operators: `( ) [ ] , : ; = . + - * / ** @ == != < <= > >= & | ^ ~`,
+    /// `<< >>`.
     Sym(&'static str),
     End,
 }
 
-const SYMBOLS: [&str; 25] = [
-    "**", "==", "!=", "<=", ">=", "(", ")", "[", "]", ",", ":", ";", "=", ".", "+", "-", "*", "/",
-    "@", "<", ">", "&", "|", "^", "~",
+const SYMBOLS: [&str; 27] = [
+    "**", "==", "!=", "<=", ">=", "<<", ">>", "(", ")", "[", "]", ",", ":", ";", "=", ".", "+",
+    "-", "*", "/", "@", "<", ">", "&", "|", "^", "~",
 ];
 
 pub fn tokenize(src: &str) -> Result<Vec<(Tok, Pos)>, ExprError> {
@@ -122,6 +123,20 @@ mod tests {
         assert_eq!(
             (&bits[2], &bits[4], &bits[6]),
             (&Tok::Sym("&"), &Tok::Sym("|"), &Tok::Sym("^"))
+        );
+        let shifts: Vec<Tok> = tokenize("a<<b>>c<=d<e")
+            .unwrap()
+            .into_iter()
+            .map(|t| t.0)
+            .collect();
+        assert_eq!(
+            (&shifts[1], &shifts[3], &shifts[5], &shifts[7]),
+            (
+                &Tok::Sym("<<"),
+                &Tok::Sym(">>"),
+                &Tok::Sym("<="),
+                &Tok::Sym("<")
+            )
         );
     }
 }

@@ -15,6 +15,7 @@ mod functions;
 mod io;
 mod lexer;
 mod parser;
+mod shape;
 mod table;
 
 pub use eval::Value;
@@ -178,6 +179,51 @@ mod tests {
             (t.shape().to_vec(), graph.nodes.len())
         });
         assert_eq!((shape, nodes), (vec![], 60_002));
+    }
+
+    #[test]
+    fn lengths_that_depend_on_the_data_cannot_be_read() {
+        let x = "x = sin(arange(20000, chunk=3000))";
+        for (read, what) in [
+            (
+                "x[x > 0].shape[0]",
+                "x[mask].shape[0]: the length of x[mask]",
+            ),
+            (
+                "x[x > 0].shape[-1]",
+                "x[mask].shape[-1]: the length of x[mask]",
+            ),
+            ("x[x > 0].shape", "x[mask].shape: the length of x[mask]"),
+            ("ones(x[x > 0].shape, chunk=2)", "x[mask].shape: "),
+            (
+                "unique(x).shape[0] + 1",
+                "unique(...).shape[0]: the length of unique(...)",
+            ),
+            (
+                "unique(x, return_counts=True)[1].shape[0]",
+                "unique(...).shape[0]",
+            ),
+        ] {
+            let e = evaluate(&format!("{x}; {read}")).unwrap_err();
+            assert!(e.message.starts_with(what), "{read}: {e}");
+            assert!(
+                e.message
+                    .contains("depends on the data and is not known before it runs")
+                    && e.message.contains("compute the result first"),
+                "{e}"
+            );
+        }
+        // Known lengths stay readable, and out-of-range reads are the tuple's error.
+        let t = evaluate("x = ones((3, 4), chunk=2); arange(x.shape[-1] * x.shape[0])").unwrap();
+        assert_eq!(t.shape(), &[12]);
+        let t = evaluate("x = ones((3, 4), chunk=2); zeros(x.shape, chunk=2)").unwrap();
+        assert_eq!(t.shape(), &[3, 4]);
+        let e = evaluate(&format!("{x}; x[x > 0].shape[1]")).unwrap_err();
+        assert!(e.message.contains("index 1 out of range"), "{e}");
+        let e = evaluate("(2.5).shape[0]").unwrap_err();
+        assert!(e.message.contains("index 0 out of range"), "{e}");
+        // The selection itself is still a result.
+        assert!(evaluate(&format!("{x}; x[x > 0]")).is_ok());
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! Recursive-descent parser with Python's precedence:
-//! comparison < `|` < `^` < `&` < `+ -` < `* / @` < unary `- + ~` < `**` (right-assoc) <
-//! call, index, attribute.
+//! comparison < `|` < `^` < `&` < `<< >>` < `+ -` < `* / @` < unary `- + ~` < `**`
+//! (right-assoc) < call, index, attribute.
 
 use super::lexer::Tok;
 use super::{err, ExprError, Pos};
@@ -164,7 +164,10 @@ impl Parser<'_> {
         self.binary_level(&["^"], Self::bit_and)
     }
     fn bit_and(&mut self) -> Result<Expr, ExprError> {
-        self.binary_level(&["&"], Self::additive)
+        self.binary_level(&["&"], Self::shift)
+    }
+    fn shift(&mut self) -> Result<Expr, ExprError> {
+        self.binary_level(&["<<", ">>"], Self::additive)
     }
     fn additive(&mut self) -> Result<Expr, ExprError> {
         self.binary_level(&["+", "-"], Self::term)
@@ -363,6 +366,8 @@ fn op_name(sym: &str) -> &'static str {
         "&" => "bitwise_and",
         "|" => "bitwise_or",
         "^" => "bitwise_xor",
+        "<<" => "left_shift",
+        ">>" => "right_shift",
         _ => "greater_equal",
     }
 }

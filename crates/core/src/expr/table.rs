@@ -54,6 +54,10 @@ pub const FUNCTIONS: &[&str] = &[
     "bitwise_and",
     "bitwise_or",
     "bitwise_xor",
+    "left_shift",
+    "bitwise_left_shift",
+    "right_shift",
+    "bitwise_right_shift",
     "logical_and",
     "logical_or",
     "logical_xor",
@@ -125,6 +129,8 @@ pub const OPERATORS: &[(&str, &str)] = &[
     ("&", "bitwise_and"),
     ("|", "bitwise_or"),
     ("^", "bitwise_xor"),
+    ("<<", "left_shift"),
+    (">>", "right_shift"),
     ("~", "invert"),
 ];
 

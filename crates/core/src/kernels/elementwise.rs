@@ -176,14 +176,42 @@ macro_rules! numeric_op {
     };
 }
 
-/// One integer type's loops: bitwise ops, then arithmetic wrapping as NumPy's does.
+/// NumPy's shifts read the count as unsigned: a count of at least the bit width, or a
+/// negative one, shifts every bit out, leaving 0 (`<<`, and `>>` of a non-negative value) or
+/// -1 (`>>` of a negative value, which shifts in sign bits). NumPy defines them so on every
+/// platform (`np.left_shift(np.int64(5), np.int64(-1))` is 0), where C leaves them undefined.
+macro_rules! shifts {
+    ($shl:ident, $shr:ident, $t:ident) => {
+        fn $shl(p: $t, q: $t) -> $t {
+            u32::try_from(q)
+                .ok()
+                .and_then(|s| p.checked_shl(s))
+                .unwrap_or(0)
+        }
+
+        fn $shr(p: $t, q: $t) -> $t {
+            u32::try_from(q)
+                .ok()
+                .and_then(|s| p.checked_shr(s))
+                .unwrap_or(if p < 0 { -1 } else { 0 })
+        }
+    };
+}
+
+shifts!(shl_i64, shr_i64, i64);
+shifts!(shl_i32, shr_i32, i32);
+
+/// One integer type's loops: bitwise ops and shifts, then arithmetic wrapping as NumPy's
+/// does.
 macro_rules! int_op {
-    ($op:expr, $x:expr, $y:expr, $wrap:ident, $t:ident, $pow:expr) => {{
+    ($op:expr, $x:expr, $y:expr, $wrap:ident, $t:ident, $pow:expr, $shl:expr, $shr:expr) => {{
         check_int_power($op, $x, $y)?;
         match $op {
             Op::BitAnd => ArrayData::$wrap(zip_map($x, $y, |p, q| p & q)?),
             Op::BitOr => ArrayData::$wrap(zip_map($x, $y, |p, q| p | q)?),
             Op::BitXor => ArrayData::$wrap(zip_map($x, $y, |p, q| p ^ q)?),
+            Op::LeftShift => ArrayData::$wrap(zip_map($x, $y, $shl)?),
+            Op::RightShift => ArrayData::$wrap(zip_map($x, $y, $shr)?),
             _ => numeric_op!(
                 $op,
                 $x,
@@ -253,8 +281,12 @@ pub fn binary(op: Op, a: &ArrayData, b: &ArrayData) -> KResult<ArrayData> {
                 )
             }
         }
-        (ArrayData::I64(x), ArrayData::I64(y)) => int_op!(op, x, y, I64, i64, wrapping_pow_i64),
-        (ArrayData::I32(x), ArrayData::I32(y)) => int_op!(op, x, y, I32, i32, wrapping_pow_i32),
+        (ArrayData::I64(x), ArrayData::I64(y)) => {
+            int_op!(op, x, y, I64, i64, wrapping_pow_i64, shl_i64, shr_i64)
+        }
+        (ArrayData::I32(x), ArrayData::I32(y)) => {
+            int_op!(op, x, y, I32, i32, wrapping_pow_i32, shl_i32, shr_i32)
+        }
         (ArrayData::Bool(x), ArrayData::Bool(y)) => match op {
             Op::Add | Op::Maximum | Op::BitOr => ArrayData::Bool(zip_map(x, y, |p, q| p | q)?),
             Op::Mul | Op::Minimum | Op::BitAnd => ArrayData::Bool(zip_map(x, y, |p, q| p & q)?),

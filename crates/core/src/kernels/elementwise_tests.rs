@@ -1,4 +1,4 @@
-//! Unit tests of the elementwise kernels: NumPy's integer power, bitwise and bool loops.
+//! Unit tests of the elementwise kernels: NumPy's integer power, bitwise and shift ops, bool loops.
 
 use super::*;
 
@@ -78,4 +78,59 @@ fn two_bools_follow_numpys_bool_loops() {
     assert_eq!(plus_one.dtype(), DType::I64);
     let plus_true = binary_scalar(Op::Add, &a, Scalar::Bool(true), false).unwrap();
     assert_eq!(plus_true, bools(&[true; 4]));
+}
+
+#[test]
+fn shifts_follow_numpy_at_and_past_the_bit_width() {
+    let run = |op, x: &ArrayData, y: &ArrayData| binary(op, x, y).map_err(|e| e.0);
+    let ints =
+        |v: &[i64]| ArrayData::I64(ArrayD::from_shape_vec(IxDyn(&[v.len()]), v.to_vec()).unwrap());
+    let int32s =
+        |v: &[i32]| ArrayData::I32(ArrayD::from_shape_vec(IxDyn(&[v.len()]), v.to_vec()).unwrap());
+    let x = ints(&[5, -5, 1, -1, 0]);
+    // NumPy 2.4 on x86-64: `np.left_shift(x, s)`, `np.right_shift(x, s)`.
+    let cases: [(i64, [i64; 5], [i64; 5]); 7] = [
+        (0, [5, -5, 1, -1, 0], [5, -5, 1, -1, 0]),
+        (2, [20, -20, 4, -4, 0], [1, -2, 0, -1, 0]),
+        (
+            63,
+            [i64::MIN, i64::MIN, i64::MIN, i64::MIN, 0],
+            [0, -1, 0, -1, 0],
+        ),
+        (64, [0; 5], [0, -1, 0, -1, 0]),
+        (100, [0; 5], [0, -1, 0, -1, 0]),
+        (-1, [0; 5], [0, -1, 0, -1, 0]),
+        (i64::MIN, [0; 5], [0, -1, 0, -1, 0]),
+    ];
+    for (s, left, right) in cases {
+        let count = ints(&[s; 5]);
+        assert_eq!(run(Op::LeftShift, &x, &count), Ok(ints(&left)), "<< {s}");
+        assert_eq!(run(Op::RightShift, &x, &count), Ok(ints(&right)), ">> {s}");
+    }
+    // int32 shifts at 32 bits: 1 << 31 is int32's minimum, 1 << 32 is 0.
+    let y = int32s(&[5, -5, 1]);
+    let counts = int32s(&[31, 32, -1]);
+    assert_eq!(
+        run(Op::LeftShift, &y, &counts),
+        Ok(int32s(&[i32::MIN, 0, 0]))
+    );
+    assert_eq!(run(Op::RightShift, &y, &counts), Ok(int32s(&[0, -1, 0])));
+    // A Python int count keeps int32 (NEP 50); a bool array meets it as int64.
+    let shifted = binary_scalar(Op::LeftShift, &y, Scalar::I64(3), false).unwrap();
+    assert_eq!(shifted, int32s(&[40, -40, 8]));
+    let from_left = binary_scalar(Op::RightShift, &x, Scalar::I64(-64), true).unwrap();
+    assert_eq!(from_left, ints(&[-2, -1, -32, -1, -64]));
+    let flags = bools(&[true, false]);
+    let ones = binary_scalar(Op::LeftShift, &flags, Scalar::I64(4), false).unwrap();
+    assert_eq!(ones, ints(&[16, 0]));
+    // Floats and two bools are refused with NumPy's message.
+    let floats = ArrayData::F64(ArrayD::from_elem(IxDyn(&[2]), 1.5));
+    for (a, b) in [(&floats, &x), (&x, &floats), (&flags, &flags)] {
+        let e = run(Op::LeftShift, a, b).unwrap_err();
+        assert!(
+            e.contains("ufunc 'left_shift' not supported for the input types"),
+            "{e}"
+        );
+    }
+    assert!(run(Op::RightShift, &floats, &floats).is_err());
 }

@@ -101,3 +101,51 @@ fn generated_operands_equal_the_whole_kernels() {
         )
     );
 }
+
+/// Shifts never join a lane segment (their values are integers): FUSE[multiply, greater,
+/// left_shift, sum] plans the first two as lanes, then runs the shift and the sum in the
+/// ordinary kernels, with the values of the unfused chain.
+#[test]
+fn shifts_run_outside_the_lanes() {
+    use crate::array::Scalar;
+    let scalar = |value| OpArgs::Scalar {
+        value,
+        scalar_left: false,
+    };
+    let table = vec![
+        scalar(Scalar::F64(2.0)),
+        scalar(Scalar::F64(1.0)),
+        scalar(Scalar::I64(62)),
+        OpArgs::Reduce {
+            axes: [0].into_iter().collect(),
+            keepdims: false,
+        },
+    ];
+    let step = |op, i| FuseStep {
+        op,
+        args: ArgsIdx(i),
+        position: 0,
+    };
+    let steps = [
+        step(Op::Mul, 0),
+        step(Op::Gt, 1),
+        step(Op::LeftShift, 2),
+        step(Op::Sum, 3),
+    ];
+    let plan = plan_segment(&steps, 0, &table, &[DType::F64], false).expect("a lane plan");
+    assert_eq!(
+        (plan.lanes.len(), plan.end),
+        (2, 2),
+        "multiply and greater only"
+    );
+    assert!(plan_segment(&steps, 2, &table, &[DType::Bool], false).is_none());
+    let x = ArrayData::F64(ArrayD::from_shape_vec(IxDyn(&[4]), vec![1.0, -1.0, 2.0, 0.5]).unwrap());
+    let mut want = x.clone();
+    for s in &steps {
+        want = crate::kernels::apply(s.op, &table[s.args.index()], &table, &[&want]).unwrap();
+    }
+    let got = run_fused(&steps, &table, &[&x]).unwrap();
+    assert_eq!(got, want);
+    // Two elements are greater than 1 after doubling: 2^62 + 2^62 wraps to i64::MIN.
+    assert_eq!(got.get_flat(0), Some(Scalar::I64(i64::MIN)));
+}

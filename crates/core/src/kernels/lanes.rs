@@ -172,6 +172,7 @@ macro_rules! with_binary {
                 let $f = |x: f64, y: f64| ((x != 0.0) != (y != 0.0)) as u8 as f64;
                 $body
             }
+            // Shifts are never planned: their operands are integers, which no lane carries.
             other => unreachable!("{other} is not planned as a lane"),
         }
     };

@@ -143,12 +143,14 @@ pub fn variance(m: &ArrayData, axes: &[usize], keepdims: bool, ddof: u32) -> KRe
     let ArrayData::F64(m) = m else {
         return Err(KernelError("moments must be float64".into()));
     };
-    let kept_shape = &m.shape()[..m.ndim() - 1];
     let var = m.map_axis(Axis(m.ndim() - 1), |t| {
         t[M2] / (t[N] - ddof as f64).max(0.0)
     });
-    let shape = reduced_shape(kept_shape, axes, keepdims);
-    Ok(ArrayData::F64(reshape(var, &shape)?))
+    if keepdims {
+        return Ok(ArrayData::F64(var));
+    }
+    // `var` keeps its partial's layout, which need not be standard: drop the axes, not reshape.
+    Ok(ArrayData::F64(super::reduction::drop_unit_axes(var, axes)?))
 }
 
 #[cfg(test)]
@@ -212,6 +214,24 @@ mod tests {
             assert_eq!(sum_by(&v, |x| x), want, "n = {n}");
             assert_eq!(sum_by(&v, |_| 1.0), n as f64, "n = {n}");
         }
+    }
+
+    #[test]
+    fn variance_drops_reduced_axes_of_moments_in_fortran_order() {
+        use ndarray::ShapeBuilder;
+        // Moments of shape (2, 3, 1, FIELDS) in Fortran order: n = 2, M2 = 0..6.
+        let mut m = ArrayD::<f64>::zeros(IxDyn(&[2, 3, 1, FIELDS]).f());
+        for (k, mut t) in m.lanes_mut(Axis(3)).into_iter().enumerate() {
+            t[N] = 2.0;
+            t[M2] = k as f64;
+        }
+        let ArrayData::F64(var) = variance(&ArrayData::F64(m), &[2], false, 1).unwrap() else {
+            unreachable!()
+        };
+        assert_eq!(var.shape(), &[2, 3]);
+        let mut seen: Vec<f64> = var.iter().copied().collect();
+        seen.sort_by(f64::total_cmp);
+        assert_eq!(seen, vec![0.0, 1.0, 2.0, 3.0, 4.0, 5.0]);
     }
 
     #[test]

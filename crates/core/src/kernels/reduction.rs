@@ -273,18 +273,28 @@ fn fold_pairwise(op: Op, first: &ArrayData, rest: &[&ArrayData]) -> KResult<Arra
 
 /// The last level of a tree: the reduced axes (length 1 by now) go.
 fn drop_axes(acc: ArrayData, axes: &[usize]) -> KResult<ArrayData> {
-    let shape: Vec<usize> = acc
-        .shape()
-        .iter()
-        .enumerate()
-        .filter(|(d, _)| !axes.contains(d))
-        .map(|(_, n)| *n)
-        .collect();
-    Ok(crate::map_array!(acc, |a| a
-        .into_shape_with_order(IxDyn(&shape))
-        .map_err(|e| super::KernelError(format!(
-            "cannot drop reduced axes: {e}"
-        )))?))
+    Ok(crate::map_array!(acc, |a| drop_unit_axes(a, axes)?))
+}
+
+/// Removes `axes` (each of length 1) from `a` in any memory layout, without a copy.
+///
+/// A partial is not always in standard layout: an elementwise result over broadcast operands
+/// can come out in Fortran order, and a reduction keeps its input's order. Reshaping such an
+/// array (`into_shape_with_order`) fails, while indexing each axis at 0 only drops a stride.
+pub(super) fn drop_unit_axes<T>(mut a: ArrayD<T>, axes: &[usize]) -> KResult<ArrayD<T>> {
+    let mut sorted = axes.to_vec();
+    sorted.sort_unstable();
+    sorted.dedup();
+    for &ax in sorted.iter().rev() {
+        if a.shape().get(ax) != Some(&1) {
+            return kerr(format!(
+                "cannot drop reduced axis {ax} of a partial of shape {:?}",
+                a.shape()
+            ));
+        }
+        a.index_axis_inplace(Axis(ax), 0);
+    }
+    Ok(a)
 }
 
 #[cfg(test)]
@@ -355,5 +365,27 @@ mod tests {
         assert!(combine(Op::Sum, &[&a, &other], &[], true).is_err());
         let dropped = combine(Op::Sum, &[&f64s(&[1, 2], vec![1.0, 2.0])], &[0], false).unwrap();
         assert_eq!(dropped, f64s(&[2], vec![1.0, 2.0]));
+    }
+
+    #[test]
+    fn the_last_level_drops_reduced_axes_of_a_partial_in_any_layout() {
+        use ndarray::ShapeBuilder;
+        // A (2, 3, 1) partial in Fortran order, as a reduction of an elementwise result over
+        // broadcast operands leaves it.
+        let values: Vec<f64> = (0..6).map(f64::from).collect();
+        let fortran = ArrayD::from_shape_vec(IxDyn(&[2, 3, 1]).f(), values).unwrap();
+        let want = f64s(&[2, 3], vec![0.0, 2.0, 4.0, 1.0, 3.0, 5.0]);
+        let part = ArrayData::F64(fortran.clone());
+        assert_eq!(combine(Op::Sum, &[&part], &[2], false).unwrap(), want);
+        assert_eq!(
+            combine(Op::Max, &[&part, &part], &[2], false).unwrap(),
+            want
+        );
+        let across = ArrayData::F64(fortran.permuted_axes(IxDyn(&[2, 0, 1])));
+        assert_eq!(combine(Op::Min, &[&across], &[0], false).unwrap(), want);
+        assert!(
+            combine(Op::Sum, &[&part], &[1], false).is_err(),
+            "axis of length 3"
+        );
     }
 }

@@ -84,6 +84,7 @@ fn op_result(op: Op, p: DType, a: DType, b: DType) -> Result<DType> {
         }
         Op::Pow if p == DType::Bool => DType::I64,
         _ if op.is_bitwise() && p.is_float() => return Err(not_for_floats(op, a, b)),
+        _ if op.is_shift() && !p.is_int() => return Err(not_for_shifts(op, a, b)),
         _ => p,
     })
 }
@@ -128,6 +129,17 @@ fn not_for_floats(op: Op, a: DType, b: DType) -> AresError {
     AresError::dtype(
         op.name(),
         format!("not supported for {operands} (bool and integers only); cast with astype first"),
+    )
+}
+
+/// NumPy: "ufunc 'left_shift' not supported for the input types" (floats). Two bools NumPy
+/// shifts as int8, which ares does not have, so they are refused too.
+fn not_for_shifts(op: Op, a: DType, b: DType) -> AresError {
+    AresError::dtype(
+        op.name(),
+        format!(
+            "ufunc '{op}' not supported for the input types {a} and {b} (integers only); cast with astype(x, 'int64') first"
+        ),
     )
 }
 
@@ -200,6 +212,23 @@ mod tests {
         assert_eq!(binary_dtype(Op::Mul, I32, F32).unwrap(), F64);
         assert!(binary_dtype(Op::BitAnd, I32, F32).is_err());
         assert_eq!(binary_dtype(Op::BitAnd, I32, Bool).unwrap(), I32);
+        for op in [Op::LeftShift, Op::RightShift] {
+            assert_eq!(binary_dtype(op, I32, I32).unwrap(), I32);
+            assert_eq!(binary_dtype(op, I32, I64).unwrap(), I64);
+            assert_eq!(binary_dtype(op, Bool, I32).unwrap(), I32);
+            assert_eq!(scalar_binary_dtype(op, I32, Scalar::I64(3)).unwrap(), I32);
+            assert_eq!(scalar_binary_dtype(op, Bool, Scalar::I64(3)).unwrap(), I64);
+            assert!(scalar_binary_dtype(op, I32, Scalar::I64(1 << 40)).is_err());
+            for (a, b) in [(F64, I64), (I32, F32), (Bool, Bool)] {
+                let e = binary_dtype(op, a, b).unwrap_err().to_string();
+                assert!(
+                    e.contains(&format!("ufunc '{op}' not supported for the input types")),
+                    "{e}"
+                );
+            }
+            assert!(scalar_binary_dtype(op, I64, Scalar::F64(1.0)).is_err());
+            assert!(scalar_binary_dtype(op, Bool, Scalar::Bool(true)).is_err());
+        }
         let none = OpArgs::None;
         assert_eq!(unary_dtype(Op::Sqrt, &none, F32).unwrap(), F32);
         assert_eq!(unary_dtype(Op::Sqrt, &none, I32).unwrap(), F64);

@@ -123,6 +123,8 @@ ops! {
     BitAnd => Binary, "bitwise_and", "ares.tensor.bitwise.bitwise_and";
     BitOr => Binary, "bitwise_or", "ares.tensor.bitwise.bitwise_or";
     BitXor => Binary, "bitwise_xor", "ares.tensor.bitwise.bitwise_xor";
+    LeftShift => Binary, "left_shift", "ares.tensor.bitwise.left_shift";
+    RightShift => Binary, "right_shift", "ares.tensor.bitwise.right_shift";
     Where => Ternary, "where", "ares.tensor.base.where";
     Sum => Reduction, "sum", "ares.tensor.reduction.sum";
     Prod => Reduction, "prod", "ares.tensor.reduction.prod";
@@ -233,6 +235,11 @@ impl Op {
     /// undefined on floats.
     pub fn is_bitwise(self) -> bool {
         matches!(self, Op::BitAnd | Op::BitOr | Op::BitXor | Op::Invert)
+    }
+
+    /// `<<` and `>>`: integers only (NumPy shifts two bools as int8, a dtype ares lacks).
+    pub fn is_shift(self) -> bool {
+        matches!(self, Op::LeftShift | Op::RightShift)
     }
 
     /// Comparisons produce bool.

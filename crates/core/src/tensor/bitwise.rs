@@ -1,17 +1,19 @@
-//! NumPy's bitwise functions and the Rust operators for them (`&`, `|`, `^`, `!`), `clip`,
-//! and `transpose` with NumPy's signed axes.
+//! NumPy's bitwise functions and the Rust operators for them (`&`, `|`, `^`, `!`, `<<`,
+//! `>>`), `clip`, and `transpose` with NumPy's signed axes.
 //!
 //! The bitwise ops are primitives (`Op::BitAnd`...), not compositions: on int64 they are
 //! bitwise, which no other op computes, and on bools they are NumPy's logical loops, which
 //! the fused kernel runs in its bool lanes. Floats are refused when the expression is built,
-//! as NumPy refuses them.
+//! as NumPy refuses them. The shifts (`Op::LeftShift`, `Op::RightShift`) take integers only:
+//! their results are integers, which the fused kernel's lanes never carry, so they always run
+//! in the ordinary elementwise kernel.
 
 use super::Tensor;
 use crate::array::Scalar;
 use crate::error::{AresError, Result};
 use crate::ops::Op;
 use smallvec::SmallVec;
-use std::ops::{BitAnd, BitOr, BitXor, Not};
+use std::ops::{BitAnd, BitOr, BitXor, Not, Shl, Shr};
 
 impl Tensor {
     pub fn bitwise_and(&self, other: &Tensor) -> Result<Tensor> {
@@ -24,6 +26,18 @@ impl Tensor {
 
     pub fn bitwise_xor(&self, other: &Tensor) -> Result<Tensor> {
         self.elementwise(Op::BitXor, other)
+    }
+
+    /// NumPy's `left_shift` (`bitwise_left_shift`): `x << n`, 0 once `n` reaches the bit
+    /// width or is negative.
+    pub fn left_shift(&self, other: &Tensor) -> Result<Tensor> {
+        self.elementwise(Op::LeftShift, other)
+    }
+
+    /// NumPy's `right_shift` (`bitwise_right_shift`): `x >> n` with the sign shifted in, 0 or
+    /// -1 once `n` reaches the bit width or is negative.
+    pub fn right_shift(&self, other: &Tensor) -> Result<Tensor> {
+        self.elementwise(Op::RightShift, other)
     }
 
     /// `~x`: bitwise not of int64, logical not of bool.
@@ -123,6 +137,8 @@ macro_rules! bitwise_operator {
 bitwise_operator!(BitAnd, bitand, Op::BitAnd);
 bitwise_operator!(BitOr, bitor, Op::BitOr);
 bitwise_operator!(BitXor, bitxor, Op::BitXor);
+bitwise_operator!(Shl, shl, Op::LeftShift);
+bitwise_operator!(Shr, shr, Op::RightShift);
 
 /// `!&x` is NumPy's `~x`.
 impl Not for &Tensor {
@@ -156,6 +172,29 @@ mod tests {
         let wide = full(&[2, 6], Scalar::I64(1), 2).unwrap();
         let e = (&wide & &full(&[4], Scalar::I64(1), 2).unwrap()).unwrap_err();
         assert!(e.to_string().contains("(2, 6) (4,)"), "{e}");
+    }
+
+    #[test]
+    fn shifts_take_integers_only() {
+        let ints = arange(Scalar::I64(0), Scalar::I64(6), Scalar::I64(1), 4).unwrap();
+        assert_eq!((&ints << 3).unwrap().dtype(), DType::I64);
+        assert_eq!((&ints >> &ints).unwrap().dtype(), DType::I64);
+        assert_eq!(ints.left_shift(&ints).unwrap().shape(), &[6]);
+        let flags = ints.binary_scalar(crate::ops::Op::Gt, Scalar::I64(2), false);
+        let flags = flags.unwrap();
+        assert_eq!((&flags << 1).unwrap().dtype(), DType::I64);
+        for e in [
+            (&flags << true).unwrap_err(),
+            (&flags >> &flags).unwrap_err(),
+        ] {
+            assert!(
+                e.to_string().contains("not supported for the input types"),
+                "{e}"
+            );
+        }
+        let floats = full(&[6], Scalar::F64(1.0), 2).unwrap();
+        let e = ints.right_shift(&floats).unwrap_err().to_string();
+        assert!(e.starts_with("right_shift: ufunc 'right_shift'"), "{e}");
     }
 
     #[test]

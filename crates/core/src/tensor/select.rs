@@ -7,7 +7,8 @@
 //! tensor can only be a result: the executor concatenates its chunks, whatever their real
 //! lengths, when it assembles a 1-D result. Using it as the input of another operation is
 //! refused when the expression is built ("... the length of unique(...) depends on the
-//! data"), except `unique`'s own split into values and counts. Mars instead tiles
+//! data"), except `unique`'s own split into values and counts, and so is reading that length
+//! in a program (`x[mask].shape[0]` would give the bound). Mars instead tiles
 //! iteratively (the supervisor learns the lengths after the stage and tiles what follows
 //! then); that is the way to lift the restriction.
 
@@ -19,7 +20,23 @@ impl Tensor {
     /// Whether the length of this (1-D) tensor is known only once it has run; its shape is
     /// then an upper bound.
     pub fn length_from_data(&self) -> bool {
-        matches!(self.op(), Op::Unique | Op::UniquePick | Op::MaskSelect)
+        self.data_dependent_name().is_some()
+    }
+
+    /// How an error names a tensor whose length depends on the data: `x[mask]` or
+    /// `unique(...)`; `None` for every other tensor.
+    pub fn data_dependent_name(&self) -> Option<&'static str> {
+        match self.op() {
+            Op::MaskSelect => Some("x[mask]"),
+            Op::Unique | Op::UniquePick => Some("unique(...)"),
+            _ => None,
+        }
+    }
+
+    /// Whether the length of `axis` is known before the tensor runs (every axis but the
+    /// only one of a tensor whose [length depends on the data](Tensor::length_from_data)).
+    pub fn axis_length_known(&self, axis: usize) -> bool {
+        !(self.length_from_data() && axis == 0)
     }
 
     /// The sorted distinct values of the flattened tensor (NumPy 2's `np.unique`, one NaN,
@@ -73,16 +90,12 @@ pub(super) fn check_inputs(op: Op, inputs: &[Tensor]) -> Result<()> {
     if op == Op::UniquePick {
         return Ok(());
     }
-    match inputs.iter().find(|t| t.length_from_data()) {
-        Some(t) => Err(AresError::arg(
+    match inputs.iter().find_map(|t| t.data_dependent_name()) {
+        Some(name) => Err(AresError::arg(
             op.name(),
             format!(
-                "the length of {} depends on the data, so it can only be the result of the \
-                 program (ares tiles before running)",
-                match t.op() {
-                    Op::MaskSelect => "x[mask]",
-                    _ => "unique(...)",
-                }
+                "the length of {name} depends on the data, so it can only be the result of the \
+                 program (ares tiles before running)"
             ),
         )),
         None => Ok(()),
