@@ -27,8 +27,8 @@ use serde::{Deserialize, Serialize};
 /// graph's node and index arenas as packed records, [`crate::graph::packed`]; 8: the
 /// heartbeat's `unmanaged_bytes`; 9: a FUSE step's `position`, random fills keep the op's
 /// seed; 10: `rand` draws from eight interleaved generators, so nodes of two versions would
-/// compute different values for one tensor).
-pub const PROTOCOL_VERSION: u32 = 10;
+/// compute different values for one tensor; 11: an upload's load reads `Format::Spool`).
+pub const PROTOCOL_VERSION: u32 = 11;
 
 /// One subtask to run: its index in the task's subtask graph and where its inputs are.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -16,12 +16,11 @@ use super::messages::{
     TaskEnded, TaskHandle, WaitDone,
 };
 pub use super::messages::{
-    CreateSession, DeleteSession, FindTask, ListSessions, Names, ReleaseTask, ShutDown,
+    CreateSession, DeleteSession, FindTask, ListSessions, Names, Origin, ReleaseTask, ShutDown,
     SubmitError, SubmitTask,
 };
 use super::task_processor::TaskProcessor;
-use crate::config::{Config, TaskConfig};
-use crate::graph::TileableGraph;
+use crate::config::Config;
 use crate::ids::TaskId;
 use crate::protocol::secret::Secret;
 use crate::protocol::{ClientReply, ClientRequest, TaskInfo};
@@ -87,32 +86,27 @@ impl TaskManager {
         }
     }
 
-    fn submit(
-        &mut self,
-        session: &str,
-        graph: TileableGraph,
-        config: Option<TaskConfig>,
-        fuse_enabled: Option<bool>,
-        name: Option<String>,
-        ctx: &mut Context<Self>,
-    ) -> Result<TaskId, SubmitError> {
-        if !self.sessions.contains_key(session) {
-            return Err(SubmitError::UnknownSession(session.to_string()));
+    fn submit(&mut self, m: SubmitTask, ctx: &mut Context<Self>) -> Result<TaskId, SubmitError> {
+        if !self.sessions.contains_key(&m.session) {
+            return Err(SubmitError::UnknownSession(m.session));
         }
-        self.admit(session, graph, config, fuse_enabled, name, ctx)
-            .map_err(SubmitError::Refused)
+        self.admit(m, ctx).map_err(SubmitError::Refused)
     }
 
-    fn admit(
-        &mut self,
-        session: &str,
-        graph: TileableGraph,
-        config: Option<TaskConfig>,
-        fuse_enabled: Option<bool>,
-        name: Option<String>,
-        ctx: &mut Context<Self>,
-    ) -> Result<TaskId, String> {
+    fn admit(&mut self, m: SubmitTask, ctx: &mut Context<Self>) -> Result<TaskId, String> {
+        let SubmitTask {
+            session,
+            graph,
+            config,
+            fuse_enabled,
+            name,
+            origin,
+        } = m;
+        let session = session.as_str();
         self.admission.admit(session, &graph)?;
+        if origin == Origin::Client {
+            super::admission::client_graph(&graph)?;
+        }
         if let Some(n) = &name {
             if !valid_result_name(n) {
                 return Err(format!(
@@ -262,10 +256,8 @@ impl TaskManager {
 impl Handler<SubmitTask> for TaskManager {
     type Result = ResponseFuture<Result<TaskId, SubmitError>>;
     fn handle(&mut self, m: SubmitTask, ctx: &mut Context<Self>) -> Self::Result {
-        let submitted = guard(self, ctx, "SubmitTask", |act, ctx| {
-            act.submit(&m.session, m.graph, m.config, m.fuse_enabled, m.name, ctx)
-        })
-        .unwrap_or_else(|| Err(SubmitError::Refused(RESTARTING.into())));
+        let submitted = guard(self, ctx, "SubmitTask", |act, ctx| act.submit(m, ctx))
+            .unwrap_or_else(|| Err(SubmitError::Refused(RESTARTING.into())));
         Box::pin(self.when_prepared(submitted))
     }
 }
@@ -306,8 +298,15 @@ impl Handler<FromClient> for TaskManager {
                     fuse_enabled,
                     config,
                 } => {
-                    let submitted =
-                        act.submit(DEFAULT_SESSION, graph, config, fuse_enabled, None, ctx);
+                    let m = SubmitTask {
+                        session: DEFAULT_SESSION.to_string(),
+                        graph,
+                        config,
+                        fuse_enabled,
+                        name: None,
+                        origin: Origin::Client,
+                    };
+                    let submitted = act.submit(m, ctx);
                     let prepared = act.when_prepared(submitted);
                     Box::pin(async move {
                         let task = prepared.await.map_err(|e| e.to_string());

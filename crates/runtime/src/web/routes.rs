@@ -8,7 +8,7 @@ use crate::protocol::TaskInfo;
 use crate::supervisor::messages::TaskHandle;
 use crate::supervisor::scheduler::GetClusterStatus;
 use crate::supervisor::task_manager::{
-    CreateSession, DeleteSession, FindTask, ListSessions, Names, ReleaseTask, SubmitError,
+    CreateSession, DeleteSession, FindTask, ListSessions, Names, Origin, ReleaseTask, SubmitError,
     SubmitTask,
 };
 use crate::supervisor::task_processor::{Cancel, GetFetchArgs, GetGraph, GetInfo, WaitDone};
@@ -231,6 +231,7 @@ async fn submit(
         config,
         fuse_enabled: body.fuse_enabled,
         name: body.name,
+        origin: Origin::Client,
     };
     match state.manager.send(submit).await.map_err(mailbox)? {
         Ok(task) => Ok(HttpResponse::Created().json(json!({ "task_id": task.0 }))),
