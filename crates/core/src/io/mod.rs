@@ -277,10 +277,31 @@ pub fn sink_path(path: &str) -> Result<String, IoError> {
 
 static PLAN_ONLY: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
+thread_local! {
+    static PLAN_ONLY_HERE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
 /// In a process that only plans (`ares explain`), tiling a sink checks its path but creates
 /// no file.
 pub fn set_plan_only(on: bool) {
     PLAN_ONLY.store(on, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// Runs `f` (a preparation on this thread) as [`set_plan_only`] would, for this thread
+/// alone: a supervisor explaining a graph while it runs tasks creates no sink file for it.
+pub fn plan_only<T>(f: impl FnOnce() -> T) -> T {
+    struct Reset(bool);
+    impl Drop for Reset {
+        fn drop(&mut self) {
+            PLAN_ONLY_HERE.with(|p| p.set(self.0));
+        }
+    }
+    let _reset = Reset(PLAN_ONLY_HERE.with(|p| p.replace(true)));
+    f()
+}
+
+fn planning_only() -> bool {
+    PLAN_ONLY.load(std::sync::atomic::Ordering::Relaxed) || PLAN_ONLY_HERE.with(|p| p.get())
 }
 
 /// The hidden name a sink is written under until its task succeeds: `.NAME.ares-partial`
@@ -321,7 +342,7 @@ pub fn create_sink(data: &DataRef, chunk: &[usize]) -> Result<DataRef, IoError> 
         Format::Npy | Format::Spool => {}
         Format::Zarr { .. } => zarr::check_replaceable(&target)?,
     }
-    if PLAN_ONLY.load(std::sync::atomic::Ordering::Relaxed) {
+    if planning_only() {
         return Ok(partial);
     }
     match data.format {

@@ -58,13 +58,7 @@ impl Admission {
     /// and by how much.
     pub fn admit(&self, session: &str, graph: &TileableGraph) -> Result<(), String> {
         let l = &self.limits;
-        if graph.nodes.len() > l.max_graph_nodes {
-            return Err(format!(
-                "the graph has {} nodes, over limits.max_graph_nodes = {}",
-                graph.nodes.len(),
-                l.max_graph_nodes
-            ));
-        }
+        self.admit_size(graph)?;
         if self.in_flight.len() >= l.max_tasks_in_flight {
             return Err(format!(
                 "{} tasks are pending or running, the limit (limits.max_tasks_in_flight); retry when one ends",
@@ -75,6 +69,19 @@ impl Admission {
         if mine >= l.max_tasks_in_flight_per_session {
             return Err(format!(
                 "session {session:?} has {mine} tasks pending or running, the limit (limits.max_tasks_in_flight_per_session); retry when one ends"
+            ));
+        }
+        Ok(())
+    }
+
+    /// Checks the graph's node count (`limits.max_graph_nodes`): a submission's first check,
+    /// and an explain's.
+    pub fn admit_size(&self, graph: &TileableGraph) -> Result<(), String> {
+        let max = self.limits.max_graph_nodes;
+        if graph.nodes.len() > max {
+            return Err(format!(
+                "the graph has {} nodes, over limits.max_graph_nodes = {max}",
+                graph.nodes.len(),
             ));
         }
         Ok(())

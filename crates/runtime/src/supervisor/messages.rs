@@ -309,6 +309,16 @@ pub struct SubmitTask {
     pub origin: Origin,
 }
 
+/// What `ares explain` prints for a client's graph, prepared as a submission to `session`
+/// would be now (see `super::explain`); each listing capped at `limit` (0 = all).
+#[derive(Message)]
+#[rtype(result = "Result<String, super::explain::ExplainError>")]
+pub struct ExplainGraph {
+    pub session: String,
+    pub graph: TileableGraph,
+    pub limit: usize,
+}
+
 /// The named results of a session: (name, task, processor).
 #[derive(Message)]
 #[rtype(result = "Vec<(String, TaskId, TaskHandle)>")]

@@ -7,6 +7,7 @@
 
 pub mod admission;
 pub mod client_link;
+pub mod explain;
 pub mod guard;
 pub mod handles;
 pub mod link;
