@@ -267,8 +267,9 @@ def compute(*values, progress=None):
 
 
 def explain(*tensors: Tensor, limit: int = 50) -> str:
-    """What ``ares explain`` prints for these tensors (planned for the current engine's
-    cluster, or for 2 workers × 2 slots when none runs yet)."""
+    """What ``ares explain`` prints for these tensors: prepared by the current engine's
+    supervisor (embedded or ``ar.connect``-ed) for its live workers and slots with its
+    ``task.default_config``, or planned here for 2 workers × 2 slots when no engine runs yet."""
     handles = [t._handle for t in tensors]
     with _lock:
         eng = _engine

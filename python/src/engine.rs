@@ -42,10 +42,6 @@ pub struct Engine {
     cluster: Mutex<Option<EmbeddedCluster>>,
     kind: &'static str,
     address: String,
-    /// The cluster `explain` plans for.
-    workers: usize,
-    slots: usize,
-    task_config: ares::config::TaskConfig,
     /// The task `run` submitted last (for `task_status`).
     last_task: Mutex<Option<TaskId>>,
     /// This engine's uploads, freed by `close` if Python has not.
@@ -84,18 +80,12 @@ impl Engine {
         cluster: Option<EmbeddedCluster>,
         kind: &'static str,
         address: String,
-        workers: usize,
-        slots: usize,
-        config: &Config,
     ) -> Self {
         Self {
             client: Mutex::new(Some(client)),
             cluster: Mutex::new(cluster),
             kind,
             address,
-            workers,
-            slots,
-            task_config: config.task.default_config.clone(),
             last_task: Mutex::new(None),
             uploads: Default::default(),
         }
@@ -139,23 +129,18 @@ impl Engine {
             Some(cluster),
             "embedded",
             address,
-            workers,
-            slots,
-            &config,
         ))
     }
 
     /// A supervisor's native protocol at `HOST:PORT`, proving `secret` (else the client
     /// secret from the environment, as `ares run --supervisor` does).
     #[staticmethod]
-    #[pyo3(signature = (addr, secret=None, timeout=10.0, workers=2, slots=2))]
+    #[pyo3(signature = (addr, secret=None, timeout=10.0))]
     fn native(
         py: Python<'_>,
         addr: String,
         secret: Option<String>,
         timeout: f64,
-        workers: usize,
-        slots: usize,
     ) -> PyResult<Engine> {
         let config = Config::default();
         let secret = match secret {
@@ -169,42 +154,24 @@ impl Engine {
         let client = py
             .detach(|| NativeClient::connect_with(&addr, wait, &secret))
             .map_err(connect_error)?;
-        Ok(Engine::new(
-            Client::Native(client),
-            None,
-            "native",
-            addr,
-            workers,
-            slots,
-            &config,
-        ))
+        Ok(Engine::new(Client::Native(client), None, "native", addr))
     }
 
     /// The web API at `http://HOST:PORT`, with a bearer `token`, in session `session`.
     #[staticmethod]
-    #[pyo3(signature = (url, token=None, session="python".to_string(), timeout=10.0, workers=2, slots=2))]
+    #[pyo3(signature = (url, token=None, session="python".to_string(), timeout=10.0))]
     fn http(
         py: Python<'_>,
         url: String,
         token: Option<String>,
         session: String,
         timeout: f64,
-        workers: usize,
-        slots: usize,
     ) -> PyResult<Engine> {
         let wait = Duration::from_secs_f64(timeout.max(0.0));
         let client = py
             .detach(|| WebTaskApi::connect(&url, &session, token, wait))
             .map_err(connect_error)?;
-        Ok(Engine::new(
-            Client::Web(client),
-            None,
-            "http",
-            url,
-            workers,
-            slots,
-            &Config::default(),
-        ))
+        Ok(Engine::new(Client::Web(client), None, "http", url))
     }
 
     /// `embedded`, `native` or `http`.
@@ -277,7 +244,9 @@ impl Engine {
         PyList::new(py, values)
     }
 
-    /// What `ares explain` prints for these tensors, planned for this engine's cluster size.
+    /// What `ares explain` prints for these tensors, prepared by this engine's supervisor
+    /// (embedded, native or HTTP alike) for its live workers and slots with its
+    /// `task.default_config`: the plan a `run` of them would get.
     #[pyo3(signature = (tensors, limit=50))]
     fn explain(
         &self,
@@ -285,14 +254,9 @@ impl Engine {
         tensors: Vec<PyRef<'_, PyTensor>>,
         limit: usize,
     ) -> PyResult<String> {
-        crate::explain::explain_text(
-            py,
-            &tensors,
-            &self.task_config,
-            self.workers,
-            self.slots,
-            limit,
-        )
+        let refs: Vec<&Tensor> = tensors.iter().map(|t| &t.tensor).collect();
+        let graph = Tensor::graph(&refs);
+        self.with_client(py, move |c| c.api().explain(&graph, limit))
     }
 
     /// The id of the task `run` submitted last, if any.

@@ -21,7 +21,8 @@ pub fn explain_text(
     let graph = Tensor::graph(&refs);
     let cluster = ares::prepare::uniform_cluster(workers.max(1), slots.max(1));
     py.detach(|| {
-        ares::prepare::prepare(&graph, config, &cluster, TaskId(1))
+        // Sinks are planned, not created (as `ares explain` does).
+        ares::io::plan_only(|| ares::prepare::prepare(&graph, config, &cluster, TaskId(1)))
             .map(|p| ares::explain::text(&p, limit))
     })
     .map_err(value_error)

@@ -158,3 +158,13 @@ def test_too_large_and_lost_connections_are_clear_errors(small_cluster):
         del small
         gc.collect()
     assert eng.uploads == []
+
+
+def test_explain_is_prepared_by_the_connected_cluster(remote, cluster):
+    """``explain`` on a connected cluster asks its supervisor, which plans for its live workers
+    and their slots (2 workers of 1 slot here) with its config, not for a placeholder 2 × 2."""
+    x = ar.random.rand(64, chunks=2, seed=1) * 2
+    text = ar.explain(x.sum(), limit=0)
+    assert text.startswith("== tileable graph")
+    assert "w0 slots=1" in text and "w1 slots=1" in text, text
+    assert "slots=2" not in text and "w2 " not in text, text

@@ -194,7 +194,7 @@ pub fn every_message(task: TaskId) -> Kinds {
             },
             ClientRequest::Submit {
                 request: 1,
-                graph,
+                graph: graph.clone(),
                 fuse_enabled: None,
                 config: None,
             },
@@ -218,6 +218,11 @@ pub fn every_message(task: TaskId) -> Kinds {
                 data: vec![0u8; 16].into(),
             },
             ClientRequest::UploadEnd { request: 8 },
+            ClientRequest::Explain {
+                request: 9,
+                graph,
+                limit: 0,
+            },
         ],
         replies: vec![
             ClientReply::Welcome {
@@ -242,6 +247,10 @@ pub fn every_message(task: TaskId) -> Kinds {
                     piece_bytes: 16,
                     window: 4,
                 }),
+            },
+            ClientReply::Explained {
+                request: 9,
+                text: Ok("x".into()),
             },
         ],
     }

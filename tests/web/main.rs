@@ -4,6 +4,7 @@
 mod clients;
 #[path = "../common/mod.rs"]
 mod common;
+mod explain;
 mod named;
 
 use ares::api::{TaskApi, WebTaskApi};

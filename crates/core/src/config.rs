@@ -258,6 +258,10 @@ pub struct LimitsConfig {
     /// An upload over the native protocol that receives no piece for this long is dropped
     /// (its spool file removed); the web server's own timeouts cover HTTP uploads.
     pub upload_idle_timeout_ms: u64,
+    /// Bytes of every upload being spooled at once, together (a native upload counts its
+    /// declared size from `UploadBegin`, an HTTP one its bytes as they arrive); one more is
+    /// refused until the others are loaded.
+    pub max_spool_bytes: u64,
 }
 
 impl Default for LimitsConfig {
@@ -271,6 +275,7 @@ impl Default for LimitsConfig {
             max_requests_in_flight_per_connection: 1024,
             max_upload_bytes: 64 << 30,
             upload_idle_timeout_ms: 60_000,
+            max_spool_bytes: 64 << 30,
         }
     }
 }
@@ -295,6 +300,11 @@ pub struct DataConfig {
     /// Directories data paths must lie in; relative paths are relative to the first. Empty:
     /// no path is allowed (`ares run`'s embedded cluster then allows the current directory).
     pub roots: Vec<std::path::PathBuf>,
+    /// The directory in which the supervisor creates its private upload spool directory
+    /// (`ares-supervisor-<pid>-<random>`, mode 0700). None: the first root's `.ares-uploads/`
+    /// when `roots` is set (so workers sharing that root read uploads from another host),
+    /// else the system's temp dir.
+    pub upload_spool: Option<std::path::PathBuf>,
 }
 
 impl Config {

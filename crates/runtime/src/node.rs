@@ -113,14 +113,16 @@ pub fn run_node(
         let ready = ready_file.map(Path::to_path_buf);
         let (config, creds) = (config.clone(), creds.clone());
         let supervisor_addr = supervisor_addr.clone();
-        let started: anyhow::Result<()> = system.block_on(async move {
+        let started: anyhow::Result<_> = system.block_on(async move {
             let mut manager = None;
+            let mut spool = None;
             let mut worker_addr = None;
             let drain = Duration::from_millis(config.worker.drain_timeout_ms);
             let (addr, web) = match role {
                 Role::Supervisor => {
                     let s = supervisor::start(&config, &creds).await?;
                     manager = Some(s.manager);
+                    spool = Some(s.spool);
                     (s.rpc_addr, s.web_addr)
                 }
                 Role::Worker => {
@@ -158,16 +160,22 @@ pub fn run_node(
                 }
                 actix_rt::System::current().stop();
             });
-            Ok(())
+            Ok(spool)
         });
-        if let Err(e) = started {
-            if role == Role::Worker && terminating() {
+        let spool = match started {
+            Ok(spool) => spool,
+            Err(e) if role == Role::Worker && terminating() => {
                 tracing::info!("stopped by a signal while joining the supervisor: {e}");
                 return Ok(());
             }
-            return Err(e);
+            Err(e) => return Err(e),
+        };
+        let code = system.run_with_code();
+        // The upload spool goes with the supervisor, whoever still holds it.
+        if let Some(s) = spool {
+            s.remove();
         }
-        let code = system.run_with_code()?;
+        let code = code?;
         if role == Role::Worker && code == worker::REJOIN_EXIT && terminating() {
             tracing::info!("stopped by a signal after losing the supervisor: not rejoining");
             return Ok(());
@@ -222,10 +230,15 @@ impl EmbeddedCluster {
                         threads.push(start_worker_thread(&config, &creds, &addr).await?);
                     }
                     all_registered(&sup.scheduler, workers).await?;
-                    Ok::<_, std::io::Error>((sup.rpc_addr, threads))
+                    Ok::<_, std::io::Error>((sup.rpc_addr, threads, sup.spool))
                 });
-                let _ = tx.send(started.map(|(a, t)| (a, t, actix_rt::System::current())));
+                let spool = started.as_ref().ok().map(|(_, _, s)| s.clone());
+                let started = started.map(|(a, t, _)| (a, t, actix_rt::System::current()));
+                let _ = tx.send(started);
                 let _ = system.run();
+                if let Some(s) = spool {
+                    s.remove();
+                }
             })?;
         let (rpc_addr, workers, system) = rx.recv()??;
         Ok(Self {

@@ -10,7 +10,11 @@
 //! region. Nothing goes through the supervisor.
 //!
 //! Every path goes through [`roots`]: only files under the configured `data.roots` are read
-//! or written, on the supervisor and again on the worker.
+//! or written, on the supervisor and again on the worker. The one exception is
+//! [`Format::Spool`], the supervisor's own upload spool file (see [`roots::resolve_spool`]):
+//! only the supervisor builds it (`ares::supervisor::upload`), its graph validation refuses
+//! it in every graph a client submits, and a worker gets graphs from its authenticated
+//! supervisor alone, so no client can name the path it reads.
 
 pub mod npy;
 pub mod region;
@@ -97,6 +101,17 @@ pub enum Format {
     Zarr {
         codec: Codec,
     },
+    /// A `.npy` upload spooled by the supervisor (`ares::supervisor::upload`), read outside
+    /// the data roots: internal to the supervisor, refused in any graph a client submits, and
+    /// never written.
+    Spool,
+}
+
+impl Format {
+    /// Whether only the supervisor may put this format in a graph ([`Format::Spool`]).
+    pub fn is_internal(self) -> bool {
+        matches!(self, Format::Spool)
+    }
 }
 
 /// A file or store as the graph refers to it: its canonical path (inside a data root when it
@@ -162,9 +177,9 @@ pub fn source_meta(
     format: Format,
     path: &str,
 ) -> Result<(std::path::PathBuf, SourceMeta), IoError> {
-    let p = roots::global().resolve_read(path)?;
+    let p = resolve_source(format, path)?;
     let meta = match format {
-        Format::Npy => {
+        Format::Npy | Format::Spool => {
             let m = npy::read_meta(&p)?;
             SourceMeta {
                 chunk: npy_chunk(&m.shape),
@@ -203,6 +218,25 @@ fn check_region(data: &DataRef, offset: &[usize], shape: &[usize]) -> Result<(),
     }
 }
 
+/// Where a source's file is: inside the data roots, or for [`Format::Spool`] the spool file.
+fn resolve_source(format: Format, path: &str) -> Result<std::path::PathBuf, IoError> {
+    match format {
+        Format::Spool => roots::resolve_spool(path),
+        Format::Npy | Format::Zarr { .. } => roots::global().resolve_read(path),
+    }
+}
+
+/// A sink's format must be one that is written.
+fn check_writable(data: &DataRef) -> Result<(), IoError> {
+    if data.format == Format::Spool {
+        return Err(IoError::Denied {
+            path: data.path.clone(),
+            detail: "an upload spool file is never written".into(),
+        });
+    }
+    Ok(())
+}
+
 /// Worker side of a source: checks the path and metadata again, reads one region.
 pub fn read_chunk(
     data: &DataRef,
@@ -210,14 +244,14 @@ pub fn read_chunk(
     shape: &[usize],
 ) -> Result<crate::array::ArrayData, IoError> {
     check_region(data, offset, shape)?;
-    let p = roots::global().resolve_read(&data.path)?;
+    let p = resolve_source(data.format, &data.path)?;
     if shape.contains(&0) {
         let dims = ndarray::IxDyn(shape);
         let empty = crate::array::ArrayData::Bool(ndarray::ArrayD::from_elem(dims, false));
         return Ok(empty.cast(data.dtype));
     }
     match data.format {
-        Format::Npy => {
+        Format::Npy | Format::Spool => {
             let meta = npy::read_meta(&p)?;
             data.check(&meta.shape, meta.dtype)?;
             npy::read_region(&p, &meta, offset, shape)
@@ -243,10 +277,31 @@ pub fn sink_path(path: &str) -> Result<String, IoError> {
 
 static PLAN_ONLY: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
+thread_local! {
+    static PLAN_ONLY_HERE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
 /// In a process that only plans (`ares explain`), tiling a sink checks its path but creates
 /// no file.
 pub fn set_plan_only(on: bool) {
     PLAN_ONLY.store(on, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// Runs `f` (a preparation on this thread) as [`set_plan_only`] would, for this thread
+/// alone: a supervisor explaining a graph while it runs tasks creates no sink file for it.
+pub fn plan_only<T>(f: impl FnOnce() -> T) -> T {
+    struct Reset(bool);
+    impl Drop for Reset {
+        fn drop(&mut self) {
+            PLAN_ONLY_HERE.with(|p| p.set(self.0));
+        }
+    }
+    let _reset = Reset(PLAN_ONLY_HERE.with(|p| p.replace(true)));
+    f()
+}
+
+fn planning_only() -> bool {
+    PLAN_ONLY.load(std::sync::atomic::Ordering::Relaxed) || PLAN_ONLY_HERE.with(|p| p.get())
 }
 
 /// The hidden name a sink is written under until its task succeeds: `.NAME.ares-partial`
@@ -270,6 +325,7 @@ pub fn partial_path(path: &str) -> String {
 /// creates the file under its [`partial_path`] (the `.npy` header and file size, or the
 /// Zarr array metadata with store chunks of `chunk`). Returns the reference the writers use.
 pub fn create_sink(data: &DataRef, chunk: &[usize]) -> Result<DataRef, IoError> {
+    check_writable(data)?;
     let target = roots::global().resolve_write(&data.path)?;
     let partial = DataRef {
         path: partial_path(&data.path),
@@ -283,14 +339,14 @@ pub fn create_sink(data: &DataRef, chunk: &[usize]) -> Result<DataRef, IoError> 
                 "is a directory: refusing to replace it with a .npy file",
             ))
         }
-        Format::Npy => {}
+        Format::Npy | Format::Spool => {}
         Format::Zarr { .. } => zarr::check_replaceable(&target)?,
     }
-    if PLAN_ONLY.load(std::sync::atomic::Ordering::Relaxed) {
+    if planning_only() {
         return Ok(partial);
     }
     match data.format {
-        Format::Npy => npy::create(&p, &data.shape, data.dtype).map(|_| ()),
+        Format::Npy | Format::Spool => npy::create(&p, &data.shape, data.dtype).map(|_| ()),
         Format::Zarr { codec } => zarr::create(&p, &data.shape, data.dtype, chunk, codec),
     }?;
     Ok(partial)
@@ -301,6 +357,7 @@ pub fn create_sink(data: &DataRef, chunk: &[usize]) -> Result<DataRef, IoError> 
 /// then removed). Running it again after it succeeded (a retried subtask) finds `partial`
 /// gone and `data.path` present, and does nothing.
 pub fn commit_sink(data: &DataRef, partial: &str) -> Result<(), IoError> {
+    check_writable(data)?;
     let target = roots::global().resolve_write(&data.path)?;
     let from = roots::global().resolve_write(partial)?;
     let bad = |what: &str, e: std::io::Error| IoError::bad(&data.path, format!("{what}: {e}"));
@@ -335,12 +392,13 @@ pub fn write_chunk(
     chunk: &crate::array::ArrayData,
 ) -> Result<u64, IoError> {
     check_region(data, offset, chunk.shape())?;
+    check_writable(data)?;
     let p = roots::global().resolve_write(&data.path)?;
     if chunk.is_empty() {
         return Ok(0);
     }
     match data.format {
-        Format::Npy => {
+        Format::Npy | Format::Spool => {
             let meta = npy::read_meta(&p)?;
             data.check(&meta.shape, meta.dtype)?;
             npy::write_region(&p, &meta, offset, chunk)

@@ -8,6 +8,12 @@
 //!
 //! The roots are process-wide ([`set_global`]): the node sets them from its config at start,
 //! `ares run` from its config or the current directory. With no roots nothing is allowed.
+//!
+//! An upload's spool file ([`super::Format::Spool`]) is read by [`resolve_spool`] instead, not
+//! inside the roots: the supervisor spools uploads in a private directory of its own
+//! (`ares::supervisor::upload`) so that a cluster without `data.roots` accepts them. Who may
+//! name such a file is decided before it gets here (only the supervisor builds that form);
+//! this check only keeps the form to what a spool file looks like.
 
 use super::IoError;
 use std::path::{Component, Path, PathBuf};
@@ -44,6 +50,44 @@ pub fn init_global(configured: &[PathBuf], fallback: Option<&Path>) -> Result<()
     };
     set_global(DataRoots::new(&list)?);
     Ok(())
+}
+
+/// The name of every supervisor spool directory starts with this (`ares-supervisor-<pid>-<random>`).
+pub const SPOOL_DIR_PREFIX: &str = "ares-supervisor-";
+
+/// What a node that cannot open a spool file is told to do.
+pub const SPOOL_FIX: &str =
+    "the supervisor spools uploads in its own directory, which a worker on \
+     another host (or running as another user) cannot read: set data.roots on the supervisor \
+     and the workers to a directory they share (uploads then spool under its .ares-uploads/)";
+
+/// The upload spool file at `path`, as the supervisor named it: an absolute canonical path
+/// (no `..`, no symlink on the way) to a regular `.npy` file directly inside a directory
+/// named `ares-supervisor-*`. The data roots do not apply (see the module doc).
+pub fn resolve_spool(path: &str) -> Result<PathBuf, IoError> {
+    let denied = |detail: &str| IoError::Denied {
+        path: path.into(),
+        detail: format!("not an upload spool file: {detail}"),
+    };
+    let p = Path::new(path);
+    let in_spool_dir = p
+        .parent()
+        .and_then(Path::file_name)
+        .is_some_and(|d| d.to_string_lossy().starts_with(SPOOL_DIR_PREFIX));
+    if !p.is_absolute() || !in_spool_dir || p.extension().is_none_or(|e| e != "npy") {
+        return Err(denied(&format!("expected /…/{SPOOL_DIR_PREFIX}…/NAME.npy")));
+    }
+    let canonical = p.canonicalize().map_err(|e| IoError::Missing {
+        path: path.into(),
+        detail: format!("the upload's spool file cannot be read on this node ({e}): {SPOOL_FIX}"),
+    })?;
+    if canonical != p {
+        return Err(denied(&format!("it resolves to {}", shown(&canonical))));
+    }
+    if !canonical.is_file() {
+        return Err(denied("not a regular file"));
+    }
+    Ok(canonical)
 }
 
 fn shown(p: &Path) -> String {
@@ -188,6 +232,46 @@ mod tests {
                 assert!(detail.contains("outside the data roots"), "{detail}");
             }
             other => panic!("{path}: expected denial, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn spool_files_resolve_outside_the_roots_and_nothing_else_does() {
+        let dir = tempfile::tempdir().unwrap();
+        let base = dir.path().canonicalize().unwrap();
+        let spool = base.join(format!("{SPOOL_DIR_PREFIX}1-ab"));
+        std::fs::create_dir(&spool).unwrap();
+        std::fs::write(spool.join("up.npy"), b"x").unwrap();
+        std::fs::write(base.join("other.npy"), b"x").unwrap();
+        std::os::unix::fs::symlink(base.join("other.npy"), spool.join("link.npy")).unwrap();
+        let file = spool.join("up.npy");
+        assert_eq!(resolve_spool(file.to_str().unwrap()).unwrap(), file);
+        let refused = [
+            base.join("other.npy"),
+            spool.join("link.npy"),
+            spool
+                .join("..")
+                .join(format!("{SPOOL_DIR_PREFIX}1-ab"))
+                .join("up.npy"),
+            PathBuf::from("up.npy"),
+            spool.join("up.txt"),
+        ];
+        for p in refused {
+            let shown = p.display().to_string();
+            match resolve_spool(&shown) {
+                Err(IoError::Denied { detail, .. }) => {
+                    assert!(detail.contains("not an upload spool file"), "{detail}")
+                }
+                other => panic!("{shown}: {other:?}"),
+            }
+        }
+        // Gone (or on another host): the error names the fix.
+        let gone = spool.join("gone.npy");
+        match resolve_spool(gone.to_str().unwrap()) {
+            Err(IoError::Missing { detail, .. }) => {
+                assert!(detail.contains("data.roots"), "{detail}")
+            }
+            other => panic!("{other:?}"),
         }
     }
 

@@ -32,6 +32,13 @@ pub fn from_npy(path: &str, chunk: Option<ChunkSpec>) -> Result<Tensor> {
     source(Op::FromNpy, Format::Npy, path, chunk)
 }
 
+/// An upload's spool file at `path` ([`Format::Spool`], outside the data roots), read like
+/// `from_npy`. Only the supervisor builds this source, for its uploads; the supervisor
+/// refuses it in any graph a client submits.
+pub fn from_spool(path: &str, chunk: Option<ChunkSpec>) -> Result<Tensor> {
+    source(Op::FromNpy, Format::Spool, path, chunk)
+}
+
 /// A Zarr array (v3 or v2) under the data roots, read lazily; `chunk` defaults to the store's
 /// chunk grid.
 pub fn from_zarr(path: &str, chunk: Option<ChunkSpec>) -> Result<Tensor> {

@@ -28,7 +28,7 @@ mod slice_arg;
 
 pub use compose::{select, stack};
 pub use creation::*;
-pub use io::{from_npy, from_zarr};
+pub use io::{from_npy, from_spool, from_zarr};
 pub use ops::{concatenate, SliceArg};
 
 use crate::array::{DType, Shape};

@@ -74,6 +74,10 @@ pub trait TaskApi {
     /// Cancels a running task; on an ended task, frees its results on the workers.
     fn cancel_task(&mut self, task: TaskId) -> ApiResult<TaskInfo>;
     fn fetch(&mut self, task: TaskId) -> ApiResult<Vec<ArrayData>>;
+    /// What `ares explain` prints for `graph`, prepared by the supervisor for its live
+    /// workers and slots with its `task.default_config` (each listing capped at `limit`,
+    /// 0 = all); checked as a submission, and nothing runs.
+    fn explain(&mut self, graph: &TileableGraph, limit: usize) -> ApiResult<String>;
 }
 
 /// Connects with the client the address asks for: `http://HOST:PORT` → HTTP (bearer token

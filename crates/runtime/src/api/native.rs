@@ -117,7 +117,8 @@ impl NativeClient {
                 | ClientReply::Info { request, .. }
                 | ClientReply::ResultData { request, .. }
                 | ClientReply::ResultPart { request, .. }
-                | ClientReply::Upload { request, .. } => Some(*request),
+                | ClientReply::Upload { request, .. }
+                | ClientReply::Explained { request, .. } => Some(*request),
                 _ => None,
             }
         }
@@ -188,5 +189,16 @@ impl TaskApi for NativeClient {
     /// Streamed part by part (see `api::stream`): no result size is capped by a frame.
     fn fetch(&mut self, task: TaskId) -> ApiResult<Vec<ArrayData>> {
         self.fetch_streamed(task)
+    }
+
+    fn explain(&mut self, graph: &TileableGraph, limit: usize) -> ApiResult<String> {
+        match self.call(|request| ClientRequest::Explain {
+            request,
+            graph: graph.clone(),
+            limit: limit as u64,
+        })? {
+            ClientReply::Explained { text, .. } => text.map_err(ApiError::Task),
+            other => Err(ApiError::Unexpected(format!("{other:?}"))),
+        }
     }
 }

@@ -153,6 +153,18 @@ impl TaskApi for WebTaskApi {
     fn fetch(&mut self, task: TaskId) -> ApiResult<Vec<ArrayData>> {
         Ok(vec![self.fetch_output(task, 0)?])
     }
+
+    fn explain(&mut self, graph: &TileableGraph, limit: usize) -> ApiResult<String> {
+        let v = self.call(
+            "POST",
+            &format!("/api/session/{}/explain", self.session),
+            Some(json!({"graph": graph, "limit": limit})),
+        )?;
+        v["text"]
+            .as_str()
+            .map(str::to_string)
+            .ok_or_else(|| ApiError::Unexpected(v.to_string()))
+    }
 }
 
 impl WebTaskApi {

@@ -102,7 +102,7 @@ fn every_message_round_trips_in_one_mixed_frame() {
         },
         ClientRequest::Submit {
             request: 1,
-            graph,
+            graph: graph.clone(),
             fuse_enabled: Some(false),
             config: Some(crate::config::TaskConfig {
                 combine_size: 8,
@@ -126,6 +126,11 @@ fn every_message_round_trips_in_one_mixed_frame() {
             request: 5,
             task: TaskId(1),
         },
+        ClientRequest::Explain {
+            request: 6,
+            graph,
+            limit: 50,
+        },
     ]);
     round_trips(vec![
         ClientReply::Welcome {
@@ -143,6 +148,14 @@ fn every_message_round_trips_in_one_mixed_frame() {
         ClientReply::ResultData {
             request: 5,
             data: Err("gone".into()),
+        },
+        ClientReply::Explained {
+            request: 6,
+            text: Ok("== tileable graph: 1 operations ==\n".into()),
+        },
+        ClientReply::Explained {
+            request: 7,
+            text: Err("unknown session".into()),
         },
     ]);
 }

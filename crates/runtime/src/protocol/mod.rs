@@ -27,8 +27,9 @@ use serde::{Deserialize, Serialize};
 /// graph's node and index arenas as packed records, [`crate::graph::packed`]; 8: the
 /// heartbeat's `unmanaged_bytes`; 9: a FUSE step's `position`, random fills keep the op's
 /// seed; 10: `rand` draws from eight interleaved generators, so nodes of two versions would
-/// compute different values for one tensor).
-pub const PROTOCOL_VERSION: u32 = 10;
+/// compute different values for one tensor; 11: an upload's load reads `Format::Spool`;
+/// 12: `Explain`).
+pub const PROTOCOL_VERSION: u32 = 12;
 
 /// One subtask to run: its index in the task's subtask graph and where its inputs are.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -254,6 +255,14 @@ pub enum ClientRequest {
     UploadEnd {
         request: u64,
     },
+    /// What `ares explain` prints for `graph`, prepared by the supervisor for its live
+    /// workers with its `task.default_config` (each listing capped at `limit`, 0 = all);
+    /// checked as a submission is, and nothing runs. Answered with `Explained`.
+    Explain {
+        request: u64,
+        graph: TileableGraph,
+        limit: u64,
+    },
 }
 
 /// Where an upload stands, as the answers to its requests say.
@@ -322,6 +331,11 @@ pub enum ClientReply {
     Upload {
         request: u64,
         answer: Result<UploadAnswer, String>,
+    },
+    /// The answer to `Explain`: the text, or why the graph was refused or failed to prepare.
+    Explained {
+        request: u64,
+        text: Result<String, String>,
     },
 }
 

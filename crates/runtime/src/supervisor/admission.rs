@@ -8,7 +8,32 @@
 use crate::config::LimitsConfig;
 use crate::graph::TileableGraph;
 use crate::ids::TaskId;
+use crate::ops::OpArgs;
 use std::collections::{HashMap, VecDeque};
+
+/// Refuses a graph from a client (submitted, or sent to explain) that holds a form only the
+/// supervisor builds: a file reference of an internal format (an upload's spool file, read
+/// outside the data roots; see `super::upload`). Chunk-level forms are checked too, though
+/// a tileable graph that holds them fails validation anyway.
+pub fn client_graph(graph: &TileableGraph) -> Result<(), String> {
+    for (i, node) in graph.nodes.iter().enumerate() {
+        let data = match &node.args {
+            OpArgs::Source { data, .. }
+            | OpArgs::Read { data, .. }
+            | OpArgs::Sink { data, .. }
+            | OpArgs::Write { data, .. }
+            | OpArgs::Commit { data, .. } => data,
+            _ => continue,
+        };
+        if data.format.is_internal() {
+            return Err(format!(
+                "node t{i} ({}): an upload spool file is read only by the supervisor's own upload task; a client's graph cannot name one (use from_npy under data.roots, or upload the array)",
+                node.op
+            ));
+        }
+    }
+    Ok(())
+}
 
 pub struct Admission {
     limits: LimitsConfig,
@@ -33,13 +58,7 @@ impl Admission {
     /// and by how much.
     pub fn admit(&self, session: &str, graph: &TileableGraph) -> Result<(), String> {
         let l = &self.limits;
-        if graph.nodes.len() > l.max_graph_nodes {
-            return Err(format!(
-                "the graph has {} nodes, over limits.max_graph_nodes = {}",
-                graph.nodes.len(),
-                l.max_graph_nodes
-            ));
-        }
+        self.admit_size(graph)?;
         if self.in_flight.len() >= l.max_tasks_in_flight {
             return Err(format!(
                 "{} tasks are pending or running, the limit (limits.max_tasks_in_flight); retry when one ends",
@@ -50,6 +69,19 @@ impl Admission {
         if mine >= l.max_tasks_in_flight_per_session {
             return Err(format!(
                 "session {session:?} has {mine} tasks pending or running, the limit (limits.max_tasks_in_flight_per_session); retry when one ends"
+            ));
+        }
+        Ok(())
+    }
+
+    /// Checks the graph's node count (`limits.max_graph_nodes`): a submission's first check,
+    /// and an explain's.
+    pub fn admit_size(&self, graph: &TileableGraph) -> Result<(), String> {
+        let max = self.limits.max_graph_nodes;
+        if graph.nodes.len() > max {
+            return Err(format!(
+                "the graph has {} nodes, over limits.max_graph_nodes = {max}",
+                graph.nodes.len(),
             ));
         }
         Ok(())
@@ -122,6 +154,24 @@ mod tests {
 
     fn graph(expr: &str) -> TileableGraph {
         crate::tensor::Tensor::graph(&[&crate::expr::evaluate(expr).unwrap()])
+    }
+
+    #[test]
+    fn a_client_graph_naming_a_spool_file_is_refused() {
+        let mut g = graph("sum(arange(10, chunk=5))");
+        assert_eq!(client_graph(&g), Ok(()));
+        let data = crate::io::DataRef {
+            format: crate::io::Format::Spool,
+            path: "/tmp/ares-supervisor-1-0/0-x.npy".into(),
+            shape: [10usize][..].into(),
+            dtype: crate::array::DType::F64,
+        };
+        g.nodes[0].args = OpArgs::Source {
+            data: Box::new(data),
+            chunk: crate::ops::ChunkSpec::Uniform(5),
+        };
+        let e = client_graph(&g).unwrap_err();
+        assert!(e.contains("upload spool file"), "{e}");
     }
 
     #[test]

@@ -92,7 +92,10 @@ impl ClientLink {
             .to_string())
         } else {
             let tag = format!("native-{}", name.as_deref().unwrap_or("unnamed"));
-            Spool::create(&tag).map_err(|e| e.to_string())
+            settings
+                .loader
+                .spool(&tag, bytes)
+                .map_err(|e| e.to_string())
         };
         let reply = result.map(|(spool, file)| {
             self.upload_count += 1;

@@ -285,6 +285,16 @@ pub enum SubmitError {
 #[rtype(result = "()")]
 pub struct TaskEnded(pub TaskId);
 
+/// Who built a submitted graph.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Origin {
+    /// A client, over the native protocol or HTTP: a graph holding a form only the supervisor
+    /// may build (an upload's spool source) is refused.
+    Client,
+    /// The supervisor itself: an upload's load into the workers (`super::upload`).
+    Supervisor,
+}
+
 /// Submits a tileable graph to a session.
 #[derive(Message)]
 #[rtype(result = "Result<TaskId, SubmitError>")]
@@ -296,6 +306,17 @@ pub struct SubmitTask {
     pub fuse_enabled: Option<bool>,
     /// Binds the task's result to this name in the session.
     pub name: Option<String>,
+    pub origin: Origin,
+}
+
+/// What `ares explain` prints for a client's graph, prepared as a submission to `session`
+/// would be now (see `super::explain`); each listing capped at `limit` (0 = all).
+#[derive(Message)]
+#[rtype(result = "Result<String, super::explain::ExplainError>")]
+pub struct ExplainGraph {
+    pub session: String,
+    pub graph: TileableGraph,
+    pub limit: usize,
 }
 
 /// The named results of a session: (name, task, processor).

@@ -7,6 +7,7 @@
 
 pub mod admission;
 pub mod client_link;
+pub mod explain;
 pub mod guard;
 pub mod handles;
 pub mod link;
@@ -34,6 +35,8 @@ pub struct SupervisorHandle {
     pub web_addr: Option<SocketAddr>,
     pub scheduler: Addr<Scheduler>,
     pub manager: Addr<TaskManager>,
+    /// Where uploads are spooled; [`upload::SpoolDir::remove`] once the supervisor stops.
+    pub spool: std::sync::Arc<upload::SpoolDir>,
 }
 
 /// Binds `cluster.listen` and starts the supervisor's actors on the current actix system.
@@ -62,8 +65,10 @@ pub async fn start(config: &Config, creds: &Credentials) -> std::io::Result<Supe
     let manager = Supervisor::start(move |_| TaskManager::new(mc, secret, sh));
     let (s, m, max_frame) = (scheduler.clone(), manager.clone(), c.max_frame_bytes);
     let max_pending = config.limits.max_requests_in_flight_per_connection;
+    let spool = upload::SpoolDir::open(&config.data, config.limits.max_spool_bytes);
+    let loader = upload::Loader::new(&manager, spool.clone());
     let uploads = client_link::client_upload::UploadSettings {
-        loader: upload::Loader::new(&manager),
+        loader: loader.clone(),
         max_bytes: config.limits.max_upload_bytes,
         idle: Duration::from_millis(config.limits.upload_idle_timeout_ms),
         piece_bytes: crate::protocol::pieces::part_bytes(
@@ -98,6 +103,7 @@ pub async fn start(config: &Config, creds: &Credentials) -> std::io::Result<Supe
             manager.clone(),
             scheduler.clone(),
             config.limits.max_upload_bytes,
+            loader,
         )?),
         None => None,
     };
@@ -106,5 +112,6 @@ pub async fn start(config: &Config, creds: &Credentials) -> std::io::Result<Supe
         web_addr,
         scheduler,
         manager,
+        spool,
     })
 }

@@ -7,6 +7,7 @@
 //! session is deleted.
 
 use super::admission::Admission;
+use super::explain::{ExplainError, Explains, EXPLAIN_TIMEOUT};
 use sessions::Session;
 pub use sessions::{valid_result_name, valid_session_id};
 // Re-exported: the web API's and `ares node`'s historical paths.
@@ -16,11 +17,11 @@ use super::messages::{
     TaskEnded, TaskHandle, WaitDone,
 };
 pub use super::messages::{
-    CreateSession, DeleteSession, FindTask, ListSessions, Names, ReleaseTask, ShutDown,
-    SubmitError, SubmitTask,
+    CreateSession, DeleteSession, ExplainGraph, FindTask, ListSessions, Names, Origin, ReleaseTask,
+    ShutDown, SubmitError, SubmitTask,
 };
 use super::task_processor::TaskProcessor;
-use crate::config::{Config, TaskConfig};
+use crate::config::Config;
 use crate::graph::TileableGraph;
 use crate::ids::TaskId;
 use crate::protocol::secret::Secret;
@@ -44,6 +45,8 @@ pub struct TaskManager {
     sessions: BTreeMap<String, Session>,
     next: u32,
     admission: Admission,
+    /// Explains being prepared (see `super::explain`).
+    explains: Explains,
 }
 
 impl Handler<TaskEnded> for TaskManager {
@@ -84,35 +87,82 @@ impl TaskManager {
             tasks: HashMap::new(),
             sessions,
             next: 1,
+            explains: Explains::default(),
         }
     }
 
-    fn submit(
+    /// Checks a client's graph as a submission to `session` is checked, then answers with
+    /// its explanation, prepared off the actor thread for the live workers and
+    /// `task.default_config` (see `super::explain`).
+    fn explain(
         &mut self,
         session: &str,
         graph: TileableGraph,
-        config: Option<TaskConfig>,
-        fuse_enabled: Option<bool>,
-        name: Option<String>,
-        ctx: &mut Context<Self>,
-    ) -> Result<TaskId, SubmitError> {
+        limit: usize,
+    ) -> Result<
+        impl std::future::Future<Output = Result<String, ExplainError>> + 'static,
+        ExplainError,
+    > {
         if !self.sessions.contains_key(session) {
-            return Err(SubmitError::UnknownSession(session.to_string()));
+            return Err(ExplainError::UnknownSession(session.to_string()));
         }
-        self.admit(session, graph, config, fuse_enabled, name, ctx)
-            .map_err(SubmitError::Refused)
+        let refused = ExplainError::Refused;
+        self.admission.admit_size(&graph).map_err(refused)?;
+        super::admission::client_graph(&graph).map_err(refused)?;
+        graph.validate().map_err(|e| refused(e.to_string()))?;
+        self.admission.admit_chunks(&graph).map_err(refused)?;
+        let slot = self.explains.take()?;
+        let config = self.config.task.default_config.clone();
+        let max_bytes = self.config.cluster.max_frame_bytes / 2;
+        let workers = self.scheduler.workers.clone();
+        let prepared = async move {
+            let workers: Vec<_> = workers
+                .send(super::messages::GetWorkers)
+                .await
+                .map_err(|e| ExplainError::Unavailable(format!("scheduler unavailable: {e}")))?
+                .into_iter()
+                .map(|(w, _)| w)
+                .collect();
+            tokio::task::spawn_blocking(move || {
+                let _slot = slot;
+                super::explain::prepare_text(&graph, &config, &workers, limit, max_bytes)
+            })
+            .await
+            .map_err(|e| ExplainError::Unavailable(format!("the preparation panicked: {e}")))?
+        };
+        Ok(async move {
+            tokio::time::timeout(EXPLAIN_TIMEOUT, prepared)
+                .await
+                .unwrap_or_else(|_| {
+                    Err(ExplainError::Unavailable(format!(
+                        "the explanation was not ready after {} s",
+                        EXPLAIN_TIMEOUT.as_secs()
+                    )))
+                })
+        })
     }
 
-    fn admit(
-        &mut self,
-        session: &str,
-        graph: TileableGraph,
-        config: Option<TaskConfig>,
-        fuse_enabled: Option<bool>,
-        name: Option<String>,
-        ctx: &mut Context<Self>,
-    ) -> Result<TaskId, String> {
+    fn submit(&mut self, m: SubmitTask, ctx: &mut Context<Self>) -> Result<TaskId, SubmitError> {
+        if !self.sessions.contains_key(&m.session) {
+            return Err(SubmitError::UnknownSession(m.session));
+        }
+        self.admit(m, ctx).map_err(SubmitError::Refused)
+    }
+
+    fn admit(&mut self, m: SubmitTask, ctx: &mut Context<Self>) -> Result<TaskId, String> {
+        let SubmitTask {
+            session,
+            graph,
+            config,
+            fuse_enabled,
+            name,
+            origin,
+        } = m;
+        let session = session.as_str();
         self.admission.admit(session, &graph)?;
+        if origin == Origin::Client {
+            super::admission::client_graph(&graph)?;
+        }
         if let Some(n) = &name {
             if !valid_result_name(n) {
                 return Err(format!(
@@ -188,6 +238,10 @@ fn restarting_reply(m: &ClientRequest) -> ClientReply {
             request,
             answer: Err(RESTARTING.into()),
         },
+        ClientRequest::Explain { request, .. } => ClientReply::Explained {
+            request,
+            text: Err(RESTARTING.into()),
+        },
         ClientRequest::Hello { .. } => ClientReply::Refused {
             reason: RESTARTING.into(),
         },
@@ -262,11 +316,24 @@ impl TaskManager {
 impl Handler<SubmitTask> for TaskManager {
     type Result = ResponseFuture<Result<TaskId, SubmitError>>;
     fn handle(&mut self, m: SubmitTask, ctx: &mut Context<Self>) -> Self::Result {
-        let submitted = guard(self, ctx, "SubmitTask", |act, ctx| {
-            act.submit(&m.session, m.graph, m.config, m.fuse_enabled, m.name, ctx)
-        })
-        .unwrap_or_else(|| Err(SubmitError::Refused(RESTARTING.into())));
+        let submitted = guard(self, ctx, "SubmitTask", |act, ctx| act.submit(m, ctx))
+            .unwrap_or_else(|| Err(SubmitError::Refused(RESTARTING.into())));
         Box::pin(self.when_prepared(submitted))
+    }
+}
+
+impl Handler<ExplainGraph> for TaskManager {
+    type Result = ResponseFuture<Result<String, ExplainError>>;
+    fn handle(&mut self, m: ExplainGraph, ctx: &mut Context<Self>) -> Self::Result {
+        let explained = guard(self, ctx, "ExplainGraph", |act, _| {
+            act.explain(&m.session, m.graph, m.limit)
+                .map(|f| -> Self::Result { Box::pin(f) })
+        });
+        match explained {
+            Some(Ok(f)) => f,
+            Some(Err(e)) => Box::pin(async move { Err(e) }),
+            None => Box::pin(async { Err(ExplainError::Unavailable(RESTARTING.into())) }),
+        }
     }
 }
 
@@ -306,8 +373,15 @@ impl Handler<FromClient> for TaskManager {
                     fuse_enabled,
                     config,
                 } => {
-                    let submitted =
-                        act.submit(DEFAULT_SESSION, graph, config, fuse_enabled, None, ctx);
+                    let m = SubmitTask {
+                        session: DEFAULT_SESSION.to_string(),
+                        graph,
+                        config,
+                        fuse_enabled,
+                        name: None,
+                        origin: Origin::Client,
+                    };
+                    let submitted = act.submit(m, ctx);
                     let prepared = act.when_prepared(submitted);
                     Box::pin(async move {
                         let task = prepared.await.map_err(|e| e.to_string());
@@ -374,6 +448,24 @@ impl Handler<FromClient> for TaskManager {
                         };
                         let part = async { p?.send(fetch).await.map_err(|e| e.to_string())? }.await;
                         ClientReply::ResultPart { request, part }
+                    })
+                }
+                ClientRequest::Explain {
+                    request,
+                    graph,
+                    limit,
+                } => {
+                    let limit = usize::try_from(limit).unwrap_or(usize::MAX);
+                    let explained = act.explain(DEFAULT_SESSION, graph, limit);
+                    Box::pin(async move {
+                        let text = match explained {
+                            Ok(text) => text.await,
+                            Err(e) => Err(e),
+                        };
+                        ClientReply::Explained {
+                            request,
+                            text: text.map_err(|e| e.to_string()),
+                        }
                     })
                 }
                 ClientRequest::Hello { .. } => Box::pin(async {

@@ -34,6 +34,8 @@ pub struct WebState {
     pub started: std::time::Instant,
     /// `limits.max_upload_bytes`: the largest tensor upload.
     pub max_upload_bytes: u64,
+    /// Spools uploads and loads them into the workers.
+    pub loader: crate::supervisor::upload::Loader,
 }
 
 /// An error answered as JSON `{error, detail}`.
@@ -85,6 +87,7 @@ pub fn start(
     manager: Addr<TaskManager>,
     scheduler: Addr<Scheduler>,
     max_upload_bytes: u64,
+    loader: crate::supervisor::upload::Loader,
 ) -> std::io::Result<SocketAddr> {
     let token = config
         .resolved_token()
@@ -102,6 +105,7 @@ pub fn start(
         https: config.tls_cert.is_some(),
         started: std::time::Instant::now(),
         max_upload_bytes,
+        loader,
     });
     let limit = config.max_body_bytes;
     let server = HttpServer::new(move || {

@@ -5,11 +5,12 @@ use crate::config::TaskConfig;
 use crate::graph::TileableGraph;
 use crate::ids::TaskId;
 use crate::protocol::TaskInfo;
+use crate::supervisor::explain::ExplainError;
 use crate::supervisor::messages::TaskHandle;
 use crate::supervisor::scheduler::GetClusterStatus;
 use crate::supervisor::task_manager::{
-    CreateSession, DeleteSession, FindTask, ListSessions, Names, ReleaseTask, SubmitError,
-    SubmitTask,
+    CreateSession, DeleteSession, ExplainGraph, FindTask, ListSessions, Names, Origin, ReleaseTask,
+    SubmitError, SubmitTask,
 };
 use crate::supervisor::task_processor::{Cancel, GetFetchArgs, GetGraph, GetInfo, WaitDone};
 use actix_web::{web, HttpResponse};
@@ -27,6 +28,7 @@ pub const ROUTES: &[(&str, &str)] = &[
     ("put", "/api/session/{sid}"),
     ("delete", "/api/session/{sid}"),
     ("post", "/api/session/{sid}/task"),
+    ("post", "/api/session/{sid}/explain"),
     ("get", "/api/session/{sid}/task"),
     ("get", "/api/session/{sid}/task/{tid}"),
     ("delete", "/api/session/{sid}/task/{tid}"),
@@ -57,6 +59,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .route("/api/session/{sid}", web::put().to(create_session))
         .route("/api/session/{sid}", web::delete().to(delete_session))
         .route("/api/session/{sid}/task", web::post().to(submit))
+        .route("/api/session/{sid}/explain", web::post().to(explain))
         .route("/api/session/{sid}/task", web::get().to(list_tasks))
         .route("/api/session/{sid}/task/{tid}", web::get().to(get_task))
         .route(
@@ -191,6 +194,39 @@ pub struct SubmitBody {
     pub name: Option<String>,
 }
 
+/// `POST /api/session/{sid}/explain`: what `ares explain` prints for `graph`, prepared by
+/// the supervisor for its live workers and `task.default_config` (see
+/// `supervisor::explain`); each listing capped at `limit` (default 50, 0 = all).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExplainBody {
+    pub graph: TileableGraph,
+    pub limit: Option<usize>,
+}
+
+async fn explain(
+    state: web::Data<WebState>,
+    sid: web::Path<String>,
+    body: web::Json<ExplainBody>,
+) -> Result<HttpResponse, ApiError> {
+    let body = body.into_inner();
+    let m = ExplainGraph {
+        session: sid.into_inner(),
+        graph: body.graph,
+        limit: body.limit.unwrap_or(50),
+    };
+    match state.manager.send(m).await.map_err(mailbox)? {
+        Ok(text) => Ok(HttpResponse::Ok().json(json!({ "text": text }))),
+        Err(e @ ExplainError::UnknownSession(_)) => Err(ApiError::not_found(e.to_string())),
+        Err(e @ ExplainError::Refused(_)) => Err(ApiError::bad_request(e.to_string())),
+        Err(e @ ExplainError::Unavailable(_)) => Err(ApiError::new(
+            actix_web::http::StatusCode::SERVICE_UNAVAILABLE,
+            "unavailable",
+            e.to_string(),
+        )),
+    }
+}
+
 async fn submit(
     state: web::Data<WebState>,
     sid: web::Path<String>,
@@ -231,6 +267,7 @@ async fn submit(
         config,
         fuse_enabled: body.fuse_enabled,
         name: body.name,
+        origin: Origin::Client,
     };
     match state.manager.send(submit).await.map_err(mailbox)? {
         Ok(task) => Ok(HttpResponse::Created().json(json!({ "task_id": task.0 }))),

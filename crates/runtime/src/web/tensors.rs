@@ -19,7 +19,7 @@ use crate::supervisor::messages::GetFetchArgs;
 use crate::supervisor::messages::TaskHandle;
 use crate::supervisor::task_manager::{ListSessions, Names};
 use crate::supervisor::task_processor::{FetchPart, FetchResult};
-use crate::supervisor::upload::{Loader, Spool, UploadError};
+use crate::supervisor::upload::UploadError;
 use actix_web::{http::StatusCode, web, HttpResponse};
 use futures_util::StreamExt;
 use serde_json::json;
@@ -181,11 +181,15 @@ fn upload_error(e: UploadError) -> ApiError {
             e.to_string(),
         ),
         UploadError::UnknownSession(_) => ApiError::not_found(e.to_string()),
-        UploadError::Spool(_) | UploadError::Mailbox(_) => ApiError::internal(e.to_string()),
-        UploadError::NoRoot
-        | UploadError::BadNpy { .. }
-        | UploadError::Refused(_)
-        | UploadError::Load { .. } => ApiError::bad_request(e.to_string()),
+        UploadError::SpoolFull { .. } => {
+            ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "spool_full", e.to_string())
+        }
+        UploadError::Spool(_) | UploadError::Mailbox(_) | UploadError::NoSpool(_) => {
+            ApiError::internal(e.to_string())
+        }
+        UploadError::BadNpy { .. } | UploadError::Refused(_) | UploadError::Load { .. } => {
+            ApiError::bad_request(e.to_string())
+        }
     }
 }
 
@@ -213,7 +217,11 @@ pub async fn put_tensor(
         return Err(upload_error(UploadError::TooLarge { bytes, limit }));
     }
     require_session(&state, &sid).await?;
-    let (spool, file) = Spool::create(&format!("{sid}-{name}")).map_err(upload_error)?;
+    let tag = format!("{sid}-{name}");
+    let (mut spool, file) = state
+        .loader
+        .spool(&tag, declared.unwrap_or(0))
+        .map_err(upload_error)?;
     let mut file = Some(file);
     let mut received = 0u64;
     while let Some(piece) = body.next().await {
@@ -225,6 +233,7 @@ pub async fn put_tensor(
                 limit,
             }));
         }
+        spool.reserve(received).map_err(upload_error)?;
         let mut f = file
             .take()
             .ok_or_else(|| ApiError::internal("spool file lost"))?;
@@ -235,8 +244,8 @@ pub async fn put_tensor(
         file = Some(written);
     }
     drop(file);
-    let loader = Loader::new(&state.manager);
-    let loaded = loader
+    let loaded = state
+        .loader
         .load(sid, Some(name.clone()), spool, chunk, received)
         .await
         .map_err(upload_error)?;

@@ -55,7 +55,7 @@ impl Tiler {
         input: &Tiled,
     ) -> Result<Tiled> {
         let input = match data.format {
-            Format::Npy => input.clone(),
+            Format::Npy | Format::Spool => input.clone(),
             Format::Zarr { .. } => {
                 // One store chunk per chunk: a regular grid (all chunks but the last equal).
                 let chunk: Shape = if store_chunk.is_empty() {
