@@ -179,22 +179,28 @@ impl WebTaskApi {
     }
 }
 
-/// An `.npy` stream of float64, int64 or bool, C order, into an array.
+/// An `.npy` stream of one of ares' dtypes (the server writes little-endian, C order) into an
+/// array.
 fn read_npy(r: impl std::io::Read) -> std::io::Result<ArrayData> {
     let f = npyz::NpyFile::new(r)?;
     let shape: Vec<usize> = f.shape().iter().map(|d| *d as usize).collect();
-    let bad = |e: ndarray::ShapeError| std::io::Error::other(e.to_string());
     let descr = match f.dtype() {
         npyz::DType::Plain(ts) => ts.to_string(),
         other => other.descr(),
     };
-    let dims = ndarray::IxDyn(&shape);
+    fn array<T: npyz::Deserialize>(
+        f: npyz::NpyFile<impl std::io::Read>,
+        shape: &[usize],
+    ) -> std::io::Result<ndarray::ArrayD<T>> {
+        ndarray::ArrayD::from_shape_vec(ndarray::IxDyn(shape), f.into_vec()?)
+            .map_err(|e| std::io::Error::other(e.to_string()))
+    }
     Ok(match descr.as_str() {
-        "<f8" => ArrayData::F64(ndarray::ArrayD::from_shape_vec(dims, f.into_vec()?).map_err(bad)?),
-        "<i8" => ArrayData::I64(ndarray::ArrayD::from_shape_vec(dims, f.into_vec()?).map_err(bad)?),
-        "|b1" => {
-            ArrayData::Bool(ndarray::ArrayD::from_shape_vec(dims, f.into_vec()?).map_err(bad)?)
-        }
+        "<f8" => ArrayData::F64(array(f, &shape)?),
+        "<f4" => ArrayData::F32(array(f, &shape)?),
+        "<i8" => ArrayData::I64(array(f, &shape)?),
+        "<i4" => ArrayData::I32(array(f, &shape)?),
+        "|b1" => ArrayData::Bool(array(f, &shape)?),
         other => return Err(std::io::Error::other(format!("unexpected dtype {other}"))),
     })
 }
