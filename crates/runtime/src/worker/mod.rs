@@ -17,6 +17,11 @@
 //! cancelled by dropping them; [`execute`] runs one subtask on a compute thread ([`pool`]),
 //! which never touches the network; [`storage`] over [`memory`] holds the chunks, accounts
 //! their bytes and spills; [`transfer`] serves chunks to peers.
+//!
+//! A task the supervisor forgets (after a cancel, at once) leaves nothing running in the
+//! worker's way: `cancelled` marks it ended for its subtasks still on the pool, the pool
+//! drops its queued jobs and hands the slots of its running ones to new threads
+//! ([`pool::ComputePool::abandon`]), so the next task's subtasks start at once.
 
 mod cancelled;
 mod connect;
