@@ -158,6 +158,53 @@ fn cancel_and_concurrent_tasks() {
     }
 }
 
+/// Cancelling frees the workers at once: on the embedded engine (one worker, two slots, as
+/// `ar.start(workers=1, slots=2)`), a task cancelled while its first subtasks run (the
+/// supervisor keeps `slots × worker_prefetch` = 1024 of its 10^4 subtasks queued on the
+/// worker), then a small task, which must not wait behind the cancelled one's subtasks.
+/// Before the fix the worker forgot the cancel along with the task and ran all 1024 queued
+/// subtasks in full first: the small task was still running after 120 s (debug build).
+#[test]
+fn a_task_after_a_cancelled_one_runs_at_once() {
+    let config = ares::config::Config::default();
+    let cluster = ares::node::EmbeddedCluster::start(&config, 1, 2).unwrap();
+    let mut c = cluster.client(Duration::from_secs(10)).unwrap();
+    let long = ares::expr::evaluate("sum(rand(10000000000, chunk=1000000, seed=1))").unwrap();
+    let task = c
+        .submit_tileable_graph(&Tensor::graph(&[&long]), None)
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    // Running, with its first subtasks done: the worker's queue is full.
+    while c
+        .wait_task(task, Duration::from_millis(20))
+        .unwrap()
+        .progress
+        == 0.0
+    {
+        assert!(Instant::now() < deadline, "the long task never ran");
+    }
+    let cancelled = Instant::now();
+    assert_eq!(c.cancel_task(task).unwrap().status, TaskStatus::Cancelled);
+    let small = ares::expr::evaluate("sum(arange(100))").unwrap();
+    let next = c
+        .submit_tileable_graph(&Tensor::graph(&[&small]), None)
+        .unwrap();
+    let info = c.wait_task(next, Duration::from_secs(20)).unwrap();
+    let took = cancelled.elapsed();
+    assert_eq!(info.status, TaskStatus::Succeeded, "after {took:?}");
+    assert_eq!(
+        c.fetch(next).unwrap()[0].get_flat(0).unwrap().as_i64(),
+        4950
+    );
+    eprintln!("from the cancel to the next task's result: {took:?}");
+    // Two subtasks' kernels may still run when the cancel comes; nothing else may delay it.
+    assert!(took < Duration::from_secs(10), "{took:?}");
+    assert_eq!(
+        c.wait_task(task, Duration::ZERO).unwrap().status,
+        TaskStatus::Cancelled
+    );
+}
+
 #[test]
 fn kernel_errors_fail_the_task_not_the_node() {
     let cluster = Cluster::start(2, 1);

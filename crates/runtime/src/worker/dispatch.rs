@@ -2,6 +2,7 @@
 //! remote, the fetches carried out as futures on the actor's runtime (cancelled by dropping
 //! them), and subtasks handed to the compute pool with what was fetched for them.
 
+use super::cancelled::Cancelled;
 use super::state::{CoreOut, FetchId, Need, Room};
 use super::transfer::FetchError;
 use super::{execute, pool, Flush, Worker};
@@ -55,23 +56,68 @@ struct Group {
     task: TaskId,
     depth: u32,
     graph: Arc<WorkerGraph>,
+    /// What the task's subtasks check before and after they run.
+    cancelled: Arc<Cancelled>,
     trivial: bool,
     /// Each subtask with what was fetched for it and its projected bytes.
-    runs: Vec<(RunSubtask, (execute::Fetched, u64), u64)>,
+    runs: Vec<Run>,
+}
+
+/// A subtask on the pool: what was fetched for it (and the bytes counted for that), and its
+/// projected bytes.
+type Run = (RunSubtask, (execute::Fetched, u64), u64);
+
+/// The subtasks of a compute job not run yet. A job dropped before it ran them all (its task
+/// ended and the pool discarded it, or the pool closed) gives back what each one held: the
+/// fetched bytes counted for it, its claim on its local inputs, its place in the pool's count.
+struct Unrun {
+    task: TaskId,
+    me: WorkerId,
+    runs: std::vec::IntoIter<Run>,
+    shared: Arc<super::Shared>,
+    count: usize,
+}
+
+impl Drop for Unrun {
+    fn drop(&mut self) {
+        for (run, (_, transit), _) in self.runs.by_ref() {
+            self.shared.storage.release_transit(transit);
+            let local = super::memory::local_inputs(&run.inputs, self.me);
+            self.shared.storage.want(self.task, &local, false);
+        }
+        self.shared.in_pool.fetch_sub(self.count, Ordering::AcqRel);
+    }
 }
 
 impl Group {
-    /// The job: each subtask run (or refused while the worker drains), the reports handed
-    /// back together, the actor woken once.
+    /// The job: each subtask run (or refused while the worker drains, or skipped when
+    /// cancelled), the reports handed back together, the actor woken once.
     fn into_job(self, me: WorkerId, shared: Arc<super::Shared>, addr: Addr<Worker>) -> pool::Work {
         let Group {
-            task, graph, runs, ..
+            task,
+            graph,
+            cancelled,
+            runs,
+            ..
         } = self;
         let count = runs.len();
         shared.in_pool.fetch_add(count, Ordering::AcqRel);
+        let mut unrun = Unrun {
+            task,
+            me,
+            runs: runs.into_iter(),
+            shared,
+            count,
+        };
         Box::new(move || {
+            let shared = unrun.shared.clone();
+            let of = execute::OfTask {
+                task,
+                graph: &graph,
+                cancelled: &cancelled,
+            };
             let mut reports = Vec::with_capacity(count);
-            for (run, fetched, run_bytes) in runs {
+            for (run, fetched, run_bytes) in unrun.runs.by_ref() {
                 if shared.draining.load(Ordering::Acquire) {
                     shared.storage.release_transit(fetched.1);
                     reports.push(SubtaskReport {
@@ -79,7 +125,7 @@ impl Group {
                         outcome: Err(SubtaskError::NotRun("the worker is draining".into())),
                     });
                 } else if let Some(report) =
-                    execute::execute_one(&graph, task, run, me, &shared, fetched, run_bytes)
+                    execute::execute_one(&of, run, me, &shared, fetched, run_bytes)
                 {
                     reports.push(report);
                 }
@@ -92,7 +138,7 @@ impl Group {
                     addr.do_send(Drain);
                 }
             }
-            shared.in_pool.fetch_sub(count, Ordering::AcqRel);
+            drop(unrun); // leaves the pool's count
         })
     }
 }
@@ -325,10 +371,10 @@ impl Worker {
         let size = (starts.len() / (4 * self.slots.max(1))).clamp(1, MAX_GROUP);
         let mut groups: Vec<Group> = Vec::new();
         for (task, run, fetched) in starts {
-            let graph = match groups.last() {
-                Some(g) if g.task == task => g.graph.clone(),
+            let (graph, cancelled) = match groups.last() {
+                Some(g) if g.task == task => (g.graph.clone(), g.cancelled.clone()),
                 _ => match self.graphs.get(&task) {
-                    Some(g) => g.clone(),
+                    Some(g) => (g.clone(), self.cancelled.entry(task).or_default().clone()),
                     None => {
                         self.shared.storage.release_transit(fetched.1);
                         continue;
@@ -351,15 +397,23 @@ impl Worker {
                     task,
                     depth: run.depth,
                     graph,
+                    cancelled,
                     trivial,
                     runs: vec![(run, fetched, run_bytes)],
                 }),
             }
         }
         let addr = ctx.address();
-        let jobs: Vec<(u32, pool::Work)> = groups
+        let jobs: Vec<(u32, TaskId, pool::Work)> = groups
             .into_iter()
-            .map(|g| (g.depth, g.into_job(me, self.shared.clone(), addr.clone())))
+            .map(|g| {
+                let (depth, task) = (g.depth, g.task);
+                (
+                    depth,
+                    task,
+                    g.into_job(me, self.shared.clone(), addr.clone()),
+                )
+            })
             .collect();
         self.pool.submit_all(jobs);
     }

@@ -4,6 +4,7 @@
 //! ([`SubtaskError`]) so the supervisor decides retry-or-fail on the variant: a missing input
 //! is a fetch failure, a kernel error or panic the subtask's failure.
 
+use super::cancelled::Cancelled;
 use super::Shared;
 use crate::array::ArrayData;
 use crate::executor::run_subtask;
@@ -16,22 +17,36 @@ use std::sync::Arc;
 /// Chunks fetched from peers for a subtask, by member.
 pub(super) type Fetched = FxHashMap<ChunkIdx, Arc<ArrayData>>;
 
+/// The task a subtask belongs to, as its compute job holds it.
+pub(super) struct OfTask<'a> {
+    pub task: TaskId,
+    pub graph: &'a WorkerGraph,
+    /// Checked before the subtask runs (skipped if cancelled) and after (its report dropped,
+    /// and its outputs too if the whole task ended meanwhile).
+    pub cancelled: &'a Cancelled,
+}
+
 /// Reads the local inputs, computes with them and the fetched ones (`transit` bytes counted
 /// for them in the ledger, taken into the subtask's lease), stores the outputs. `run_bytes`
 /// is the subtask's projection ([`super::memory::run_bytes`]), made when it was submitted.
+/// `None`: cancelled, nothing to report.
 pub(super) fn execute_one(
-    graph: &WorkerGraph,
-    task: TaskId,
+    of: &OfTask,
     run: RunSubtask,
     me: WorkerId,
     shared: &Shared,
     (mut fetched, transit): (Fetched, u64),
     run_bytes: u64,
 ) -> Option<SubtaskReport> {
+    let OfTask {
+        task,
+        graph,
+        cancelled,
+    } = *of;
     let s = run.subtask;
     let local = super::memory::local_inputs(&run.inputs, me);
     shared.storage.want(task, &local, false);
-    if shared.cancelled.take(task, s) {
+    if cancelled.take(s) {
         shared.storage.release_transit(transit);
         return None;
     }
@@ -40,6 +55,9 @@ pub(super) fn execute_one(
         // Waits for room under `worker.memory_limit`; released after everything below.
         let lease = (shared.storage.begin(task, &local, run_bytes, transit))
             .map_err(SubtaskError::Failed)?;
+        if cancelled.ended() {
+            return Ok(Vec::new()); // ended while this waited for room: nothing to compute
+        }
         // Remote inputs were fetched before the subtask came to the pool; the rest is here.
         for (c, _) in &run.inputs {
             if fetched.contains_key(c) {
@@ -77,7 +95,7 @@ pub(super) fn execute_one(
                 lease.put(c, d);
                 (c, size)
             })
-            .collect())
+            .collect::<Vec<(ChunkIdx, u64)>>())
     }))
     .unwrap_or_else(|panic| {
         Err(SubtaskError::Failed(format!(
@@ -85,7 +103,16 @@ pub(super) fn execute_one(
             crate::prepare::panic_message(panic.as_ref())
         )))
     });
-    if shared.cancelled.take(task, s) {
+    if cancelled.ended() {
+        // The task ended while this ran, perhaps after the worker removed its chunks: what
+        // it stored would stay forever.
+        if let Ok(outputs) = &outcome {
+            let chunks: Vec<ChunkIdx> = outputs.iter().map(|(c, _)| *c).collect();
+            shared.storage.remove(task, &chunks);
+        }
+        return None;
+    }
+    if cancelled.take(s) {
         return None;
     }
     Some(SubtaskReport {

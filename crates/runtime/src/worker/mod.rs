@@ -17,6 +17,11 @@
 //! cancelled by dropping them; [`execute`] runs one subtask on a compute thread ([`pool`]),
 //! which never touches the network; [`storage`] over [`memory`] holds the chunks, accounts
 //! their bytes and spills; [`transfer`] serves chunks to peers.
+//!
+//! A task the supervisor forgets (after a cancel, at once) leaves nothing running in the
+//! worker's way: `cancelled` marks it ended for its subtasks still on the pool, the pool
+//! drops its queued jobs and hands the slots of its running ones to new threads
+//! ([`pool::ComputePool::abandon`]), so the next task's subtasks start at once.
 
 mod cancelled;
 mod connect;
@@ -71,7 +76,6 @@ struct Shared {
     /// True while a drain is already on its way to the actor: no need to wake it again.
     drain_pending: AtomicBool,
     storage: Arc<Storage>,
-    cancelled: cancelled::Cancelled,
     /// SIGTERM: subtasks not yet started are handed back ([`SubtaskError::NotRun`]).
     draining: AtomicBool,
     /// Subtasks handed to the pool and not yet reported.
@@ -86,6 +90,9 @@ pub struct Worker {
     data_addr: SocketAddr,
     heartbeat: Duration,
     graphs: HashMap<TaskId, Arc<WorkerGraph>>,
+    /// Per task with subtasks on the pool (or cancelled): what they check before and after
+    /// they run ([`cancelled`]). Ended and dropped when the task is forgotten.
+    cancelled: HashMap<TaskId, Arc<cancelled::Cancelled>>,
     /// Streamed tasks whose graph is being extended ([`growth`]).
     growing: HashMap<TaskId, growth::Growing>,
     shared: Arc<Shared>,
@@ -291,7 +298,7 @@ impl Worker {
                 for s in subtasks {
                     // Not waiting or fetching here: on the pool, which skips it.
                     if !self.core.cancel(task, s) {
-                        self.shared.cancelled.insert(task, s);
+                        self.cancelled.entry(task).or_default().cancel(s);
                         self.core.reported(task, s);
                     }
                 }
@@ -299,15 +306,31 @@ impl Worker {
             }
             ToWorker::ReleaseChunks { task, chunks } => self.shared.storage.remove(task, &chunks),
             ToWorker::HeartbeatAck => {}
-            ToWorker::ForgetTask { task } => {
-                self.core.forget(task);
-                self.carry_out(ctx);
-                self.graphs.remove(&task);
-                self.growing.remove(&task);
-                self.shared.storage.remove_task(task);
-                self.shared.cancelled.forget(task);
-            }
+            ToWorker::ForgetTask { task } => self.forget(task, ctx),
         }
+    }
+}
+
+impl Worker {
+    /// The supervisor is done with `task` (it ended, was cancelled or evicted): nothing of it
+    /// runs or stays here. Its subtasks waiting for inputs are dropped, those queued on the
+    /// pool too, and those still running finish off the pool's slots and keep nothing (see
+    /// [`cancelled`] and [`pool::ComputePool::abandon`]): the next task's subtasks start at
+    /// once instead of after them. Then its chunks go.
+    fn forget(&mut self, task: TaskId, ctx: &mut Context<Self>) {
+        self.core.forget(task);
+        self.carry_out(ctx);
+        if let Some(c) = self.cancelled.remove(&task) {
+            c.end();
+        }
+        let dropped = self.pool.discard(task);
+        let abandoned = self.pool.abandon(task);
+        if dropped + abandoned > 0 {
+            tracing::debug!(%task, dropped, abandoned, "the forgotten task's jobs left the pool");
+        }
+        self.graphs.remove(&task);
+        self.growing.remove(&task);
+        self.shared.storage.remove_task(task);
     }
 }
 
@@ -339,7 +362,6 @@ pub async fn start(
         finished: Mutex::new(Vec::new()),
         drain_pending: AtomicBool::new(false),
         storage,
-        cancelled: Default::default(),
         draining: AtomicBool::new(false),
         in_pool: AtomicUsize::new(0),
     });
@@ -366,6 +388,7 @@ pub async fn start(
             data_addr,
             heartbeat,
             graphs: HashMap::new(),
+            cancelled: HashMap::new(),
             growing: HashMap::new(),
             shared,
             pool,
