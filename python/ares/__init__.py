@@ -284,8 +284,28 @@ def matrix_transpose(x, /) -> Tensor:
     return x.mT
 
 
+def concatenate(arrays, axis=0) -> Tensor:
+    """Joins tensors along ``axis``; ``axis=None`` joins them flattened (NumPy's)."""
+    arrays = tuple(arrays)
+    if axis is None:
+        arrays = tuple(reshape(asarray(a), (-1,)) for a in arrays)
+        axis = 0
+    return _apply("concatenate", (arrays,), {"axis": axis})
+
+
 def concat(arrays, /, *, axis=0) -> Tensor:
-    return _apply("concatenate", (tuple(arrays),), {"axis": axis})
+    return concatenate(arrays, axis=axis)
+
+
+def clip(x, /, min=None, max=None, *, a_min=None, a_max=None) -> Tensor:
+    """``x`` bounded below by ``min`` and above by ``max`` (tensors or numbers; NumPy 1's
+    ``a_min``/``a_max`` keywords too); with neither, ``x`` itself (NumPy returns a copy; a
+    tensor is immutable)."""
+    low = min if min is not None else a_min
+    high = max if max is not None else a_max
+    if low is None and high is None:
+        return asarray(x)
+    return _apply("clip", (x, low, high))
 
 
 def pow(x1, x2, /) -> Tensor:  # noqa: A001
@@ -342,3 +362,6 @@ def array_api_coverage() -> dict[str, list[str]]:
             ok = False
         (have if ok else missing).append(name)
     return {"have": have, "missing": missing}
+
+
+del annotations  # `from __future__ import annotations` is not part of the API

@@ -76,9 +76,22 @@ def _numpy_source(array):
     return from_numpy(array)
 
 
+# The functions whose positional arguments are operands (broadcast and promoted together):
+# a NumPy scalar or 0-d array there is strong (NEP 50), not a weak Python number.
+ELEMENTWISE = frozenset("""
+    negative positive abs absolute sqrt exp log sin cos isnan isinf isfinite sign floor ceil
+    invert bitwise_not bitwise_invert logical_not add subtract multiply divide true_divide
+    power pow maximum minimum equal not_equal less less_equal greater greater_equal
+    bitwise_and bitwise_or bitwise_xor bitwise_left_shift bitwise_right_shift left_shift
+    right_shift logical_and logical_or logical_xor where clip remainder floor_divide
+""".split())
+
+
 def apply(name: str, args=(), kwargs=None):
     """Calls the core's function ``name`` (validated there) and wraps the result."""
     conv = _Args()
+    if name in ELEMENTWISE:
+        args = tuple(strong(a) for a in args)
     pos = tuple(conv.convert(a) for a in args)
     kw = {}
     for k, v in (kwargs or {}).items():
@@ -88,10 +101,11 @@ def apply(name: str, args=(), kwargs=None):
 
 
 def strong(value):
-    """A NumPy scalar operand as a 0-d tensor of its dtype: NumPy 2 (NEP 50) treats
-    ``np.float64(1.5)`` as a float64 array, not as a weak Python float, so ``x_float32 +
-    np.float64(1.5)`` is float64 while ``x_float32 + 1.5`` stays float32."""
-    if isinstance(value, np.generic) and value.dtype.kind in "biuf":
+    """A NumPy scalar or 0-d array operand as a 0-d tensor of its dtype: NumPy 2 (NEP 50)
+    treats ``np.float64(1.5)`` as a float64 array, not as a weak Python float, so
+    ``x_float32 + np.float64(1.5)`` is float64 while ``x_float32 + 1.5`` stays float32."""
+    if isinstance(value, (np.generic, np.ndarray)) and value.ndim == 0 \
+            and value.dtype.kind in "biuf":
         from ._numpy import from_numpy
 
         return from_numpy(np.asarray(value))
@@ -223,6 +237,11 @@ class Tensor:
 
         return compute(self, **kwargs)[0]
 
+    def clip(self, min=None, max=None) -> "Tensor":
+        import ares
+
+        return ares.clip(self, min, max)
+
     def take(self, indices, /, axis=None) -> "Tensor":
         import ares
 
@@ -321,7 +340,14 @@ class Tensor:
     def __floordiv__(self, o): return _optional("floor_divide", self, o)
     def __rfloordiv__(self, o): return _optional("floor_divide", o, self)
     def __neg__(self): return apply("negative", (self,))
-    def __pos__(self): return self
+    def __pos__(self):
+        if self.dtype == np.bool_:
+            raise TypeError("ufunc 'positive' did not contain a loop with signature matching "
+                            "types bool (NumPy has no unary + for bools)")
+        return self
+
+    def __contains__(self, value) -> bool:
+        return bool((self == value).any().compute())
     def __abs__(self): return apply("abs", (self,))
 
     __hash__ = None  # type: ignore[assignment]  # `==` is elementwise, as on NumPy arrays
@@ -397,8 +423,7 @@ class Tensor:
 # The core's functions that are also methods, as on NumPy's ndarray (and dask's array).
 # Not `sort`: NumPy's `x.sort()` sorts in place and returns None, which a lazy tensor cannot.
 TENSOR_METHODS = frozenset("""
-    all any argmax argmin argsort clip cumprod cumsum dot nonzero round searchsorted squeeze
-    take
+    all any argmax argmin argsort cumprod cumsum dot nonzero round searchsorted squeeze
 """.split())
 
 
@@ -413,11 +438,13 @@ def _optional(name, a, b):
 
 
 def _ddof(ddof, correction):
-    if correction is None:
-        return ddof
-    if float(correction) != int(correction):
-        raise ValueError("correction must be a whole number")
-    return int(correction)
+    """NumPy's ``ddof`` or the array API's ``correction`` (a float of a whole value too)."""
+    value = ddof if correction is None else correction
+    if isinstance(value, numbers.Real) and not isinstance(value, numbers.Integral):
+        if float(value) != int(value):
+            raise ValueError(f"correction must be a whole number, not {value}")
+        value = int(value)
+    return value
 
 
 def _index_item(conv: _Args, item):
@@ -425,7 +452,9 @@ def _index_item(conv: _Args, item):
         conv.keep |= item._keep
         return item._handle
     if isinstance(item, (list, np.ndarray)):
-        return conv.convert(_numpy_source(np.asarray(item)))
+        # An empty list is integer positions, as NumPy reads it (np.asarray([]) is float64).
+        array = np.asarray(item, dtype=np.int64 if isinstance(item, list) and not item else None)
+        return conv.convert(_numpy_source(array))
     if isinstance(item, np.generic):
         return item.item()
     return item

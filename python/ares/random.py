@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import random as _random
 
-from ._tensor import Tensor, apply
+from ._tensor import Tensor as _Tensor, apply as _apply
 
 _seeds = _random.Random()
 
@@ -30,12 +30,12 @@ def _seed(value):
     return _seeds.getrandbits(63) if value is None else value
 
 
-def rand(*shape, chunks=None, seed=None) -> Tensor:
+def rand(*shape, chunks=None, seed=None) -> _Tensor:
     """Uniform in [0, 1), float64: ``rand(1000, 10, chunks=100)`` or ``rand((1000, 10))``."""
-    return apply("rand", (_shape(shape),), {"chunk": chunks, "seed": _seed(seed)})
+    return _apply("rand", (_shape(shape),), {"chunk": chunks, "seed": _seed(seed)})
 
 
-def random(size=(), chunks=None, seed=None) -> Tensor:
+def random(size=(), chunks=None, seed=None) -> _Tensor:
     """NumPy's ``random(size)``: uniform in [0, 1)."""
     return rand(size, chunks=chunks, seed=seed)
 
@@ -43,19 +43,22 @@ def random(size=(), chunks=None, seed=None) -> Tensor:
 random_sample = random
 
 
-def randn(*shape, chunks=None, seed=None) -> Tensor:
+def randn(*shape, chunks=None, seed=None) -> _Tensor:
     """Standard normal, float64."""
-    return apply("randn", (_shape(shape),), {"chunk": chunks, "seed": _seed(seed)})
+    return _apply("randn", (_shape(shape),), {"chunk": chunks, "seed": _seed(seed)})
 
 
-def standard_normal(size=(), chunks=None, seed=None) -> Tensor:
+def standard_normal(size=(), chunks=None, seed=None) -> _Tensor:
     return randn(size, chunks=chunks, seed=seed)
 
 
-def uniform(low=0.0, high=1.0, size=(), chunks=None, seed=None) -> Tensor:
+def uniform(low=0.0, high=1.0, size=(), chunks=None, seed=None) -> _Tensor:
     """Uniform in [low, high)."""
     return rand(size, chunks=chunks, seed=seed) * (high - low) + low
 
 
-def normal(loc=0.0, scale=1.0, size=(), chunks=None, seed=None) -> Tensor:
+def normal(loc=0.0, scale=1.0, size=(), chunks=None, seed=None) -> _Tensor:
     return randn(size, chunks=chunks, seed=seed) * scale + loc
+
+
+del annotations  # `from __future__ import annotations` is not part of the API

@@ -124,7 +124,7 @@ impl fmt::Display for DType {
 pub enum Scalar {
     Bool(bool),
     I64(i64),
-    F64(f64),
+    F64(#[serde(with = "crate::float_text")] f64),
 }
 
 impl Scalar {

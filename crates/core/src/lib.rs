@@ -23,6 +23,7 @@ pub mod config;
 pub mod error;
 pub mod executor;
 pub mod explain;
+pub mod float_text;
 pub mod expr;
 pub mod graph;
 pub mod ids;
