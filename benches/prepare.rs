@@ -34,9 +34,13 @@ fn passes(c: &mut Criterion) {
             )
         });
         group.bench_function(BenchmarkId::new("fuse", n), |b| {
-            b.iter_batched(|| tiled.clone(), fuse::fuse, BatchSize::LargeInput)
+            b.iter_batched(
+                || tiled.clone(),
+                |g| fuse::fuse(g, config.fuse_generated_operands),
+                BatchSize::LargeInput,
+            )
         });
-        let fused = fuse::fuse(tiled.clone());
+        let fused = fuse::fuse(tiled.clone(), config.fuse_generated_operands);
         group.bench_function(BenchmarkId::new("color", n), |b| {
             b.iter_batched(
                 || fused.clone(),

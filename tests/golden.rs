@@ -42,6 +42,22 @@ fn seed_example() {
     );
 }
 
+/// Seed 001's rule as stated: ADD and SUM fuse, the RANDs stay chunks of their own.
+#[test]
+fn seed_example_without_generated_operands() {
+    let config = TaskConfig {
+        fuse_generated_operands: false,
+        ..TaskConfig::default()
+    };
+    golden(
+        "seed_example_mars_rule",
+        "a = rand(100, chunk=100, seed=1); b = rand(100, chunk=100, seed=2); sum(a + b)",
+        config,
+        2,
+        1,
+    );
+}
+
 #[test]
 fn chunked_sum_tree() {
     golden(

@@ -25,6 +25,10 @@ pub struct TaskConfig {
     pub optimize_chunk_graph: bool,
     /// Fuse single chains into FUSE nodes and group chunks into subtasks by coloring.
     pub fuse_enabled: bool,
+    /// With `fuse_enabled`: a binary elementwise chunk takes in the creation chunks only it
+    /// reads (`rand`, `ones`...), which then stream block by block and never exist whole.
+    /// `false` keeps Mars' rule: they stay chunks of their own, outside the FUSE chain.
+    pub fuse_generated_operands: bool,
     /// Initial chunks per initial subtask; `null` = `max(combine_size / 2, 1)`, lowered until
     /// there are at least as many initial subtasks as slots.
     pub initial_same_color_num: Option<usize>,
@@ -46,6 +50,7 @@ impl Default for TaskConfig {
             optimize_tileable_graph: true,
             optimize_chunk_graph: true,
             fuse_enabled: true,
+            fuse_generated_operands: true,
             initial_same_color_num: None,
             as_broadcaster_successor_num: None,
             combine_size: 4,

@@ -12,11 +12,13 @@ fn defaults_match_mars() {
 #[test]
 fn parses_task_default_config() {
     let c = Config::from_yaml(
-        "task:\n  default_config:\n    fuse_enabled: false\n    combine_size: 8\n",
+        "task:\n  default_config:\n    fuse_enabled: false\n    combine_size: 8\n    fuse_generated_operands: false\n",
         "t.yml",
     )
     .unwrap();
     assert!(!c.task.default_config.fuse_enabled);
+    assert!(!c.task.default_config.fuse_generated_operands);
+    assert!(TaskConfig::default().fuse_generated_operands);
     assert_eq!(c.task.default_config.combine_size, 8);
     assert!(c.task.default_config.optimize_chunk_graph);
 }

@@ -157,7 +157,7 @@ mod tests {
             initial_same_color_num: Some(1),
             ..TaskConfig::default()
         };
-        let g = fuse(tile(&Tensor::graph(&[&a, &b]), &config).unwrap());
+        let g = fuse(tile(&Tensor::graph(&[&a, &b]), &config).unwrap(), true);
         let mut sg = group_subtasks(g, &config, 1, TaskId(1), StageId(0)).unwrap();
         let counts = assign_initial(&mut sg, &ws(&[1, 1])).unwrap();
         assert_eq!(counts, vec![4, 4]);
@@ -180,7 +180,7 @@ mod tests {
             .unwrap();
         let config = TaskConfig::default();
         for slots in [vec![1, 1], vec![1, 1, 1], vec![2, 1]] {
-            let g = fuse(tile(&Tensor::graph(&[&x]), &config).unwrap());
+            let g = fuse(tile(&Tensor::graph(&[&x]), &config).unwrap(), true);
             let mut sg = group_subtasks(g, &config, 1, TaskId(1), StageId(0)).unwrap();
             let counts = assign_initial(&mut sg, &ws(&slots)).unwrap();
             let total: usize = counts.iter().sum();
@@ -201,7 +201,10 @@ mod tests {
     #[test]
     fn rejects_an_empty_cluster() {
         let a = tensor::rand(&[4], 1, Some(1)).unwrap();
-        let g = fuse(tile(&Tensor::graph(&[&a]), &TaskConfig::default()).unwrap());
+        let g = fuse(
+            tile(&Tensor::graph(&[&a]), &TaskConfig::default()).unwrap(),
+            true,
+        );
         let mut sg = group_subtasks(g, &TaskConfig::default(), 1, TaskId(1), StageId(0)).unwrap();
         assert!(assign_initial(&mut sg, &[]).is_err());
     }

@@ -175,7 +175,10 @@ mod tests {
     use crate::tensor::{self, Tensor};
 
     fn subtasks_of(t: &Tensor, config: &TaskConfig, slots: usize) -> SubtaskGraph {
-        let g = fuse(tile(&Tensor::graph(&[t]), config).unwrap());
+        let g = fuse(
+            tile(&Tensor::graph(&[t]), config).unwrap(),
+            config.fuse_generated_operands,
+        );
         group_subtasks(g, config, slots, TaskId(1), StageId(0)).unwrap()
     }
 

@@ -11,14 +11,18 @@
 //! it reads, of its own shape and generated block by block ([`crate::kernels::streams`]),
 //! takes them in as the node's leading steps: `(rand(a) + rand(b)).sum()` becomes one
 //! `FUSE[rand, rand, add, sum]` per chunk with no inputs, which never materializes either
-//! operand (three subtasks per chunk before, and two chunks of memory each).
+//! operand (three subtasks per chunk before, and two chunks of memory each). The config key
+//! `fuse_generated_operands: false` turns this off, for Mars' rule as seed 001 states it:
+//! `FUSE[add, sum]` with both RANDs chunks of their own.
 
 use crate::graph::{ChunkGraph, Csr};
 use crate::ids::{ArgsIdx, ChunkIdx};
 use crate::ops::{Family, FuseStep, Op, OpArgs};
 use smallvec::SmallVec;
 
-pub fn fuse(mut graph: ChunkGraph) -> ChunkGraph {
+/// Fuses the chains of `graph`; `generated_operands`: also takes the creation operands of a
+/// binary elementwise chunk in (`task.default_config.fuse_generated_operands`).
+pub fn fuse(mut graph: ChunkGraph, generated_operands: bool) -> ChunkGraph {
     let succ = graph.successors();
     let is_result = graph.result_mask();
     let n = graph.len();
@@ -45,12 +49,14 @@ pub fn fuse(mut graph: ChunkGraph) -> ChunkGraph {
     // Creation operands taken into their binary consumer (never chain heads: their one
     // successor has two inputs).
     let mut generated: rustc_hash::FxHashMap<usize, SmallVec<[usize; 2]>> = Default::default();
-    for v in 0..n {
-        if let Some(operands) = generated_operands(&graph, &succ, &is_result, v) {
-            for &c in &operands {
-                absorbed[c] = true;
+    if generated_operands {
+        for v in 0..n {
+            if let Some(operands) = streamed_operands(&graph, &succ, &is_result, v) {
+                for &c in &operands {
+                    absorbed[c] = true;
+                }
+                generated.insert(v, operands);
             }
-            generated.insert(v, operands);
         }
     }
 
@@ -128,7 +134,7 @@ pub fn fuse(mut graph: ChunkGraph) -> ChunkGraph {
 
 /// The operands of binary elementwise chunk `v` when both are creation chunks read by `v`
 /// alone, not results, of `v`'s shape, whose values stream ([`crate::kernels::streams`]).
-fn generated_operands(
+fn streamed_operands(
     graph: &ChunkGraph,
     succ: &Csr,
     is_result: &[bool],
@@ -187,11 +193,31 @@ mod tests {
         let a = tensor::rand(&[100], 100, Some(1)).unwrap();
         let b = tensor::rand(&[100], 100, Some(2)).unwrap();
         let c = (&a + &b).unwrap().sum(None, false).unwrap();
-        let g = fuse(tile(&Tensor::graph(&[&c]), &TaskConfig::default()).unwrap());
+        let g = fuse(
+            tile(&Tensor::graph(&[&c]), &TaskConfig::default()).unwrap(),
+            true,
+        );
         let labels: Vec<String> = (0..g.len()).map(|i| g.label(ChunkIdx(i as u32))).collect();
         assert_eq!(labels, vec!["FUSE[rand, rand, add, sum]"]);
         assert!(g.inputs(ChunkIdx(0)).is_empty());
         assert_eq!(g.results[0].chunks, vec![ChunkIdx(0)]);
+    }
+
+    #[test]
+    fn without_generated_operands_the_seed_example_fuses_add_and_sum_only() {
+        //  rand(a) ─┐
+        //           ├─ add ── sum      →   rand, rand, FUSE[add, sum] (Mars' rule, seed 001)
+        //  rand(b) ─┘
+        let a = tensor::rand(&[100], 100, Some(1)).unwrap();
+        let b = tensor::rand(&[100], 100, Some(2)).unwrap();
+        let c = (&a + &b).unwrap().sum(None, false).unwrap();
+        let g = fuse(
+            tile(&Tensor::graph(&[&c]), &TaskConfig::default()).unwrap(),
+            false,
+        );
+        let labels: Vec<String> = (0..g.len()).map(|i| g.label(ChunkIdx(i as u32))).collect();
+        assert_eq!(labels, vec!["rand", "rand", "FUSE[add, sum]"]);
+        assert_eq!(g.inputs(ChunkIdx(2)), &[ChunkIdx(0), ChunkIdx(1)]);
     }
 
     #[test]
@@ -204,14 +230,20 @@ mod tests {
         let b = tensor::rand(&[100], 100, Some(2)).unwrap();
         let c = (&a + &b).unwrap().sum(None, false).unwrap();
         let e = a.exp().unwrap();
-        let g = fuse(tile(&Tensor::graph(&[&c, &e]), &TaskConfig::default()).unwrap());
+        let g = fuse(
+            tile(&Tensor::graph(&[&c, &e]), &TaskConfig::default()).unwrap(),
+            true,
+        );
         let labels: Vec<String> = (0..g.len()).map(|i| g.label(ChunkIdx(i as u32))).collect();
         assert_eq!(labels, vec!["rand", "rand", "FUSE[add, sum]", "exp"]);
         // A row broadcast against a matrix: shapes differ, the row stays a chunk.
         let m = tensor::rand(&[4, 3], 4, Some(3)).unwrap();
         let r = tensor::rand(&[3], 3, Some(4)).unwrap();
         let s = (&m * &r).unwrap();
-        let g = fuse(tile(&Tensor::graph(&[&s]), &TaskConfig::default()).unwrap());
+        let g = fuse(
+            tile(&Tensor::graph(&[&s]), &TaskConfig::default()).unwrap(),
+            true,
+        );
         let labels: Vec<String> = (0..g.len()).map(|i| g.label(ChunkIdx(i as u32))).collect();
         assert_eq!(labels, vec!["rand", "rand", "multiply"]);
     }
@@ -223,7 +255,10 @@ mod tests {
         let x = tensor::ones(&[4], 4).unwrap();
         let e = x.exp().unwrap();
         let (s, t) = (e.sqrt().unwrap(), e.unary(Op::Sin).unwrap());
-        let g = fuse(tile(&Tensor::graph(&[&s, &t]), &TaskConfig::default()).unwrap());
+        let g = fuse(
+            tile(&Tensor::graph(&[&s, &t]), &TaskConfig::default()).unwrap(),
+            true,
+        );
         let labels: Vec<String> = (0..g.len()).map(|i| g.label(ChunkIdx(i as u32))).collect();
         assert_eq!(labels, vec!["FUSE[full, exp]", "sqrt", "sin"]);
     }

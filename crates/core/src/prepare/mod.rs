@@ -121,7 +121,13 @@ pub fn prepare(
         chunks
     };
     let chunks = if config.fuse_enabled {
-        timed(&mut passes, "fuse", || Ok(fuse::fuse(chunks)), |g| g.len())?
+        let generated = config.fuse_generated_operands;
+        timed(
+            &mut passes,
+            "fuse",
+            || Ok(fuse::fuse(chunks, generated)),
+            |g| g.len(),
+        )?
     } else {
         chunks
     };

@@ -105,7 +105,7 @@ pub fn prepare_streamed(
             g = optimize_chunk::optimize_chunk_graph(g);
         }
         if config.fuse_enabled {
-            g = fuse::fuse(g);
+            g = fuse::fuse(g, config.fuse_generated_operands);
         }
         let mut part = color::group_subtasks(g, config, total_slots, task, StageId(0))?;
         assign::assign_initial(&mut part, workers)?;

@@ -34,7 +34,7 @@ pub(super) fn seal(
         .map(|r| r.tensor.clone())
         .collect();
     if config.fuse_enabled {
-        g = fuse::fuse(g);
+        g = fuse::fuse(g, config.fuse_generated_operands);
     }
     let whole = |c: ChunkIdx| match stands_for.get(c.index()) {
         Some(root) => *root,
