@@ -70,6 +70,9 @@ use std::time::Duration;
 /// Longest an upload's load into the workers may take.
 pub const LOAD_TIMEOUT: Duration = Duration::from_secs(600);
 
+/// Longest a failed load waits for its task to be freed before it answers.
+const FREE_WAIT: Duration = Duration::from_secs(10);
+
 /// Why an upload failed; each says what to change.
 #[derive(Debug, thiserror::Error)]
 pub enum UploadError {
@@ -329,6 +332,16 @@ impl Unclaimed {
     fn claim(mut self) {
         self.task = None;
     }
+
+    /// Frees the task now and waits until it is (its spool file removed), at most
+    /// [`FREE_WAIT`], so the client that hears of the failure finds nothing left of the
+    /// upload (past the deadline the cancel is still queued, and runs).
+    async fn free(mut self) {
+        if let Some(task) = self.task.take() {
+            let cancel = ClientRequest::Cancel { request: 0, task };
+            let _ = tokio::time::timeout(FREE_WAIT, self.free.send(FromClient(cancel))).await;
+        }
+    }
 }
 
 impl Drop for Unclaimed {
@@ -409,8 +422,9 @@ impl Loader {
             .ok_or_else(|| UploadError::Refused(format!("task {task} is gone")))?;
         let info = p.send(WaitDone(LOAD_TIMEOUT)).await.map_err(mailbox)?;
         if info.status != TaskStatus::Succeeded {
-            // Failed, or still running after the deadline: `unclaimed` frees it (and what it
-            // loaded, and its spool file) as it drops.
+            // Failed, or still running after the deadline: free it, what it loaded, and its
+            // spool file.
+            unclaimed.free().await;
             return Err(UploadError::Load {
                 status: info.status,
                 error: info
