@@ -263,9 +263,10 @@ pub struct LimitsConfig {
     /// An upload over the native protocol that receives no piece for this long is dropped
     /// (its spool file removed); the web server's own timeouts cover HTTP uploads.
     pub upload_idle_timeout_ms: u64,
-    /// Bytes of every upload being spooled at once, together (a native upload counts its
-    /// declared size from `UploadBegin`, an HTTP one its bytes as they arrive); one more is
-    /// refused until the others are loaded.
+    /// Bytes of the spool files of every upload held at once, together: from its first byte
+    /// until the upload is freed, since the file is the lineage its chunks are recomputed
+    /// from when a worker dies (a native upload counts its declared size from `UploadBegin`,
+    /// an HTTP one its bytes as they arrive); one more is refused until some are freed.
     pub max_spool_bytes: u64,
 }
 

@@ -11,8 +11,8 @@
 //! every waiting piece answered with the reason), and an upload with no piece for
 //! `limits.upload_idle_timeout_ms` is dropped. Only a client that proved the client secret in
 //! the handshake gets a [`ClientLink`] at all. A loaded upload is the named result of a task
-//! in the session `default`; the connection cancels (frees) it when it closes, if the client
-//! has not.
+//! in the session `default`; the connection cancels (frees) it, and its kept spool file, when
+//! it closes, if the client has not.
 
 use super::ClientLink;
 use crate::ops::ChunkSpec;

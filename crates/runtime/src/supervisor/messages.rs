@@ -307,6 +307,9 @@ pub struct SubmitTask {
     /// Binds the task's result to this name in the session.
     pub name: Option<String>,
     pub origin: Origin,
+    /// The upload spool file an upload's load task reads (`super::upload`): its processor
+    /// keeps it until the task is freed, so results lost with a worker are read again from it.
+    pub spool: Option<super::upload::Spool>,
 }
 
 /// What `ares explain` prints for a client's graph, prepared as a submission to `session`

@@ -20,7 +20,7 @@ pub use super::messages::{
     CreateSession, DeleteSession, ExplainGraph, FindTask, ListSessions, Names, Origin, ReleaseTask,
     ShutDown, SubmitError, SubmitTask,
 };
-use super::task_processor::TaskProcessor;
+use super::task_processor::{Holds, TaskProcessor};
 use crate::config::Config;
 use crate::graph::TileableGraph;
 use crate::ids::TaskId;
@@ -157,6 +157,7 @@ impl TaskManager {
             fuse_enabled,
             name,
             origin,
+            spool,
         } = m;
         let session = session.as_str();
         self.admission.admit(session, &graph)?;
@@ -190,8 +191,13 @@ impl TaskManager {
         };
         let (retries, scheduler) = (c.scheduling.subtask_max_retries, self.scheduler.clone());
         let on_end = ctx.address().recipient();
+        let sources = super::task_processor::sources::read_tasks(&graph)
+            .into_iter()
+            .filter_map(|t| self.tasks.get(&t).map(|(_, p)| (t, p.fetch_args.clone())))
+            .collect();
+        let holds = Holds { spool, sources };
         let processor: TaskHandle = Supervisor::start(move |_| {
-            TaskProcessor::new(task, graph, config, retries, data, scheduler, on_end)
+            TaskProcessor::new(task, graph, config, retries, data, scheduler, on_end).holding(holds)
         })
         .into();
         self.admission.started(task, session);
@@ -380,6 +386,7 @@ impl Handler<FromClient> for TaskManager {
                         fuse_enabled,
                         name: None,
                         origin: Origin::Client,
+                        spool: None,
                     };
                     let submitted = act.submit(m, ctx);
                     let prepared = act.when_prepared(submitted);

@@ -3,12 +3,22 @@
 //!
 //! An upload is an `.npy` stream. It is written as it arrives to a spool file in the
 //! supervisor's own spool directory ([`SpoolDir`]), so the supervisor never holds the array;
-//! then a task reads it into the workers, each its own chunks, and the spool file is removed
-//! once they have, however the upload ends ([`Spool`]'s drop). From then on the data lives on
+//! then a task reads it into the workers, each its own chunks. From then on the data lives on
 //! the workers as the result of that task: an `Op::Fetch` with the task's
 //! [`UploadedTensor::fetch`] arguments reads it in later graphs, a name binds it in its
-//! session, and cancelling the task frees it. The client needs no shared directory, and the
-//! cluster needs no `data.roots`.
+//! session. The client needs no shared directory, and the cluster needs no `data.roots`.
+//!
+//! **The spool file lives as long as the upload.** The load task's lineage is
+//! `from_spool(file)`: when a worker holding chunks of the upload dies, the supervisor
+//! recomputes them from that lineage on a live worker, which reads the spool file again. So
+//! the file is handed to the load task's processor with the submission
+//! ([`SubmitTask::spool`]) and removed when the upload is freed: the task cancelled or
+//! released by the client, its session deleted, the native connection that made it closed,
+//! or the task evicted (`task.keep_finished`), or the load failed. Freed any earlier, a
+//! worker's death would lose the client's data while live workers remain. An upload whose
+//! load is abandoned before the client hears its task id (the native connection closed, or
+//! the HTTP request's handler was dropped) is freed at once ([`Unclaimed`]): no one could
+//! free it later.
 //!
 //! **Who may make a worker read the spool.** The spool directory lies outside the data roots
 //! (by default in the system's temp dir), so the load task cannot be a client's
@@ -32,18 +42,23 @@
 //!
 //! Limits: `limits.max_upload_bytes` caps one upload (checked against the declared size
 //! before anything is spooled, and against the bytes as they arrive),
-//! `limits.max_spool_bytes` caps every upload being spooled together (reserved from the
-//! declared size, or as bytes arrive), a native upload that gets no piece for
+//! `limits.max_spool_bytes` caps the spool files of every upload held together, being
+//! spooled or loaded and not freed (reserved from the declared size, or as bytes arrive, and
+//! handed back when the file is removed), so it bounds the supervisor's disk, not only its
+//! uploads in flight; a native upload that gets no piece for
 //! `limits.upload_idle_timeout_ms` is dropped, and the load into the workers must end within
 //! [`LOAD_TIMEOUT`].
 
-use super::messages::{FindTask, GetFetchArgs, Origin, SubmitError, SubmitTask, WaitDone};
+use super::messages::{
+    FindTask, FromClient, GetFetchArgs, Origin, SubmitError, SubmitTask, WaitDone,
+};
 use super::task_manager::TaskManager;
 use crate::array::DType;
 use crate::config::DataConfig;
+use crate::ids::TaskId;
 use crate::io::roots::SPOOL_DIR_PREFIX;
 use crate::ops::{ChunkSpec, OpArgs};
-use crate::protocol::{TaskStatus, UploadedTensor};
+use crate::protocol::{ClientRequest, TaskStatus, UploadedTensor};
 use actix::prelude::*;
 use std::fs::{DirBuilder, File, OpenOptions};
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
@@ -55,6 +70,9 @@ use std::time::Duration;
 /// Longest an upload's load into the workers may take.
 pub const LOAD_TIMEOUT: Duration = Duration::from_secs(600);
 
+/// Longest a failed load waits for its task to be freed before it answers.
+const FREE_WAIT: Duration = Duration::from_secs(10);
+
 /// Why an upload failed; each says what to change.
 #[derive(Debug, thiserror::Error)]
 pub enum UploadError {
@@ -62,7 +80,7 @@ pub enum UploadError {
     NoSpool(String),
     #[error("the upload is {bytes} bytes, over limits.max_upload_bytes ({limit} bytes)")]
     TooLarge { bytes: u64, limit: u64 },
-    #[error("the supervisor is spooling {used} bytes of other uploads: {bytes} more would pass limits.max_spool_bytes ({limit} bytes); retry once they are loaded")]
+    #[error("the supervisor holds {used} bytes of other uploads' spool files (kept until each upload is freed, so a worker's death loses none): {bytes} more would pass limits.max_spool_bytes ({limit} bytes); free uploads no longer needed (cancel their tasks) or raise limits.max_spool_bytes")]
     SpoolFull { bytes: u64, used: u64, limit: u64 },
     #[error("spooling the upload: {0}")]
     Spool(String),
@@ -244,7 +262,8 @@ impl Drop for SpoolDir {
 }
 
 /// An upload's spool file: removed, and its bytes handed back to `limits.max_spool_bytes`,
-/// when this is dropped, however the upload ends.
+/// when this is dropped: by the upload if it ends before its load task is submitted, else by
+/// the load task's processor when the upload is freed (see the module doc).
 pub struct Spool {
     path: Option<PathBuf>,
     dir: Arc<SpoolDir>,
@@ -295,7 +314,45 @@ pub struct Loaded {
 pub struct Loader {
     submit: Recipient<SubmitTask>,
     find: Recipient<FindTask>,
+    /// Frees a load task (unbinds its name, cancels it: the spool file goes).
+    free: Recipient<FromClient>,
     spool: Arc<SpoolDir>,
+}
+
+/// A submitted load task no client has been told of yet: freed when dropped armed (the
+/// request or connection waiting for it went away, or the load failed), so its spool file
+/// and data do not outlive every holder of its id.
+struct Unclaimed {
+    free: Recipient<FromClient>,
+    task: Option<TaskId>,
+}
+
+impl Unclaimed {
+    /// The client is told of the task: it frees it from now on.
+    fn claim(mut self) {
+        self.task = None;
+    }
+
+    /// Frees the task now and waits until it is (its spool file removed), at most
+    /// [`FREE_WAIT`], so the client that hears of the failure finds nothing left of the
+    /// upload (past the deadline the cancel is still queued, and runs).
+    async fn free(mut self) {
+        if let Some(task) = self.task.take() {
+            let cancel = ClientRequest::Cancel { request: 0, task };
+            let _ = tokio::time::timeout(FREE_WAIT, self.free.send(FromClient(cancel))).await;
+        }
+    }
+}
+
+impl Drop for Unclaimed {
+    fn drop(&mut self) {
+        if let Some(task) = self.task.take() {
+            tracing::info!(%task, "upload abandoned or failed: freeing its load task");
+            // As a native Cancel: the name goes, the task is cancelled, its spool file removed.
+            self.free
+                .do_send(FromClient(ClientRequest::Cancel { request: 0, task }));
+        }
+    }
 }
 
 impl Loader {
@@ -303,6 +360,7 @@ impl Loader {
         Self {
             submit: manager.clone().recipient(),
             find: manager.clone().recipient(),
+            free: manager.clone().recipient(),
             spool,
         }
     }
@@ -313,7 +371,9 @@ impl Loader {
     }
 
     /// Has the workers load the spooled `.npy` (`received` bytes) as tensor `name` of
-    /// `session`, chunked by `chunk`; the spool file goes once they have, or on failure.
+    /// `session`, chunked by `chunk`. The spool file goes with the load task: kept while the
+    /// upload is held, removed on failure, or at once if this future is dropped (the client
+    /// went away) before it answers.
     pub async fn load(
         &self,
         session: String,
@@ -343,11 +403,16 @@ impl Loader {
             fuse_enabled: None,
             name: name.clone(),
             origin: Origin::Supervisor,
+            spool: Some(spool),
         };
         let task = match self.submit.send(submit).await.map_err(mailbox)? {
             Ok(task) => task,
             Err(SubmitError::UnknownSession(s)) => return Err(UploadError::UnknownSession(s)),
             Err(SubmitError::Refused(why)) => return Err(UploadError::Refused(why)),
+        };
+        let unclaimed = Unclaimed {
+            free: self.free.clone(),
+            task: Some(task),
         };
         let p = self
             .find
@@ -357,8 +422,9 @@ impl Loader {
             .ok_or_else(|| UploadError::Refused(format!("task {task} is gone")))?;
         let info = p.send(WaitDone(LOAD_TIMEOUT)).await.map_err(mailbox)?;
         if info.status != TaskStatus::Succeeded {
-            // Still running after the deadline: stop it and free what it loaded.
-            let _ = p.send(super::messages::Cancel).await;
+            // Failed, or still running after the deadline: free it, what it loaded, and its
+            // spool file.
+            unclaimed.free().await;
             return Err(UploadError::Load {
                 status: info.status,
                 error: info
@@ -366,12 +432,12 @@ impl Loader {
                     .unwrap_or_else(|| format!("not done after {} s", LOAD_TIMEOUT.as_secs())),
             });
         }
-        drop(spool);
         let fetch: OpArgs = p
             .send(GetFetchArgs)
             .await
             .map_err(mailbox)?
             .ok_or_else(|| UploadError::Refused(format!("task {task} holds no result")))?;
+        unclaimed.claim();
         Ok(Loaded {
             tensor: UploadedTensor { task, name, fetch },
             shape,

@@ -268,6 +268,7 @@ async fn submit(
         fuse_enabled: body.fuse_enabled,
         name: body.name,
         origin: Origin::Client,
+        spool: None,
     };
     match state.manager.send(submit).await.map_err(mailbox)? {
         Ok(task) => Ok(HttpResponse::Created().json(json!({ "task_id": task.0 }))),

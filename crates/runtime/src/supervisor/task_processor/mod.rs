@@ -8,6 +8,7 @@ pub mod lifecycle;
 mod part;
 mod preparation;
 mod recompute;
+pub mod sources;
 pub mod state;
 mod streaming;
 mod views;
@@ -27,6 +28,7 @@ use crate::config::TaskConfig;
 use crate::graph::TileableGraph;
 use crate::ids::TaskId;
 use crate::protocol::TaskInfo;
+use crate::supervisor::upload::Spool;
 use crate::worker::transfer;
 use actix::prelude::*;
 use lifecycle::Lifecycle;
@@ -64,6 +66,20 @@ pub struct TaskProcessor {
     recomputing: bool,
     /// Set when the task ends, so a streamed preparation stops making parts ([`streaming`]).
     stop_streaming: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    /// What the task holds or reads beyond its graph ([`Holds`]).
+    holds: Holds,
+}
+
+/// What a task holds or reads beyond its graph.
+#[derive(Default)]
+pub struct Holds {
+    /// An upload's load task: the spool file its graph reads. Kept until the task is freed
+    /// (`Cancel` on the ended task, or the processor's end), so results lost with a worker
+    /// are recomputed from it; its bytes stay counted in `limits.max_spool_bytes` until then.
+    pub spool: Option<Spool>,
+    /// The processors of the tasks whose results the graph reads, asked where those results
+    /// are now before preparing ([`sources`]).
+    pub sources: Vec<(TaskId, Recipient<GetFetchArgs>)>,
 }
 
 impl From<Addr<TaskProcessor>> for TaskHandle {
@@ -115,7 +131,14 @@ impl TaskProcessor {
             retries_counted: 0,
             recomputing: false,
             stop_streaming: Default::default(),
+            holds: Holds::default(),
         }
+    }
+
+    /// The task holds or reads `holds` too.
+    pub fn holding(mut self, holds: Holds) -> Self {
+        self.holds = holds;
+        self
     }
 
     fn info(&self) -> TaskInfo {
@@ -352,9 +375,11 @@ impl Handler<Cancel> for TaskProcessor {
                 task: act.task,
                 forget: true,
             });
-            // Nothing more will run or be fetched: keep the summary, drop the graphs.
+            // Nothing more will run or be fetched: keep the summary, drop the graphs, and an
+            // upload's spool file (nothing recomputes from it any more).
             act.life.release();
             act.graph_bytes = bytes::Bytes::new();
+            act.holds = Holds::default();
             MessageResult(act.info())
         })
         .unwrap_or_else(|| MessageResult(self.info()))

@@ -35,14 +35,23 @@ pub(super) type Failure = (String, bool);
 pub(super) const RETURN_PAGES_FROM_CHUNKS: usize = 1_000_000;
 
 impl TaskProcessor {
-    /// Prepares the graph in the background; the task starts when it is ready.
+    /// Prepares the graph in the background, its reads of other tasks' results pointed at
+    /// where those are now ([`super::sources`]); the task starts when it is ready.
     pub(super) fn prepare_in_background(&mut self, ctx: &mut Context<Self>) {
-        let graph = self.graph.clone();
+        let mut graph = self.graph.clone();
+        let sources = std::mem::take(&mut self.holds.sources);
         let (config, task) = (self.config.clone(), self.task);
         let scheduler = self.scheduler.workers.clone();
         let memory_limits = self.scheduler.memory_limits.clone();
         let (me, stop) = (ctx.address(), self.stop_streaming.clone());
         let prepared = async move {
+            if !sources.is_empty() {
+                let moved =
+                    super::sources::refresh(&mut graph, &super::sources::current(sources).await);
+                if moved > 0 {
+                    tracing::info!(%task, moved, "reads of results recomputed on other workers follow them");
+                }
+            }
             let workers: Vec<_> = scheduler
                 .send(GetWorkers)
                 .await
