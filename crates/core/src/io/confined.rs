@@ -233,6 +233,59 @@ pub fn create_or_truncate(path: &Path, mode: u32) -> Result<File, IoError> {
     verify(file, path)
 }
 
+/// Creates the directories `rel` (relative, plain names) below the canonical directory
+/// `base`, one `mkdirat` + `openat(O_NOFOLLOW)` at a time from `base`'s descriptor: a link
+/// planted on the way is refused, and nothing is ever created where it leads.
+pub fn create_dirs_below(base: &Path, rel: &Path) -> Result<(), IoError> {
+    use std::os::fd::{FromRawFd, OwnedFd};
+    use std::path::Component;
+    let c = CString::new(base.as_os_str().as_bytes())
+        .map_err(|_| denied(base, "contains a NUL byte"))?;
+    let flags = libc::O_PATH | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC;
+    let open_failed = |p: &Path| {
+        let e = std::io::Error::last_os_error();
+        match e.raw_os_error() {
+            Some(libc::ELOOP) | Some(libc::ENOTDIR) => {
+                denied(p, format!("not a plain directory ({e}): {LINK_REFUSED}"))
+            }
+            _ => IoError::Missing {
+                path: shown(p),
+                detail: e.to_string(),
+            },
+        }
+    };
+    // SAFETY: a valid path; the descriptor is owned below.
+    let fd = unsafe { libc::open(c.as_ptr(), flags) };
+    if fd < 0 {
+        return Err(open_failed(base));
+    }
+    // SAFETY: we own `fd`.
+    let mut dir = unsafe { OwnedFd::from_raw_fd(fd) };
+    let mut at = base.to_path_buf();
+    for comp in rel.components() {
+        let Component::Normal(name) = comp else {
+            return Err(denied(&base.join(rel), "not a plain relative path"));
+        };
+        at.push(name);
+        let n = CString::new(name.as_bytes()).map_err(|_| denied(&at, "contains a NUL byte"))?;
+        // SAFETY: `dir` is an open directory descriptor, `n` a valid name.
+        if unsafe { libc::mkdirat(dir.as_raw_fd(), n.as_ptr(), 0o755) } < 0 {
+            let e = std::io::Error::last_os_error();
+            if e.raw_os_error() != Some(libc::EEXIST) {
+                return Err(IoError::bad(shown(&at), format!("cannot create: {e}")));
+            }
+        }
+        // SAFETY: as above.
+        let next = unsafe { libc::openat(dir.as_raw_fd(), n.as_ptr(), flags) };
+        if next < 0 {
+            return Err(open_failed(&at));
+        }
+        // SAFETY: we own `next`.
+        dir = unsafe { OwnedFd::from_raw_fd(next) };
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -288,6 +341,19 @@ mod tests {
         assert!(e.contains("symbolic link"), "{e}");
         assert!(open_read(&base.join("in/a")).is_ok());
         OPENAT2_MISSING.store(false, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    #[test]
+    fn directories_are_created_below_a_base_and_never_through_a_link() {
+        let (_d, base) = setup();
+        create_dirs_below(&base.join("in"), Path::new("c/0/1")).unwrap();
+        assert!(base.join("in/c/0/1").is_dir());
+        symlink(base.join("out"), base.join("in/c/link")).unwrap();
+        let e = create_dirs_below(&base.join("in"), Path::new("c/link/new"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("symbolic link"), "{e}");
+        assert!(!base.join("out/new").exists());
     }
 
     #[test]

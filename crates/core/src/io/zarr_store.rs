@@ -111,9 +111,10 @@ impl ReadableStorageTraits for ConfinedStore {
 impl WritableStorageTraits for ConfinedStore {
     fn set(&self, key: &StoreKey, value: Bytes) -> Result<(), StorageError> {
         let path = self.path(key);
-        if let Some(dir) = path.parent() {
-            // Directories under the store (`c/0/`); the file's open checks the whole path.
-            std::fs::create_dir_all(dir)?;
+        // Directories under the store (`c/0/`), never through a link; the file's open then
+        // checks the whole path again.
+        if let Some(rel) = path.parent().and_then(|d| d.strip_prefix(&self.base).ok()) {
+            confined::create_dirs_below(&self.base, rel).map_err(storage)?;
         }
         let file = confined::create_or_truncate(&path, 0o644).map_err(storage)?;
         file.write_all_at(&value, 0)?;
