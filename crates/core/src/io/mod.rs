@@ -10,16 +10,21 @@
 //! region. Nothing goes through the supervisor.
 //!
 //! Every path goes through [`roots`]: only files under the configured `data.roots` are read
-//! or written, on the supervisor and again on the worker. The one exception is
+//! or written, on the supervisor and again on the worker. Every file is then opened through
+//! [`confined`] (no link on the way, regular files only, checked on the descriptor), Zarr
+//! store objects too ([`zarr_store`]), and `.npy` headers are parsed by [`npy_header`]. The one exception is
 //! [`Format::Spool`], the supervisor's own upload spool file (see [`roots::resolve_spool`]):
 //! only the supervisor builds it (`ares::supervisor::upload`), its graph validation refuses
 //! it in every graph a client submits, and a worker gets graphs from its authenticated
 //! supervisor alone, so no client can name the path it reads.
 
+pub mod confined;
 pub mod npy;
+pub mod npy_header;
 pub mod region;
 pub mod roots;
 pub mod zarr;
+pub mod zarr_store;
 mod zstd_direct;
 
 use crate::array::{fmt_shape, DType, Shape};

@@ -1,4 +1,5 @@
-//! `.npy` files: the header through `npyz`, the data by region with positioned reads and
+//! `.npy` files: the header through our bounded parser ([`super::npy_header`]), written by
+//! `npyz`; every file opened through [`super::confined`]; the data by region with positioned reads and
 //! writes (`pread`/`pwrite`), so a worker touches only its chunk's bytes.
 //!
 //! Read: float64, int64 and bool, little- or big-endian, C or Fortran order (a Fortran file
@@ -6,18 +7,15 @@
 //! Write: little-endian C order. [`create`] writes the header and sizes the file once (the
 //! supervisor does it when tiling `to_npy`); [`write_region`] then writes one chunk in place.
 
+use super::npy_header::MAX_HEADER;
 use super::region::for_each_run;
 use super::IoError;
 use crate::array::{numel, ArrayData, DType, Shape};
 use ndarray::{ArrayD, IxDyn};
 use npyz::WriterBuilder;
 use std::fs::File;
-use std::io::Read;
 use std::os::unix::fs::FileExt;
 use std::path::Path;
-
-/// Headers longer than this are refused before anything is allocated for them.
-const MAX_HEADER: usize = 1 << 20;
 
 /// What a `.npy` header says.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -40,90 +38,98 @@ fn shown(p: &Path) -> String {
     p.display().to_string()
 }
 
-/// Counts the bytes `npyz` consumes, so the data offset is known.
-struct Counting<R> {
-    inner: R,
-    read: u64,
+fn unsupported(path: &Path, descr: &str) -> IoError {
+    IoError::bad(
+        shown(path),
+        format!("unsupported dtype {descr:?} (ares reads float64, float32, int64, int32, bool)"),
+    )
 }
 
-impl<R: Read> Read for Counting<R> {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        let n = self.inner.read(buf)?;
-        self.read += n as u64;
-        Ok(n)
+/// The dtype and byte order of a `.npy` type string (`<f8`, `>i4`, `|b1`, ...).
+fn dtype_of(path: &Path, descr: &str) -> Result<(DType, bool), IoError> {
+    let b = descr.as_bytes();
+    if b.len() != 3 {
+        return Err(unsupported(path, descr));
     }
-}
-
-fn dtype_of(path: &Path, d: &npyz::DType) -> Result<(DType, bool), IoError> {
-    use npyz::{Endianness, TypeChar};
-    let npyz::DType::Plain(ts) = d else {
-        return Err(IoError::bad(
-            shown(path),
-            format!(
-                "unsupported dtype {} (ares reads float64, float32, int64, int32, bool)",
-                d.descr()
-            ),
-        ));
+    let big_endian = match b[0] {
+        b'<' | b'|' => false,
+        b'>' => true,
+        b'=' => cfg!(target_endian = "big"),
+        _ => return Err(unsupported(path, descr)),
     };
-    let dtype = match (ts.type_char(), ts.size_field()) {
-        (TypeChar::Float, 8) => DType::F64,
-        (TypeChar::Float, 4) => DType::F32,
-        (TypeChar::Int, 8) => DType::I64,
-        (TypeChar::Int, 4) => DType::I32,
-        (TypeChar::Bool, 1) => DType::Bool,
-        _ => {
-            return Err(IoError::bad(
-                shown(path),
-                format!("unsupported dtype {ts} (ares reads float64, float32, int64, int32, bool)"),
-            ))
-        }
+    let dtype = match (b[1], b[2]) {
+        (b'f', b'8') => DType::F64,
+        (b'f', b'4') => DType::F32,
+        (b'i', b'8') => DType::I64,
+        (b'i', b'4') => DType::I32,
+        (b'b', b'1') => DType::Bool,
+        _ => return Err(unsupported(path, descr)),
     };
-    Ok((dtype, ts.endianness() == Endianness::Big))
+    Ok((dtype, big_endian))
 }
 
 /// Reads and checks the header of `path` (already resolved inside a data root): the dtype is
-/// one ares has and the file holds all the data the header promises.
+/// one ares has and the file holds all the data the header promises. The file is opened
+/// through [`super::confined`] (a regular file, no link on the way) and the header parsed by
+/// [`super::npy_header`] (bounded).
 pub fn read_meta(path: &Path) -> Result<NpyMeta, IoError> {
-    let mut file = File::open(path).map_err(|e| IoError::Missing {
-        path: shown(path),
-        detail: e.to_string(),
-    })?;
+    let file = super::confined::open_read(path)?;
+    read_meta_of(&file, path)
+}
+
+fn read_meta_of(file: &File, path: &Path) -> Result<NpyMeta, IoError> {
     let bad = |d: String| IoError::bad(shown(path), d);
     // The preamble: magic, version, header length (2 or 4 bytes).
     let mut pre = [0u8; 12];
-    file.read_exact_at(&mut pre, 0)
-        .map_err(|_| bad("not a .npy file (shorter than its preamble)".into()))?;
-    if &pre[..6] != b"\x93NUMPY" {
+    let got = read_at_most(file, &mut pre).map_err(|e| bad(format!("cannot read: {e}")))?;
+    if got < 10 || &pre[..6] != b"\x93NUMPY" {
         return Err(bad("not a .npy file (bad magic)".into()));
     }
-    let header_len = match pre[6] {
-        1 => u16::from_le_bytes([pre[8], pre[9]]) as usize,
-        2 | 3 => u32::from_le_bytes([pre[8], pre[9], pre[10], pre[11]]) as usize,
+    let (header_len, start) = match pre[6] {
+        1 => (u16::from_le_bytes([pre[8], pre[9]]) as usize, 10),
+        2 | 3 if got == 12 => (
+            u32::from_le_bytes([pre[8], pre[9], pre[10], pre[11]]) as usize,
+            12,
+        ),
         v => return Err(bad(format!("unsupported .npy version {v}"))),
     };
     if header_len > MAX_HEADER {
-        return Err(bad(format!("header of {header_len} bytes is too long")));
+        return Err(bad(format!(
+            "header of {header_len} bytes is longer than {MAX_HEADER} (NumPy's own limit)"
+        )));
     }
-    let mut counting = Counting {
-        inner: (&mut file).take(12 + MAX_HEADER as u64),
-        read: 0,
-    };
-    let header = npyz::NpyHeader::from_reader(&mut counting)
-        .map_err(|e| bad(format!("corrupt .npy header: {e}")))?;
-    let (dtype, big_endian) = dtype_of(path, &header.dtype())?;
+    let mut dict = vec![0u8; header_len];
+    file.read_exact_at(&mut dict, start as u64)
+        .map_err(|_| bad("truncated inside its header".into()))?;
+    let header = super::npy_header::parse(&dict).map_err(|e| bad(format!("corrupt .npy {e}")))?;
+    let (dtype, big_endian) = dtype_of(path, &header.descr)?;
     let shape: Shape = header
-        .shape()
+        .shape
         .iter()
         .map(|d| usize::try_from(*d).map_err(|_| bad(format!("dimension {d} is too large"))))
         .collect::<Result<_, _>>()?;
     let meta = NpyMeta {
         shape,
         dtype,
-        fortran: header.order() == npyz::Order::Fortran,
+        fortran: header.fortran_order,
         big_endian,
-        data_offset: counting.read,
+        data_offset: (start + header_len) as u64,
     };
-    let want = meta.data_offset + meta.data_bytes();
+    // NumPy's own rule: the element count, zero dimensions aside, fits an index.
+    let fits = meta
+        .shape
+        .iter()
+        .filter(|d| **d > 0)
+        .try_fold(1usize, |n, d| n.checked_mul(*d))
+        .and_then(|n| n.checked_mul(meta.dtype.itemsize()))
+        .is_some_and(|b| b <= isize::MAX as usize);
+    if !fits {
+        return Err(bad(format!(
+            "shape {:?} has more elements than can be addressed",
+            meta.shape
+        )));
+    }
+    let want = meta.data_offset.saturating_add(meta.data_bytes());
     let have = file
         .metadata()
         .map_err(|e| bad(format!("cannot stat: {e}")))?
@@ -134,6 +140,18 @@ pub fn read_meta(path: &Path) -> Result<NpyMeta, IoError> {
         )));
     }
     Ok(meta)
+}
+
+/// Reads up to `buf.len()` bytes from the start of `file`; returns how many.
+fn read_at_most(file: &File, buf: &mut [u8]) -> std::io::Result<usize> {
+    let mut done = 0;
+    while done < buf.len() {
+        match file.read_at(&mut buf[done..], done as u64)? {
+            0 => break,
+            n => done += n,
+        }
+    }
+    Ok(done)
 }
 
 /// Region `offset..offset+shape` in file order: reversed for a Fortran file.
@@ -179,10 +197,7 @@ pub fn read_region(
     offset: &[usize],
     shape: &[usize],
 ) -> Result<ArrayData, IoError> {
-    let file = File::open(path).map_err(|e| IoError::Missing {
-        path: shown(path),
-        detail: e.to_string(),
-    })?;
+    let file = super::confined::open_read(path)?;
     // Elements in file order (byte-swapped when the file is big-endian), then a Fortran
     // file's reversal undone.
     fn read<T: bytemuck::Pod + Default>(
@@ -231,11 +246,12 @@ pub fn descr(dtype: DType) -> &'static str {
     }
 }
 
-/// Creates (or truncates) `path` as a C-order little-endian `.npy` of `shape` and `dtype`:
+/// Creates `path` afresh (a stale regular file there is removed, a link refused: see
+/// [`super::confined::create_new`]) as a C-order little-endian `.npy` of `shape` and `dtype`:
 /// the header, then the data area sized (sparse) for the writers to fill in place.
 pub fn create(path: &Path, shape: &[usize], dtype: DType) -> Result<NpyMeta, IoError> {
     let bad = |e: std::io::Error| IoError::bad(shown(path), format!("cannot create: {e}"));
-    let file = File::create(path).map_err(bad)?;
+    let file = super::confined::create_new(path, 0o644)?;
     let ts: npyz::TypeStr = descr(dtype)
         .parse()
         .map_err(|e| IoError::bad(shown(path), format!("dtype: {e}")))?;
@@ -281,13 +297,7 @@ pub fn write_region(
             format!("chunk of {} for a file of {}", data.dtype(), meta.dtype),
         ));
     }
-    let file = std::fs::OpenOptions::new()
-        .write(true)
-        .open(path)
-        .map_err(|e| IoError::Missing {
-            path: shown(path),
-            detail: e.to_string(),
-        })?;
+    let file = super::confined::open_write(path)?;
     // The chunk's own memory when it is C-contiguous on a little-endian host, else a copy.
     let le = cfg!(target_endian = "little");
     let bytes: std::borrow::Cow<[u8]> = match data {

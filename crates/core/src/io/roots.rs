@@ -4,7 +4,10 @@
 //! canonicalized before the check, so `..` components and symlinks are followed to where they
 //! really lead: a link inside a root pointing outside it is refused like the outside path
 //! itself. A path that is written need not exist yet; its parent directory must, and is
-//! checked the same way. Nothing is opened before the check passes.
+//! checked the same way; a link at the written name itself is refused. Nothing is opened
+//! before the check passes, and the check is made again on what is opened
+//! ([`super::confined`]): a name is only a name until the open, and below a checked Zarr
+//! store every chunk file is opened the same way.
 //!
 //! The roots are process-wide ([`set_global`]): the node sets them from its config at start,
 //! `ares run` from its config or the current directory. With no roots nothing is allowed.
@@ -182,28 +185,32 @@ impl DataRoots {
         self.check_inside(path, canonical)
     }
 
-    /// A file or directory to create or overwrite: its parent must exist inside a root; an
-    /// existing target (or a symlink there) must resolve inside a root too.
+    /// A file or directory to create or overwrite: its parent must exist inside a root (its
+    /// canonical path); the name itself is never followed. A symbolic link there is refused,
+    /// wherever it points: writes never go through a link (they would truncate or replace the
+    /// file it leads to), and the open itself refuses one too ([`super::confined`]).
     pub fn resolve_write(&self, path: &str) -> Result<PathBuf, IoError> {
         let abs = self.absolute(path)?;
         let name = match abs.components().next_back() {
             Some(Component::Normal(n)) => n.to_owned(),
             _ => return Err(self.denied(path, "must name a file, not a directory or `..`")),
         };
-        if abs.symlink_metadata().is_ok() {
-            // It exists (possibly as a link): where it really is must be inside.
-            let canonical = abs.canonicalize().map_err(|e| IoError::Missing {
-                path: path.into(),
-                detail: format!("cannot resolve: {e}"),
-            })?;
-            return self.check_inside(path, canonical);
-        }
         let parent = abs.parent().unwrap_or(Path::new("/"));
         let canonical_parent = parent.canonicalize().map_err(|e| IoError::Missing {
             path: path.into(),
             detail: format!("its directory {} cannot be used: {e}", shown(parent)),
         })?;
-        self.check_inside(path, canonical_parent.join(name))
+        let target = self.check_inside(path, canonical_parent.join(name))?;
+        if target
+            .symlink_metadata()
+            .is_ok_and(|m| m.file_type().is_symlink())
+        {
+            return Err(self.denied(
+                path,
+                "is a symbolic link: ares never writes through a link (remove it, or name the file it points to)",
+            ));
+        }
+        Ok(target)
     }
 }
 
@@ -310,8 +317,11 @@ mod tests {
             "../outside/new.npy",
         );
         denied(roots.resolve_write("linkdir/new.npy"), "linkdir/new.npy");
-        // Writing through a link that points outside is refused too.
-        denied(roots.resolve_write("link.npy"), "link.npy");
+        // Writing through a link is refused, wherever it points.
+        match roots.resolve_write("link.npy") {
+            Err(IoError::Denied { detail, .. }) => assert!(detail.contains("symbolic link")),
+            other => panic!("{other:?}"),
+        }
         assert!(matches!(
             roots.resolve_write("sub/.."),
             Err(IoError::Denied { .. })

@@ -1,4 +1,6 @@
-//! Zarr arrays through `zarrs` on the local file system: v3 read and write, v2 read.
+//! Zarr arrays through `zarrs` on the local file system: v3 read and write, v2 read. Every
+//! store object is opened through [`super::zarr_store::ConfinedStore`] (no link below the
+//! checked store directory, regular files only, metadata size capped).
 //!
 //! A read decodes the store chunks a region overlaps (all of them only when the region is the
 //! whole array). `to_zarr` writes one store chunk per ares chunk: tiling makes the two grids
@@ -6,6 +8,7 @@
 //! array metadata (`zarr.json`) before any writer runs; an existing Zarr array at the path is
 //! replaced, anything else there is refused.
 
+use super::zarr_store::ConfinedStore;
 use super::IoError;
 use crate::array::{ArrayData, DType, Shape};
 use ndarray::{ArrayD, IxDyn};
@@ -13,9 +16,8 @@ use std::ops::Range;
 use std::path::Path;
 use std::sync::Arc;
 use zarrs::array::{data_type, Array, ArrayBuilder};
-use zarrs::filesystem::FilesystemStore;
 
-pub(super) type ZArray = Array<FilesystemStore>;
+pub(super) type ZArray = Array<ConfinedStore>;
 
 /// What the array metadata says.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -38,7 +40,7 @@ fn open(path: &Path) -> Result<ZArray, IoError> {
             detail: "no Zarr array (not a directory)".into(),
         });
     }
-    let store = FilesystemStore::new(path).map_err(|e| bad(format!("cannot open store: {e}")))?;
+    let store = ConfinedStore::new(path);
     Array::open(Arc::new(store), "/").map_err(|e| {
         let e = e.to_string();
         // zarrs names the codec ("codec blosc is not supported"); say which ones are built in.
@@ -225,12 +227,21 @@ pub fn create(
     codec: super::Codec,
 ) -> Result<(), IoError> {
     let bad = |d: String| IoError::bad(shown(path), d);
-    if path.exists() {
-        check_replaceable(path)?;
-        std::fs::remove_dir_all(path).map_err(|e| bad(format!("cannot replace: {e}")))?;
+    match path.symlink_metadata() {
+        Ok(m) if m.file_type().is_symlink() => {
+            return Err(IoError::Denied {
+                path: shown(path),
+                detail: "is a symbolic link: refusing to write through it or replace it".into(),
+            })
+        }
+        Ok(_) => {
+            check_replaceable(path)?;
+            std::fs::remove_dir_all(path).map_err(|e| bad(format!("cannot replace: {e}")))?;
+        }
+        Err(_) => {}
     }
     std::fs::create_dir(path).map_err(|e| bad(format!("cannot create: {e}")))?;
-    let store = FilesystemStore::new(path).map_err(|e| bad(format!("cannot open store: {e}")))?;
+    let store = ConfinedStore::new(path);
     let dims: Vec<u64> = shape.iter().map(|d| *d as u64).collect();
     let grid: Vec<u64> = chunk.iter().map(|c| (*c).max(1) as u64).collect();
     let mut builder = match dtype {

@@ -1,7 +1,9 @@
 //! Chunk files of one worker under `worker.spill_dir`: one file per spilled chunk, in a
 //! subdirectory of its own (`worker-<pid>-<n>`) that the worker creates at start and removes
 //! when it goes. Subdirectories of processes that no longer run (a SIGKILLed worker) are
-//! removed by the next worker starting on the same directory.
+//! removed by the next worker starting on the same directory. The subdirectory is created
+//! fresh with mode 0700 (an existing name is never adopted) and each file 0600 with `O_EXCL`:
+//! the spill root is often a shared temporary directory.
 //!
 //! A file is one format byte then the codec's chunk encoding, compressed with LZ4 (lz4_flex)
 //! when that makes it smaller, raw otherwise (random floats do not compress: reading them back
@@ -12,6 +14,7 @@ use crate::array::ArrayData;
 use crate::ids::{ChunkIdx, TaskId};
 use crate::protocol::codec;
 use std::io::Write;
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};
 
@@ -32,16 +35,35 @@ pub struct SpillDir {
 
 static NEXT: AtomicU32 = AtomicU32::new(0);
 
+/// Names tried for a worker's spill directory before giving up.
+const NAME_TRIES: u32 = 64;
+
 impl SpillDir {
-    /// Creates `root` if needed and this worker's subdirectory in it.
+    /// Creates `root` if needed and this worker's subdirectory in it, fresh, mode 0700. A
+    /// name that already exists is never adopted (someone else made it, maybe 0777 in a shared
+    /// `/tmp`, to read or swap our chunks): the next number is tried, and after
+    /// [`NAME_TRIES`] taken names it is an error naming the root.
     pub fn create(root: &Path) -> std::io::Result<Self> {
         std::fs::create_dir_all(root)?;
         sweep_dead(root);
         let pid = std::process::id();
-        let n = NEXT.fetch_add(1, Ordering::Relaxed);
-        let dir = root.join(format!("worker-{pid}-{n}"));
-        std::fs::create_dir_all(&dir)?;
-        Ok(Self { dir })
+        for _ in 0..NAME_TRIES {
+            let n = NEXT.fetch_add(1, Ordering::Relaxed);
+            let dir = root.join(format!("worker-{pid}-{n}"));
+            // mkdir, not create_dir_all: it fails on an existing name (or a link there).
+            match std::fs::DirBuilder::new().mode(0o700).create(&dir) {
+                Ok(()) => return Ok(Self { dir }),
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+                Err(e) => return Err(e),
+            }
+        }
+        Err(std::io::Error::new(
+            std::io::ErrorKind::AlreadyExists,
+            format!(
+                "{}: {NAME_TRIES} names worker-{pid}-* already exist there; refusing to adopt a spill directory this worker did not create",
+                root.display()
+            ),
+        ))
     }
 
     pub fn path(&self) -> &Path {
@@ -70,7 +92,14 @@ impl SpillDir {
         } else {
             (RAW, encoded)
         };
-        let mut f = std::fs::File::create(&path).map_err(|e| fail(&e))?;
+        // A fresh file, 0600 (chunks are the job's data), never through a link: O_EXCL.
+        let _ = std::fs::remove_file(&path);
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(&path)
+            .map_err(|e| fail(&e))?;
         let written = f.write_all(&[format]).and_then(|_| f.write_all(&body));
         if let Err(e) = written {
             drop(f);
@@ -181,6 +210,34 @@ mod tests {
         );
         drop(spill);
         assert!(!dir.exists());
+    }
+
+    #[test]
+    fn a_precreated_directory_is_never_adopted_and_modes_are_private() {
+        use std::os::unix::fs::{MetadataExt, PermissionsExt};
+        let root = tempfile::tempdir().unwrap();
+        let pid = std::process::id();
+        let next = NEXT.load(Ordering::Relaxed);
+        let planted: Vec<PathBuf> = (next..next + 3)
+            .map(|n| root.path().join(format!("worker-{pid}-{n}")))
+            .collect();
+        for p in &planted {
+            std::fs::create_dir(p).unwrap();
+            std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o777)).unwrap();
+        }
+        let spill = SpillDir::create(root.path()).unwrap();
+        assert!(
+            !planted.contains(&spill.path().to_path_buf()),
+            "adopted {:?}",
+            spill.path()
+        );
+        let mode = std::fs::metadata(spill.path()).unwrap().mode() & 0o777;
+        assert_eq!(mode, 0o700);
+        let data = ArrayData::F64(ArrayD::from_elem(IxDyn(&[10]), 1.0));
+        spill.write((TaskId(1), ChunkIdx(1)), &data).unwrap();
+        spill.write((TaskId(1), ChunkIdx(1)), &data).unwrap();
+        let file = spill.path().join("1-1.chunk");
+        assert_eq!(std::fs::metadata(file).unwrap().mode() & 0o777, 0o600);
     }
 
     #[test]
