@@ -127,6 +127,11 @@ def empty(shape, *, dtype=None, chunks=None, device=None) -> Tensor:
 
 
 def full(shape, fill_value, *, dtype=None, chunks=None, device=None) -> Tensor:
+    if dtype is None and isinstance(fill_value, (_np.generic, _np.ndarray)):
+        # A NumPy scalar keeps its dtype (NEP 50: it is not a weak Python number).
+        fill_value = _np.asarray(fill_value)
+        dtype = fill_value.dtype if fill_value.dtype.name in _DTYPES else None
+        fill_value = fill_value.item()
     return _create("full", shape, dtype, chunks, fill_value, device=device)
 
 
