@@ -4,6 +4,7 @@
 
 use super::*;
 use std::io::{Read, Write};
+use std::time::Instant;
 
 /// One raw HTTP/1.1 request with the given extra header lines; (status, whole answer).
 pub fn raw_http(addr: &str, path: &str, headers: &str) -> (u16, String) {
@@ -60,4 +61,93 @@ fn without_a_token_only_local_host_names_are_served() {
     }
     // Clients that name the address they connect to (ureq here) are served.
     assert_eq!(Http::of(&cluster, None).get("/api/session").0, 200);
+}
+
+/// `/api/health` answers within `within`; the time it took.
+pub fn health_within(web: &str, within: Duration) -> Duration {
+    let start = Instant::now();
+    let mut s = std::net::TcpStream::connect(web).unwrap();
+    s.set_read_timeout(Some(within)).unwrap();
+    s.write_all(
+        format!("GET /api/health HTTP/1.1\r\nHost: {web}\r\nConnection: close\r\n\r\n").as_bytes(),
+    )
+    .unwrap();
+    let mut out = Vec::new();
+    let _ = s.read_to_end(&mut out);
+    let took = start.elapsed();
+    let text = String::from_utf8_lossy(&out);
+    assert!(
+        text.starts_with("HTTP/1.1 200") && took <= within,
+        "health after {took:?}: {text:?}"
+    );
+    took
+}
+
+/// Row 11: 40 idle connections (nothing sent) against `web.max_connections: 16`: each is
+/// closed after `web.request_timeout_ms`, `/api/health` answers within 1 s, the RPC port
+/// still serves; an upload whose body stalls fails after `web.idle_timeout_ms`.
+#[test]
+fn idle_connections_and_stalled_uploads_cannot_hold_the_web_port() {
+    let cluster = Cluster::start_with(
+        1,
+        1,
+        "web:\n  listen: 127.0.0.1:0\n  max_connections: 16\n  request_timeout_ms: 200\n  idle_timeout_ms: 500\n",
+    );
+    let web = cluster.web.clone().unwrap();
+    let idle: Vec<_> = (0..40)
+        .map(|_| std::net::TcpStream::connect(&web).unwrap())
+        .collect();
+    std::thread::sleep(Duration::from_millis(50));
+    let took = health_within(&web, Duration::from_secs(1));
+    eprintln!("health with 40 idle connections over a cap of 16: {took:?}");
+    // Every idle connection is closed by the server (at most a 408 first).
+    let start = Instant::now();
+    for mut s in idle {
+        s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        let mut got = Vec::new();
+        match s.read_to_end(&mut got) {
+            Ok(_) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => {}
+            Err(e) => panic!("an idle connection stayed open: {e}"),
+        }
+        let got = String::from_utf8_lossy(&got);
+        assert!(got.is_empty() || got.starts_with("HTTP/1.1 408"), "{got}");
+    }
+    eprintln!("all 40 idle connections closed {:?} later", start.elapsed());
+    // A stalled upload: its head and 100 of 1,000,000 body bytes, then nothing.
+    let mut up = std::net::TcpStream::connect(&web).unwrap();
+    up.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let started = Instant::now();
+    up.write_all(
+        format!(
+            "PUT /api/session/default/tensor/stalled HTTP/1.1\r\nHost: {web}\r\nContent-Length: 1000000\r\n\r\n"
+        )
+        .as_bytes(),
+    )
+    .unwrap();
+    up.write_all(&[0u8; 100]).unwrap();
+    let mut answer = Vec::new();
+    let _ = up.read_to_end(&mut answer);
+    let stalled = started.elapsed();
+    let answer = String::from_utf8_lossy(&answer);
+    eprintln!("stalled upload answered after {stalled:?}");
+    assert!(
+        answer.starts_with("HTTP/1.1 408") && answer.contains("web.idle_timeout_ms"),
+        "{answer}"
+    );
+    assert!(stalled < Duration::from_secs(3), "{stalled:?}");
+    health_within(&web, Duration::from_secs(1));
+    let mut c = cluster.client();
+    let t = c
+        .submit_tileable_graph(
+            &ares::tensor::Tensor::graph(&[
+                &ares::expr::evaluate("sum(arange(100, chunk=7))").unwrap()
+            ]),
+            None,
+        )
+        .unwrap();
+    assert_eq!(
+        c.wait_task(t, Duration::from_secs(30)).unwrap().status,
+        TaskStatus::Succeeded
+    );
 }

@@ -121,6 +121,7 @@ pub async fn authorize(
     req: ServiceRequest,
     next: Next<impl MessageBody>,
 ) -> Result<ServiceResponse<EitherBody<impl MessageBody>>, actix_web::Error> {
+    super::idle::mark_started(&req);
     let (token, https, hosts) = req
         .app_data::<web::Data<WebState>>()
         .map_or((None, false, None), |s| {

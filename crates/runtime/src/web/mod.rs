@@ -14,12 +14,22 @@
 //! requests carry the attacker's name in `Host` (and `Origin`), so those must name a
 //! loopback host or the configured listen host, with the bound port ([`auth::Hosts`]).
 //!
+//! Connections are bounded ([`WebConfig::max_connections`], one actix worker, so the cap is
+//! the server's): idle connections, 1,100 of them, used to take every descriptor of the
+//! process, and the RPC port then failed to accept (EMFILE). Over the cap, a connection
+//! waits in the kernel's accept queue (it holds no descriptor of ours) until a place frees.
+//! Places free quickly: a connection that does not deliver a request head within
+//! `web.request_timeout_ms` of connecting ([`idle`]) or of its last answer (keep-alive) is
+//! closed, and an upload
+//! body that stalls for `web.idle_timeout_ms` fails (see `tensors::put_tensor`).
+//!
 //! Everything that can fail at startup (the token, the TLS files, the bind) happens in
 //! [`prepare`], before the supervisor starts any actor: a failure is then a plain error, not
 //! a teardown of half-started actors outside their runtime (which panicked).
 
 pub mod auth;
 mod dashboard;
+mod idle;
 pub mod metrics;
 pub mod routes;
 pub mod tensors;
@@ -48,6 +58,8 @@ pub struct WebState {
     pub loader: crate::supervisor::upload::Loader,
     /// Without a token: the `Host` and `Origin` values accepted (DNS rebinding).
     pub hosts: Option<auth::Hosts>,
+    /// `web.idle_timeout_ms`: the longest wait for the next piece of a request body.
+    pub body_idle: std::time::Duration,
 }
 
 /// Why the web API cannot start: each a one-line message naming the key to fix.
@@ -187,7 +199,9 @@ pub fn start(
         max_upload_bytes,
         loader,
         hosts,
+        body_idle: std::time::Duration::from_millis(config.idle_timeout_ms),
     });
+    let request_timeout = std::time::Duration::from_millis(config.request_timeout_ms);
     let limit = config.max_body_bytes;
     let server = HttpServer::new(move || {
         let json = web::JsonConfig::default()
@@ -224,6 +238,17 @@ pub fn start(
             .configure(dashboard::configure)
     })
     .workers(1)
+    .max_connections(config.max_connections)
+    // TLS handshakes under way at once: each costs CPU, none may take more places than
+    // there are.
+    .max_connection_rate(config.max_connections)
+    // The first request's head is bounded by the watchdog of [`idle`]: actix's own timer
+    // starts from a clock cached for 500 ms (a short timeout expired before the first byte)
+    // and is never woken on a silent connection.
+    .client_request_timeout(std::time::Duration::ZERO)
+    .keep_alive(request_timeout)
+    .client_disconnect_timeout(std::time::Duration::from_secs(1))
+    .on_connect(move |io, ext| idle::on_connect(io, ext, request_timeout))
     .disable_signals();
     let server = match tls {
         Some(tls) => server.listen_rustls_0_23(listener, tls)?,

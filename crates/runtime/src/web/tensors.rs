@@ -224,7 +224,22 @@ pub async fn put_tensor(
         .map_err(upload_error)?;
     let mut file = Some(file);
     let mut received = 0u64;
-    while let Some(piece) = body.next().await {
+    // Every wait for the next piece has a deadline: a stalled body gives its spool back.
+    loop {
+        let piece = match tokio::time::timeout(state.body_idle, body.next()).await {
+            Ok(Some(piece)) => piece,
+            Ok(None) => break,
+            Err(_) => {
+                return Err(ApiError::new(
+                    StatusCode::REQUEST_TIMEOUT,
+                    "upload_stalled",
+                    format!(
+                        "no upload data for {} ms (web.idle_timeout_ms) after {received} bytes",
+                        state.body_idle.as_millis()
+                    ),
+                ))
+            }
+        };
         let piece = piece.map_err(|e| ApiError::bad_request(format!("upload interrupted: {e}")))?;
         received += piece.len() as u64;
         if received > limit {
