@@ -151,3 +151,88 @@ fn idle_connections_and_stalled_uploads_cannot_hold_the_web_port() {
         TaskStatus::Succeeded
     );
 }
+
+/// An `.npy` of `n` float64 values.
+fn npy_f64(n: usize) -> Vec<u8> {
+    let header = format!("{{'descr': '<f8', 'fortran_order': False, 'shape': ({n},), }}");
+    let pad = 64 - (10 + header.len() + 1) % 64;
+    let mut out = b"\x93NUMPY\x01\x00".to_vec();
+    out.extend(((header.len() + pad + 1) as u16).to_le_bytes());
+    out.extend(header.as_bytes());
+    out.extend(std::iter::repeat_n(b' ', pad));
+    out.push(b'\n');
+    for i in 0..n {
+        out.extend((i as f64).to_le_bytes());
+    }
+    out
+}
+
+/// Row 8: uploading the same name again frees the previous upload at once: its task leaves
+/// the tensor and task listings and its spool file is removed; the name reads the last one.
+#[test]
+fn re_uploading_a_name_frees_the_previous_upload() {
+    let spool = tempfile::tempdir().unwrap();
+    let cluster = Cluster::start_with(
+        1,
+        1,
+        &format!(
+            "web:\n  listen: 127.0.0.1:0\ndata:\n  upload_spool: {}\n",
+            spool.path().display()
+        ),
+    );
+    let web = format!("http://{}", cluster.web.as_ref().unwrap());
+    let api = Http::of(&cluster, None);
+    let spool_files = || {
+        std::fs::read_dir(spool.path())
+            .unwrap()
+            .flatten()
+            .flat_map(|d| std::fs::read_dir(d.path()).into_iter().flatten().flatten())
+            .filter(|f| f.file_name().to_string_lossy().ends_with(".npy"))
+            .count()
+    };
+    let mut ids = Vec::new();
+    for round in 0..4 {
+        let r = ureq::put(&format!("{web}/api/session/default/tensor/a?chunk=500"))
+            .send_bytes(&npy_f64(1000 + round))
+            .unwrap();
+        assert_eq!(r.status(), 201);
+        let body: Value = r.into_json().unwrap();
+        ids.push(body["task_id"].as_u64().unwrap());
+        let tensors = api.get("/api/session/default/tensor").1;
+        assert_eq!(
+            tensors["tensors"],
+            json!([{"name": "a", "task_id": ids[round], "shape": [1000 + round], "dtype": "float64"}]),
+            "{tensors}"
+        );
+        // The superseded uploads' tasks are gone, at once.
+        let tasks = api.get("/api/session/default/task").1;
+        let listed: Vec<u64> = tasks["tasks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["task"].as_u64().unwrap())
+            .collect();
+        for old in &ids[..round] {
+            assert!(!listed.contains(old), "task {old} still listed: {listed:?}");
+        }
+        assert!(listed.contains(&ids[round]), "{listed:?}");
+    }
+    // Freed on the workers too: one spool file left (the cancel removes it promptly).
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while spool_files() > 1 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(spool_files(), 1);
+    let sum = api.send(
+        "POST",
+        "/api/session/default/task",
+        Some(json!({"expr": "sum(a)"})),
+    );
+    assert_eq!(sum.0, 201, "{sum:?}");
+    let t = sum.1["task_id"].as_u64().unwrap();
+    api.get(&format!(
+        "/api/session/default/task/{t}?action=wait&timeout=30"
+    ));
+    let result = api.get(&format!("/api/session/default/task/{t}/result")).1;
+    assert_eq!(result["data"], json!(1002.0 * 1003.0 / 2.0), "{result}");
+}

@@ -16,6 +16,8 @@ pub(super) struct Session {
     pub(super) tasks: Vec<TaskId>,
     /// Result names bound to tasks.
     pub(super) names: BTreeMap<String, TaskId>,
+    /// The tasks that load uploads (they hold a spool file).
+    pub(super) uploads: std::collections::BTreeSet<TaskId>,
 }
 
 /// Result names are identifiers of the expression language.
@@ -36,6 +38,27 @@ pub fn valid_session_id(id: &str) -> bool {
         && id
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || "_.-".contains(c))
+}
+
+impl TaskManager {
+    /// Frees an upload whose name a newer task of the same session took: nothing can name
+    /// it any more, so it would hold its chunks and spool file until `task.keep_finished`
+    /// evicted it (13 uploads to one name held all 13). It goes as a deleted session's
+    /// tasks go: forgotten here, cancelled (its chunks and spool file freed).
+    pub(super) fn free_superseded(&mut self, session: &str, old: TaskId) {
+        let Some(s) = self.sessions.get_mut(session) else {
+            return;
+        };
+        if !s.uploads.remove(&old) || s.names.values().any(|t| *t == old) {
+            return;
+        }
+        s.tasks.retain(|t| *t != old);
+        self.admission.forget(old);
+        if let Some((_, p)) = self.tasks.remove(&old) {
+            p.do_send(Cancel);
+            tracing::info!(task = %old, session, "superseded upload freed");
+        }
+    }
 }
 
 impl Handler<Names> for TaskManager {

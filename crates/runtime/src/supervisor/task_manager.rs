@@ -65,6 +65,7 @@ impl Handler<TaskEnded> for TaskManager {
                 if let Some((session, p)) = act.tasks.remove(&t) {
                     if let Some(s) = act.sessions.get_mut(&session) {
                         s.tasks.retain(|x| *x != t);
+                        s.uploads.remove(&t);
                     }
                     // Frees its results on the workers; the processor stops once unreferenced.
                     p.do_send(Cancel);
@@ -195,6 +196,7 @@ impl TaskManager {
             .into_iter()
             .filter_map(|t| self.tasks.get(&t).map(|(_, p)| (t, p.fetch_args.clone())))
             .collect();
+        let upload = spool.is_some();
         let holds = Holds { spool, sources };
         let processor: TaskHandle = Supervisor::start(move |_| {
             TaskProcessor::new(task, graph, config, retries, data, scheduler, on_end).holding(holds)
@@ -202,10 +204,14 @@ impl TaskManager {
         .into();
         self.admission.started(task, session);
         entry.tasks.push(task);
-        if let Some(n) = name {
-            entry.names.insert(n, task);
+        if upload {
+            entry.uploads.insert(task);
         }
+        let superseded = name.and_then(|n| entry.names.insert(n, task));
         self.tasks.insert(task, (session.to_string(), processor));
+        if let Some(old) = superseded {
+            self.free_superseded(session, old);
+        }
         tracing::info!(%task, session, "task submitted");
         Ok(task)
     }
