@@ -236,3 +236,144 @@ fn re_uploading_a_name_frees_the_previous_upload() {
     let result = api.get(&format!("/api/session/default/task/{t}/result")).1;
     assert_eq!(result["data"], json!(1002.0 * 1003.0 / 2.0), "{result}");
 }
+
+/// Row 13: `web.max_sessions: 3` refuses a fourth session (429 naming the key), `default`
+/// aside; a session unused for `web.session_idle_timeout_ms` is deleted with its tasks,
+/// while one in use stays.
+#[test]
+fn sessions_are_limited_and_idle_ones_expire() {
+    let cluster = Cluster::start_with(
+        1,
+        1,
+        "web:\n  listen: 127.0.0.1:0\n  max_sessions: 3\n  session_idle_timeout_ms: 600\n",
+    );
+    let api = Http::of(&cluster, None);
+    for s in ["s1", "s2", "s3"] {
+        assert_eq!(api.send("PUT", &format!("/api/session/{s}"), None).0, 200);
+    }
+    // Idempotent for an existing one; refused for a fourth.
+    assert_eq!(api.send("PUT", "/api/session/s3", None).0, 200);
+    let refused = api.send("PUT", "/api/session/s4", None);
+    assert_error(refused.clone(), 429, "too_many_sessions");
+    assert!(
+        refused.1["detail"]
+            .as_str()
+            .unwrap()
+            .contains("web.max_sessions"),
+        "{refused:?}"
+    );
+    let done = api.send(
+        "POST",
+        "/api/session/s1/task",
+        Some(json!({"expr": "ones(1000, chunk=100) * 2", "name": "x"})),
+    );
+    assert_eq!(done.0, 201, "{done:?}");
+    let t = done.1["task_id"].as_u64().unwrap();
+    api.get(&format!("/api/session/s1/task/{t}?action=wait&timeout=30"));
+    // s2 stays in use; s1 and s3 go idle.
+    let start = Instant::now();
+    while start.elapsed() < Duration::from_millis(1500) {
+        assert_eq!(api.get("/api/session/s2/task").0, 200);
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let sessions = api.get("/api/session").1;
+    let mut names: Vec<&str> = sessions["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["session"].as_str().unwrap())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["default", "s2"], "{sessions}");
+    assert_error(
+        api.get(&format!("/api/session/s1/task/{t}")),
+        404,
+        "not_found",
+    );
+    // Its result was freed on the worker (as reported by its heartbeats).
+    let deadline = Instant::now() + Duration::from_secs(3);
+    let held = || api.get("/api/cluster/nodes").1["nodes"][0]["stored_chunks"].clone();
+    while held() != json!(0) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(held(), json!(0));
+    // Room again.
+    assert_eq!(api.send("PUT", "/api/session/s4", None).0, 200);
+    assert_eq!(api.get("/api/health").0, 200);
+}
+
+/// Row 13: a TLS key that is not the certificate's stops the supervisor at startup with one
+/// line naming both keys and exit code 1, no panic and no backtrace (even with
+/// `RUST_BACKTRACE=1`).
+#[test]
+fn a_mismatched_tls_key_is_a_one_line_startup_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let (cert, key, other) = (
+        dir.path().join("cert.pem"),
+        dir.path().join("key.pem"),
+        dir.path().join("other.pem"),
+    );
+    for args in [
+        vec![
+            "req",
+            "-x509",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-days",
+            "1",
+            "-subj",
+            "/CN=127.0.0.1",
+            "-keyout",
+            key.to_str().unwrap(),
+            "-out",
+            cert.to_str().unwrap(),
+        ],
+        vec![
+            "genpkey",
+            "-algorithm",
+            "RSA",
+            "-pkeyopt",
+            "rsa_keygen_bits:2048",
+            "-out",
+            other.to_str().unwrap(),
+        ],
+    ] {
+        let made = std::process::Command::new("openssl")
+            .args(&args)
+            .output()
+            .unwrap();
+        assert!(
+            made.status.success(),
+            "{}",
+            String::from_utf8_lossy(&made.stderr)
+        );
+    }
+    let config = dir.path().join("c.yml");
+    std::fs::write(
+        &config,
+        format!(
+            "cluster:\n  listen: 127.0.0.1:0\nweb:\n  listen: 127.0.0.1:0\n  tls_cert: {}\n  tls_key: {}\n",
+            cert.display(),
+            other.display()
+        ),
+    )
+    .unwrap();
+    let out = assert_cmd::Command::cargo_bin("ares")
+        .unwrap()
+        .env("RUST_BACKTRACE", "1")
+        .args(["node", "--role", "supervisor", "--config"])
+        .arg(&config)
+        .timeout(Duration::from_secs(20))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(
+        err.contains("web.tls_key")
+            && err.contains("not the private key")
+            && !err.contains("panicked"),
+        "{err}"
+    );
+}

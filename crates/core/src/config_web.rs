@@ -32,6 +32,11 @@ pub struct WebConfig {
     /// A request body (a tensor upload) that receives no byte for this many ms fails (408)
     /// and what it spooled is freed.
     pub idle_timeout_ms: u64,
+    /// Sessions besides `default` that may exist at once; one more is refused (429).
+    pub max_sessions: usize,
+    /// A session no request names for this many ms, with no task pending or running, is
+    /// deleted (its tasks cancelled, their data freed). `default` never expires.
+    pub session_idle_timeout_ms: u64,
 }
 
 /// Tokens travel in headers and a cookie: printable ASCII, no separators.
@@ -77,6 +82,8 @@ impl Default for WebConfig {
             max_connections: 256,
             request_timeout_ms: 1000,
             idle_timeout_ms: 30000,
+            max_sessions: 64,
+            session_idle_timeout_ms: 3_600_000,
         }
     }
 }

@@ -35,6 +35,7 @@ pub const DEFAULT_SESSION: &str = "default";
 
 #[path = "sessions.rs"]
 mod sessions;
+pub use sessions::CreateSessionError;
 
 pub struct TaskManager {
     config: Config,
@@ -161,6 +162,7 @@ impl TaskManager {
             spool,
         } = m;
         let session = session.as_str();
+        self.touch(session);
         self.admission.admit(session, &graph)?;
         if origin == Origin::Client {
             super::admission::client_graph(&graph)?;
@@ -219,6 +221,17 @@ impl TaskManager {
 
 impl Actor for TaskManager {
     type Context = Context<Self>;
+
+    /// Sweeps idle sessions (`web.session_idle_timeout_ms`) a few times per timeout.
+    fn started(&mut self, ctx: &mut Context<Self>) {
+        let idle = Duration::from_millis(self.config.web.session_idle_timeout_ms);
+        let every = (idle / 4).clamp(Duration::from_millis(10), Duration::from_secs(60));
+        ctx.run_interval(every, move |act, ctx| {
+            guard(act, ctx, "ExpireSessions", |act, _| {
+                act.expire_sessions(idle)
+            });
+        });
+    }
 }
 
 /// The answer to a request whose handler panicked.
@@ -338,6 +351,7 @@ impl Handler<ExplainGraph> for TaskManager {
     type Result = ResponseFuture<Result<String, ExplainError>>;
     fn handle(&mut self, m: ExplainGraph, ctx: &mut Context<Self>) -> Self::Result {
         let explained = guard(self, ctx, "ExplainGraph", |act, _| {
+            act.touch(&m.session);
             act.explain(&m.session, m.graph, m.limit)
                 .map(|f| -> Self::Result { Box::pin(f) })
         });
