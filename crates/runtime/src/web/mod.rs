@@ -30,6 +30,7 @@
 pub mod auth;
 mod dashboard;
 mod idle;
+mod json_stream;
 pub mod metrics;
 pub mod routes;
 pub mod tensors;
