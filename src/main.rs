@@ -21,7 +21,20 @@ use cli::{Cli, Command};
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-fn main() -> Result<()> {
+/// An error ends the process with one line on stderr (the causes joined by `: `) and exit
+/// code 1, whatever `RUST_BACKTRACE` says: a configuration mistake is not a crash, and a
+/// backtrace would bury the key to fix.
+fn main() -> std::process::ExitCode {
+    match run() {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("Error: {e:#}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+fn run() -> Result<()> {
     ares::allocator::tune_mimalloc();
     ares::telemetry::init();
     match Cli::parse().command {

@@ -69,8 +69,8 @@ fn results_larger_than_a_frame_stream_over_both_protocols() {
     let pos: Vec<bool> = f.into_vec().unwrap();
     let want: Vec<bool> = values.iter().map(|v| *v > 0.0).collect();
     assert_eq!(pos, want);
-    // The json and raw formats assemble a result in the supervisor: refused above half a
-    // frame (400 kB of bool fits; 3.2 MB of float64 does not), pointing to ?format=npy.
+    // The raw format assembles a result in the supervisor: refused above half a frame
+    // (400 kB of bool fits; 3.2 MB of float64 does not), pointing to ?format=npy.
     let r: serde_json::Value = agent
         .get(&format!("{base_url}/task/{tid}/result?format=json"))
         .call()
@@ -89,18 +89,26 @@ fn results_larger_than_a_frame_stream_over_both_protocols() {
         .get(&format!("{base_url}/task/{big}?action=wait&timeout=60"))
         .call()
         .unwrap();
-    for format in ["json", "raw"] {
-        match agent
-            .get(&format!("{base_url}/task/{big}/result?format={format}"))
-            .call()
-        {
-            Err(ureq::Error::Status(413, r)) => {
-                let text = r.into_string().unwrap();
-                assert!(text.contains("format=npy"), "{text}");
-            }
-            other => panic!("{format}: {:?}", other.map(|r| r.status())),
+    match agent
+        .get(&format!("{base_url}/task/{big}/result?format=raw"))
+        .call()
+    {
+        Err(ureq::Error::Status(413, r)) => {
+            let text = r.into_string().unwrap();
+            assert!(text.contains("format=npy"), "{text}");
         }
+        other => panic!("raw: {:?}", other.map(|r| r.status())),
     }
+    // JSON streams band by band (web/json_stream.rs): any size.
+    let json: serde_json::Value = agent
+        .get(&format!("{base_url}/task/{big}/result?format=json"))
+        .call()
+        .unwrap()
+        .into_json()
+        .unwrap();
+    assert_eq!(json["shape"], serde_json::json!([500, 800]));
+    assert_eq!(json["data"].as_array().unwrap().len(), 500);
+    assert_eq!(json["data"][499].as_array().unwrap().len(), 800);
     // The TaskApi fetch over HTTP streams the same result as .npy.
     let fetched = web.fetch(ares::ids::TaskId(tid as u32)).unwrap().remove(0);
     assert_eq!(fetched.shape(), &[500, 800]);

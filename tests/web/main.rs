@@ -1,6 +1,7 @@
 //! The WebTaskAPI against a real supervisor and workers: every route, every error path, auth
 //! on and off, the dashboard, the HTTP client, and the OpenAPI description kept in sync.
 
+mod bounds;
 mod clients;
 #[path = "../common/mod.rs"]
 mod common;

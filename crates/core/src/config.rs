@@ -350,6 +350,16 @@ impl Config {
                 "web.token must not be empty (omit it to disable auth)".into(),
             ));
         }
+        if self.web.max_connections == 0
+            || self.web.request_timeout_ms == 0
+            || self.web.idle_timeout_ms == 0
+            || self.web.max_sessions == 0
+            || self.web.session_idle_timeout_ms == 0
+        {
+            return Err(AresError::Config(
+                "web.max_connections, web.request_timeout_ms, web.idle_timeout_ms, web.max_sessions and web.session_idle_timeout_ms must be at least 1".into(),
+            ));
+        }
         if self.web.tls_cert.is_some() != self.web.tls_key.is_some() {
             return Err(AresError::Config(
                 "web.tls_cert and web.tls_key go together".into(),

@@ -22,6 +22,21 @@ pub struct WebConfig {
     /// PEM certificate chain and private key: with both set, the web API speaks HTTPS only.
     pub tls_cert: Option<std::path::PathBuf>,
     pub tls_key: Option<std::path::PathBuf>,
+    /// Open connections on the web port; one more waits in the kernel's accept queue until
+    /// one closes (so the descriptors of the process stay bounded: the RPC port needs some).
+    pub max_connections: usize,
+    /// A connection must deliver a request's head within this many ms of connecting or of
+    /// its previous answer (keep-alive), else it is closed: idle connections cannot keep
+    /// the places of `max_connections`.
+    pub request_timeout_ms: u64,
+    /// A request body (a tensor upload) that receives no byte for this many ms fails (408)
+    /// and what it spooled is freed.
+    pub idle_timeout_ms: u64,
+    /// Sessions besides `default` that may exist at once; one more is refused (429).
+    pub max_sessions: usize,
+    /// A session no request names for this many ms, with no task pending or running, is
+    /// deleted (its tasks cancelled, their data freed). `default` never expires.
+    pub session_idle_timeout_ms: u64,
 }
 
 /// Tokens travel in headers and a cookie: printable ASCII, no separators.
@@ -64,6 +79,11 @@ impl Default for WebConfig {
             token_file: None,
             tls_cert: None,
             tls_key: None,
+            max_connections: 256,
+            request_timeout_ms: 1000,
+            idle_timeout_ms: 30000,
+            max_sessions: 64,
+            session_idle_timeout_ms: 3_600_000,
         }
     }
 }

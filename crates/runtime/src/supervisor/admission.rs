@@ -133,6 +133,11 @@ impl Admission {
         self.finished.retain(|t| *t != task);
     }
 
+    /// Whether `session` has a task pending or running.
+    pub fn session_busy(&self, session: &str) -> bool {
+        self.in_flight.values().any(|s| s == session)
+    }
+
     pub fn in_flight(&self) -> usize {
         self.in_flight.len()
     }

@@ -343,9 +343,10 @@ pub struct FindTask {
     pub task: TaskId,
 }
 
-/// Creates a session (idempotent); `false` when the id is not valid.
+/// Creates a session (idempotent); refused when the id is not valid or `web.max_sessions`
+/// others exist.
 #[derive(Message)]
-#[rtype(result = "bool")]
+#[rtype(result = "Result<(), crate::supervisor::task_manager::CreateSessionError>")]
 pub struct CreateSession(pub String);
 
 /// Deletes a session: its tasks are cancelled and their data freed. `false` if unknown.

@@ -45,6 +45,11 @@ pub struct SupervisorHandle {
 pub async fn start(config: &Config, creds: &Credentials) -> std::io::Result<SupervisorHandle> {
     let listener = TcpListener::bind(&config.cluster.listen).await?;
     let rpc_addr = listener.local_addr()?;
+    // Before any actor starts: a bad token, TLS file or web address is a plain error.
+    let web = match &config.web.listen {
+        Some(listen) => Some(crate::web::prepare(&config.web, listen)?),
+        None => None,
+    };
     let c = &config.cluster;
     let (sc, c2) = (config.scheduling.clone(), c.clone());
     let scheduler = Supervisor::start(move |_| {
@@ -96,10 +101,10 @@ pub async fn start(config: &Config, creds: &Credentials) -> std::io::Result<Supe
         ),
     });
     tracing::info!(%rpc_addr, "supervisor listening");
-    let web_addr = match &config.web.listen {
-        Some(listen) => Some(crate::web::start(
+    let web_addr = match web {
+        Some(prepared) => Some(crate::web::start(
             &config.web,
-            listen,
+            prepared,
             manager.clone(),
             scheduler.clone(),
             config.limits.max_upload_bytes,

@@ -35,6 +35,7 @@ pub const DEFAULT_SESSION: &str = "default";
 
 #[path = "sessions.rs"]
 mod sessions;
+pub use sessions::CreateSessionError;
 
 pub struct TaskManager {
     config: Config,
@@ -65,6 +66,7 @@ impl Handler<TaskEnded> for TaskManager {
                 if let Some((session, p)) = act.tasks.remove(&t) {
                     if let Some(s) = act.sessions.get_mut(&session) {
                         s.tasks.retain(|x| *x != t);
+                        s.uploads.remove(&t);
                     }
                     // Frees its results on the workers; the processor stops once unreferenced.
                     p.do_send(Cancel);
@@ -160,6 +162,7 @@ impl TaskManager {
             spool,
         } = m;
         let session = session.as_str();
+        self.touch(session);
         self.admission.admit(session, &graph)?;
         if origin == Origin::Client {
             super::admission::client_graph(&graph)?;
@@ -195,6 +198,7 @@ impl TaskManager {
             .into_iter()
             .filter_map(|t| self.tasks.get(&t).map(|(_, p)| (t, p.fetch_args.clone())))
             .collect();
+        let upload = spool.is_some();
         let holds = Holds { spool, sources };
         let processor: TaskHandle = Supervisor::start(move |_| {
             TaskProcessor::new(task, graph, config, retries, data, scheduler, on_end).holding(holds)
@@ -202,10 +206,14 @@ impl TaskManager {
         .into();
         self.admission.started(task, session);
         entry.tasks.push(task);
-        if let Some(n) = name {
-            entry.names.insert(n, task);
+        if upload {
+            entry.uploads.insert(task);
         }
+        let superseded = name.and_then(|n| entry.names.insert(n, task));
         self.tasks.insert(task, (session.to_string(), processor));
+        if let Some(old) = superseded {
+            self.free_superseded(session, old);
+        }
         tracing::info!(%task, session, "task submitted");
         Ok(task)
     }
@@ -213,6 +221,17 @@ impl TaskManager {
 
 impl Actor for TaskManager {
     type Context = Context<Self>;
+
+    /// Sweeps idle sessions (`web.session_idle_timeout_ms`) a few times per timeout.
+    fn started(&mut self, ctx: &mut Context<Self>) {
+        let idle = Duration::from_millis(self.config.web.session_idle_timeout_ms);
+        let every = (idle / 4).clamp(Duration::from_millis(10), Duration::from_secs(60));
+        ctx.run_interval(every, move |act, ctx| {
+            guard(act, ctx, "ExpireSessions", |act, _| {
+                act.expire_sessions(idle)
+            });
+        });
+    }
 }
 
 /// The answer to a request whose handler panicked.
@@ -332,6 +351,7 @@ impl Handler<ExplainGraph> for TaskManager {
     type Result = ResponseFuture<Result<String, ExplainError>>;
     fn handle(&mut self, m: ExplainGraph, ctx: &mut Context<Self>) -> Self::Result {
         let explained = guard(self, ctx, "ExplainGraph", |act, _| {
+            act.touch(&m.session);
             act.explain(&m.session, m.graph, m.limit)
                 .map(|f| -> Self::Result { Box::pin(f) })
         });

@@ -7,9 +7,30 @@
 //! With a token ([`auth`]), every route but `/api/health` and `/api/openapi.json` needs it;
 //! a token is required when `web.listen` is not a loopback address. Malformed path or query
 //! parameters get JSON errors too, and every answer carries `Referrer-Policy: no-referrer`.
+//!
+//! Without a token the API trusts whoever reaches the loopback port, so it must be sure the
+//! request was meant for it: a web page on `attacker.example` whose name is re-pointed at
+//! 127.0.0.1 (DNS rebinding) would otherwise drive the API from the victim's browser. Such
+//! requests carry the attacker's name in `Host` (and `Origin`), so those must name a
+//! loopback host or the configured listen host, with the bound port ([`auth::Hosts`]).
+//!
+//! Connections are bounded ([`WebConfig::max_connections`], one actix worker, so the cap is
+//! the server's): idle connections, 1,100 of them, used to take every descriptor of the
+//! process, and the RPC port then failed to accept (EMFILE). Over the cap, a connection
+//! waits in the kernel's accept queue (it holds no descriptor of ours) until a place frees.
+//! Places free quickly: a connection that does not deliver a request head within
+//! `web.request_timeout_ms` of connecting ([`idle`]) or of its last answer (keep-alive) is
+//! closed, and an upload
+//! body that stalls for `web.idle_timeout_ms` fails (see `tensors::put_tensor`).
+//!
+//! Everything that can fail at startup (the token, the TLS files, the bind) happens in
+//! [`prepare`], before the supervisor starts any actor: a failure is then a plain error, not
+//! a teardown of half-started actors outside their runtime (which panicked).
 
 pub mod auth;
 mod dashboard;
+mod idle;
+mod json_stream;
 pub mod metrics;
 pub mod routes;
 pub mod tensors;
@@ -36,6 +57,75 @@ pub struct WebState {
     pub max_upload_bytes: u64,
     /// Spools uploads and loads them into the workers.
     pub loader: crate::supervisor::upload::Loader,
+    /// Without a token: the `Host` and `Origin` values accepted (DNS rebinding).
+    pub hosts: Option<auth::Hosts>,
+    /// `web.idle_timeout_ms`: the longest wait for the next piece of a request body.
+    pub body_idle: std::time::Duration,
+}
+
+/// Why the web API cannot start: each a one-line message naming the key to fix.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    #[error("{0}")]
+    Token(String),
+    #[error(
+        "web.listen {0} is not a loopback address: set web.token, web.token_file or ARES_WEB_TOKEN"
+    )]
+    Exposed(String),
+    #[error("{0}")]
+    Tls(std::io::Error),
+    #[error("web.listen {listen}: {source}")]
+    Bind {
+        listen: String,
+        source: std::io::Error,
+    },
+}
+
+impl From<StartError> for std::io::Error {
+    fn from(e: StartError) -> Self {
+        let kind = match &e {
+            StartError::Exposed(_) => std::io::ErrorKind::PermissionDenied,
+            StartError::Bind { source, .. } => source.kind(),
+            _ => std::io::ErrorKind::InvalidInput,
+        };
+        std::io::Error::new(kind, e.to_string())
+    }
+}
+
+/// The web API checked and bound, not yet serving (see the module docs).
+pub struct Prepared {
+    listener: std::net::TcpListener,
+    addr: SocketAddr,
+    tls: Option<rustls::ServerConfig>,
+    token: Option<String>,
+    listen: String,
+}
+
+/// Resolves the token, loads the TLS files and binds `listen`.
+pub fn prepare(config: &WebConfig, listen: &str) -> Result<Prepared, StartError> {
+    let token = config
+        .resolved_token()
+        .map_err(|e| StartError::Token(e.to_string()))?;
+    if token.is_none() && !crate::protocol::secret::is_loopback(listen) {
+        return Err(StartError::Exposed(listen.to_string()));
+    }
+    let tls = match (&config.tls_cert, &config.tls_key) {
+        (Some(cert), Some(key)) => Some(tls::server_config(cert, key).map_err(StartError::Tls)?),
+        _ => None,
+    };
+    let bind = |source| StartError::Bind {
+        listen: listen.to_string(),
+        source,
+    };
+    let listener = std::net::TcpListener::bind(listen).map_err(bind)?;
+    let addr = listener.local_addr().map_err(bind)?;
+    Ok(Prepared {
+        listener,
+        addr,
+        tls,
+        token,
+        listen: listen.to_string(),
+    })
 }
 
 /// An error answered as JSON `{error, detail}`.
@@ -80,33 +170,39 @@ impl ResponseError for ApiError {
     }
 }
 
-/// Starts the HTTP server on the current actix system; returns the bound address.
+/// Starts serving a [`prepare`]d web API on the current actix system; returns the bound
+/// address.
 pub fn start(
     config: &WebConfig,
-    listen: &str,
+    prepared: Prepared,
     manager: Addr<TaskManager>,
     scheduler: Addr<Scheduler>,
     max_upload_bytes: u64,
     loader: crate::supervisor::upload::Loader,
 ) -> std::io::Result<SocketAddr> {
-    let token = config
-        .resolved_token()
-        .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e.to_string()))?;
-    if token.is_none() && !crate::protocol::secret::is_loopback(listen) {
-        return Err(std::io::Error::new(
-            std::io::ErrorKind::PermissionDenied,
-            format!("web.listen {listen} is not a loopback address: set web.token, web.token_file or ARES_WEB_TOKEN"),
-        ));
-    }
+    let Prepared {
+        listener,
+        addr,
+        tls,
+        token,
+        listen,
+    } = prepared;
+    let https = tls.is_some();
+    let hosts = token
+        .is_none()
+        .then(|| auth::Hosts::new(&listen, addr.port(), https));
     let state = web::Data::new(WebState {
         manager,
         scheduler,
         token,
-        https: config.tls_cert.is_some(),
+        https,
         started: std::time::Instant::now(),
         max_upload_bytes,
         loader,
+        hosts,
+        body_idle: std::time::Duration::from_millis(config.idle_timeout_ms),
     });
+    let request_timeout = std::time::Duration::from_millis(config.request_timeout_ms);
     let limit = config.max_body_bytes;
     let server = HttpServer::new(move || {
         let json = web::JsonConfig::default()
@@ -143,18 +239,22 @@ pub fn start(
             .configure(dashboard::configure)
     })
     .workers(1)
+    .max_connections(config.max_connections)
+    // TLS handshakes under way at once: each costs CPU, none may take more places than
+    // there are.
+    .max_connection_rate(config.max_connections)
+    // The first request's head is bounded by the watchdog of [`idle`]: actix's own timer
+    // starts from a clock cached for 500 ms (a short timeout expired before the first byte)
+    // and is never woken on a silent connection.
+    .client_request_timeout(std::time::Duration::ZERO)
+    .keep_alive(request_timeout)
+    .client_disconnect_timeout(std::time::Duration::from_secs(1))
+    .on_connect(move |io, ext| idle::on_connect(io, ext, request_timeout))
     .disable_signals();
-    let server = match (&config.tls_cert, &config.tls_key) {
-        (Some(cert), Some(key)) => {
-            server.bind_rustls_0_23(listen, tls::server_config(cert, key)?)?
-        }
-        _ => server.bind(listen)?,
+    let server = match tls {
+        Some(tls) => server.listen_rustls_0_23(listener, tls)?,
+        None => server.listen(listener)?,
     };
-    let addr = server
-        .addrs()
-        .first()
-        .copied()
-        .ok_or_else(|| std::io::Error::other("web server bound no address"))?;
     actix_rt::spawn(server.run());
     tracing::info!(%addr, "web API listening");
     Ok(addr)

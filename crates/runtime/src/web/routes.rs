@@ -9,8 +9,8 @@ use crate::supervisor::explain::ExplainError;
 use crate::supervisor::messages::TaskHandle;
 use crate::supervisor::scheduler::GetClusterStatus;
 use crate::supervisor::task_manager::{
-    CreateSession, DeleteSession, ExplainGraph, FindTask, ListSessions, Names, Origin, ReleaseTask,
-    SubmitError, SubmitTask,
+    CreateSession, CreateSessionError, DeleteSession, ExplainGraph, FindTask, ListSessions, Names,
+    Origin, ReleaseTask, SubmitError, SubmitTask,
 };
 use crate::supervisor::task_processor::{Cancel, GetFetchArgs, GetGraph, GetInfo, WaitDone};
 use actix_web::{web, HttpResponse};
@@ -129,17 +129,19 @@ async fn create_session(
     state: web::Data<WebState>,
     sid: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
-    if state
+    match state
         .manager
         .send(CreateSession(sid.clone()))
         .await
         .map_err(mailbox)?
     {
-        Ok(HttpResponse::Ok().json(json!({ "session": sid.into_inner() })))
-    } else {
-        Err(ApiError::bad_request(format!(
-            "invalid session id {sid:?}: use 1-64 characters of [A-Za-z0-9_.-]"
-        )))
+        Ok(()) => Ok(HttpResponse::Ok().json(json!({ "session": sid.into_inner() }))),
+        Err(e @ CreateSessionError::Invalid(_)) => Err(ApiError::bad_request(e.to_string())),
+        Err(e @ CreateSessionError::TooMany { .. }) => Err(ApiError::new(
+            actix_web::http::StatusCode::TOO_MANY_REQUESTS,
+            "too_many_sessions",
+            e.to_string(),
+        )),
     }
 }
 

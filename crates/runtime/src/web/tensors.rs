@@ -8,7 +8,9 @@
 //! band by band of chunks, each band read from the workers when the client is ready for it:
 //! the supervisor holds at most one band.
 //! `GET /api/session/{sid}/task/{tid}/result` returns one output of a task: `.npy` streamed
-//! the same way, JSON or raw bytes assembled whole up to half a frame.
+//! the same way, JSON (`format=json`) streamed band by band as well ([`super::json_stream`]),
+//! raw bytes (and JSON by default, up to `JSON_RESULT_LIMIT` elements) assembled whole up to
+//! half a frame.
 
 use super::{mailbox, ApiError, WebState};
 use crate::array::ArrayData;
@@ -105,6 +107,18 @@ async fn band_bytes(
     b: usize,
     budget: u64,
 ) -> Result<bytes::Bytes, actix_web::Error> {
+    let band = band_data(p, layout, output, b, budget).await?;
+    Ok(bytes::Bytes::from(le_bytes(&band)))
+}
+
+/// Band `b` of result `output`, read from the workers part by part and assembled.
+async fn band_data(
+    p: &TaskHandle,
+    layout: &Layout,
+    output: u32,
+    b: usize,
+    budget: u64,
+) -> Result<ArrayData, actix_web::Error> {
     let fail = |e: String| {
         tracing::warn!("tensor download failed at band {b}: {e}");
         actix_web::error::ErrorInternalServerError(e)
@@ -140,8 +154,69 @@ async fn band_bytes(
             }
         }
     }
-    let band = layout.assemble_band(b, &chunks).map_err(fail)?;
-    Ok(bytes::Bytes::from(le_bytes(&band)))
+    layout.assemble_band(b, &chunks).map_err(fail)
+}
+
+/// Result `output` of a task as streamed JSON `{"shape", "dtype", "data"}` (see
+/// [`super::json_stream`]): at most one band and one piece of text held at a time.
+pub async fn json_response(p: TaskHandle, output: u32) -> Result<HttpResponse, ApiError> {
+    use futures_util::stream;
+    let (layout, budget) = result_layout(&p, output).await?;
+    let shape: Vec<usize> = layout.shape.to_vec();
+    let head = format!(
+        "{{\"shape\":{},\"dtype\":{},\"data\":",
+        serde_json::to_string(&shape).map_err(|e| ApiError::internal(e.to_string()))?,
+        serde_json::to_string(&layout.dtype).map_err(|e| ApiError::internal(e.to_string()))?,
+    );
+    let numel: usize = shape.iter().product();
+    if shape.is_empty() || numel == 0 {
+        // A scalar or an empty array: one small band, assembled as before.
+        let data = band_data(&p, &layout, output, 0, budget)
+            .await
+            .map_err(|e| ApiError::internal(e.to_string()))?;
+        let data = if numel == 0 {
+            crate::summary::json_nested(&data)
+        } else {
+            crate::summary::json_result(&data)
+        };
+        return Ok(HttpResponse::Ok()
+            .content_type("application/json")
+            .body(format!("{head}{data}}}")));
+    }
+    let inner: usize = shape[1..].iter().product();
+    let starts: Vec<usize> = layout.splits[0]
+        .iter()
+        .scan(0, |row, n| {
+            let start = *row;
+            *row += n;
+            Some(start * inner)
+        })
+        .collect();
+    let first = stream::once(async move { Ok(bytes::Bytes::from(head)) });
+    let bands = stream::iter(0..layout.bands())
+        .then(move |b| {
+            let (p, layout, shape, offset) = (p.clone(), layout.clone(), shape.clone(), starts[b]);
+            async move {
+                let band = band_data(&p, &layout, output, b, budget).await?;
+                Ok::<_, actix_web::Error>(std::sync::Arc::new(super::json_stream::Band::new(
+                    band, offset, &shape,
+                )))
+            }
+        })
+        .map(|band| match band {
+            Ok(band) => stream::iter(
+                band.pieces()
+                    .into_iter()
+                    .map(move |r| Ok::<_, actix_web::Error>(bytes::Bytes::from(band.text(r)))),
+            )
+            .left_stream(),
+            Err(e) => stream::once(async move { Err(e) }).right_stream(),
+        })
+        .flatten();
+    let last = stream::once(async { Ok(bytes::Bytes::from_static(b"}")) });
+    Ok(HttpResponse::Ok()
+        .content_type("application/json")
+        .streaming(first.chain(bands).chain(last)))
 }
 
 /// `?chunk=64` (every dimension), `?chunk=64,800` (one length per dimension) or
@@ -224,7 +299,22 @@ pub async fn put_tensor(
         .map_err(upload_error)?;
     let mut file = Some(file);
     let mut received = 0u64;
-    while let Some(piece) = body.next().await {
+    // Every wait for the next piece has a deadline: a stalled body gives its spool back.
+    loop {
+        let piece = match tokio::time::timeout(state.body_idle, body.next()).await {
+            Ok(Some(piece)) => piece,
+            Ok(None) => break,
+            Err(_) => {
+                return Err(ApiError::new(
+                    StatusCode::REQUEST_TIMEOUT,
+                    "upload_stalled",
+                    format!(
+                        "no upload data for {} ms (web.idle_timeout_ms) after {received} bytes",
+                        state.body_idle.as_millis()
+                    ),
+                ))
+            }
+        };
         let piece = piece.map_err(|e| ApiError::bad_request(format!("upload interrupted: {e}")))?;
         received += piece.len() as u64;
         if received > limit {
@@ -321,7 +411,11 @@ pub async fn task_result(
         .get("index")
         .map_or(Ok(0), |i| i.parse())
         .map_err(|_| ApiError::bad_request("index must be an integer"))?;
-    // The json and raw formats assemble the whole result here: only up to half a frame
+    if q.get("format").map(String::as_str) == Some("json") {
+        let output = u32::try_from(index).map_err(|_| ApiError::bad_request("index too large"))?;
+        return json_response(p, output).await;
+    }
+    // The raw format, and json by default up to JSON_RESULT_LIMIT elements, assemble the whole result here: only up to half a frame
     // (`cluster.max_frame_bytes`); a larger one streams with ?format=npy.
     let output = u32::try_from(index).map_err(|_| ApiError::bad_request("index too large"))?;
     let (layout, budget) = result_layout(&p, output).await?;
