@@ -2,11 +2,11 @@
 //! local executor on one and two slots, and the fused add+sum kernel alone on one chunk.
 //! `cargo bench --bench kernels`; compare with `benches/numpy_baseline.py`.
 
-use ares::config::TaskConfig;
-use ares::executor::execute;
-use ares::ids::TaskId;
-use ares::prepare::{prepare, uniform_cluster};
-use ares::tensor::{self, Tensor};
+use ares_core::config::TaskConfig;
+use ares_core::executor::execute;
+use ares_core::ids::TaskId;
+use ares_core::prepare::{prepare, uniform_cluster};
+use ares_core::tensor::{self, Tensor};
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 
 /// The same allocator as the `ares` binary.

@@ -1,17 +1,17 @@
 //! Preparation throughput per pass and in total, for graphs of 10^3..10^6 chunks.
 //! `cargo bench --bench prepare`; the workload is `ares bench prepare`'s.
 
-use ares::config::TaskConfig;
-use ares::ids::{StageId, TaskId};
-use ares::prepare::{assign, color, fuse, optimize_chunk, prepare, tile, uniform_cluster};
-use ares::tensor::Tensor;
+use ares_core::config::TaskConfig;
+use ares_core::ids::{StageId, TaskId};
+use ares_core::prepare::{assign, color, fuse, optimize_chunk, prepare, tile, uniform_cluster};
+use ares_core::tensor::Tensor;
 use criterion::{criterion_group, criterion_main, BatchSize, BenchmarkId, Criterion, Throughput};
 
 fn passes(c: &mut Criterion) {
     let config = TaskConfig::default();
     let workers = uniform_cluster(2, 2);
     for n in [1_000usize, 10_000, 100_000, 1_000_000] {
-        let t = ares::expr::prepare_workload(n).unwrap();
+        let t = ares_core::expr::prepare_workload(n).unwrap();
         let graph = Tensor::graph(&[&t]);
         let tiled = tile::tile(&graph, &config).unwrap();
         let chunks = tiled.len() as u64;

@@ -1,16 +1,16 @@
 //! `ares bench`: preparation and kernel throughput, one JSON line each.
 
-use ares::config::TaskConfig;
-use ares::error::Result;
-use ares::executor::execute;
-use ares::ids::TaskId;
-use ares::prepare::{prepare, uniform_cluster};
-use ares::tensor::Tensor;
+use ares_core::config::TaskConfig;
+use ares_core::error::Result;
+use ares_core::executor::execute;
+use ares_core::ids::TaskId;
+use ares_core::prepare::{prepare, uniform_cluster};
+use ares_core::tensor::Tensor;
 use serde_json::{json, Map, Value};
 use std::time::Instant;
 
 pub fn bench_prepare(chunks: usize, repeat: usize) -> Result<Value> {
-    let t = ares::expr::prepare_workload(chunks)?;
+    let t = ares_core::expr::prepare_workload(chunks)?;
     let graph = Tensor::graph(&[&t]);
     let workers = uniform_cluster(2, 2);
     let mut runs = Vec::new();
@@ -40,11 +40,11 @@ pub fn bench_prepare(chunks: usize, repeat: usize) -> Result<Value> {
 /// The same graph prepared part by part (streamed preparation, whatever its size): how soon
 /// the first part is ready to run, and the whole (median of `repeat` runs).
 fn bench_streamed(
-    graph: &ares::graph::TileableGraph,
-    workers: &[ares::prepare::WorkerSlots],
+    graph: &ares_core::graph::TileableGraph,
+    workers: &[ares_core::prepare::WorkerSlots],
     repeat: usize,
 ) -> Result<Value> {
-    use ares::prepare::stream::{prepare_streamed, stream_plan};
+    use ares_core::prepare::stream::{prepare_streamed, stream_plan};
     let config = TaskConfig {
         stream_from_chunks: Some(0),
         ..TaskConfig::default()
@@ -78,8 +78,8 @@ fn bench_streamed(
 }
 
 pub fn bench_kernel(elements: usize, chunk: usize, slots: usize) -> Result<Value> {
-    let a = ares::tensor::rand(&[elements], chunk, Some(1))?;
-    let b = ares::tensor::rand(&[elements], chunk, Some(2))?;
+    let a = ares_core::tensor::rand(&[elements], chunk, Some(1))?;
+    let b = ares_core::tensor::rand(&[elements], chunk, Some(2))?;
     let c = (&a + &b)?.sum(None, false)?;
     let graph = Tensor::graph(&[&c]);
     let p = prepare(

@@ -11,9 +11,9 @@
 use crate::bench_tps::BenchCluster;
 use anyhow::{bail, Context, Result};
 use ares::api::TaskApi;
-use ares::kernels::shuffle::bench_expected as expected;
 use ares::protocol::{codec, ClientRequest, TaskStatus};
-use ares::tensor::{self, Tensor};
+use ares_core::kernels::shuffle::bench_expected as expected;
+use ares_core::tensor::{self, Tensor};
 use serde_json::{json, Value};
 use std::time::{Duration, Instant};
 
@@ -71,7 +71,7 @@ pub fn bench_shuffle(b: ShuffleBench) -> Result<Value> {
         let seconds = start.elapsed().as_secs_f64();
         client.cancel_task(task)?;
         let got: Vec<i64> = match result.first() {
-            Some(ares::array::ArrayData::I64(a)) => a.iter().copied().collect(),
+            Some(ares_core::array::ArrayData::I64(a)) => a.iter().copied().collect(),
             other => bail!("unexpected result {other:?}"),
         };
         correct &= got == want.iter().flatten().copied().collect::<Vec<_>>();

@@ -8,7 +8,7 @@ use anyhow::{bail, Result};
 use ares::api::{NativeClient, TaskApi};
 use ares::protocol::secret::Secret;
 use ares::protocol::TaskStatus;
-use ares::tensor::{self, Tensor};
+use ares_core::tensor::{self, Tensor};
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -185,7 +185,7 @@ pub fn bench_tps(
         let cpu_before: Vec<f64> = nodes.0.iter().map(|c| proc_usage(c.id()).0).collect();
         let start = Instant::now();
         // The cluster's task config (bench.yml), without streaming.
-        let one_piece = whole.then(|| ares::config::TaskConfig {
+        let one_piece = whole.then(|| ares_core::config::TaskConfig {
             initial_same_color_num: Some(1),
             stream_from_chunks: None,
             ..Default::default()

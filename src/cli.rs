@@ -1,6 +1,6 @@
 //! Command-line interface: `ares explain`, `ares run`, `ares bench`.
 
-use ares::explain::Format;
+use ares_core::explain::Format;
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
 
@@ -115,7 +115,7 @@ pub enum Bench {
         #[arg(long, default_value_t = 1)]
         slots: usize,
         /// `scheduling.worker_prefetch` for the run.
-        #[arg(long, default_value_t = ares::config::SchedulingConfig::default().worker_prefetch)]
+        #[arg(long, default_value_t = ares_core::config::SchedulingConfig::default().worker_prefetch)]
         prefetch: usize,
         /// Measured runs on the same cluster; the median is reported.
         #[arg(long, default_value_t = 3)]

@@ -2,11 +2,11 @@
 
 use crate::cli::{Bench, PrepareOpts};
 use anyhow::{Context, Result};
-use ares::config::{Config, TaskConfig};
-use ares::explain::{self, Format};
-use ares::ids::TaskId;
-use ares::prepare::{prepare, uniform_cluster, Prepared};
-use ares::tensor::Tensor;
+use ares_core::config::{Config, TaskConfig};
+use ares_core::explain::{self, Format};
+use ares_core::ids::TaskId;
+use ares_core::prepare::{prepare, uniform_cluster, Prepared};
+use ares_core::tensor::Tensor;
 use serde_json::json;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -58,7 +58,7 @@ fn plan(
 
 /// `ares explain`: the prepared plan as text, JSON or dot, or the tileable graph as JSON.
 pub fn explain(opts: &PrepareOpts, format: Format, limit: usize) -> Result<()> {
-    ares::io::set_plan_only(true);
+    ares_core::io::set_plan_only(true);
     if format == Format::Graph {
         let (t, _) = crate::runner::program(opts, &load_config(opts.config.as_deref())?)?;
         println!("{}", serde_json::to_string_pretty(&Tensor::graph(&[&t]))?);
@@ -87,7 +87,7 @@ pub fn run(opts: &PrepareOpts, local: bool, supervisor: Option<&str>, json: bool
         let start = Instant::now();
         let slots = opts.workers * opts.slots;
         let (mut results, stats) =
-            ares::executor::execute(&p.subtasks, slots).context("executing the graph")?;
+            ares_core::executor::execute(&p.subtasks, slots).context("executing the graph")?;
         timings.insert("execute".into(), json!(start.elapsed().as_secs_f64()));
         let result = results.remove(0);
         let mut summary = json!({"subtasks": stats.subtasks, "peak_bytes": stats.peak_bytes});
@@ -99,7 +99,7 @@ pub fn run(opts: &PrepareOpts, local: bool, supervisor: Option<&str>, json: bool
     timings.insert("total".into(), json!(total.elapsed().as_secs_f64()));
     if json {
         let mut out = json!({
-            "result": ares::summary::json_result(&result),
+            "result": ares_core::summary::json_result(&result),
             "shape": result.shape(),
             "dtype": result.dtype(),
             "timings": timings,
@@ -111,7 +111,7 @@ pub fn run(opts: &PrepareOpts, local: bool, supervisor: Option<&str>, json: bool
     } else {
         match summary.get("output") {
             Some(o) => println!("wrote {o}"),
-            None => println!("{}", ares::summary::text(&result)),
+            None => println!("{}", ares_core::summary::text(&result)),
         }
         let phases: Vec<String> = timings
             .iter()

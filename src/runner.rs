@@ -3,12 +3,12 @@
 
 use crate::cli::PrepareOpts;
 use anyhow::{bail, Context, Result};
-use ares::array::ArrayData;
-use ares::config::Config;
 use ares::node::EmbeddedCluster;
 use ares::protocol::secret::Credentials;
 use ares::protocol::TaskStatus;
-use ares::tensor::Tensor;
+use ares_core::array::ArrayData;
+use ares_core::config::Config;
+use ares_core::tensor::Tensor;
 use serde_json::{json, Map, Value};
 use std::time::{Duration, Instant};
 
@@ -90,7 +90,7 @@ pub struct Output {
     pub path: String,
     pub format: &'static str,
     pub shape: Vec<usize>,
-    pub dtype: ares::array::DType,
+    pub dtype: ares_core::array::DType,
 }
 
 /// Adds `"output": {path, format, shape, dtype, bytes}` to a run's summary (`result` is the
@@ -108,21 +108,21 @@ pub fn add_output(summary: &mut Value, output: Option<Output>, result: &ArrayDat
 /// The program of `--expr` with its `--input` bindings, writing to `--output` if given. Data
 /// paths are checked against `data.roots`, or the current directory when none is configured.
 pub fn program(opts: &PrepareOpts, config: &Config) -> Result<(Tensor, Option<Output>)> {
-    ares::io::roots::init_global(&config.data.roots, std::env::current_dir().ok().as_deref())?;
+    ares_core::io::roots::init_global(&config.data.roots, std::env::current_dir().ok().as_deref())?;
     let mut bindings = Vec::new();
     for input in &opts.inputs {
         let Some((name, path)) = input.split_once('=') else {
             bail!("--input {input:?}: expected NAME=PATH");
         };
         let t = if is_npy(path) {
-            ares::tensor::from_npy(path, None)
+            ares_core::tensor::from_npy(path, None)
         } else {
-            ares::tensor::from_zarr(path, None)
+            ares_core::tensor::from_zarr(path, None)
         }
         .with_context(|| format!("--input {name}"))?;
         bindings.push((name.to_string(), t));
     }
-    let tensor = ares::expr::evaluate_with(&opts.expr, &bindings)
+    let tensor = ares_core::expr::evaluate_with(&opts.expr, &bindings)
         .map_err(|e| anyhow::anyhow!("--expr: {e}"))?;
     let Some(path) = &opts.output else {
         return Ok((tensor, None));
@@ -130,12 +130,12 @@ pub fn program(opts: &PrepareOpts, config: &Config) -> Result<(Tensor, Option<Ou
     let (format, sink) = if is_npy(path) {
         ("npy", tensor.to_npy(path))
     } else {
-        let codec = ares::io::Codec::Zstd { level: 1 };
+        let codec = ares_core::io::Codec::Zstd { level: 1 };
         ("zarr", tensor.to_zarr(path, None, codec))
     };
     let sink = sink.with_context(|| format!("--output {path}"))?;
     let output = Output {
-        path: ares::io::sink_path(path)?,
+        path: ares_core::io::sink_path(path)?,
         format,
         shape: tensor.shape().to_vec(),
         dtype: tensor.dtype(),

@@ -5,12 +5,12 @@ mod common;
 
 use ares::api::{NativeClient, TaskApi};
 use ares::protocol::TaskStatus;
-use ares::tensor::{self, Tensor};
+use ares_core::tensor::{self, Tensor};
 use common::cluster::Cluster;
 use common::{assert_close, reference};
 use std::time::{Duration, Instant};
 
-fn run(c: &mut NativeClient, t: &Tensor) -> Result<ares::array::ArrayData, String> {
+fn run(c: &mut NativeClient, t: &Tensor) -> Result<ares_core::array::ArrayData, String> {
     let task = c
         .submit_tileable_graph(&Tensor::graph(&[t]), None)
         .map_err(|e| e.to_string())?;
@@ -37,7 +37,7 @@ fn expressions_match_the_reference_on_three_workers() {
         "x = rand(30, 50, chunk=7, seed=4); y = rand(50, 20, chunk=6, seed=5); (x @ y).max(axis=1, keepdims=True)",
     ];
     for p in programs {
-        let t = ares::expr::evaluate(p).unwrap();
+        let t = ares_core::expr::evaluate(p).unwrap();
         let want = reference::evaluate(&Tensor::graph(&[&t])).remove(0);
         let got = run(&mut c, &t).unwrap();
         assert_eq!(got.dtype(), t.dtype(), "{p}");
@@ -58,7 +58,7 @@ fn blocked_matmul_on_two_workers_equals_the_local_run() {
         "a = rand((200, 150), chunk=50, seed=3); b = rand((150, 250), chunk=50, seed=4); matmul(a, b)",
     ];
     for p in programs {
-        let t = ares::expr::evaluate(p).unwrap();
+        let t = ares_core::expr::evaluate(p).unwrap();
         let got = run(&mut c, &t).unwrap();
         assert_eq!(
             got,
@@ -75,7 +75,7 @@ fn a_worker_killed_mid_task_does_not_change_the_result() {
     let mut cluster = Cluster::start(3, 1);
     let mut c = cluster.client();
     // ~600 subtasks of real work, so the kill lands mid-task even in a debug build.
-    let t = ares::expr::evaluate(
+    let t = ares_core::expr::evaluate(
         "x = rand(6000000, chunk=20000, seed=9); sum(exp(sin(x) * 2) - x, axis=0)",
     )
     .unwrap();
@@ -105,9 +105,9 @@ fn a_worker_killed_mid_task_does_not_change_the_result() {
     assert_close(&got, &want, "after losing a worker");
     // The cluster keeps serving with the survivors.
     let small = tensor::arange(
-        ares::array::Scalar::I64(0),
-        ares::array::Scalar::I64(1000),
-        ares::array::Scalar::I64(1),
+        ares_core::array::Scalar::I64(0),
+        ares_core::array::Scalar::I64(1000),
+        ares_core::array::Scalar::I64(1),
         10,
     )
     .unwrap()
@@ -125,8 +125,8 @@ fn cancel_and_concurrent_tasks() {
     let mut c = cluster.client();
     // Slow enough to be cancelled mid-way whatever the kernels' speed: 10^9 values, 10^4
     // subtasks (FUSE[rand, exp, sum] streams its values, ~2 s of work on 2 slots at best).
-    let slow =
-        ares::expr::evaluate("x = rand(1000000000, chunk=100000, seed=1); sum(exp(x))").unwrap();
+    let slow = ares_core::expr::evaluate("x = rand(1000000000, chunk=100000, seed=1); sum(exp(x))")
+        .unwrap();
     let task = c
         .submit_tileable_graph(&Tensor::graph(&[&slow]), None)
         .unwrap();
@@ -140,8 +140,8 @@ fn cancel_and_concurrent_tasks() {
     assert!(c.fetch(task).is_err());
 
     // Two tasks in flight at once, on one connection.
-    let a = ares::expr::evaluate("x = rand(50000, chunk=1000, seed=2); sum(x * 2)").unwrap();
-    let b = ares::expr::evaluate("y = arange(40000, chunk=777); y[::-1]").unwrap();
+    let a = ares_core::expr::evaluate("x = rand(50000, chunk=1000, seed=2); sum(x * 2)").unwrap();
+    let b = ares_core::expr::evaluate("y = arange(40000, chunk=777); y[::-1]").unwrap();
     let ta = c
         .submit_tileable_graph(&Tensor::graph(&[&a]), None)
         .unwrap();
@@ -166,10 +166,10 @@ fn cancel_and_concurrent_tasks() {
 /// subtasks in full first: the small task was still running after 120 s (debug build).
 #[test]
 fn a_task_after_a_cancelled_one_runs_at_once() {
-    let config = ares::config::Config::default();
+    let config = ares_core::config::Config::default();
     let cluster = ares::node::EmbeddedCluster::start(&config, 1, 2).unwrap();
     let mut c = cluster.client(Duration::from_secs(10)).unwrap();
-    let long = ares::expr::evaluate("sum(rand(10000000000, chunk=1000000, seed=1))").unwrap();
+    let long = ares_core::expr::evaluate("sum(rand(10000000000, chunk=1000000, seed=1))").unwrap();
     let task = c
         .submit_tileable_graph(&Tensor::graph(&[&long]), None)
         .unwrap();
@@ -185,7 +185,7 @@ fn a_task_after_a_cancelled_one_runs_at_once() {
     }
     let cancelled = Instant::now();
     assert_eq!(c.cancel_task(task).unwrap().status, TaskStatus::Cancelled);
-    let small = ares::expr::evaluate("sum(arange(100))").unwrap();
+    let small = ares_core::expr::evaluate("sum(arange(100))").unwrap();
     let next = c
         .submit_tileable_graph(&Tensor::graph(&[&small]), None)
         .unwrap();
@@ -209,17 +209,17 @@ fn a_task_after_a_cancelled_one_runs_at_once() {
 fn kernel_errors_fail_the_task_not_the_node() {
     let cluster = Cluster::start(2, 1);
     let mut c = cluster.client();
-    let bad = ares::expr::evaluate("arange(100, chunk=7) ** -1").unwrap();
+    let bad = ares_core::expr::evaluate("arange(100, chunk=7) ** -1").unwrap();
     let err = run(&mut c, &bad).unwrap_err();
     assert!(err.contains("negative integer powers"), "{err}");
-    let good = ares::expr::evaluate("sum(ones(100, chunk=7))").unwrap();
+    let good = ares_core::expr::evaluate("sum(ones(100, chunk=7))").unwrap();
     assert_eq!(
         run(&mut c, &good).unwrap().get_flat(0).unwrap().as_f64(),
         100.0
     );
     // An invalid graph is refused at submission.
     let mut g = Tensor::graph(&[&good]);
-    g.outputs = vec![ares::ids::TileableIdx(99)];
+    g.outputs = vec![ares_core::ids::TileableIdx(99)];
     let e = c.submit_tileable_graph(&g, None).unwrap_err().to_string();
     assert!(e.contains("malformed graph"), "{e}");
 }
@@ -228,17 +228,22 @@ fn kernel_errors_fail_the_task_not_the_node() {
 fn session_execute_and_per_task_config() {
     let cluster = Cluster::start(2, 1);
     let mut session = ares::api::Session::new(Box::new(cluster.client()));
-    let t = ares::expr::evaluate("m = rand(40, 30, chunk=(9, 7), seed=4); (m @ m.T).sum(axis=1)")
-        .unwrap();
+    let t =
+        ares_core::expr::evaluate("m = rand(40, 30, chunk=(9, 7), seed=4); (m @ m.T).sum(axis=1)")
+            .unwrap();
     let got = session.execute_f64(&t).unwrap();
     let want = reference::evaluate(&Tensor::graph(&[&t])).remove(0);
-    assert_close(&ares::array::ArrayData::F64(got), &want, "Session::execute");
+    assert_close(
+        &ares_core::array::ArrayData::F64(got),
+        &want,
+        "Session::execute",
+    );
 
     // extra config at submission changes the plan: fan-in 8 instead of 4.
     let mut c = cluster.client();
-    let sum = ares::expr::evaluate("sum(rand(64, chunk=1, seed=1))").unwrap();
+    let sum = ares_core::expr::evaluate("sum(rand(64, chunk=1, seed=1))").unwrap();
     let graph = Tensor::graph(&[&sum]);
-    let run = |c: &mut NativeClient, config: Option<ares::config::TaskConfig>| {
+    let run = |c: &mut NativeClient, config: Option<ares_core::config::TaskConfig>| {
         let task = c.submit_with_config(&graph, Some(false), config).unwrap();
         let info = c.wait_task(task, Duration::from_secs(30)).unwrap();
         assert_eq!(info.status, TaskStatus::Succeeded);
@@ -249,7 +254,7 @@ fn session_execute_and_per_task_config() {
     let default = run(&mut c, None);
     let wide = run(
         &mut c,
-        Some(ares::config::TaskConfig {
+        Some(ares_core::config::TaskConfig {
             combine_size: 8,
             ..Default::default()
         }),

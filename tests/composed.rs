@@ -3,8 +3,8 @@
 
 mod common;
 
-use ares::config::TaskConfig;
-use ares::expr::evaluate;
+use ares_core::config::TaskConfig;
+use ares_core::expr::evaluate;
 
 /// Program, NumPy's dtype, shape and values (bools as 0/1).
 const CASES: &[(&str, &str, &[usize], &[f64])] = &[

@@ -10,11 +10,11 @@
 mod common;
 
 use ares::api::{NativeClient, TaskApi};
-use ares::array::{ArrayData, DType};
-use ares::config::TaskConfig;
-use ares::ops::ChunkSpec;
 use ares::protocol::TaskStatus;
-use ares::tensor::{self, Tensor};
+use ares_core::array::{ArrayData, DType};
+use ares_core::config::TaskConfig;
+use ares_core::ops::ChunkSpec;
+use ares_core::tensor::{self, Tensor};
 use ndarray::{ArrayD, IxDyn};
 use npyz::WriterBuilder;
 use std::path::Path;
@@ -84,7 +84,7 @@ fn run(c: &mut NativeClient, t: &Tensor) -> ArrayData {
 /// without fusion.
 fn both(c: &mut NativeClient, program: &str, x: &Tensor, i: &Tensor) -> [ArrayData; 2] {
     let vars = [("x".to_string(), x.clone()), ("i".to_string(), i.clone())];
-    let t = ares::expr::evaluate_with(program, &vars).unwrap();
+    let t = ares_core::expr::evaluate_with(program, &vars).unwrap();
     let unfused = TaskConfig {
         fuse_enabled: false,
         ..TaskConfig::default()
@@ -251,7 +251,7 @@ fn float32_and_int32_compute_as_numpy_on_a_cluster() {
 
     // A Python int that does not fit int32 is refused when the graph is built.
     let vars = [("i".to_string(), i.clone())];
-    let e = ares::expr::evaluate_with("i + 2**40", &vars).unwrap_err();
+    let e = ares_core::expr::evaluate_with("i + 2**40", &vars).unwrap_err();
     assert!(e.to_string().contains("out of bounds for int32"), "{e}");
 
     // Written back by the workers, bit for bit, in the same dtypes.
@@ -260,7 +260,7 @@ fn float32_and_int32_compute_as_numpy_on_a_cluster() {
     assert_eq!(bits(&read_npy::<f32>(&d.join("f.out.npy"))), bits(&f));
     assert_eq!(read_npy::<i32>(&d.join("i.out.npy")), n);
     let z = x
-        .to_zarr("dt/f.zarr", None, ares::io::Codec::Zstd { level: 1 })
+        .to_zarr("dt/f.zarr", None, ares_core::io::Codec::Zstd { level: 1 })
         .unwrap();
     run(&mut c, &z);
     let back = tensor::from_zarr("dt/f.zarr", Some(ChunkSpec::from(300usize))).unwrap();
@@ -288,7 +288,7 @@ fn float32_matmul_matches_a_float64_product() {
     ];
     let program =
         "rechunk(reshape(a, (70, 50)), (16, 16)) @ rechunk(reshape(b, (50, 40)), (16, 8))";
-    let t = ares::expr::evaluate_with(program, &vars).unwrap();
+    let t = ares_core::expr::evaluate_with(program, &vars).unwrap();
     let got = run(&mut c, &t);
     assert_eq!((got.dtype(), got.shape()), (DType::F32, &[m, n][..]));
     let got = as_f32(&got);
@@ -306,7 +306,7 @@ fn float32_matmul_matches_a_float64_product() {
     // 4 MB float32 blocks (sent between the workers as whole-chunk frames): the cluster's
     // answer is the local executor's, bit for bit.
     let big = "a = astype(rand((2000, 2000), chunk=1000, seed=1), 'float32'); sum(a @ a.T)";
-    let t = ares::expr::evaluate(big).unwrap();
+    let t = ares_core::expr::evaluate(big).unwrap();
     let local = common::run(&t, &TaskConfig::default(), 1, 2);
     assert_eq!(local.dtype(), DType::F32);
     assert_eq!(run(&mut c, &t), local);

@@ -7,7 +7,7 @@ mod common;
 
 use ares::api::TaskApi;
 use ares::protocol::TaskStatus;
-use ares::tensor::Tensor;
+use ares_core::tensor::Tensor;
 use common::nodes::{heavy_job, scalar, signal, submit, wait_end, wait_progress, Nodes};
 use std::time::{Duration, Instant};
 
@@ -156,7 +156,7 @@ fn workers_exit_when_the_supervisor(sig: &str) -> Duration {
         nodes.add_worker();
     }
     let mut c = nodes.client();
-    let t = ares::expr::evaluate(
+    let t = ares_core::expr::evaluate(
         "x = rand(6000000, chunk=20000, seed=9); sum(exp(sin(x) * 2) - x, axis=0)",
     )
     .unwrap();

@@ -7,7 +7,7 @@ mod common;
 
 use ares::api::TaskApi;
 use ares::protocol::TaskStatus;
-use ares::tensor::Tensor;
+use ares_core::tensor::Tensor;
 use common::nodes::{heavy_job, signal, wait_end, wait_progress, Nodes};
 use std::process::{Child, ExitStatus};
 use std::time::{Duration, Instant};

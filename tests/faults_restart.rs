@@ -10,9 +10,9 @@
 mod common;
 
 use ares::api::{NativeClient, TaskApi};
-use ares::ids::TaskId;
 use ares::protocol::{TaskInfo, TaskStatus};
-use ares::tensor::Tensor;
+use ares_core::ids::TaskId;
+use ares_core::tensor::Tensor;
 use common::nodes::{heavy_job, Nodes};
 use std::time::{Duration, Instant};
 

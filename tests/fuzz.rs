@@ -20,7 +20,7 @@ use tokio_util::codec::Decoder;
 
 /// Valid frames to mutate: every message kind alone, and all of them in one frame.
 fn seeds() -> Vec<Vec<u8>> {
-    let task = ares::ids::TaskId(3);
+    let task = ares_core::ids::TaskId(3);
     let k = common::hostile::every_message(task);
     let mut out: Vec<Vec<u8>> = common::hostile::every_frame(task)
         .into_iter()

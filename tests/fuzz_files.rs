@@ -8,7 +8,7 @@
 //! Every input must be accepted or refused with an error, never panic, and take under
 //! [`BOUND`]. Each input has its own seed, printed when it fails, so one input reproduces.
 
-use ares::io::{self, npy_header, roots, Codec, Format};
+use ares_core::io::{self, npy_header, roots, Codec, Format};
 use rand::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use serde_json::{json, Value};

@@ -1,14 +1,14 @@
 //! Golden text dumps of prepared graphs (`ares explain`). Set `UPDATE_GOLDEN=1` to rewrite
 //! them after an intended change, then review the diff.
 
-use ares::config::TaskConfig;
-use ares::ids::TaskId;
-use ares::prepare::{prepare, uniform_cluster};
-use ares::tensor::Tensor;
+use ares_core::config::TaskConfig;
+use ares_core::ids::TaskId;
+use ares_core::prepare::{prepare, uniform_cluster};
+use ares_core::tensor::Tensor;
 use std::path::PathBuf;
 
 fn golden(name: &str, expr: &str, config: TaskConfig, workers: usize, slots: usize) {
-    let t = ares::expr::evaluate(expr).unwrap();
+    let t = ares_core::expr::evaluate(expr).unwrap();
     let p = prepare(
         &Tensor::graph(&[&t]),
         &config,
@@ -16,7 +16,7 @@ fn golden(name: &str, expr: &str, config: TaskConfig, workers: usize, slots: usi
         TaskId(1),
     )
     .unwrap();
-    let text = format!("# {expr}\n{}", ares::explain::text(&p, 0));
+    let text = format!("# {expr}\n{}", ares_core::explain::text(&p, 0));
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("tests/golden")
         .join(format!("{name}.txt"));

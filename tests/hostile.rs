@@ -7,11 +7,11 @@
 mod common;
 
 use ares::api::TaskApi;
-use ares::ids::TaskId;
 use ares::protocol::codec;
 use ares::protocol::handshake::{HandshakeError, Role};
 use ares::protocol::secret::Secret;
 use ares::protocol::{ClientReply, ClientRequest};
+use ares_core::ids::TaskId;
 use common::cluster::Cluster;
 use common::hostile::*;
 use std::io::Write;
@@ -106,7 +106,7 @@ fn without_the_secret_nothing_reaches_a_handler() {
     }
     // A raw data-plane request for the result: closed without an answer.
     let mut s = raw(&cluster.workers[0]);
-    let req = ares::protocol::data::encode_request(task, &[ares::ids::ChunkIdx(0)]).unwrap();
+    let req = ares::protocol::data::encode_request(task, &[ares_core::ids::ChunkIdx(0)]).unwrap();
     let _ = codec::write_frame(&mut s, &req);
     let _ = s.shutdown(std::net::Shutdown::Write);
     assert_closed(s);
@@ -176,9 +176,9 @@ fn messages_from_the_wrong_side_are_refused() {
     let mut c =
         ares::api::NativeClient::connect_with(&cluster.addr, Duration::from_secs(5), &client)
             .unwrap();
-    let t = ares::expr::evaluate("sum(ones(6, chunk=2))").unwrap();
+    let t = ares_core::expr::evaluate("sum(ones(6, chunk=2))").unwrap();
     let task = c
-        .submit_tileable_graph(&ares::tensor::Tensor::graph(&[&t]), None)
+        .submit_tileable_graph(&ares_core::tensor::Tensor::graph(&[&t]), None)
         .unwrap();
     let info = c.wait_task(task, Duration::from_secs(30)).unwrap();
     assert_eq!(info.status, ares::protocol::TaskStatus::Succeeded);
@@ -193,8 +193,9 @@ fn the_data_plane_answers_each_chunk_once() {
     let mut found = 0;
     for c in 0..8 {
         let mut s = authed(&cluster.workers[0], Role::Peer, &cluster.secret).unwrap();
-        let req = ares::protocol::data::encode_request(task, &vec![ares::ids::ChunkIdx(c); 20_000])
-            .unwrap();
+        let req =
+            ares::protocol::data::encode_request(task, &vec![ares_core::ids::ChunkIdx(c); 20_000])
+                .unwrap();
         codec::write_frame(&mut s, &req).unwrap();
         let answer = codec::read_frame(&mut s, 1 << 26).unwrap_or_else(|e| {
             panic!(
@@ -263,7 +264,7 @@ fn live_fuzz_over_authenticated_connections() {
         .filter(|(kind, _)| !kind.ends_with("::Cancel"))
         .map(|(_, frame)| frame)
         .chain((0..8u32).map(|c| {
-            ares::protocol::data::encode_request(task, &[ares::ids::ChunkIdx(c); 3]).unwrap()
+            ares::protocol::data::encode_request(task, &[ares_core::ids::ChunkIdx(c); 3]).unwrap()
         }))
         .collect();
     let (mut answered, mut closed) = (0, 0);

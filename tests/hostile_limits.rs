@@ -6,9 +6,9 @@
 mod common;
 
 use ares::api::TaskApi;
-use ares::ids::TaskId;
 use ares::protocol::codec;
 use ares::protocol::{ClientReply, ClientRequest};
+use ares_core::ids::TaskId;
 use common::cluster::Cluster;
 use common::hostile::*;
 use std::io::Write;
@@ -20,9 +20,9 @@ use std::time::Duration;
 fn oversized_tasks_are_refused_at_submission() {
     let cluster = Cluster::start_with(1, 1, "web:\n  listen: 127.0.0.1:0\n");
     let mut c = cluster.client();
-    let t = ares::expr::evaluate("sum(ones(10**9, chunk=1))").unwrap();
+    let t = ares_core::expr::evaluate("sum(ones(10**9, chunk=1))").unwrap();
     let err = c
-        .submit_tileable_graph(&ares::tensor::Tensor::graph(&[&t]), None)
+        .submit_tileable_graph(&ares_core::tensor::Tensor::graph(&[&t]), None)
         .unwrap_err()
         .to_string();
     assert!(err.contains("max_chunks_per_task = 20000000"), "{err}");
@@ -48,7 +48,7 @@ fn oversized_tasks_are_refused_at_submission() {
         other => panic!("accepted: {other:?}"),
     }
     // A graph of more nodes than limits.max_graph_nodes.
-    let mut big = ares::tensor::Tensor::graph(&[&ares::tensor::ones(&[4], 2).unwrap()]);
+    let mut big = ares_core::tensor::Tensor::graph(&[&ares_core::tensor::ones(&[4], 2).unwrap()]);
     big.nodes = vec![big.nodes[0].clone(); 100_001];
     let err = c.submit_tileable_graph(&big, None).unwrap_err().to_string();
     assert!(err.contains("max_graph_nodes"), "{err}");
@@ -82,8 +82,9 @@ fn tasks_in_flight_are_bounded() {
     assert!(refused);
     let mut c = cluster.client();
     // Slow tasks: a long chain on one slot keeps them running while we submit more.
-    let slow = ares::expr::evaluate("sum(exp(sin(rand(3000000, chunk=100000, seed=1))))").unwrap();
-    let graph = ares::tensor::Tensor::graph(&[&slow]);
+    let slow =
+        ares_core::expr::evaluate("sum(exp(sin(rand(3000000, chunk=100000, seed=1))))").unwrap();
+    let graph = ares_core::tensor::Tensor::graph(&[&slow]);
     let a = c.submit_tileable_graph(&graph, None).unwrap();
     let b = c.submit_tileable_graph(&graph, None).unwrap();
     let err = c

@@ -8,9 +8,9 @@
 mod common;
 
 use ares::api::{TaskApi, WebTaskApi};
-use ares::array::ArrayData;
 use ares::protocol::TaskStatus;
-use ares::tensor::Tensor;
+use ares_core::array::ArrayData;
+use ares_core::tensor::Tensor;
 use common::cluster::Cluster;
 use std::time::Duration;
 
@@ -25,7 +25,7 @@ fn bits(a: &ArrayData) -> Vec<u64> {
 fn chunks_larger_than_a_frame_travel_between_workers_and_to_clients() {
     let yaml = "web:\n  listen: 127.0.0.1:0\n";
     let cluster = Cluster::start_full(2, 1, "  max_frame_bytes: 65536\n", yaml);
-    let t = ares::expr::evaluate(PROGRAM).unwrap();
+    let t = ares_core::expr::evaluate(PROGRAM).unwrap();
     let want = common::run(&t, &Default::default(), 1, 1);
 
     // Native: the 256 KiB result chunks come back in row ranges of at most half a frame.

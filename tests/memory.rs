@@ -9,7 +9,7 @@ mod common;
 
 use ares::api::TaskApi;
 use ares::protocol::TaskStatus;
-use ares::tensor::Tensor;
+use ares_core::tensor::Tensor;
 use common::cluster::{wait_ready, Cluster};
 use common::nodes::{scalar, signal, submit, wait_end, Nodes};
 use serde_json::Value;
@@ -24,7 +24,7 @@ const VARIANCE: &str =
     "x = rand(33554432, chunk=524288, seed=7); y = x - mean(x); sum(y * y) / 33554432";
 
 fn reference(program: &str) -> f64 {
-    let t = ares::expr::evaluate(program).unwrap();
+    let t = ares_core::expr::evaluate(program).unwrap();
     common::reference::evaluate(&Tensor::graph(&[&t]))
         .pop()
         .unwrap()
@@ -131,7 +131,7 @@ fn a_job_on_4x_the_memory_limits_completes_within_them() {
     // A subtask that fits in no worker's limit is refused at submission, with the numbers,
     // over the native protocol and over HTTP.
     let too_big = "sum(rand(8388608, chunk=8388608, seed=1))";
-    let graph = Tensor::graph(&[&ares::expr::evaluate(too_big).unwrap()]);
+    let graph = Tensor::graph(&[&ares_core::expr::evaluate(too_big).unwrap()]);
     let refused = |error: &str| {
         error.contains("projected memory 128 MiB > allowed 32 MiB")
             && error.contains("reduce chunk=")

@@ -4,14 +4,14 @@
 
 mod common;
 
-use ares::array::{DType, Scalar};
-use ares::ops::Op;
-use ares::tensor::{self, concatenate, SliceArg, Tensor};
+use ares_core::array::{DType, Scalar};
+use ares_core::ops::Op;
+use ares_core::tensor::{self, concatenate, SliceArg, Tensor};
 use common::check;
 
 const CHUNKS_1D: [usize; 4] = [1, 3, 7, 100];
 
-fn r(shape: &[usize], chunk: impl Into<ares::ops::ChunkSpec>, seed: u64) -> Tensor {
+fn r(shape: &[usize], chunk: impl Into<ares_core::ops::ChunkSpec>, seed: u64) -> Tensor {
     tensor::rand(shape, chunk, Some(seed)).unwrap()
 }
 

@@ -7,11 +7,11 @@
 
 mod common;
 
-use ares::array::ArrayData;
-use ares::config::TaskConfig;
-use ares::io::{npy, roots};
-use ares::ops::ChunkSpec;
-use ares::tensor::{self, Tensor};
+use ares_core::array::ArrayData;
+use ares_core::config::TaskConfig;
+use ares_core::io::{npy, roots};
+use ares_core::ops::ChunkSpec;
+use ares_core::tensor::{self, Tensor};
 use ndarray::{ArrayD, Axis, IxDyn};
 use proptest::prelude::*;
 use std::path::{Path, PathBuf};
@@ -36,7 +36,7 @@ fn root() -> &'static Path {
 fn tensor_of(values: &ArrayD<f64>, splits: &[Vec<usize>]) -> Tensor {
     static NEXT: AtomicU64 = AtomicU64::new(0);
     let path = root().join(format!("x{}.npy", NEXT.fetch_add(1, Ordering::Relaxed)));
-    let meta = npy::create(&path, values.shape(), ares::array::DType::F64).unwrap();
+    let meta = npy::create(&path, values.shape(), ares_core::array::DType::F64).unwrap();
     let data = ArrayData::F64(values.as_standard_layout().into_owned());
     let origin = vec![0; values.ndim()];
     npy::write_region(&path, &meta, &origin, &data).unwrap();
@@ -52,7 +52,7 @@ fn same(got: f64, want: f64) -> bool {
 
 /// Runs `program` on `x` (fusion on and off) and compares with `want`.
 fn check(program: &str, x: &Tensor, want: Want) -> Result<(), TestCaseError> {
-    let built = ares::expr::evaluate_with(program, &[("x".to_string(), x.clone())]);
+    let built = ares_core::expr::evaluate_with(program, &[("x".to_string(), x.clone())]);
     let t = match (built, &want) {
         (Ok(t), Ok(_)) => t,
         (Err(_), Err(())) => return Ok(()),
@@ -344,17 +344,17 @@ proptest! {
 #[test]
 fn linspace_without_endpoint_and_explicit_creation_chunks() {
     let program = "linspace(0, 1, 5, endpoint=False, chunk=((2, 1, 2),))";
-    let t = ares::expr::evaluate(program).unwrap();
+    let t = ares_core::expr::evaluate(program).unwrap();
     let got = common::run(&t, &TaskConfig::default(), 1, 2);
     let want = [0.0, 0.2, 0.4, 0.6, 0.8];
     assert!(got.iter_f64().zip(want).all(|(g, w)| same(g, w)), "{got:?}");
-    let t = ares::expr::evaluate("ones((10, 8), chunk=((2, 3, 5), (4, 4)))").unwrap();
+    let t = ares_core::expr::evaluate("ones((10, 8), chunk=((2, 3, 5), (4, 4)))").unwrap();
     let graph = Tensor::graph(&[&t]);
-    let prepared = ares::prepare::prepare(
+    let prepared = ares_core::prepare::prepare(
         &graph,
         &TaskConfig::default(),
-        &ares::prepare::uniform_cluster(1, 1),
-        ares::ids::TaskId(1),
+        &ares_core::prepare::uniform_cluster(1, 1),
+        ares_core::ids::TaskId(1),
     )
     .unwrap();
     assert_eq!(prepared.tiled_chunks, 6);
@@ -362,17 +362,17 @@ fn linspace_without_endpoint_and_explicit_creation_chunks() {
         "ones((10, 8), chunk=((2, 3, 4), 4))",
         "ones(4, chunk=((2, 0, 2),))",
     ] {
-        let e = ares::expr::evaluate(bad).unwrap_err();
+        let e = ares_core::expr::evaluate(bad).unwrap_err();
         assert!(e.message.contains("add up"), "{bad}: {e}");
     }
     // A length given as a number next to explicit lengths is expanded: bounded first.
-    let e = ares::expr::evaluate("ones((1, 2**40), chunk=((1,), 1))").unwrap_err();
+    let e = ares_core::expr::evaluate("ones((1, 2**40), chunk=((1,), 1))").unwrap_err();
     assert!(e.message.contains("1099511627776 chunks"), "{e}");
-    let e = ares::expr::evaluate("split(ones(0), 10**12)").unwrap_err();
+    let e = ares_core::expr::evaluate("split(ones(0), 10**12)").unwrap_err();
     assert!(e.message.contains("exceed the limit"), "{e}");
-    let parts = ares::expr::evaluate("split(ones((2, 0), chunk=1), 3, axis=1)[2]").unwrap();
+    let parts = ares_core::expr::evaluate("split(ones((2, 0), chunk=1), 3, axis=1)[2]").unwrap();
     assert_eq!(parts.shape(), &[2, 0]);
-    let e = ares::expr::evaluate("ones((4, 4), chunk=((2, 2), 0))").unwrap_err();
+    let e = ares_core::expr::evaluate("ones((4, 4), chunk=((2, 2), 0))").unwrap_err();
     assert!(e.message.contains("axis 1 must be at least 1"), "{e}");
 }
 
@@ -386,14 +386,14 @@ fn readme_documents_every_function_and_operator() {
         .iter()
         .flat_map(|s| s.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')))
         .collect();
-    let missing: Vec<&str> = ares::expr::FUNCTIONS
+    let missing: Vec<&str> = ares_core::expr::FUNCTIONS
         .iter()
-        .chain(ares::expr::CONSTANTS)
+        .chain(ares_core::expr::CONSTANTS)
         .copied()
         .filter(|f| !words.contains(f))
         .collect();
     assert!(missing.is_empty(), "not in the README: {missing:?}");
-    for (symbol, _) in ares::expr::OPERATORS {
+    for (symbol, _) in ares_core::expr::OPERATORS {
         let shown = spans.iter().any(|s| s.split(' ').any(|w| w == *symbol));
         assert!(shown, "operator {symbol} is not in the README");
     }

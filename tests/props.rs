@@ -3,11 +3,11 @@
 
 mod common;
 
-use ares::config::TaskConfig;
-use ares::ids::TaskId;
-use ares::ops::Op;
-use ares::prepare::{prepare, WorkerSlots};
-use ares::tensor::{self, SliceArg, Tensor};
+use ares_core::config::TaskConfig;
+use ares_core::ids::TaskId;
+use ares_core::ops::Op;
+use ares_core::prepare::{prepare, WorkerSlots};
+use ares_core::tensor::{self, SliceArg, Tensor};
 use common::{assert_close, reference, run};
 use proptest::prelude::*;
 
@@ -103,8 +103,8 @@ fn build(n: &Node, shape: &[usize]) -> Tensor {
         Node::Unary(o, a) => {
             let x = build(a, shape);
             // numpy rejects negating bools too: cast first.
-            let x = if x.dtype() == ares::array::DType::Bool {
-                x.astype(ares::array::DType::F64).unwrap()
+            let x = if x.dtype() == ares_core::array::DType::Bool {
+                x.astype(ares_core::array::DType::F64).unwrap()
             } else {
                 x
             };
@@ -115,16 +115,16 @@ fn build(n: &Node, shape: &[usize]) -> Tensor {
             // numpy rejects subtracting bools from bools too: cast one first.
             let x = if BINARY[*o] == Op::Sub
                 && x.dtype() == y.dtype()
-                && x.dtype() == ares::array::DType::Bool
+                && x.dtype() == ares_core::array::DType::Bool
             {
-                x.astype(ares::array::DType::F64).unwrap()
+                x.astype(ares_core::array::DType::F64).unwrap()
             } else {
                 x
             };
             x.elementwise(BINARY[*o], &y).unwrap()
         }
         Node::Scalar(o, v, left, a) => build(a, shape)
-            .binary_scalar(BINARY[*o], ares::array::Scalar::F64(*v), *left)
+            .binary_scalar(BINARY[*o], ares_core::array::Scalar::F64(*v), *left)
             .unwrap(),
     }
 }
@@ -170,15 +170,15 @@ proptest! {
         let t = apply_tail(build(&tree, &[rows, cols]), &tail);
         let graph = Tensor::graph(&[&t]);
         let config = TaskConfig { combine_size: combine, ..TaskConfig::default() };
-        let p = prepare(&graph, &config, &[WorkerSlots { worker: ares::ids::WorkerId(0), slots: 1 }], TaskId(1)).unwrap();
-        let projected = ares::prepare::limits::projected_chunks(&graph);
+        let p = prepare(&graph, &config, &[WorkerSlots { worker: ares_core::ids::WorkerId(0), slots: 1 }], TaskId(1)).unwrap();
+        let projected = ares_core::prepare::limits::projected_chunks(&graph);
         prop_assert!(projected >= p.tiled_chunks as u64, "{tree:?} {tail:?}: projected {projected} < tiled {}", p.tiled_chunks);
     }
 
     #[test]
     fn initial_assignment_is_balanced(tree in node(), rows in 1usize..40, slots in prop::collection::vec(1usize..5, 1..5)) {
         let t = build(&tree, &[rows, 3]).sum(None, false).unwrap();
-        let workers: Vec<WorkerSlots> = slots.iter().enumerate().map(|(i, s)| WorkerSlots { worker: ares::ids::WorkerId(i as u32), slots: *s }).collect();
+        let workers: Vec<WorkerSlots> = slots.iter().enumerate().map(|(i, s)| WorkerSlots { worker: ares_core::ids::WorkerId(i as u32), slots: *s }).collect();
         let p = prepare(&Tensor::graph(&[&t]), &TaskConfig::default(), &workers, TaskId(1)).unwrap();
         let initial = p.subtasks.initial().count();
         let total: usize = slots.iter().sum();

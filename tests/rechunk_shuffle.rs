@@ -6,13 +6,13 @@
 
 mod common;
 
-use ares::array::{ArrayData, DType};
-use ares::config::TaskConfig;
-use ares::ids::{ChunkIdx, TaskId};
-use ares::ops::Op;
-use ares::prepare::{prepare, uniform_cluster};
 use ares::protocol::TaskStatus;
-use ares::tensor::Tensor;
+use ares_core::array::{ArrayData, DType};
+use ares_core::config::TaskConfig;
+use ares_core::ids::{ChunkIdx, TaskId};
+use ares_core::ops::Op;
+use ares_core::prepare::{prepare, uniform_cluster};
+use ares_core::tensor::Tensor;
 use common::cluster::Cluster;
 use std::time::Duration;
 
@@ -37,7 +37,7 @@ fn program(shape: &[usize], from: &[Vec<usize>], to: &[Vec<usize>], dtype: DType
         spec(from),
         spec(to)
     );
-    ares::expr::evaluate(&text).unwrap()
+    ares_core::expr::evaluate(&text).unwrap()
 }
 
 /// Element `k` (C order) of `arange(n)` cast as `astype` does.
@@ -115,7 +115,7 @@ fn a_row_to_column_rechunk_is_linear_in_chunks() {
     // 400 row bands to 400 column bands of a 4000² array: 160,000 slice nodes by the grid
     // method, about 2 × 400 chunks through the shuffle (plus the proxy and the zeros made
     // into row bands first).
-    let x = ares::expr::evaluate(
+    let x = ares_core::expr::evaluate(
         "x = rechunk(zeros((4000, 4000)), (4000, 10)); rechunk(x, (10, 4000))",
     )
     .unwrap();

@@ -14,10 +14,10 @@
 
 mod common;
 
-use ares::array::Scalar;
-use ares::config::TaskConfig;
-use ares::ops::{ChunkSpec, Op};
-use ares::tensor::{self, Tensor};
+use ares_core::array::Scalar;
+use ares_core::config::TaskConfig;
+use ares_core::ops::{ChunkSpec, Op};
+use ares_core::tensor::{self, Tensor};
 use common::{reference, run};
 use ndarray::{ArrayD, Axis};
 use proptest::prelude::*;
@@ -117,7 +117,7 @@ fn data(shape: &[usize; 2], cuts: &[usize], seed: u64, offset: f64, scale: f64) 
         .unwrap()
 }
 
-fn assert_rel(got: &ares::array::ArrayData, want: &ArrayD<f64>, tol: f64, what: &str) {
+fn assert_rel(got: &ares_core::array::ArrayData, want: &ArrayD<f64>, tol: f64, what: &str) {
     assert_eq!(got.shape(), want.shape(), "{what}: shape");
     for (i, (g, w)) in got.iter_f64().zip(want.iter()).enumerate() {
         let ok = (g.is_nan() && w.is_nan()) || g == *w || (g - w).abs() <= tol * w.abs();

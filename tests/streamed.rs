@@ -7,7 +7,7 @@ mod common;
 
 use ares::api::TaskApi;
 use ares::protocol::TaskStatus;
-use ares::tensor::{self, Tensor};
+use ares_core::tensor::{self, Tensor};
 use common::nodes::{self, Nodes};
 use std::time::Duration;
 

@@ -12,10 +12,10 @@
 mod common;
 
 use ares::api::{ApiError, NativeClient, TaskApi, WebTaskApi};
-use ares::array::ArrayData;
-use ares::ops::{ChunkSpec, Op};
 use ares::protocol::{ClientReply, ClientRequest, TaskStatus, UploadedTensor, PROTOCOL_VERSION};
-use ares::tensor::Tensor;
+use ares_core::array::ArrayData;
+use ares_core::ops::{ChunkSpec, Op};
+use ares_core::tensor::Tensor;
 use common::cluster::Cluster;
 use common::hostile::{assert_closed, raw, receive, send, session};
 use ndarray::{ArrayD, Axis, IxDyn};
@@ -111,7 +111,7 @@ fn ask(s: &mut std::net::TcpStream, m: ClientRequest) -> Result<String, String> 
 /// Runs `expr` with `x` bound to the uploaded tensor; the one result.
 fn compute(api: &mut dyn TaskApi, up: &UploadedTensor, expr: &str) -> ArrayData {
     let x = Tensor::new(Op::Fetch, up.fetch.clone(), vec![]).unwrap();
-    let t = ares::expr::evaluate_with(expr, &[("x".to_string(), x)]).unwrap();
+    let t = ares_core::expr::evaluate_with(expr, &[("x".to_string(), x)]).unwrap();
     let task = api
         .submit_tileable_graph(&Tensor::graph(&[&t]), None)
         .unwrap();
@@ -525,13 +525,13 @@ fn without_data_roots_uploads_spool_privately_and_clients_cannot_name_the_spool(
     // A client graph naming a spool file (the internal source form) is refused over both
     // protocols, before the supervisor reads anything.
     std::fs::write(spool.join("9-planted.npy"), npy("<i8", &[3], &[1i64, 2, 3])).unwrap();
-    let data = ares::io::DataRef {
-        format: ares::io::Format::Spool,
+    let data = ares_core::io::DataRef {
+        format: ares_core::io::Format::Spool,
         path: spool.join("9-planted.npy").display().to_string(),
         shape: [3usize][..].into(),
-        dtype: ares::array::DType::I64,
+        dtype: ares_core::array::DType::I64,
     };
-    let args = ares::ops::OpArgs::Source {
+    let args = ares_core::ops::OpArgs::Source {
         data: Box::new(data),
         chunk: ChunkSpec::Uniform(3),
     };
@@ -582,7 +582,7 @@ fn data_upload_spool_chooses_where_the_spool_directory_is_made() {
 
 /// The worker ids holding the chunks of an upload, as its fetch arguments list them.
 fn holders(up: &UploadedTensor) -> Vec<u32> {
-    let ares::ops::OpArgs::FetchResult { chunks, .. } = &up.fetch else {
+    let ares_core::ops::OpArgs::FetchResult { chunks, .. } = &up.fetch else {
         panic!("not a fetch: {:?}", up.fetch);
     };
     let mut w: Vec<u32> = chunks.iter().map(|(_, w)| *w).collect();

@@ -3,8 +3,8 @@
 //! task per request).
 
 use ares::api::{ApiError, NativeClient, TaskApi, WebTaskApi};
-use ares::array::ArrayData;
-use ares::ids::TaskId;
+use ares_core::array::ArrayData;
+use ares_core::ids::TaskId;
 
 /// The client of an engine: the native protocol fetches every output of a task at once, the
 /// web API one output per request.

@@ -1,10 +1,10 @@
 //! `explain`: what `ares explain` prints for tensors, from the same passes
-//! (`ares::prepare::prepare`) and the same printer (`ares::explain::text`).
+//! (`ares_core::prepare::prepare`) and the same printer (`ares_core::explain::text`).
 
 use crate::errors::value_error;
 use crate::tensor::PyTensor;
-use ares::ids::TaskId;
-use ares::tensor::Tensor;
+use ares_core::ids::TaskId;
+use ares_core::tensor::Tensor;
 use pyo3::prelude::*;
 
 /// Prepares the graph of `tensors` for `workers` × `slots` and prints every pass, as
@@ -12,18 +12,20 @@ use pyo3::prelude::*;
 pub fn explain_text(
     py: Python<'_>,
     tensors: &[PyRef<'_, PyTensor>],
-    config: &ares::config::TaskConfig,
+    config: &ares_core::config::TaskConfig,
     workers: usize,
     slots: usize,
     limit: usize,
 ) -> PyResult<String> {
     let refs: Vec<&Tensor> = tensors.iter().map(|t| &t.tensor).collect();
     let graph = Tensor::graph(&refs);
-    let cluster = ares::prepare::uniform_cluster(workers.max(1), slots.max(1));
+    let cluster = ares_core::prepare::uniform_cluster(workers.max(1), slots.max(1));
     py.detach(|| {
         // Sinks are planned, not created (as `ares explain` does).
-        ares::io::plan_only(|| ares::prepare::prepare(&graph, config, &cluster, TaskId(1)))
-            .map(|p| ares::explain::text(&p, limit))
+        ares_core::io::plan_only(|| {
+            ares_core::prepare::prepare(&graph, config, &cluster, TaskId(1))
+        })
+        .map(|p| ares_core::explain::text(&p, limit))
     })
     .map_err(value_error)
 }
@@ -39,6 +41,6 @@ pub fn explain(
     slots: usize,
     limit: usize,
 ) -> PyResult<String> {
-    let config = ares::config::TaskConfig::default();
+    let config = ares_core::config::TaskConfig::default();
     explain_text(py, &tensors, &config, workers, slots, limit)
 }

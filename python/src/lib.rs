@@ -3,8 +3,8 @@
 //! The package is a thin Python layer (`python/ares/`) over this module, which binds the Rust
 //! library rather than the CLI binary (a cdylib cannot be the binary):
 //!
-//! * [`tensor`]: `Tensor`, a handle to a lazy `ares::tensor::Tensor`, and `call`, which runs any
-//!   function of the expression language by name (`ares::expr::call`). Binding that one entry
+//! * [`tensor`]: `Tensor`, a handle to a lazy `ares_core::tensor::Tensor`, and `call`, which runs any
+//!   function of the expression language by name (`ares_core::expr::call`). Binding that one entry
 //!   instead of one function per NumPy name means every function the core adds appears in
 //!   Python with the same argument checks and NEP 50 promotion as in a program.
 //! * [`engine`]: `Engine`, where tensors are computed: an embedded cluster in this process
@@ -54,8 +54,8 @@ fn run_node(
     };
     py.detach(|| -> anyhow::Result<()> {
         let config = match &config {
-            Some(path) => ares::config::Config::load(std::path::Path::new(path))?,
-            None => ares::config::Config::default(),
+            Some(path) => ares_core::config::Config::load(std::path::Path::new(path))?,
+            None => ares_core::config::Config::default(),
         };
         let ready = ready_file.as_deref().map(std::path::Path::new);
         ares::node::run_node(role, config, supervisor, ready)

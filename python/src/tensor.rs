@@ -1,4 +1,4 @@
-//! `Tensor`: a Python handle to a lazy `ares::tensor::Tensor`, and `call`, the one entry to
+//! `Tensor`: a Python handle to a lazy `ares_core::tensor::Tensor`, and `call`, the one entry to
 //! every function of the expression language.
 //!
 //! Shapes and dtypes are checked when a tensor is built, so a wrong shape raises
@@ -8,9 +8,9 @@
 
 use crate::errors::value_error;
 use crate::values::{from_value, to_value};
-use ares::array::DType;
-use ares::expr::call::{self, Value};
-use ares::tensor::{SliceArg, Tensor};
+use ares_core::array::DType;
+use ares_core::expr::call::{self, Value};
+use ares_core::tensor::{SliceArg, Tensor};
 use pyo3::exceptions::{PyIndexError, PyTypeError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyEllipsis, PySlice, PyTuple};
@@ -97,9 +97,9 @@ impl PyTensor {
     /// The chunk lengths per dimension, as tiling would make them (dask's `chunks`).
     fn chunks<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
         let graph = Tensor::graph(&[&self.tensor]);
-        let config = ares::config::TaskConfig::default();
+        let config = ares_core::config::TaskConfig::default();
         let chunks = py
-            .detach(|| ares::prepare::tile::tile(&graph, &config))
+            .detach(|| ares_core::prepare::tile::tile(&graph, &config))
             .map_err(value_error)?;
         let splits = chunks
             .results
@@ -223,7 +223,7 @@ fn is_function(name: &str) -> bool {
 /// Every function of the expression language, by name (the package publishes them).
 #[pyfunction]
 fn functions() -> Vec<&'static str> {
-    ares::expr::FUNCTIONS.to_vec()
+    ares_core::expr::FUNCTIONS.to_vec()
 }
 
 /// The dtypes the core has, among NumPy's names.
@@ -269,8 +269,8 @@ fn from_npy(path: &str, chunks: Option<&Bound<'_, PyAny>>) -> PyResult<PyTensor>
 /// first), for this process: tensor sources check their paths when they are built.
 #[pyfunction]
 fn set_data_roots(roots: Vec<std::path::PathBuf>) -> PyResult<()> {
-    let roots = ares::io::roots::DataRoots::new(&roots).map_err(value_error)?;
-    ares::io::roots::set_global(roots);
+    let roots = ares_core::io::roots::DataRoots::new(&roots).map_err(value_error)?;
+    ares_core::io::roots::set_global(roots);
     Ok(())
 }
 

@@ -12,10 +12,10 @@
 use crate::client::Client;
 use crate::errors::api_error;
 use ares::api::ApiError;
-use ares::ids::TaskId;
-use ares::ops::{ChunkSpec, Op};
 use ares::protocol::UploadedTensor;
-use ares::tensor::Tensor;
+use ares_core::ids::TaskId;
+use ares_core::ops::{ChunkSpec, Op};
+use ares_core::tensor::Tensor;
 use numpy::{PyReadonlyArray1, PyUntypedArrayMethods};
 use pyo3::exceptions::{PyConnectionError, PyValueError};
 use pyo3::prelude::*;

@@ -7,8 +7,8 @@
 //! (a NumPy scalar for float32 and int32, whose precision a Python number would not show).
 
 use crate::tensor::PyTensor;
-use ares::array::{ArrayData, DType, Scalar};
-use ares::expr::call::Value;
+use ares_core::array::{ArrayData, DType, Scalar};
+use ares_core::expr::call::Value;
 use numpy::PyArray;
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;

@@ -3,7 +3,7 @@
 use ares::api::{NativeClient, TaskApi};
 use ares::protocol::secret::Secret;
 use ares::protocol::TaskStatus;
-use ares::tensor::{self, Tensor};
+use ares_core::tensor::{self, Tensor};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;

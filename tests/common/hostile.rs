@@ -3,12 +3,12 @@
 
 use super::cluster::Cluster;
 use ares::api::TaskApi;
-use ares::ids::TaskId;
 use ares::protocol::auth;
 use ares::protocol::codec;
 use ares::protocol::handshake::{HandshakeError, Role};
 use ares::protocol::secret::Secret;
 use ares::protocol::{ClientReply, ClientRequest, Direction, FromWorker, TaskStatus, ToWorker};
+use ares_core::ids::TaskId;
 use std::io::Read;
 use std::net::TcpStream;
 use std::time::{Duration, Instant};
@@ -48,9 +48,9 @@ pub fn receive<M: Direction>(s: &mut TcpStream) -> Vec<M> {
 /// Submits `expr` and waits for it to succeed; the task stays (its result is kept).
 pub fn submit_and_keep(cluster: &Cluster, expr: &str) -> TaskId {
     let mut c = cluster.client();
-    let t = ares::expr::evaluate(expr).unwrap();
+    let t = ares_core::expr::evaluate(expr).unwrap();
     let task = c
-        .submit_tileable_graph(&ares::tensor::Tensor::graph(&[&t]), None)
+        .submit_tileable_graph(&ares_core::tensor::Tensor::graph(&[&t]), None)
         .unwrap();
     let info = c.wait_task(task, Duration::from_secs(60)).unwrap();
     assert_eq!(info.status, TaskStatus::Succeeded, "{info:?}");
@@ -93,9 +93,9 @@ pub fn vm_kb(pid: u32, field: &str) -> u64 {
 /// The supervisor is alive, computes a real job correctly, and its peak RSS stayed bounded.
 pub fn still_serves(cluster: &Cluster) {
     let mut c = cluster.client();
-    let t = ares::expr::evaluate("sum(arange(100, chunk=7))").unwrap();
+    let t = ares_core::expr::evaluate("sum(arange(100, chunk=7))").unwrap();
     let task = c
-        .submit_tileable_graph(&ares::tensor::Tensor::graph(&[&t]), None)
+        .submit_tileable_graph(&ares_core::tensor::Tensor::graph(&[&t]), None)
         .unwrap();
     let info = c.wait_task(task, Duration::from_secs(60)).unwrap();
     assert_eq!(info.status, TaskStatus::Succeeded, "{info:?}");
@@ -129,9 +129,9 @@ pub struct Kinds {
 }
 
 pub fn every_message(task: TaskId) -> Kinds {
-    use ares::ids::{ChunkIdx, SubtaskIdx, WorkerId};
     use ares::protocol::{RunSubtask, SubtaskReport, PROTOCOL_VERSION};
-    let graph = ares::tensor::Tensor::graph(&[&ares::tensor::ones(&[4], 2).unwrap()]);
+    use ares_core::ids::{ChunkIdx, SubtaskIdx, WorkerId};
+    let graph = ares_core::tensor::Tensor::graph(&[&ares_core::tensor::ones(&[4], 2).unwrap()]);
     Kinds {
         from_worker: vec![
             FromWorker::Hello {

@@ -7,12 +7,12 @@ pub mod hostile;
 pub mod nodes;
 pub mod reference;
 
-use ares::array::ArrayData;
-use ares::config::TaskConfig;
-use ares::executor::execute;
-use ares::ids::TaskId;
-use ares::prepare::{prepare, uniform_cluster};
-use ares::tensor::Tensor;
+use ares_core::array::ArrayData;
+use ares_core::config::TaskConfig;
+use ares_core::executor::execute;
+use ares_core::ids::TaskId;
+use ares_core::prepare::{prepare, uniform_cluster};
+use ares_core::tensor::Tensor;
 use ndarray::ArrayD;
 use std::path::{Path, PathBuf};
 
@@ -23,8 +23,8 @@ pub fn data_root() -> &'static Path {
     static BASE: std::sync::OnceLock<tempfile::TempDir> = std::sync::OnceLock::new();
     let dir = BASE.get_or_init(|| {
         let d = tempfile::tempdir().unwrap();
-        let roots = ares::io::roots::DataRoots::new(&[d.path().to_path_buf()]).unwrap();
-        ares::io::roots::set_global(roots);
+        let roots = ares_core::io::roots::DataRoots::new(&[d.path().to_path_buf()]).unwrap();
+        ares_core::io::roots::set_global(roots);
         d
     });
     dir.path()

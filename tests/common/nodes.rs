@@ -6,7 +6,7 @@ use super::cluster::wait_ready;
 use ares::api::{NativeClient, TaskApi};
 use ares::protocol::secret::Secret;
 use ares::protocol::TaskInfo;
-use ares::tensor::Tensor;
+use ares_core::tensor::Tensor;
 use std::process::Child;
 use std::time::{Duration, Instant};
 
@@ -138,14 +138,18 @@ impl Nodes {
     }
 }
 
-pub fn submit(c: &mut NativeClient, program: &str) -> ares::ids::TaskId {
-    let t = ares::expr::evaluate(program).unwrap();
+pub fn submit(c: &mut NativeClient, program: &str) -> ares_core::ids::TaskId {
+    let t = ares_core::expr::evaluate(program).unwrap();
     c.submit_tileable_graph(&Tensor::graph(&[&t]), None)
         .unwrap()
 }
 
 /// Waits for the task to end; panics past `deadline`.
-pub fn wait_end(c: &mut NativeClient, task: ares::ids::TaskId, deadline: Duration) -> TaskInfo {
+pub fn wait_end(
+    c: &mut NativeClient,
+    task: ares_core::ids::TaskId,
+    deadline: Duration,
+) -> TaskInfo {
     let info = c.wait_task(task, deadline).unwrap();
     assert!(
         info.status.is_terminal(),
@@ -154,7 +158,7 @@ pub fn wait_end(c: &mut NativeClient, task: ares::ids::TaskId, deadline: Duratio
     info
 }
 
-pub fn scalar(c: &mut NativeClient, task: ares::ids::TaskId) -> f64 {
+pub fn scalar(c: &mut NativeClient, task: ares_core::ids::TaskId) -> f64 {
     c.fetch(task)
         .unwrap()
         .remove(0)
@@ -165,20 +169,23 @@ pub fn scalar(c: &mut NativeClient, task: ares::ids::TaskId) -> f64 {
 
 /// A job and its value from the local executor.
 pub fn heavy_job(program: &str) -> (Tensor, ndarray::ArrayD<f64>) {
-    let t = ares::expr::evaluate(program).unwrap();
-    let p = ares::prepare::prepare(
+    let t = ares_core::expr::evaluate(program).unwrap();
+    let p = ares_core::prepare::prepare(
         &Tensor::graph(&[&t]),
         &Default::default(),
-        &ares::prepare::uniform_cluster(1, 2),
-        ares::ids::TaskId(1),
+        &ares_core::prepare::uniform_cluster(1, 2),
+        ares_core::ids::TaskId(1),
     )
     .unwrap();
-    let want = ares::executor::execute(&p.subtasks, 2).unwrap().0.remove(0);
+    let want = ares_core::executor::execute(&p.subtasks, 2)
+        .unwrap()
+        .0
+        .remove(0);
     (t, want.to_f64())
 }
 
 /// Waits until the task is `fraction` done (and not ended).
-pub fn wait_progress(c: &mut NativeClient, task: ares::ids::TaskId, fraction: f64) {
+pub fn wait_progress(c: &mut NativeClient, task: ares_core::ids::TaskId, fraction: f64) {
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
         let info = c.get_task_result(task).unwrap();

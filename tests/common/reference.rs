@@ -5,16 +5,16 @@
 //! generator seeded from it, `rand` eight, element `k` drawn from generator `k % 8`, each
 //! generator's state the next 32 bytes of SplitMix64 seeded with it.
 
-use ares::array::{DType, Scalar};
-use ares::graph::TileableGraph;
-use ares::ops::{DimIndex, Fill, Op, OpArgs};
-use ares::prepare::tile::{chunk_seed, splits_for, Odometer};
+use ares_core::array::{DType, Scalar};
+use ares_core::graph::TileableGraph;
+use ares_core::ops::{DimIndex, Fill, Op, OpArgs};
+use ares_core::prepare::tile::{chunk_seed, splits_for, Odometer};
 use ndarray::{concatenate, ArrayD, Axis, IxDyn, Slice};
 use rand::{RngCore, SeedableRng};
 use rand_distr::{Distribution, StandardNormal};
 use rand_xoshiro::{SplitMix64, Xoshiro256PlusPlus};
 
-fn random(fill: &Fill, shape: &[usize], spec: &ares::ops::ChunkSpec) -> ArrayD<f64> {
+fn random(fill: &Fill, shape: &[usize], spec: &ares_core::ops::ChunkSpec) -> ArrayD<f64> {
     let splits = splits_for(shape, spec);
     let grid: Vec<usize> = splits.iter().map(|s| s.len()).collect();
     let mut out = ArrayD::zeros(IxDyn(shape));
@@ -58,7 +58,7 @@ fn round_to(x: f64, dtype: DType) -> f64 {
 }
 
 fn zip(a: &ArrayD<f64>, b: &ArrayD<f64>, f: impl Fn(f64, f64) -> f64) -> ArrayD<f64> {
-    let shape = ares::ops::infer::broadcast("ref", a.shape(), b.shape()).unwrap();
+    let shape = ares_core::ops::infer::broadcast("ref", a.shape(), b.shape()).unwrap();
     let (x, y) = (
         a.broadcast(IxDyn(&shape)).unwrap(),
         b.broadcast(IxDyn(&shape)).unwrap(),
@@ -216,7 +216,7 @@ pub fn evaluate(graph: &TileableGraph) -> Vec<ArrayD<f64>> {
                     binary(*op, ins[0], &s)
                 }
             }
-            (op, OpArgs::None) if op.family() == ares::ops::Family::Binary => {
+            (op, OpArgs::None) if op.family() == ares_core::ops::Family::Binary => {
                 binary(*op, ins[0], ins[1])
             }
             (op, OpArgs::Reduce { axes, keepdims }) => reduce(*op, ins[0], axes, *keepdims),

@@ -20,14 +20,14 @@ fn take_refuses_indices_out_of_range_with_the_index_and_length() {
     ] {
         let t = eval(program);
         let graph = Tensor::graph(&[&t]);
-        let prepared = ares::prepare::prepare(
+        let prepared = ares_core::prepare::prepare(
             &graph,
             &TaskConfig::default(),
-            &ares::prepare::uniform_cluster(2, 2),
-            ares::ids::TaskId(1),
+            &ares_core::prepare::uniform_cluster(2, 2),
+            ares_core::ids::TaskId(1),
         )
         .unwrap();
-        let Err(e) = ares::executor::execute(&prepared.subtasks, 2) else {
+        let Err(e) = ares_core::executor::execute(&prepared.subtasks, 2) else {
             panic!("{program} ran")
         };
         assert!(e.to_string().contains(want), "{program}: {e}");
@@ -70,7 +70,7 @@ fn data_dependent_lengths_are_results_only() {
             "must be of integer (or boolean) type",
         ),
     ] {
-        match ares::expr::evaluate(program) {
+        match ares_core::expr::evaluate(program) {
             Ok(_) => assert!(want.is_empty(), "{program} built"),
             Err(e) => assert!(
                 !want.is_empty() && e.to_string().contains(want),

@@ -8,10 +8,10 @@
 mod common;
 mod errors_and_cluster;
 
-use ares::array::ArrayData;
-use ares::config::TaskConfig;
 use ares::protocol::TaskStatus;
-use ares::tensor::Tensor;
+use ares_core::array::ArrayData;
+use ares_core::config::TaskConfig;
+use ares_core::tensor::Tensor;
 use common::cluster::Cluster;
 use proptest::prelude::*;
 use std::cmp::Ordering;
@@ -83,7 +83,7 @@ fn input(kind: u8, shape: &[usize], chunk: &[usize], seed: u64) -> String {
 }
 
 fn eval(program: &str) -> Tensor {
-    ares::expr::evaluate(program).unwrap_or_else(|e| panic!("{program}: {e}"))
+    ares_core::expr::evaluate(program).unwrap_or_else(|e| panic!("{program}: {e}"))
 }
 
 fn run(t: &Tensor, fuse: bool) -> ArrayData {

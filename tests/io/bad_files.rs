@@ -69,7 +69,7 @@ fn bad_files_fail_their_task_naming_file_and_chunk() {
         &x.to_zarr(
             "bad/z.zarr",
             Some(ChunkSpec::from([10usize, 3])),
-            ares::io::Codec::Zstd { level: 1 },
+            ares_core::io::Codec::Zstd { level: 1 },
         )
         .unwrap(),
     )
@@ -87,7 +87,7 @@ fn bad_files_fail_their_task_naming_file_and_chunk() {
         (z.to_npy("bad/kept.npy").unwrap(), "kept.npy"),
         (z.to_npy("bad/fresh.npy").unwrap(), "fresh.npy"),
         (
-            z.to_zarr("bad/fresh.zarr", None, ares::io::Codec::None)
+            z.to_zarr("bad/fresh.zarr", None, ares_core::io::Codec::None)
                 .unwrap(),
             "fresh.zarr",
         ),

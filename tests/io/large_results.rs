@@ -14,7 +14,7 @@ fn results_larger_than_a_frame_stream_over_both_protocols() {
     let cluster = Cluster::start_full(2, 1, "  max_frame_bytes: 1048576\n", &yaml);
     let mut c = cluster.client();
     // Native: a 400 × 1000 float64 result (3.2 MB) comes back whole, part by part.
-    let x = ares::expr::evaluate("rand(400, 1000, chunk=(64, 300), seed=7) * 3").unwrap();
+    let x = ares_core::expr::evaluate("rand(400, 1000, chunk=(64, 300), seed=7) * 3").unwrap();
     let got = run(&mut c, &x).unwrap();
     let want = common::run(&x, &Default::default(), 1, 1);
     assert_eq!(got, want);
@@ -110,7 +110,10 @@ fn results_larger_than_a_frame_stream_over_both_protocols() {
     assert_eq!(json["data"].as_array().unwrap().len(), 500);
     assert_eq!(json["data"][499].as_array().unwrap().len(), 800);
     // The TaskApi fetch over HTTP streams the same result as .npy.
-    let fetched = web.fetch(ares::ids::TaskId(tid as u32)).unwrap().remove(0);
+    let fetched = web
+        .fetch(ares_core::ids::TaskId(tid as u32))
+        .unwrap()
+        .remove(0);
     assert_eq!(fetched.shape(), &[500, 800]);
     assert!(matches!(&fetched, ArrayData::Bool(a) if a.iter().copied().eq(want.iter().copied())));
     // Bad uploads: not an .npy, a bad name, an unknown session; the spool is cleaned up.

@@ -11,11 +11,11 @@ mod common;
 mod large_results;
 
 use ares::api::{NativeClient, TaskApi};
-use ares::array::{ArrayData, DType};
-use ares::io::{DataRef, Format};
-use ares::ops::{ChunkSpec, Op, OpArgs};
 use ares::protocol::TaskStatus;
-use ares::tensor::{self, Tensor};
+use ares_core::array::{ArrayData, DType};
+use ares_core::io::{DataRef, Format};
+use ares_core::ops::{ChunkSpec, Op, OpArgs};
+use ares_core::tensor::{self, Tensor};
 use common::cluster::Cluster;
 use npyz::WriterBuilder;
 use std::path::{Path, PathBuf};
@@ -108,7 +108,7 @@ fn npy_and_zarr_round_trip_every_dtype_bit_for_bit() {
         let written = run(&mut c, &x.to_npy(&p(".out.npy")).unwrap()).unwrap();
         // → Zarr (ares's chunks) → ares with another chunking → .npy
         let z = x
-            .to_zarr(&p(".zarr"), None, ares::io::Codec::Zstd { level: 1 })
+            .to_zarr(&p(".zarr"), None, ares_core::io::Codec::Zstd { level: 1 })
             .unwrap();
         run(&mut c, &z).unwrap();
         let back = tensor::from_zarr(&p(".zarr"), Some(ChunkSpec::from([3usize, 3]))).unwrap();
@@ -272,7 +272,7 @@ fn empty_npy_files_of_any_shape_are_read() {
     for shape in [&[0u64][..], &[3, 0], &[0, 4], &[2, 0, 5]] {
         let p = d.join(format!("e{}.npy", shape.len() * 10 + shape[0] as usize));
         write_npy::<f64>(&p, "<f8", shape, false, &[]);
-        let x = ares::tensor::from_npy(&s(&p), None).unwrap();
+        let x = ares_core::tensor::from_npy(&s(&p), None).unwrap();
         let want: Vec<usize> = shape.iter().map(|n| *n as usize).collect();
         assert_eq!(x.shape(), &want[..]);
         let got = run(&mut c, &x.sum(None, false).unwrap()).unwrap();

@@ -8,15 +8,15 @@ mod bookkeeping;
 #[path = "../common/mod.rs"]
 mod common;
 
-use ares::array::ArrayData;
-use ares::config::TaskConfig;
-use ares::graph::shuffle;
-use ares::ids::{ChunkIdx, SubtaskIdx, TaskId, WorkerId};
-use ares::ops::Op;
-use ares::prepare::{prepare, uniform_cluster};
 use ares::protocol::{SubtaskReport, TaskStatus};
 use ares::supervisor::task_processor::state::{TaskOut, TaskState};
-use ares::tensor::{self, Tensor};
+use ares_core::array::ArrayData;
+use ares_core::config::TaskConfig;
+use ares_core::graph::shuffle;
+use ares_core::ids::{ChunkIdx, SubtaskIdx, TaskId, WorkerId};
+use ares_core::ops::Op;
+use ares_core::prepare::{prepare, uniform_cluster};
+use ares_core::tensor::{self, Tensor};
 use common::cluster::Cluster;
 use proptest::prelude::*;
 use std::sync::Arc;
@@ -78,7 +78,7 @@ fn input(kind: u8, shape: &[usize], chunk: &[usize], seed: u64) -> String {
 }
 
 fn check_sort(program: &str, config: &TaskConfig) {
-    let x = ares::expr::evaluate(program).unwrap();
+    let x = ares_core::expr::evaluate(program).unwrap();
     let data = common::run(&x, config, 2, 2);
     for arg in [false, true] {
         let t = if arg { x.argsort() } else { x.sort() }.unwrap();
@@ -189,7 +189,7 @@ fn run(c: &mut ares::api::NativeClient, t: &Tensor) -> ArrayData {
 }
 
 fn bench_result(n: u32, m: u32, rows: u64) -> Vec<f64> {
-    ares::kernels::shuffle::bench_expected(n, m, rows)
+    ares_core::kernels::shuffle::bench_expected(n, m, rows)
         .iter()
         .flatten()
         .map(|v| *v as f64)
@@ -206,7 +206,7 @@ fn shuffles_on_a_cluster_match_the_reference() {
         &bench_result(30, 20, 200),
         "shuffle_bench",
     );
-    let x = ares::expr::evaluate("log(rand(5000, chunk=333, seed=2) - 0.1)").unwrap();
+    let x = ares_core::expr::evaluate("log(rand(5000, chunk=333, seed=2) - 0.1)").unwrap();
     let data = common::run(&x, &TaskConfig::default(), 1, 1);
     same(
         &run(&mut c, &x.sort().unwrap()),

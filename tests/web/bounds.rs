@@ -140,9 +140,10 @@ fn idle_connections_and_stalled_uploads_cannot_hold_the_web_port() {
     let mut c = cluster.client();
     let t = c
         .submit_tileable_graph(
-            &ares::tensor::Tensor::graph(&[
-                &ares::expr::evaluate("sum(arange(100, chunk=7))").unwrap()
-            ]),
+            &ares_core::tensor::Tensor::graph(&[&ares_core::expr::evaluate(
+                "sum(arange(100, chunk=7))",
+            )
+            .unwrap()]),
             None,
         )
         .unwrap();

@@ -8,9 +8,9 @@ fn the_http_client_and_ares_run_over_http() {
     let base = format!("http://{}", cluster.web.as_ref().unwrap());
     let mut client =
         WebTaskApi::connect(&base, "client", Some(TOKEN.into()), Duration::from_secs(5)).unwrap();
-    let t = ares::expr::evaluate("m = ones((30, 20), chunk=(7, 6)); sum(m @ m.T)").unwrap();
+    let t = ares_core::expr::evaluate("m = ones((30, 20), chunk=(7, 6)); sum(m @ m.T)").unwrap();
     let task = client
-        .submit_tileable_graph(&ares::tensor::Tensor::graph(&[&t]), None)
+        .submit_tileable_graph(&ares_core::tensor::Tensor::graph(&[&t]), None)
         .unwrap();
     assert_eq!(
         client

@@ -7,7 +7,7 @@
 
 use super::*;
 use ares::api::NativeClient;
-use ares::tensor::Tensor;
+use ares_core::tensor::Tensor;
 
 const EXPR: &str = "a = rand(64, chunk=2, seed=1); sum(a * 2)";
 
@@ -19,7 +19,7 @@ fn explain_plans_for_the_clusters_workers_slots_and_config() {
         2,
         &format!("web:\n  listen: 127.0.0.1:0\n  token: {TOKEN}\n{config_extra}"),
     );
-    let graph = Tensor::graph(&[&ares::expr::evaluate(EXPR).unwrap()]);
+    let graph = Tensor::graph(&[&ares_core::expr::evaluate(EXPR).unwrap()]);
     let mut native: NativeClient = cluster.client();
     let base = format!("http://{}", cluster.web.as_ref().unwrap());
     let mut web =
@@ -96,17 +96,17 @@ fn explain_plans_for_the_clusters_workers_slots_and_config() {
         .unwrap_err()
         .to_string()
         .contains("declares"));
-    let data = ares::io::DataRef {
-        format: ares::io::Format::Spool,
+    let data = ares_core::io::DataRef {
+        format: ares_core::io::Format::Spool,
         path: "/tmp/ares-supervisor-1-0/0-x.npy".into(),
         shape: [3usize][..].into(),
-        dtype: ares::array::DType::I64,
+        dtype: ares_core::array::DType::I64,
     };
-    let args = ares::ops::OpArgs::Source {
+    let args = ares_core::ops::OpArgs::Source {
         data: Box::new(data),
-        chunk: ares::ops::ChunkSpec::Uniform(3),
+        chunk: ares_core::ops::ChunkSpec::Uniform(3),
     };
-    let spool = Tensor::graph(&[&Tensor::new(ares::ops::Op::FromNpy, args, vec![]).unwrap()]);
+    let spool = Tensor::graph(&[&Tensor::new(ares_core::ops::Op::FromNpy, args, vec![]).unwrap()]);
     let e = native.explain(&spool, 0).unwrap_err();
     assert!(e.to_string().contains("upload spool file"), "{e}");
     let e = web.explain(&spool, 0).unwrap_err();

@@ -122,8 +122,10 @@ fn every_route_with_auth() {
     );
     assert_eq!(code, 201, "{body}");
     let t1 = body["task_id"].as_u64().unwrap();
-    let graph =
-        ares::tensor::Tensor::graph(&[&ares::expr::evaluate("ones((3, 4), chunk=2) * 2").unwrap()]);
+    let graph = ares_core::tensor::Tensor::graph(&[&ares_core::expr::evaluate(
+        "ones((3, 4), chunk=2) * 2",
+    )
+    .unwrap()]);
     let (code, body) = api.send(
         "POST",
         "/api/session/s1/task",

@@ -8,16 +8,11 @@
 //!  workers: compute pool, chunk storage, peer-to-peer data plane
 //! ```
 //!
-//! This crate is the runtime over the pure core, which it re-exports whole (`ares::tensor`,
-//! `ares::prepare`, ... are `ares_core`'s modules): [`protocol`] (messages and the codec),
+//! This crate is the runtime over the pure core (`ares_core`, named by that path everywhere,
+//! never re-exported): [`protocol`] (messages and the codec),
 //! [`net`] (framed connections), [`supervisor`], [`worker`], [`api`] (the `TaskApi` client,
 //! native and HTTP), [`web`] (the HTTP API), [`node`] (node startup and the embedded cluster),
 //! [`result_stream`] (results streamed band by band), [`telemetry`].
-
-pub use ares_core::{
-    array, config, error, executor, explain, expr, graph, ids, io, kernels, ops, prepare, summary,
-    tensor, AresError, Result,
-};
 
 pub mod allocator;
 pub mod api;

@@ -2,9 +2,9 @@
 //! `ares run` (a supervisor and N workers in one process, talking over loopback TCP: the
 //! same code path as separate processes).
 
-use crate::config::Config;
 use crate::protocol::secret::Credentials;
 use crate::{supervisor, worker};
+use ares_core::config::Config;
 use std::net::SocketAddr;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -88,7 +88,7 @@ pub fn run_node(
     ready_file: Option<&Path>,
 ) -> anyhow::Result<()> {
     let creds = Credentials::load(&config.cluster)?;
-    crate::io::roots::init_global(&config.data.roots, None)?;
+    ares_core::io::roots::init_global(&config.data.roots, None)?;
     let allow = config.cluster.allow_unauthenticated;
     match role {
         Role::Supervisor => {
@@ -210,7 +210,10 @@ impl EmbeddedCluster {
     pub fn start(config: &Config, workers: usize, slots: usize) -> anyhow::Result<Self> {
         let mut config = config.clone();
         // The embedded cluster reads and writes data in the current directory by default.
-        crate::io::roots::init_global(&config.data.roots, std::env::current_dir().ok().as_deref())?;
+        ares_core::io::roots::init_global(
+            &config.data.roots,
+            std::env::current_dir().ok().as_deref(),
+        )?;
         config.cluster.listen = "127.0.0.1:0".into();
         config.worker.data_listen = "127.0.0.1:0".into();
         config.worker.slots = slots;

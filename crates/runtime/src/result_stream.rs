@@ -3,9 +3,9 @@
 //! fetched in parts of at most a budget of bytes, assembled, and written out; then the next.
 //! Used by the native client's result fetch and by the web API's `.npy` download.
 
-use crate::array::{numel, ArrayData, DType, Shape};
-pub use crate::io::npy::le_bytes;
 use crate::protocol::ResultPart;
+use ares_core::array::{numel, ArrayData, DType, Shape};
+pub use ares_core::io::npy::le_bytes;
 use ndarray::{ArrayD, IxDyn, Slice};
 
 /// One fetch of a streamed result: whole chunks, or rows `start..end` of one chunk.
@@ -161,7 +161,7 @@ impl Layout {
         let offsets: Vec<Vec<usize>> = self
             .splits
             .iter()
-            .map(|s| crate::prepare::tile::offsets(s))
+            .map(|s| ares_core::prepare::tile::offsets(s))
             .collect();
         if chunks.len() != inner.iter().product::<usize>() {
             return Err(format!(
@@ -215,7 +215,7 @@ impl Layout {
 
     /// The `.npy` header of the whole result (C order, little-endian).
     pub fn npy_header(&self) -> Vec<u8> {
-        let descr = crate::io::npy::descr(self.dtype);
+        let descr = ares_core::io::npy::descr(self.dtype);
         let dims: Vec<String> = self.shape.iter().map(|d| d.to_string()).collect();
         let shape = match dims.len() {
             1 => format!("({},)", dims[0]),

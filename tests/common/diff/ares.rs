@@ -6,14 +6,14 @@
 
 use super::value::{Outcome, Res, Vals};
 use ares::api::{NativeClient, TaskApi};
-use ares::array::ArrayData;
-use ares::config::{Config, TaskConfig};
-use ares::executor::execute;
-use ares::ids::TaskId;
 use ares::node::EmbeddedCluster;
-use ares::prepare::{prepare, uniform_cluster};
 use ares::protocol::TaskStatus;
-use ares::tensor::Tensor;
+use ares_core::array::ArrayData;
+use ares_core::config::{Config, TaskConfig};
+use ares_core::executor::execute;
+use ares_core::ids::TaskId;
+use ares_core::prepare::{prepare, uniform_cluster};
+use ares_core::tensor::Tensor;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::mpsc::{channel, Receiver, Sender};
 use std::time::{Duration, Instant};
@@ -44,7 +44,7 @@ fn panic_text(p: Box<dyn std::any::Any + Send>) -> String {
 
 /// Parses and evaluates `text` (ares' own front end); a panic is an error too.
 pub fn parse(text: &str) -> Result<Tensor, Outcome> {
-    match catch_unwind(|| ares::expr::evaluate(text)) {
+    match catch_unwind(|| ares_core::expr::evaluate(text)) {
         Ok(Ok(t)) => Ok(t),
         Ok(Err(e)) => Err(Outcome::Err(format!("parse/eval: {e}"))),
         Err(p) => Err(Outcome::Panic(format!("in evaluate: {}", panic_text(p)))),

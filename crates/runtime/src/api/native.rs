@@ -2,14 +2,14 @@
 //! with questions).
 
 use super::{ApiError, ApiResult, TaskApi};
-use crate::array::ArrayData;
-use crate::graph::TileableGraph;
-use crate::ids::TaskId;
 use crate::protocol::auth;
 use crate::protocol::codec;
 use crate::protocol::handshake::Role;
 use crate::protocol::secret::{Credentials, Secret};
 use crate::protocol::{ClientReply, ClientRequest, TaskInfo, PROTOCOL_VERSION};
+use ares_core::array::ArrayData;
+use ares_core::graph::TileableGraph;
+use ares_core::ids::TaskId;
 use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
 use std::time::{Duration, Instant};
 
@@ -157,7 +157,7 @@ impl TaskApi for NativeClient {
         &mut self,
         graph: &TileableGraph,
         fuse_enabled: Option<bool>,
-        config: Option<crate::config::TaskConfig>,
+        config: Option<ares_core::config::TaskConfig>,
     ) -> ApiResult<TaskId> {
         match self.call(|request| ClientRequest::Submit {
             request,

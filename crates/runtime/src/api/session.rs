@@ -1,9 +1,9 @@
 //! `Session::execute(&tensor)`: the one-call way to compute a tensor on a cluster.
 
 use super::{ApiError, ApiResult, TaskApi};
-use crate::array::ArrayData;
 use crate::protocol::TaskStatus;
-use crate::tensor::Tensor;
+use ares_core::array::ArrayData;
+use ares_core::tensor::Tensor;
 use ndarray::ArrayD;
 use std::time::Duration;
 

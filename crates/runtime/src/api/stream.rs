@@ -4,10 +4,10 @@
 //! the client; [`NativeClient::fetch_npy`] writes them to an `.npy` stream as they come.
 
 use super::{ApiError, ApiResult, NativeClient};
-use crate::array::ArrayData;
-use crate::ids::TaskId;
 use crate::protocol::{codec, ClientReply, ClientRequest, ResultPart};
 use crate::result_stream::{join_rows, le_bytes, Layout, Part};
+use ares_core::array::ArrayData;
+use ares_core::ids::TaskId;
 
 impl NativeClient {
     /// The layout of result `output` and its chunks at `positions` (in that order).

@@ -4,9 +4,9 @@
 //! `supervisor::upload` for what the supervisor does with the bytes).
 
 use super::{ApiError, ApiResult, NativeClient, WebTaskApi};
-use crate::ids::TaskId;
-use crate::ops::{ChunkSpec, OpArgs};
 use crate::protocol::{ClientReply, ClientRequest, UploadAnswer, UploadedTensor};
+use ares_core::ids::TaskId;
+use ares_core::ops::{ChunkSpec, OpArgs};
 use std::io::Read;
 
 impl NativeClient {

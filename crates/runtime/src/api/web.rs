@@ -1,10 +1,10 @@
 //! [`TaskApi`] over the WebTaskAPI (HTTP/JSON), with ureq.
 
 use super::{ApiError, ApiResult, TaskApi};
-use crate::array::ArrayData;
-use crate::graph::TileableGraph;
-use crate::ids::TaskId;
 use crate::protocol::TaskInfo;
+use ares_core::array::ArrayData;
+use ares_core::graph::TileableGraph;
+use ares_core::ids::TaskId;
 use serde_json::{json, Value};
 use std::time::{Duration, Instant};
 
@@ -110,7 +110,7 @@ impl TaskApi for WebTaskApi {
         &mut self,
         graph: &TileableGraph,
         fuse_enabled: Option<bool>,
-        extra_config: Option<crate::config::TaskConfig>,
+        extra_config: Option<ares_core::config::TaskConfig>,
     ) -> ApiResult<TaskId> {
         let mut body = json!({"graph": graph, "fuse_enabled": fuse_enabled});
         if let Some(c) = extra_config {

@@ -7,8 +7,8 @@
 //! bincode header followed by the raw little-endian element bytes: no per-element encoding.
 
 use super::Direction;
-use crate::array::{ArrayData, DType};
-use crate::ids::ChunkIdx;
+use ares_core::array::{ArrayData, DType};
+use ares_core::ids::ChunkIdx;
 use ndarray::{ArrayD, IxDyn};
 use serde::{de::DeserializeOwned, Deserialize, Serialize};
 use thiserror::Error;

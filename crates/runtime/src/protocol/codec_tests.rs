@@ -2,8 +2,8 @@
 //! the bytes present, and chunk data.
 
 use super::*;
-use crate::ids::{SubtaskIdx, TaskId, WorkerId};
 use crate::protocol::*;
+use ares_core::ids::{SubtaskIdx, TaskId, WorkerId};
 
 fn info() -> TaskInfo {
     TaskInfo {
@@ -29,7 +29,7 @@ fn round_trips<M: Direction + Clone + std::fmt::Debug + PartialEq>(messages: Vec
 
 #[test]
 fn every_message_round_trips_in_one_mixed_frame() {
-    let graph = crate::tensor::Tensor::graph(&[&crate::tensor::ones(&[4], 2)
+    let graph = ares_core::tensor::Tensor::graph(&[&ares_core::tensor::ones(&[4], 2)
         .unwrap()
         .sum(None, false)
         .unwrap()]);
@@ -104,7 +104,7 @@ fn every_message_round_trips_in_one_mixed_frame() {
             request: 1,
             graph: graph.clone(),
             fuse_enabled: Some(false),
-            config: Some(crate::config::TaskConfig {
+            config: Some(ares_core::config::TaskConfig {
                 combine_size: 8,
                 ..Default::default()
             }),
@@ -227,17 +227,17 @@ fn chunks_round_trip_as_raw_bytes() {
 }
 
 /// A prepared task's graph as the workers get it: nodes, edges and index lists go as packed
-/// records ([`crate::graph::packed`]); everything reads back the same, and a record list cut
+/// records ([`ares_core::graph::packed`]); everything reads back the same, and a record list cut
 /// short or naming an unknown operation is an error, not a wrong graph.
 #[test]
 fn a_task_graph_round_trips_through_its_packed_arenas() {
-    use crate::graph::WorkerGraph;
-    let a = crate::tensor::rand(&[40, 30], 7, Some(1)).unwrap();
+    use ares_core::graph::WorkerGraph;
+    let a = ares_core::tensor::rand(&[40, 30], 7, Some(1)).unwrap();
     let x = a.exp().unwrap().sum(Some(&[0]), false).unwrap();
-    let config = crate::config::TaskConfig::default();
-    let workers = crate::prepare::uniform_cluster(2, 2);
-    let p = crate::prepare::prepare(
-        &crate::tensor::Tensor::graph(&[&x]),
+    let config = ares_core::config::TaskConfig::default();
+    let workers = ares_core::prepare::uniform_cluster(2, 2);
+    let p = ares_core::prepare::prepare(
+        &ares_core::tensor::Tensor::graph(&[&x]),
         &config,
         &workers,
         TaskId(3),
@@ -250,7 +250,7 @@ fn a_task_graph_round_trips_through_its_packed_arenas() {
     assert_eq!(back.chunks.args, g.chunks.args);
     assert_eq!(back.chunks.results, g.chunks.results);
     for c in 0..g.chunks.len() as u32 {
-        let c = crate::ids::ChunkIdx(c);
+        let c = ares_core::ids::ChunkIdx(c);
         assert_eq!(back.chunks.inputs(c), g.chunks.inputs(c));
         assert_eq!(back.chunks.shape(c), g.chunks.shape(c));
     }
@@ -261,7 +261,7 @@ fn a_task_graph_round_trips_through_its_packed_arenas() {
     assert!(json["nodes"][0]["op"].is_string(), "{}", json["nodes"][0]);
 
     // The node arena comes first: bincode's varint length prefix, then 29-byte records.
-    let packed = crate::graph::packed::NODE_BYTES * g.chunks.len();
+    let packed = ares_core::graph::packed::NODE_BYTES * g.chunks.len();
     let len_prefix = match packed {
         0..251 => 1,
         251..65536 => 3,

@@ -11,8 +11,8 @@
 use super::codec::{self, CodecError};
 pub use super::pieces::Packer;
 use super::pieces::{self, Assembler};
-use crate::array::ArrayData;
-use crate::ids::{ChunkIdx, TaskId};
+use ares_core::array::ArrayData;
+use ares_core::ids::{ChunkIdx, TaskId};
 use rustc_hash::FxHashSet;
 
 pub const OK: u8 = 0;

@@ -17,14 +17,14 @@ pub mod outbound;
 pub mod pieces;
 pub mod secret;
 
-use crate::graph::TileableGraph;
-use crate::ids::{ChunkIdx, SubtaskIdx, TaskId, WorkerId};
+use ares_core::graph::TileableGraph;
+use ares_core::ids::{ChunkIdx, SubtaskIdx, TaskId, WorkerId};
 use bytes::Bytes;
 use serde::{Deserialize, Serialize};
 
 /// Bumped whenever a message changes shape (5: `FetchPart` rows, the heartbeat's
 /// `transit_bytes`, data-plane answers in pieces; 6: uploads, `UploadBegin`...; 7: the task
-/// graph's node and index arenas as packed records, [`crate::graph::packed`]; 8: the
+/// graph's node and index arenas as packed records, [`ares_core::graph::packed`]; 8: the
 /// heartbeat's `unmanaged_bytes`; 9: a FUSE step's `position`, random fills keep the op's
 /// seed; 10: `rand` draws from eight interleaved generators, so nodes of two versions would
 /// compute different values for one tensor; 11: an upload's load reads `Format::Spool`;
@@ -185,7 +185,7 @@ pub enum ToWorker {
     /// the supervisor is gone or frozen even when the connection stays open.
     HeartbeatAck,
     /// A part of a streamed task's graph that extends the graph registered (and extended)
-    /// before it: a codec-encoded [`crate::graph::delta::WorkerDeltaView`], raw bytes.
+    /// before it: a codec-encoded [`ares_core::graph::delta::WorkerDeltaView`], raw bytes.
     ExtendTask {
         task: TaskId,
         graph: Bytes,
@@ -204,7 +204,7 @@ pub enum ClientRequest {
         graph: TileableGraph,
         fuse_enabled: Option<bool>,
         /// Replaces `task.default_config` for this task.
-        config: Option<crate::config::TaskConfig>,
+        config: Option<ares_core::config::TaskConfig>,
     },
     Wait {
         request: u64,
@@ -241,7 +241,7 @@ pub enum ClientRequest {
     UploadBegin {
         request: u64,
         name: Option<String>,
-        chunk: Option<crate::ops::ChunkSpec>,
+        chunk: Option<ares_core::ops::ChunkSpec>,
         bytes: u64,
     },
     /// The next `data.len()` bytes of the upload, at `offset` (the bytes sent before);
@@ -283,7 +283,7 @@ pub enum UploadAnswer {
 pub struct UploadedTensor {
     pub task: TaskId,
     pub name: Option<String>,
-    pub fetch: crate::ops::OpArgs,
+    pub fetch: ares_core::ops::OpArgs,
 }
 
 /// One part of a streamed result (branch io): its layout, and the requested chunks in the
@@ -291,7 +291,7 @@ pub struct UploadedTensor {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ResultPart {
     pub shape: Vec<u64>,
-    pub dtype: crate::array::DType,
+    pub dtype: ares_core::array::DType,
     pub splits: Vec<Vec<u64>>,
     /// How many results the task has.
     pub outputs: u32,

@@ -16,8 +16,8 @@
 //! bytes that arrived, and a piece must continue its chunk exactly where the last one ended.
 
 use super::codec::{self, CodecError};
-use crate::array::{ArrayData, DType};
-use crate::ids::ChunkIdx;
+use ares_core::array::{ArrayData, DType};
+use ares_core::ids::ChunkIdx;
 use ndarray::{ArrayD, IxDyn};
 use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};

@@ -5,10 +5,10 @@
 //! reports ends with [`Admission::ended`], and evicts what that returns. Survives nothing: a
 //! restarted supervisor has no tasks to count.
 
-use crate::config::LimitsConfig;
-use crate::graph::TileableGraph;
-use crate::ids::TaskId;
-use crate::ops::OpArgs;
+use ares_core::config::LimitsConfig;
+use ares_core::graph::TileableGraph;
+use ares_core::ids::TaskId;
+use ares_core::ops::OpArgs;
 use std::collections::{HashMap, VecDeque};
 
 /// Refuses a graph from a client (submitted, or sent to explain) that holds a form only the
@@ -89,7 +89,7 @@ impl Admission {
 
     /// Checks the projected chunk count (after the graph was validated: shapes are sound).
     pub fn admit_chunks(&self, graph: &TileableGraph) -> Result<(), String> {
-        let projected = crate::prepare::limits::projected_chunks(graph);
+        let projected = ares_core::prepare::limits::projected_chunks(graph);
         if projected > self.limits.max_chunks_per_task {
             return Err(format!(
                 "the task would create up to {projected} chunks, over limits.max_chunks_per_task = {}; use larger chunks",
@@ -158,22 +158,22 @@ mod tests {
     }
 
     fn graph(expr: &str) -> TileableGraph {
-        crate::tensor::Tensor::graph(&[&crate::expr::evaluate(expr).unwrap()])
+        ares_core::tensor::Tensor::graph(&[&ares_core::expr::evaluate(expr).unwrap()])
     }
 
     #[test]
     fn a_client_graph_naming_a_spool_file_is_refused() {
         let mut g = graph("sum(arange(10, chunk=5))");
         assert_eq!(client_graph(&g), Ok(()));
-        let data = crate::io::DataRef {
-            format: crate::io::Format::Spool,
+        let data = ares_core::io::DataRef {
+            format: ares_core::io::Format::Spool,
             path: "/tmp/ares-supervisor-1-0/0-x.npy".into(),
             shape: [10usize][..].into(),
-            dtype: crate::array::DType::F64,
+            dtype: ares_core::array::DType::F64,
         };
         g.nodes[0].args = OpArgs::Source {
             data: Box::new(data),
-            chunk: crate::ops::ChunkSpec::Uniform(5),
+            chunk: ares_core::ops::ChunkSpec::Uniform(5),
         };
         let e = client_graph(&g).unwrap_err();
         assert!(e.contains("upload spool file"), "{e}");

@@ -45,7 +45,7 @@ pub struct ClientLink {
     idle_timer: Option<SpawnHandle>,
     /// The tasks holding this connection's uploads, not cancelled yet: cancelled (freed)
     /// when the connection closes.
-    uploaded: Vec<crate::ids::TaskId>,
+    uploaded: Vec<ares_core::ids::TaskId>,
 }
 
 impl ClientLink {

@@ -15,11 +15,11 @@
 //! it closes, if the client has not.
 
 use super::ClientLink;
-use crate::ops::ChunkSpec;
 use crate::protocol::{ClientReply, UploadAnswer};
 use crate::supervisor::task_manager::{valid_result_name, DEFAULT_SESSION};
 use crate::supervisor::upload::{Loader, Spool, UploadError};
 use actix::prelude::*;
+use ares_core::ops::ChunkSpec;
 use bytes::Bytes;
 use std::collections::VecDeque;
 use std::io::Write;

@@ -18,10 +18,10 @@
 //! a submission prepares it part by part, and preparing it whole here would hold the whole
 //! chunk graph in the supervisor's memory while it serves other tasks.
 
-use crate::config::TaskConfig;
-use crate::graph::TileableGraph;
-use crate::ids::TaskId;
-use crate::prepare::WorkerSlots;
+use ares_core::config::TaskConfig;
+use ares_core::graph::TileableGraph;
+use ares_core::ids::TaskId;
+use ares_core::prepare::WorkerSlots;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -89,8 +89,8 @@ pub fn prepare_text(
             "the cluster has no live worker to plan for; retry once one has joined".into(),
         ));
     }
-    let refused = |e: crate::error::AresError| ExplainError::Refused(e.to_string());
-    if crate::prepare::stream::stream_plan(graph, config)
+    let refused = |e: ares_core::error::AresError| ExplainError::Refused(e.to_string());
+    if ares_core::prepare::stream::stream_plan(graph, config)
         .map_err(refused)?
         .is_some()
     {
@@ -100,9 +100,9 @@ pub fn prepare_text(
         )));
     }
     let prepared =
-        crate::io::plan_only(|| crate::prepare::prepare(graph, config, workers, TaskId(1)))
+        ares_core::io::plan_only(|| ares_core::prepare::prepare(graph, config, workers, TaskId(1)))
             .map_err(refused)?;
-    let text = crate::explain::text(&prepared, limit);
+    let text = ares_core::explain::text(&prepared, limit);
     if text.len() > max_bytes {
         return Err(ExplainError::Refused(format!(
             "the explanation is {} bytes, over {max_bytes} (half of cluster.max_frame_bytes): ask with a smaller limit",
@@ -117,7 +117,7 @@ mod tests {
     use super::*;
 
     fn graph(expr: &str) -> TileableGraph {
-        crate::tensor::Tensor::graph(&[&crate::expr::evaluate(expr).unwrap()])
+        ares_core::tensor::Tensor::graph(&[&ares_core::expr::evaluate(expr).unwrap()])
     }
 
     #[test]
@@ -127,10 +127,10 @@ mod tests {
             combine_size: 8,
             ..Default::default()
         };
-        let workers = crate::prepare::uniform_cluster(3, 2);
+        let workers = ares_core::prepare::uniform_cluster(3, 2);
         let text = prepare_text(&g, &config, &workers, 0, 1 << 20).unwrap();
-        let local = crate::prepare::prepare(&g, &config, &workers, TaskId(1)).unwrap();
-        assert_eq!(text, crate::explain::text(&local, 0));
+        let local = ares_core::prepare::prepare(&g, &config, &workers, TaskId(1)).unwrap();
+        assert_eq!(text, ares_core::explain::text(&local, 0));
         assert!(text.contains("w2 slots=2"), "{text}");
         let e = prepare_text(&g, &config, &workers, 0, 100).unwrap_err();
         assert!(e.to_string().contains("smaller limit"), "{e}");

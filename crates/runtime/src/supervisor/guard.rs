@@ -50,7 +50,7 @@ pub fn guard<A: Guarded, R>(
     match result {
         Ok(r) => Some(r),
         Err(panic) => {
-            let cause = crate::prepare::panic_message(panic.as_ref());
+            let cause = ares_core::prepare::panic_message(panic.as_ref());
             tracing::error!(
                 actor = A::NAME,
                 message,

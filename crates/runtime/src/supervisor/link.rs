@@ -10,12 +10,12 @@ use super::messages::{
     Expel, Finished, Heartbeat, LinkHandle, RegisterWorker, SchedulerHandle, Send, WorkerDrain,
     WorkerGone,
 };
-use crate::ids::WorkerId;
 use crate::net::Admitted;
 use crate::protocol::outbound::{Flush, Outbound};
 use crate::protocol::{codec, FromWorker, ToWorker, PROTOCOL_VERSION};
 use crate::telemetry::peer_rejected;
 use actix::prelude::*;
+use ares_core::ids::WorkerId;
 use bytes::BytesMut;
 use std::net::SocketAddr;
 use tokio_util::codec::FramedRead;

@@ -20,12 +20,12 @@
 //! messages.
 
 use super::scheduler::state::ReadySubtask;
-use crate::config::TaskConfig;
-use crate::graph::TileableGraph;
-use crate::ids::{ChunkIdx, SubtaskIdx, TaskId, WorkerId};
-use crate::prepare::WorkerSlots;
 use crate::protocol::{ClientReply, ClientRequest, SubtaskReport, TaskInfo, ToWorker};
 use actix::prelude::*;
+use ares_core::config::TaskConfig;
+use ares_core::graph::TileableGraph;
+use ares_core::ids::{ChunkIdx, SubtaskIdx, TaskId, WorkerId};
+use ares_core::prepare::WorkerSlots;
 use bytes::Bytes;
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -242,7 +242,7 @@ pub struct GetGraph {
 /// Arguments of an `Op::Fetch` reading output `0` of this task, if it succeeded and its
 /// results are still held.
 #[derive(Message)]
-#[rtype(result = "Option<crate::ops::OpArgs>")]
+#[rtype(result = "Option<ares_core::ops::OpArgs>")]
 pub struct GetFetchArgs;
 
 /// One subtask as status pages show it.

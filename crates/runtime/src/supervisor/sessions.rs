@@ -9,12 +9,12 @@
 //! freed). `default`, the native protocol's, neither counts nor expires.
 
 use super::{TaskManager, DEFAULT_SESSION};
-use crate::ids::TaskId;
 use crate::supervisor::guard::guard;
 use crate::supervisor::messages::{
     Cancel, CreateSession, DeleteSession, FindTask, ListSessions, Names, ReleaseTask, TaskHandle,
 };
 use actix::prelude::*;
+use ares_core::ids::TaskId;
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 

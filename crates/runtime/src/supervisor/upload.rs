@@ -23,7 +23,7 @@
 //! **Who may make a worker read the spool.** The spool directory lies outside the data roots
 //! (by default in the system's temp dir), so the load task cannot be a client's
 //! `from_npy(path)`: the supervisor builds it itself with the internal source form
-//! `Format::Spool` ([`crate::tensor::from_spool`]), submitted as [`Origin::Supervisor`]. Every
+//! `Format::Spool` ([`ares_core::tensor::from_spool`]), submitted as [`Origin::Supervisor`]. Every
 //! graph a client submits or asks to explain, over the native protocol or HTTP, is refused
 //! if it holds that form ([`super::admission::client_graph`]), so no client can name a path a
 //! worker reads outside its roots; a worker gets graphs only from its authenticated
@@ -53,13 +53,13 @@ use super::messages::{
     FindTask, FromClient, GetFetchArgs, Origin, SubmitError, SubmitTask, WaitDone,
 };
 use super::task_manager::TaskManager;
-use crate::array::DType;
-use crate::config::DataConfig;
-use crate::ids::TaskId;
-use crate::io::roots::SPOOL_DIR_PREFIX;
-use crate::ops::{ChunkSpec, OpArgs};
 use crate::protocol::{ClientRequest, TaskStatus, UploadedTensor};
 use actix::prelude::*;
+use ares_core::array::DType;
+use ares_core::config::DataConfig;
+use ares_core::ids::TaskId;
+use ares_core::io::roots::SPOOL_DIR_PREFIX;
+use ares_core::ops::{ChunkSpec, OpArgs};
 use std::fs::{DirBuilder, File, OpenOptions};
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
@@ -388,7 +388,7 @@ impl Loader {
             .map(|p| p.to_string_lossy().into_owned());
         let path = path.ok_or_else(|| UploadError::Spool("no spool file".into()))?;
         // The internal form only the supervisor may build (see the module doc).
-        let t = tokio::task::spawn_blocking(move || crate::tensor::from_spool(&path, chunk))
+        let t = tokio::task::spawn_blocking(move || ares_core::tensor::from_spool(&path, chunk))
             .await
             .map_err(|e| UploadError::Spool(e.to_string()))?
             .map_err(|e| UploadError::BadNpy {
@@ -398,7 +398,7 @@ impl Loader {
         let (shape, dtype) = (t.shape().to_vec(), t.dtype());
         let submit = SubmitTask {
             session: session.clone(),
-            graph: crate::tensor::Tensor::graph(&[&t]),
+            graph: ares_core::tensor::Tensor::graph(&[&t]),
             config: None,
             fuse_enabled: None,
             name: name.clone(),

@@ -178,7 +178,7 @@ async fn task_page(
             .nodes
             .iter()
             .enumerate()
-            .map(|(i, n)| format!("t{i} {} {}", n.op, crate::array::fmt_shape(&n.shape)))
+            .map(|(i, n)| format!("t{i} {} {}", n.op, ares_core::array::fmt_shape(&n.shape)))
             .collect();
         body.push_str(&escape(&ops.join(" · ")));
         body.push_str("</p>");

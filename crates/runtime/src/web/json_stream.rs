@@ -8,7 +8,7 @@
 //! written as the assembled answer wrote them (`summary::json_result`): booleans, integers,
 //! finite floats as numbers (a float32 as its shortest decimal), others as strings.
 
-use crate::array::ArrayData;
+use ares_core::array::ArrayData;
 use std::ops::Range;
 
 /// Elements per piece of text (about 1-2 MB of JSON).
@@ -148,7 +148,7 @@ mod tests {
             let whole =
                 ArrayD::from_shape_vec(IxDyn(&shape), (0..n).map(|v| v as f64 * 0.5).collect())
                     .unwrap();
-            let want = crate::summary::json_nested(&ArrayData::F64(whole.clone())).to_string();
+            let want = ares_core::summary::json_nested(&ArrayData::F64(whole.clone())).to_string();
             let inner: usize = shape[1..].iter().product();
             let mut text = Vec::new();
             // Bands of 1 and 2 rows.
@@ -173,7 +173,7 @@ mod tests {
         let band = Band::new(ArrayData::F64(b.clone()), 0, &[2]);
         assert_eq!(
             String::from_utf8(band.text(0..2)).unwrap(),
-            crate::summary::json_nested(&ArrayData::F64(b)).to_string()
+            ares_core::summary::json_nested(&ArrayData::F64(b)).to_string()
         );
     }
 }

@@ -1,9 +1,6 @@
 //! The JSON routes. `ROUTES` lists them for the OpenAPI sync test.
 
 use super::{mailbox, ApiError, WebState};
-use crate::config::TaskConfig;
-use crate::graph::TileableGraph;
-use crate::ids::TaskId;
 use crate::protocol::TaskInfo;
 use crate::supervisor::explain::ExplainError;
 use crate::supervisor::messages::TaskHandle;
@@ -14,6 +11,9 @@ use crate::supervisor::task_manager::{
 };
 use crate::supervisor::task_processor::{Cancel, GetFetchArgs, GetGraph, GetInfo, WaitDone};
 use actix_web::{web, HttpResponse};
+use ares_core::config::TaskConfig;
+use ares_core::graph::TileableGraph;
+use ares_core::ids::TaskId;
 use serde::Deserialize;
 use serde_json::json;
 use std::collections::HashMap;
@@ -166,7 +166,7 @@ async fn delete_session(
 async fn session_bindings(
     state: &WebState,
     sid: &str,
-) -> Result<Vec<(String, crate::tensor::Tensor)>, ApiError> {
+) -> Result<Vec<(String, ares_core::tensor::Tensor)>, ApiError> {
     let mut out = Vec::new();
     for (name, _, p) in state
         .manager
@@ -175,7 +175,7 @@ async fn session_bindings(
         .map_err(mailbox)?
     {
         if let Some(args) = p.send(GetFetchArgs).await.map_err(mailbox)? {
-            let t = crate::tensor::Tensor::new(crate::ops::Op::Fetch, args, vec![])
+            let t = ares_core::tensor::Tensor::new(ares_core::ops::Op::Fetch, args, vec![])
                 .map_err(|e| ApiError::internal(e.to_string()))?;
             out.push((name, t));
         }
@@ -239,9 +239,9 @@ async fn submit(
         (Some(g), None) => g,
         (None, Some(expr)) => {
             let bindings = session_bindings(&state, &sid).await?;
-            let t = crate::expr::evaluate_with(&expr, &bindings)
+            let t = ares_core::expr::evaluate_with(&expr, &bindings)
                 .map_err(|e| ApiError::bad_request(format!("expr: {e}")))?;
-            crate::tensor::Tensor::graph(&[&t])
+            ares_core::tensor::Tensor::graph(&[&t])
         }
         _ => {
             return Err(ApiError::bad_request(

@@ -13,8 +13,6 @@
 //! half a frame.
 
 use super::{mailbox, ApiError, WebState};
-use crate::array::ArrayData;
-use crate::ops::OpArgs;
 use crate::protocol::codec;
 use crate::result_stream::{join_rows, le_bytes, Layout, Part};
 use crate::supervisor::messages::GetFetchArgs;
@@ -23,6 +21,8 @@ use crate::supervisor::task_manager::{ListSessions, Names};
 use crate::supervisor::task_processor::{FetchPart, FetchResult};
 use crate::supervisor::upload::UploadError;
 use actix_web::{http::StatusCode, web, HttpResponse};
+use ares_core::array::ArrayData;
+use ares_core::ops::OpArgs;
 use futures_util::StreamExt;
 use serde_json::json;
 use std::collections::HashMap;
@@ -175,9 +175,9 @@ pub async fn json_response(p: TaskHandle, output: u32) -> Result<HttpResponse, A
             .await
             .map_err(|e| ApiError::internal(e.to_string()))?;
         let data = if numel == 0 {
-            crate::summary::json_nested(&data)
+            ares_core::summary::json_nested(&data)
         } else {
-            crate::summary::json_result(&data)
+            ares_core::summary::json_result(&data)
         };
         return Ok(HttpResponse::Ok()
             .content_type("application/json")
@@ -222,7 +222,7 @@ pub async fn json_response(p: TaskHandle, output: u32) -> Result<HttpResponse, A
 /// `?chunk=64` (every dimension), `?chunk=64,800` (one length per dimension) or
 /// `?chunk=2+3+5,4+4` (every chunk length of every dimension; `+` may arrive decoded as a
 /// space).
-fn parse_chunk(text: &str) -> Result<crate::ops::ChunkSpec, ApiError> {
+fn parse_chunk(text: &str) -> Result<ares_core::ops::ChunkSpec, ApiError> {
     let bad = || {
         ApiError::bad_request(format!(
             "chunk {text:?}: give positive integers, one or one per dimension, or every \
@@ -239,12 +239,12 @@ fn parse_chunk(text: &str) -> Result<crate::ops::ChunkSpec, ApiError> {
         .collect::<Option<Vec<Vec<usize>>>>()
         .ok_or_else(bad)?;
     if dims.iter().any(|d| d.len() > 1) {
-        return Ok(crate::ops::ChunkSpec::Explicit(dims));
+        return Ok(ares_core::ops::ChunkSpec::Explicit(dims));
     }
     let lengths: Vec<usize> = dims.into_iter().flatten().collect();
     Ok(match lengths.as_slice() {
-        [one] => crate::ops::ChunkSpec::Uniform(*one),
-        _ => crate::ops::ChunkSpec::PerDim(lengths.into_iter().collect()),
+        [one] => ares_core::ops::ChunkSpec::Uniform(*one),
+        _ => ares_core::ops::ChunkSpec::PerDim(lengths.into_iter().collect()),
     })
 }
 
@@ -456,7 +456,7 @@ pub async fn task_result(
         }
     };
     if raw {
-        let body = codec::encode_chunks(&[(crate::ids::ChunkIdx(0), &data)])
+        let body = codec::encode_chunks(&[(ares_core::ids::ChunkIdx(0), &data)])
             .map_err(|e| ApiError::internal(e.to_string()))?;
         // Raw little-endian elements after the codec header; shape and dtype also in headers.
         Ok(HttpResponse::Ok()
@@ -465,6 +465,6 @@ pub async fn task_result(
             .insert_header(("X-Ares-Dtype", data.dtype().name()))
             .body(body))
     } else {
-        Ok(HttpResponse::Ok().json(json!({"shape": data.shape(), "dtype": data.dtype(), "data": crate::summary::json_nested(&data)})))
+        Ok(HttpResponse::Ok().json(json!({"shape": data.shape(), "dtype": data.dtype(), "data": ares_core::summary::json_nested(&data)})))
     }
 }

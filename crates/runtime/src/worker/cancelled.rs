@@ -19,7 +19,7 @@
 //! after a lookup found nothing is the same race as one that arrives after the subtask ended:
 //! its report is sent, and the supervisor ignores reports of subtasks it no longer waits for.
 
-use crate::ids::SubtaskIdx;
+use ares_core::ids::SubtaskIdx;
 use rustc_hash::FxHashSet;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Mutex;

@@ -6,11 +6,11 @@ use super::cancelled::Cancelled;
 use super::state::{CoreOut, FetchId, Need, Room};
 use super::transfer::FetchError;
 use super::{execute, pool, Flush, Worker};
-use crate::graph::WorkerGraph;
-use crate::ids::{ChunkIdx, TaskId, WorkerId};
 use crate::protocol::{RunSubtask, SubtaskError, SubtaskReport};
 use crate::supervisor::guard::guard;
 use actix::prelude::*;
+use ares_core::graph::WorkerGraph;
+use ares_core::ids::{ChunkIdx, TaskId, WorkerId};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
@@ -220,7 +220,7 @@ impl Worker {
             })
             .collect();
         for &m in graph.members.row(run.subtask.index()) {
-            if let crate::ops::OpArgs::FetchChunk {
+            if let ares_core::ops::OpArgs::FetchChunk {
                 task: src,
                 chunk,
                 worker,
@@ -422,7 +422,7 @@ impl Worker {
     fn report(
         &mut self,
         task: TaskId,
-        subtask: crate::ids::SubtaskIdx,
+        subtask: ares_core::ids::SubtaskIdx,
         outcome: Result<Vec<(ChunkIdx, u64)>, SubtaskError>,
         ctx: &mut Context<Self>,
     ) {

@@ -6,11 +6,11 @@
 
 use super::cancelled::Cancelled;
 use super::Shared;
-use crate::array::ArrayData;
-use crate::executor::run_subtask;
-use crate::graph::WorkerGraph;
-use crate::ids::{ChunkIdx, TaskId, WorkerId};
 use crate::protocol::{RunSubtask, SubtaskError, SubtaskReport};
+use ares_core::array::ArrayData;
+use ares_core::executor::run_subtask;
+use ares_core::graph::WorkerGraph;
+use ares_core::ids::{ChunkIdx, TaskId, WorkerId};
 use rustc_hash::FxHashMap;
 use std::sync::Arc;
 
@@ -72,7 +72,7 @@ pub(super) fn execute_one(
         // Members reading another task's result held here.
         for &m in graph.members.row(s.index()) {
             let idx = ChunkIdx(m);
-            if let crate::ops::OpArgs::FetchChunk {
+            if let ares_core::ops::OpArgs::FetchChunk {
                 task: src, chunk, ..
             } = graph.chunks.args_of(idx)
             {
@@ -100,7 +100,7 @@ pub(super) fn execute_one(
     .unwrap_or_else(|panic| {
         Err(SubtaskError::Failed(format!(
             "panicked: {}",
-            crate::prepare::panic_message(panic.as_ref())
+            ares_core::prepare::panic_message(panic.as_ref())
         )))
     });
     if cancelled.ended() {

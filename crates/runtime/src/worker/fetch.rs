@@ -10,12 +10,12 @@
 //! that failed or whose fetch was dropped midway is closed, never reused.
 
 use super::transfer::FetchError;
-use crate::array::ArrayData;
-use crate::ids::{ChunkIdx, TaskId};
 use crate::protocol::codec::CodecError;
 use crate::protocol::handshake::{HandshakeError, Role};
 use crate::protocol::secret::Secret;
 use crate::protocol::{auth, data, pieces};
+use ares_core::array::ArrayData;
+use ares_core::ids::{ChunkIdx, TaskId};
 use futures_util::future::BoxFuture;
 use std::collections::HashMap;
 use std::future::Future;

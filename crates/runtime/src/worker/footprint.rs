@@ -4,14 +4,14 @@
 //! ([`check_fits`], as Cubed refuses at plan time: "projected memory > allowed ..., reduce
 //! chunk=").
 
-use crate::graph::ChunkGraph;
-use crate::ids::ChunkIdx;
+use ares_core::graph::ChunkGraph;
+use ares_core::ids::ChunkIdx;
 
 /// Bytes a chunk of this node's shape and dtype occupies. A shuffle piece has no node (its
 /// size is known only once its mapper ran): it counts 0 here and its real bytes where it is
 /// held.
 pub fn chunk_bytes(chunks: &ChunkGraph, c: ChunkIdx) -> u64 {
-    if crate::graph::shuffle::is_piece(c) {
+    if ares_core::graph::shuffle::is_piece(c) {
         return 0;
     }
     chunks.shape(c).iter().product::<usize>() as u64 * chunks.node(c).dtype.itemsize() as u64
@@ -31,24 +31,24 @@ pub(crate) fn scratch(chunks: &ChunkGraph, c: ChunkIdx) -> u64 {
     let narrow = chunks
         .inputs(c)
         .iter()
-        .filter(|i| !crate::graph::shuffle::is_piece(**i))
+        .filter(|i| !ares_core::graph::shuffle::is_piece(**i))
         .any(|i| chunks.node(*i).dtype.itemsize() == 4)
         || chunks.node(c).dtype.itemsize() == 4;
     let node = chunks.node(c);
-    let input_dtypes = || -> Vec<crate::array::DType> {
+    let input_dtypes = || -> Vec<ares_core::array::DType> {
         let real = chunks
             .inputs(c)
             .iter()
-            .filter(|i| !crate::graph::shuffle::is_piece(**i));
+            .filter(|i| !ares_core::graph::shuffle::is_piece(**i));
         real.map(|i| chunks.node(*i).dtype).collect()
     };
     let elements =
         |shape: &[usize], itemsize: usize| shape.iter().product::<usize>() as u64 * itemsize as u64;
     let steps = match chunks.args_of(c) {
-        crate::ops::OpArgs::Fuse(steps) => steps,
-        crate::ops::OpArgs::Write { .. } => return 2 * input_bytes().max().unwrap_or(0),
-        crate::ops::OpArgs::Read { .. } => return chunk_bytes(chunks, c),
-        args if crate::kernels::widens(node.op, args, &input_dtypes()) => {
+        ares_core::ops::OpArgs::Fuse(steps) => steps,
+        ares_core::ops::OpArgs::Write { .. } => return 2 * input_bytes().max().unwrap_or(0),
+        ares_core::ops::OpArgs::Read { .. } => return chunk_bytes(chunks, c),
+        args if ares_core::kernels::widens(node.op, args, &input_dtypes()) => {
             return 2 * input_bytes().sum::<u64>() + 2 * chunk_bytes(chunks, c);
         }
         _ => return 0,
@@ -56,19 +56,19 @@ pub(crate) fn scratch(chunks: &ChunkGraph, c: ChunkIdx) -> u64 {
     let (mut base, mut extra) = (input_bytes().max().unwrap_or(0), 0u64);
     for s in steps.iter() {
         let args = &chunks.args[s.args.index()];
-        if narrow && !crate::kernels::has_narrow_loops(s.op, args) {
+        if narrow && !ares_core::kernels::has_narrow_loops(s.op, args) {
             extra = extra.max(1);
         }
         match args {
-            crate::ops::OpArgs::Fill { shape, .. } => base = base.max(elements(shape, 8)),
-            crate::ops::OpArgs::Read { data, shape, .. } => {
+            ares_core::ops::OpArgs::Fill { shape, .. } => base = base.max(elements(shape, 8)),
+            ares_core::ops::OpArgs::Read { data, shape, .. } => {
                 base = base.max(elements(shape, data.dtype.itemsize()));
                 extra = extra.max(1);
             }
-            crate::ops::OpArgs::Assemble { .. } | crate::ops::OpArgs::Concat { .. } => {
+            ares_core::ops::OpArgs::Assemble { .. } | ares_core::ops::OpArgs::Concat { .. } => {
                 base = base.max(input_bytes().sum());
             }
-            crate::ops::OpArgs::Write { .. } => extra = 2,
+            ares_core::ops::OpArgs::Write { .. } => extra = 2,
             _ => {}
         }
     }
@@ -95,8 +95,8 @@ pub fn projected_bytes(
 
 /// The inputs of a subtask that are on this worker.
 pub fn local_inputs(
-    inputs: &[(ChunkIdx, crate::ids::WorkerId)],
-    me: crate::ids::WorkerId,
+    inputs: &[(ChunkIdx, ares_core::ids::WorkerId)],
+    me: ares_core::ids::WorkerId,
 ) -> Vec<ChunkIdx> {
     inputs
         .iter()
@@ -108,9 +108,9 @@ pub fn local_inputs(
 /// What a subtask reserves on the worker running it: its projection less the local inputs,
 /// which are counted where they are held (a spilled one is added when it is admitted).
 pub fn run_bytes(
-    graph: &crate::graph::WorkerGraph,
+    graph: &ares_core::graph::WorkerGraph,
     run: &crate::protocol::RunSubtask,
-    me: crate::ids::WorkerId,
+    me: ares_core::ids::WorkerId,
 ) -> u64 {
     let remote = run.inputs.iter().filter(|(_, w)| *w != me).map(|(c, _)| *c);
     projected_bytes(
@@ -122,7 +122,7 @@ pub fn run_bytes(
 
 /// Refuses a prepared task with a subtask whose projection fits in no worker's limit
 /// (`limits`: one per worker, 0 = none; no worker yet = no refusal).
-pub fn check_fits(graph: &crate::graph::SubtaskGraph, limits: &[u64]) -> Result<(), String> {
+pub fn check_fits(graph: &ares_core::graph::SubtaskGraph, limits: &[u64]) -> Result<(), String> {
     if limits.is_empty() || limits.contains(&0) {
         return Ok(());
     }
@@ -138,7 +138,7 @@ pub fn check_fits(graph: &crate::graph::SubtaskGraph, limits: &[u64]) -> Result<
                 .max_by_key(|m| chunk_bytes(&graph.chunks, *m))
                 .map(|m| {
                     let n = graph.chunks.node(m);
-                    let shape = crate::array::fmt_shape(graph.chunks.shape(m));
+                    let shape = ares_core::array::fmt_shape(graph.chunks.shape(m));
                     format!(", largest chunk {shape} of {}", n.op.name())
                 })
                 .unwrap_or_default();

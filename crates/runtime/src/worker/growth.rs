@@ -5,9 +5,9 @@
 //! the other in the order they came.
 
 use super::{shared_graph, storage, Worker};
-use crate::ids::TaskId;
 use crate::protocol::RunSubtask;
 use actix::prelude::*;
+use ares_core::ids::TaskId;
 use bytes::Bytes;
 use std::collections::VecDeque;
 

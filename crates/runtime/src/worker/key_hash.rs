@@ -65,7 +65,7 @@ impl Hasher for KeyHasher {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ids::{ChunkIdx, TaskId};
+    use ares_core::ids::{ChunkIdx, TaskId};
     use std::collections::HashSet;
     use std::hash::BuildHasher;
 

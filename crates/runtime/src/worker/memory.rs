@@ -12,7 +12,7 @@
 //! refused every subtask whose projection exceeds the limit, so it fits once everything
 //! unpinned is on disk. [`super::storage`] is the shell doing the I/O.
 
-use crate::ids::{ChunkIdx, TaskId};
+use ares_core::ids::{ChunkIdx, TaskId};
 use rustc_hash::FxHashMap;
 
 pub use super::footprint::{

@@ -161,18 +161,18 @@ fn released_chunks_leave_memory_or_disk_and_no_limit_never_spills() {
 
 /// The first subtask's projection and the bytes of its member chunks.
 fn first_subtask(fuse: bool) -> (u64, u64) {
-    let t = crate::tensor::rand(&[1000], 100, Some(1)).unwrap();
+    let t = ares_core::tensor::rand(&[1000], 100, Some(1)).unwrap();
     projection_of(&t.sum(None, false).unwrap(), fuse)
 }
 
-fn projection_of(s: &crate::tensor::Tensor, fuse: bool) -> (u64, u64) {
-    let graph = crate::tensor::Tensor::graph(&[s]);
-    let config = crate::config::TaskConfig {
+fn projection_of(s: &ares_core::tensor::Tensor, fuse: bool) -> (u64, u64) {
+    let graph = ares_core::tensor::Tensor::graph(&[s]);
+    let config = ares_core::config::TaskConfig {
         fuse_enabled: fuse,
         ..Default::default()
     };
-    let workers = crate::prepare::uniform_cluster(1, 1);
-    let p = crate::prepare::prepare(&graph, &config, &workers, TaskId(1)).unwrap();
+    let workers = ares_core::prepare::uniform_cluster(1, 1);
+    let p = ares_core::prepare::prepare(&graph, &config, &workers, TaskId(1)).unwrap();
     let g = &p.subtasks;
     let first = g.members.row(0);
     let inputs = g.inputs.row(0).iter().map(|c| ChunkIdx(*c));
@@ -197,19 +197,19 @@ fn projection_counts_inputs_members_and_scratch() {
 /// `max` streams the float32 chunk: no scratch.
 #[test]
 fn scratch_counts_the_wide_copies_of_float32_inputs() {
-    let x = crate::tensor::rand(&[1000], 100, Some(1)).unwrap();
-    let x = x.astype(crate::array::DType::F32).unwrap();
-    let scan = x.scan(crate::ops::Op::CumSum, Some(0)).unwrap();
+    let x = ares_core::tensor::rand(&[1000], 100, Some(1)).unwrap();
+    let x = x.astype(ares_core::array::DType::F32).unwrap();
+    let scan = x.scan(ares_core::ops::Op::CumSum, Some(0)).unwrap();
     let max = x.max(Some(&[0]), true).unwrap();
-    let graph = crate::tensor::Tensor::graph(&[&scan, &max]);
-    let config = crate::config::TaskConfig {
+    let graph = ares_core::tensor::Tensor::graph(&[&scan, &max]);
+    let config = ares_core::config::TaskConfig {
         fuse_enabled: false,
         ..Default::default()
     };
-    let workers = crate::prepare::uniform_cluster(1, 1);
-    let p = crate::prepare::prepare(&graph, &config, &workers, TaskId(1)).unwrap();
+    let workers = ares_core::prepare::uniform_cluster(1, 1);
+    let p = ares_core::prepare::prepare(&graph, &config, &workers, TaskId(1)).unwrap();
     let chunks = &p.subtasks.chunks;
-    let on_chunks = |op: crate::ops::Op| -> Vec<ChunkIdx> {
+    let on_chunks = |op: ares_core::ops::Op| -> Vec<ChunkIdx> {
         (0..chunks.nodes.len() as u32)
             .map(ChunkIdx)
             .filter(|c| chunks.node(*c).op == op)
@@ -217,8 +217,8 @@ fn scratch_counts_the_wide_copies_of_float32_inputs() {
             .collect()
     };
     let (scans, maxes) = (
-        on_chunks(crate::ops::Op::CumSum),
-        on_chunks(crate::ops::Op::Max),
+        on_chunks(ares_core::ops::Op::CumSum),
+        on_chunks(ares_core::ops::Op::Max),
     );
     assert_eq!(
         (scans.len(), maxes.len()),

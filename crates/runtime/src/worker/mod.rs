@@ -43,14 +43,14 @@ pub mod transfer;
 
 pub use drain::DrainAndLeave;
 
-use crate::config::Config;
-use crate::graph::WorkerGraph;
-use crate::ids::{TaskId, WorkerId};
 use crate::protocol::outbound::{Flush, Outbound};
 use crate::protocol::secret::Credentials;
 use crate::protocol::{codec, FromWorker, SubtaskReport, ToWorker, PROTOCOL_VERSION};
 use crate::supervisor::guard::{guard, Guarded};
 use actix::prelude::*;
+use ares_core::config::Config;
+use ares_core::graph::WorkerGraph;
+use ares_core::ids::{TaskId, WorkerId};
 use bytes::BytesMut;
 use std::collections::{BTreeMap, HashMap};
 use std::net::SocketAddr;
@@ -98,7 +98,7 @@ pub struct Worker {
     shared: Arc<Shared>,
     pool: pool::ComputePool,
     /// Subtasks waiting for or fetching remote inputs; the fetches in flight.
-    core: state::WorkerCore<Arc<crate::array::ArrayData>, dispatch::StorageRoom>,
+    core: state::WorkerCore<Arc<ares_core::array::ArrayData>, dispatch::StorageRoom>,
     /// A retry of the fetches refused room is scheduled.
     room_retry: bool,
     fetcher: Arc<dyn fetch::PeerFetch>,

@@ -10,7 +10,7 @@
 //! it held), and [`ComputePool::abandon`] hands the slots of its running ones to new threads:
 //! a kernel cannot be interrupted, but the next task need not wait for it.
 
-use crate::ids::TaskId;
+use ares_core::ids::TaskId;
 use std::cmp::{Ordering, Reverse};
 use std::collections::BinaryHeap;
 use std::sync::{Arc, Condvar, Mutex};

@@ -15,9 +15,9 @@
 //! A worker alone in its process (`ares node`) has no one to share with: it decodes without
 //! hashing.
 
-use crate::graph::{WorkerDelta, WorkerGraph};
-use crate::ids::TaskId;
 use crate::protocol::codec;
+use ares_core::graph::{WorkerDelta, WorkerGraph};
+use ares_core::ids::TaskId;
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock, Weak};
@@ -43,7 +43,7 @@ pub fn decode(task: TaskId, bytes: &[u8], share: bool) -> Decoded {
 }
 
 /// `graph` extended by the encoded part `bytes` (a streamed task,
-/// [`crate::graph::GraphDelta`]); with `share`, shared with the other workers of this process
+/// [`ares_core::graph::GraphDelta`]); with `share`, shared with the other workers of this process
 /// that extend the same graph by the same part. The graph is copied once per part: parts
 /// grow fourfold, so that is about a third of the graph's size over the whole task.
 pub fn extend(task: TaskId, graph: &Arc<WorkerGraph>, bytes: &[u8], share: bool) -> Decoded {
@@ -111,8 +111,8 @@ fn decode_alone(bytes: &[u8]) -> Decoded {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::prepare::{prepare, uniform_cluster};
-    use crate::tensor::{self, Tensor};
+    use ares_core::prepare::{prepare, uniform_cluster};
+    use ares_core::tensor::{self, Tensor};
 
     fn encoded(n: usize, task: TaskId) -> Vec<u8> {
         let t = tensor::ones(&[n], 1).unwrap().sum(None, false).unwrap();
@@ -176,13 +176,13 @@ mod tests {
 
     /// A streamed graph's parts, as the supervisor sends them: the first as a whole graph,
     /// the next ones as deltas; and the whole graph they make.
-    fn streamed_parts(task: TaskId) -> (Vec<Vec<u8>>, crate::graph::SubtaskGraph) {
-        use crate::prepare::stream::{prepare_streamed, stream_plan};
+    fn streamed_parts(task: TaskId) -> (Vec<Vec<u8>>, ares_core::graph::SubtaskGraph) {
+        use ares_core::prepare::stream::{prepare_streamed, stream_plan};
         let t = tensor::rand(&[3000], 1, Some(3))
             .unwrap()
             .sum(None, false)
             .unwrap();
-        let config = crate::config::TaskConfig {
+        let config = ares_core::config::TaskConfig {
             stream_from_chunks: Some(0),
             stream_first_chunks: 100,
             ..Default::default()
@@ -190,7 +190,7 @@ mod tests {
         let plan = stream_plan(&Tensor::graph(&[&t]), &config)
             .unwrap()
             .unwrap();
-        let mut whole = crate::graph::SubtaskGraph::empty(task, crate::ids::StageId(0));
+        let mut whole = ares_core::graph::SubtaskGraph::empty(task, ares_core::ids::StageId(0));
         let mut parts = Vec::new();
         let workers = uniform_cluster(2, 1);
         prepare_streamed(
@@ -202,7 +202,7 @@ mod tests {
             |d| {
                 parts.push(
                     if parts.is_empty() {
-                        codec::encode(&crate::graph::WorkerView {
+                        codec::encode(&ares_core::graph::WorkerView {
                             chunks: &d.chunks,
                             members: &d.members,
                             outputs: &d.outputs,
@@ -239,7 +239,7 @@ mod tests {
                 extend(task, &g, p, false).unwrap()
             });
         let view = |g: &WorkerGraph| {
-            codec::encode(&crate::graph::WorkerView {
+            codec::encode(&ares_core::graph::WorkerView {
                 chunks: &g.chunks,
                 members: &g.members,
                 outputs: &g.outputs,

@@ -10,9 +10,9 @@
 //! is then a plain copy). LZ4 beat zstd level 1 on this machine for random and constant
 //! chunks alike (BENCHMARKS.md, "Spill codec").
 
-use crate::array::ArrayData;
-use crate::ids::{ChunkIdx, TaskId};
 use crate::protocol::codec;
+use ares_core::array::ArrayData;
+use ares_core::ids::{ChunkIdx, TaskId};
 use std::io::Write;
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};

@@ -28,8 +28,8 @@
 //! data (the worker's `Arc<ArrayData>`; anything in tests).
 
 use crate::depth_queue::DepthQueue;
-use crate::ids::{ChunkIdx, SubtaskIdx, TaskId, WorkerId};
 use crate::protocol::{RunSubtask, SubtaskError};
+use ares_core::ids::{ChunkIdx, SubtaskIdx, TaskId, WorkerId};
 use rustc_hash::FxHashMap;
 use std::collections::BTreeMap;
 
@@ -55,7 +55,7 @@ pub trait Held {
     fn held_bytes(&self) -> u64;
 }
 
-impl Held for std::sync::Arc<crate::array::ArrayData> {
+impl Held for std::sync::Arc<ares_core::array::ArrayData> {
     fn held_bytes(&self) -> u64 {
         self.nbytes() as u64
     }

@@ -9,10 +9,10 @@
 use super::memory::human;
 use super::memory::{Admit, Committed, Key, LeaseId, Ledger, MemoryStats, UNTRACKED_BELOW};
 use super::spill::SpillDir;
-use crate::array::ArrayData;
-use crate::config::memory::default_spill_dir;
-use crate::config::WorkerConfig;
-use crate::ids::{ChunkIdx, TaskId};
+use ares_core::array::ArrayData;
+use ares_core::config::memory::default_spill_dir;
+use ares_core::config::WorkerConfig;
+use ares_core::ids::{ChunkIdx, TaskId};
 use dashmap::DashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, Weak};

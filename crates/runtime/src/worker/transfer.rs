@@ -15,14 +15,14 @@
 //! per read or write, not per answer, so a large answer that keeps arriving never fails.
 
 use super::storage::Storage;
-use crate::array::ArrayData;
-use crate::ids::{ChunkIdx, TaskId};
 use crate::net::{accept_loop, Admitted, Gate};
 use crate::protocol::codec::{self, CodecError};
 use crate::protocol::handshake::Role;
 use crate::protocol::secret::Secret;
 use crate::protocol::{auth, data, pieces};
 use crate::telemetry::peer_rejected;
+use ares_core::array::ArrayData;
+use ares_core::ids::{ChunkIdx, TaskId};
 use futures_util::{SinkExt, StreamExt};
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -151,7 +151,7 @@ async fn answer(
 async fn send_whole(
     stream: &mut tokio::net::TcpStream,
     chunk: ChunkIdx,
-    layout: (crate::array::DType, &[usize]),
+    layout: (ares_core::array::DType, &[usize]),
     raw: &[u8],
     part: usize,
 ) -> bool {
@@ -217,7 +217,7 @@ pub async fn serve(
 }
 
 /// The gate of a data plane: peers proving the cluster secret.
-pub fn gate(keys: crate::protocol::secret::Keys, config: &crate::config::Config) -> Gate {
+pub fn gate(keys: crate::protocol::secret::Keys, config: &ares_core::config::Config) -> Gate {
     Gate {
         what: "data plane",
         keys,

@@ -4,8 +4,6 @@
 //! Task-side messages (submissions, results, releases, stops) stay in the parent module.
 
 use super::{Scheduler, WorkerEntry};
-use crate::ids::WorkerId;
-use crate::prepare::WorkerSlots;
 use crate::supervisor::guard::guard;
 use crate::supervisor::messages::{
     Expel, FailTask, GetClusterStatus, GetWorkers, Heartbeat, MemoryLimits, NodeStatus,
@@ -14,6 +12,8 @@ use crate::supervisor::messages::{
 use crate::web::metrics;
 use crate::worker::memory::MemoryStats;
 use actix::prelude::*;
+use ares_core::ids::WorkerId;
+use ares_core::prepare::WorkerSlots;
 use std::collections::{BTreeMap, HashSet};
 use std::time::Instant;
 

@@ -28,12 +28,12 @@ use super::messages::{
     TaskHandle,
 };
 pub use super::messages::{GetClusterStatus, NodeStatus};
-use crate::ids::{TaskId, WorkerId};
 use crate::protocol::SubtaskError;
 use crate::protocol::ToWorker;
 use crate::web::metrics;
 use crate::worker::memory::MemoryStats;
 use actix::prelude::*;
+use ares_core::ids::{TaskId, WorkerId};
 use bytes::Bytes;
 use state::{SchedOut, SchedulerState};
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -182,7 +182,7 @@ impl Scheduler {
     }
 
     /// Has each task submit these subtasks again (not counted as retries).
-    fn redrive(&self, subtasks: BTreeMap<TaskId, Vec<crate::ids::SubtaskIdx>>) {
+    fn redrive(&self, subtasks: BTreeMap<TaskId, Vec<ares_core::ids::SubtaskIdx>>) {
         for (task, list) in subtasks {
             if let Some((p, _, _)) = self.processors.get(&task) {
                 p.do_send(Redrive(Some(list)));

@@ -14,8 +14,8 @@
 //! RunSubtasks per worker and task.
 
 use crate::depth_queue::DepthQueue;
-use crate::ids::{ChunkIdx, SubtaskIdx, TaskId, WorkerId};
 use crate::protocol::RunSubtask;
+use ares_core::ids::{ChunkIdx, SubtaskIdx, TaskId, WorkerId};
 use rustc_hash::FxHashMap;
 use std::collections::BTreeMap;
 

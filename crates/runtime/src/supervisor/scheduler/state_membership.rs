@@ -4,7 +4,7 @@
 //! the parent.
 
 use super::{SchedulerState, WorkerState};
-use crate::ids::{SubtaskIdx, TaskId, WorkerId};
+use ares_core::ids::{SubtaskIdx, TaskId, WorkerId};
 use std::collections::BTreeMap;
 
 impl SchedulerState {

@@ -9,8 +9,8 @@
 //! on one worker). The worker returned holds most bytes of what the consumers read from
 //! subtasks other than this one, among the finished ones.
 
-use crate::graph::SubtaskGraph;
-use crate::ids::WorkerId;
+use ares_core::graph::SubtaskGraph;
+use ares_core::ids::WorkerId;
 
 /// The worker holding most bytes of the finished inputs of `s`'s consumers that `s` does not
 /// make (ties: the lower id); `None` when no such input is finished yet.
@@ -43,10 +43,10 @@ pub fn sibling_worker(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::TaskConfig;
-    use crate::ids::{ChunkIdx, TaskId};
-    use crate::prepare::{prepare, uniform_cluster};
-    use crate::tensor::{self, Tensor};
+    use ares_core::config::TaskConfig;
+    use ares_core::ids::{ChunkIdx, TaskId};
+    use ares_core::prepare::{prepare, uniform_cluster};
+    use ares_core::tensor::{self, Tensor};
 
     /// `sum(a @ b)` of 2×2 blocks, no fusion: the partial products p(i,j,k) of block (i, j)
     /// are siblings under their `tree_add`.
@@ -67,8 +67,9 @@ mod tests {
         )
         .unwrap()
         .subtasks;
-        let matmul =
-            |s: usize| g.chunks.node(ChunkIdx(g.members.row(s)[0])).op == crate::ops::Op::Matmul;
+        let matmul = |s: usize| {
+            g.chunks.node(ChunkIdx(g.members.row(s)[0])).op == ares_core::ops::Op::Matmul
+        };
         let p = (0..g.len()).find(|s| matmul(*s)).unwrap();
         let consumer = g.succs.row(p)[0] as usize;
         let sibling = g

@@ -1,4 +1,4 @@
-//! A streamed task's graph grows while it runs ([`crate::prepare::stream`]): each part
+//! A streamed task's graph grows while it runs ([`ares_core::prepare::stream`]): each part
 //! ([`GraphDelta`]) is appended to the graph, its subtasks wait for their inputs like any
 //! other, and the task cannot succeed before the last part, the seal, came.
 //!
@@ -8,7 +8,7 @@
 //! A held chunk lost with its worker is recomputed at once, as a lost result is.
 
 use super::*;
-use crate::graph::GraphDelta;
+use ares_core::graph::GraphDelta;
 
 impl TaskState {
     /// The state of a streamed task, from its first part; the rest comes with
@@ -16,7 +16,7 @@ impl TaskState {
     pub fn streamed(first: GraphDelta, max_retries: u32) -> Result<Self, String> {
         let task = first.subtasks.first().map(|s| s.id.task);
         let task = task.ok_or("the first part of a streamed graph has no subtasks")?;
-        let empty = crate::graph::SubtaskGraph::empty(task, crate::ids::StageId(0));
+        let empty = ares_core::graph::SubtaskGraph::empty(task, ares_core::ids::StageId(0));
         let mut state = Self::new(Arc::new(empty), max_retries);
         state.sealed = false;
         state.extend(first)?;
@@ -109,6 +109,6 @@ impl TaskState {
 }
 
 /// Whether subtasks from `first` on hold a shuffle proxy.
-fn graph_has_proxies(graph: &crate::graph::SubtaskGraph, first: usize) -> bool {
+fn graph_has_proxies(graph: &ares_core::graph::SubtaskGraph, first: usize) -> bool {
     (first..graph.len()).any(|s| shuffle::is_proxy_subtask(&graph.chunks, graph.members.row(s)))
 }

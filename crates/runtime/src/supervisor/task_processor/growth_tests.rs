@@ -2,12 +2,12 @@
 //! seal, and the task succeeds only once the seal's subtasks are done.
 use super::tests::{ok, submitted};
 use super::*;
-use crate::config::TaskConfig;
-use crate::graph::GraphDelta;
-use crate::ids::TaskId;
-use crate::prepare::stream::{prepare_streamed, stream_plan};
-use crate::prepare::uniform_cluster;
-use crate::tensor::{self, Tensor};
+use ares_core::config::TaskConfig;
+use ares_core::graph::GraphDelta;
+use ares_core::ids::TaskId;
+use ares_core::prepare::stream::{prepare_streamed, stream_plan};
+use ares_core::prepare::uniform_cluster;
+use ares_core::tensor::{self, Tensor};
 
 /// `sum(ones(64, chunk=1))`, fan-in 4, streamed from a first part of 16 chunks:
 ///

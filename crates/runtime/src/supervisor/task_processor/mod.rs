@@ -24,13 +24,13 @@ use super::messages::{
     PeerUnreachable, Redrive, Release, Reports, SchedulerHandle, StopTask, SubmitReady, TaskEnded,
     TaskHandle, WorkerLost,
 };
-use crate::config::TaskConfig;
-use crate::graph::TileableGraph;
-use crate::ids::TaskId;
 use crate::protocol::TaskInfo;
 use crate::supervisor::upload::Spool;
 use crate::worker::transfer;
 use actix::prelude::*;
+use ares_core::config::TaskConfig;
+use ares_core::graph::TileableGraph;
+use ares_core::ids::TaskId;
 use lifecycle::Lifecycle;
 use state::{TaskEnd, TaskOut};
 use std::time::Instant;

@@ -5,13 +5,13 @@
 
 use super::whole_result::{read_chunks, worker_addrs, ReadError};
 use super::TaskProcessor;
-use crate::array::numel;
-use crate::ids::{ChunkIdx, WorkerId};
 use crate::protocol::{codec, ResultPart, TaskStatus};
 use crate::supervisor::guard::guard;
 use crate::supervisor::messages::FetchPart;
 use crate::worker::transfer;
 use actix::prelude::*;
+use ares_core::array::numel;
+use ares_core::ids::{ChunkIdx, WorkerId};
 
 /// Most chunk bytes in one part: half a frame, leaving room for the rest.
 pub fn part_budget(max_frame_bytes: usize) -> u64 {
@@ -86,7 +86,7 @@ fn plan(
     s: &super::state::TaskState,
     m: &FetchPart,
     budget: u64,
-    task: crate::ids::TaskId,
+    task: ares_core::ids::TaskId,
 ) -> Result<(ResultPart, Wanted), String> {
     let results = &s.graph.chunks.results;
     let r = results.get(m.output as usize).ok_or_else(|| {

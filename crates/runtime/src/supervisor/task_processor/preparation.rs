@@ -4,7 +4,7 @@
 //! the workers and the task's state built on a blocking thread at the same time, then starts
 //! the state.
 //!
-//! A large graph of the streamed kind ([`crate::prepare::stream`]) comes back part by part
+//! A large graph of the streamed kind ([`ares_core::prepare::stream`]) comes back part by part
 //! instead ([`PartReady`]): the first part starts the task, each next one extends the
 //! workers' graphs (through the scheduler, before its subtasks) and the task's state, so
 //! subtasks run while the rest of the graph is still being expanded.
@@ -12,11 +12,11 @@
 use super::state::{TaskEnd, TaskState};
 use super::streaming::StreamTo;
 use super::TaskProcessor;
-use crate::graph::SubtaskGraph;
-use crate::prepare::{prepare, uniform_cluster};
 use crate::protocol::codec;
 use crate::supervisor::messages::{GetWorkers, MemoryLimits, SubmitReady};
 use actix::prelude::*;
+use ares_core::graph::SubtaskGraph;
+use ares_core::prepare::{prepare, uniform_cluster};
 use std::sync::Arc;
 use std::time::Instant;
 

@@ -51,7 +51,7 @@ impl TaskState {
     fn fetch_source(&self, s: usize) -> Option<WorkerId> {
         self.graph.members.row(s).iter().find_map(|c| {
             match self.graph.chunks.args_of(ChunkIdx(*c)) {
-                crate::ops::OpArgs::FetchChunk { worker, .. } => Some(WorkerId(*worker)),
+                ares_core::ops::OpArgs::FetchChunk { worker, .. } => Some(WorkerId(*worker)),
                 _ => None,
             }
         })

@@ -6,9 +6,9 @@
 
 use super::whole_result::ReadError;
 use super::TaskProcessor;
-use crate::ids::{SubtaskIdx, WorkerId};
 use crate::supervisor::messages::PeerUnreachable;
 use actix::prelude::*;
+use ares_core::ids::{SubtaskIdx, WorkerId};
 use tokio::sync::oneshot;
 
 impl TaskProcessor {

@@ -51,7 +51,7 @@ impl TaskState {
         let mut ops: Vec<&str> = Vec::new();
         for c in self.graph.members.row(s) {
             match chunks.args_of(ChunkIdx(*c)) {
-                crate::ops::OpArgs::Fuse(steps) => {
+                ares_core::ops::OpArgs::Fuse(steps) => {
                     ops.extend(steps.iter().map(|step| step.op.name()))
                 }
                 _ => ops.push(chunks.nodes[*c as usize].op.name()),

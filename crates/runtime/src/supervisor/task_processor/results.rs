@@ -29,7 +29,7 @@ impl TaskState {
     pub fn result_layout(
         &self,
         output: usize,
-    ) -> Option<(crate::graph::ResultTensor, Vec<(u32, u32)>)> {
+    ) -> Option<(ares_core::graph::ResultTensor, Vec<(u32, u32)>)> {
         let r = self.graph.chunks.results.get(output)?;
         let chunks = r
             .chunks

@@ -7,11 +7,11 @@
 //! most [`SOURCE_WAIT`]) and reads from there; a source that is gone, does not answer in
 //! time, or no longer matches the client's shape and chunking is read as the client gave it.
 
-use crate::graph::TileableGraph;
-use crate::ids::TaskId;
-use crate::ops::OpArgs;
 use crate::supervisor::messages::GetFetchArgs;
 use actix::prelude::*;
+use ares_core::graph::TileableGraph;
+use ares_core::ids::TaskId;
+use ares_core::ops::OpArgs;
 use std::collections::HashMap;
 use std::time::Duration;
 
@@ -92,9 +92,9 @@ pub fn refresh(graph: &mut TileableGraph, current: &HashMap<TaskId, OpArgs>) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::array::DType;
-    use crate::ops::Op;
-    use crate::tensor::Tensor;
+    use ares_core::array::DType;
+    use ares_core::ops::Op;
+    use ares_core::tensor::Tensor;
 
     fn fetch(task: u32, chunks: Vec<(u32, u32)>, splits: Vec<Vec<usize>>) -> OpArgs {
         OpArgs::FetchResult {

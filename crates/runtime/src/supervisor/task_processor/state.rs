@@ -15,10 +15,10 @@
 //! `node_timeout_ms`) and reported ([`TaskOut::PeerUnreachable`]) so the scheduler stops
 //! using it.
 
-use crate::graph::{shuffle, SubtaskGraph};
-use crate::ids::{ChunkIdx, SubtaskIdx, WorkerId};
 use crate::protocol::{SubtaskError, SubtaskReport};
 use crate::supervisor::scheduler::state::ReadySubtask;
+use ares_core::graph::{shuffle, SubtaskGraph};
+use ares_core::ids::{ChunkIdx, SubtaskIdx, WorkerId};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 

@@ -1,9 +1,9 @@
 //! State-machine tests of one task: recorded outboxes, no actors or sockets.
 use super::*;
-use crate::config::TaskConfig;
-use crate::ids::TaskId;
-use crate::prepare::{prepare, uniform_cluster};
-use crate::tensor::{self, Tensor};
+use ares_core::config::TaskConfig;
+use ares_core::ids::TaskId;
+use ares_core::prepare::{prepare, uniform_cluster};
+use ares_core::tensor::{self, Tensor};
 
 /// `sum(rand(4, chunk=1))` without fusion:
 ///   s0..s3 rand ─► s4..s7 sum ─► s8 combine        (9 subtasks, one chunk each)

@@ -1,4 +1,4 @@
-//! The streamed side of preparation ([`crate::prepare::stream`]): on the preparation thread,
+//! The streamed side of preparation ([`ares_core::prepare::stream`]): on the preparation thread,
 //! each part is checked against the workers' memory, encoded and sent to the processor as
 //! soon as it is ready ([`StreamTo`]); on the actor, the first part starts the task and
 //! each next one extends the workers' graphs (through the scheduler, ahead of the part's
@@ -7,14 +7,14 @@
 use super::preparation::Failure;
 use super::state::{TaskEnd, TaskState};
 use super::{guard, TaskProcessor};
-use crate::config::TaskConfig;
-use crate::graph::{GraphDelta, TileableGraph, WorkerView};
-use crate::ids::TaskId;
-use crate::prepare::stream::{prepare_streamed, stream_plan};
-use crate::prepare::WorkerSlots;
 use crate::protocol::codec;
 use crate::supervisor::messages::{ExtendGraph, SubmitReady};
 use actix::prelude::*;
+use ares_core::config::TaskConfig;
+use ares_core::graph::{GraphDelta, TileableGraph, WorkerView};
+use ares_core::ids::TaskId;
+use ares_core::prepare::stream::{prepare_streamed, stream_plan};
+use ares_core::prepare::WorkerSlots;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
@@ -54,10 +54,10 @@ impl StreamTo<'_> {
         };
         let mut refused = None;
         let mut first = true;
-        let check = |part: &crate::graph::SubtaskGraph| {
+        let check = |part: &ares_core::graph::SubtaskGraph| {
             crate::worker::memory::check_fits(part, self.limits).map_err(|e| {
                 refused = Some(e.clone());
-                crate::error::AresError::prepare("memory", e)
+                ares_core::error::AresError::prepare("memory", e)
             })
         };
         let report = prepare_streamed(&plan, config, workers, task, check, |delta| {
@@ -75,7 +75,7 @@ impl StreamTo<'_> {
                 codec::encode(&delta.worker_view())
             };
             let bytes =
-                bytes.map_err(|e| crate::error::AresError::prepare("encode", e.to_string()))?;
+                bytes.map_err(|e| ares_core::error::AresError::prepare("encode", e.to_string()))?;
             let seconds = self.start.elapsed().as_secs_f64();
             let large = delta.chunks.len() >= super::preparation::RETURN_PAGES_FROM_CHUNKS;
             self.me.do_send(PartReady {

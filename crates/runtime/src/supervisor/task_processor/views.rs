@@ -68,7 +68,7 @@ impl Handler<GetGraph> for TaskProcessor {
 /// Arguments of an `Op::Fetch` reading output `0` of this task, if it succeeded and its
 /// results are still held.
 impl Handler<GetFetchArgs> for TaskProcessor {
-    type Result = ResponseActFuture<Self, Option<crate::ops::OpArgs>>;
+    type Result = ResponseActFuture<Self, Option<ares_core::ops::OpArgs>>;
     fn handle(&mut self, _: GetFetchArgs, ctx: &mut Context<Self>) -> Self::Result {
         guard(self, ctx, "GetFetchArgs", |act, ctx| -> Self::Result {
             if let Some(later) = act.after_recompute(ctx, GetFetchArgs, |_| None) {
@@ -78,7 +78,7 @@ impl Handler<GetFetchArgs> for TaskProcessor {
                 (TaskStatus::Succeeded, Some(s)) => s.result_layout(0),
                 _ => None,
             };
-            let args = layout.map(|(result, chunks)| crate::ops::OpArgs::FetchResult {
+            let args = layout.map(|(result, chunks)| ares_core::ops::OpArgs::FetchResult {
                 task: act.task,
                 output: 0,
                 shape: result.shape,

@@ -3,13 +3,13 @@
 //! a frame go through the streamed parts instead (see `part.rs`).
 
 use super::{TaskProcessor, RESTARTING};
-use crate::array::ArrayData;
-use crate::ids::{ChunkIdx, TaskId, WorkerId};
 use crate::protocol::{codec, TaskStatus};
 use crate::supervisor::guard::guard;
 use crate::supervisor::messages::{FetchResult, GetWorkers};
 use crate::worker::transfer;
 use actix::prelude::*;
+use ares_core::array::ArrayData;
+use ares_core::ids::{ChunkIdx, TaskId, WorkerId};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -44,11 +44,11 @@ impl Handler<FetchResult> for TaskProcessor {
                         .results
                         .iter()
                         .map(|r| {
-                            crate::executor::assemble(&graph.chunks, r, &store)
+                            ares_core::executor::assemble(&graph.chunks, r, &store)
                                 .map_err(|e| e.to_string())
                         })
                         .collect::<Result<Vec<_>, String>>()?;
-                    let refs: Vec<(ChunkIdx, &crate::array::ArrayData)> = tensors
+                    let refs: Vec<(ChunkIdx, &ares_core::array::ArrayData)> = tensors
                         .iter()
                         .enumerate()
                         .map(|(i, t)| (ChunkIdx(i as u32), t))
