@@ -7,7 +7,6 @@
 //! with one rate-limited log line. Uploads are the link's own ([`client_upload`]): the
 //! connection owns the upload's spool file.
 
-#[path = "client_upload.rs"]
 pub mod client_upload;
 
 use super::guard::{guard, Guarded};

@@ -33,7 +33,6 @@ use std::time::Duration;
 /// The session of tasks submitted over the native protocol.
 pub const DEFAULT_SESSION: &str = "default";
 
-#[path = "sessions.rs"]
 mod sessions;
 pub use sessions::CreateSessionError;
 

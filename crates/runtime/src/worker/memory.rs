@@ -21,12 +21,9 @@ pub use super::footprint::{
 
 pub type Key = (TaskId, ChunkIdx);
 
-#[path = "spill_plan.rs"]
 mod spill_plan;
-#[path = "transit.rs"]
 mod transit;
 pub use transit::FetchRoom;
-#[path = "memory_stats.rs"]
 mod stats;
 pub use stats::MemoryStats;
 
@@ -362,5 +359,4 @@ impl Ledger {
 }
 
 #[cfg(test)]
-#[path = "memory_tests.rs"]
 mod tests;

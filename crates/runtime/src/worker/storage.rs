@@ -388,9 +388,7 @@ pub fn live_stats() -> Vec<MemoryStats> {
     live().iter().map(|s| s.stats()).collect()
 }
 
-#[path = "storage_transit.rs"]
 mod transit;
 
 #[cfg(test)]
-#[path = "storage_tests.rs"]
 mod tests;
