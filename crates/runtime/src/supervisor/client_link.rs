@@ -9,8 +9,8 @@
 
 pub mod client_upload;
 
-use super::guard::{guard, Guarded};
 use super::messages::FromClient;
+use crate::guard::{guard, Guarded};
 use crate::net::Admitted;
 use crate::protocol::outbound::{Flush, Outbound};
 use crate::protocol::{codec, ClientReply, ClientRequest, PROTOCOL_VERSION};

@@ -51,7 +51,7 @@ pub struct Heartbeat {
     pub worker: WorkerId,
     pub stored_chunks: u64,
     pub stored_bytes: u64,
-    pub memory: crate::worker::memory::MemoryStats,
+    pub memory: crate::protocol::MemoryStats,
 }
 
 #[derive(Message)]
@@ -148,7 +148,7 @@ pub struct NodeStatus {
     pub stored_bytes: u64,
     pub alive: bool,
     /// Memory accounting from the last heartbeat (limit, peak, spilled, pauses).
-    pub memory: crate::worker::memory::MemoryStats,
+    pub memory: crate::protocol::MemoryStats,
 }
 
 // ---------------------------------------------------------------- to a worker's Link

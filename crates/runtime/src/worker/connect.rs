@@ -49,7 +49,7 @@ pub(super) async fn supervisor(
         };
         match attempt.await {
             Ok(done) => return done,
-            Err(e) if tokio::time::Instant::now() >= deadline || crate::node::terminating() => {
+            Err(e) if tokio::time::Instant::now() >= deadline || crate::shutdown::terminating() => {
                 return Err(e)
             }
             Err(_) => tokio::time::sleep(Duration::from_millis(100)).await,

@@ -55,7 +55,7 @@ impl StreamTo<'_> {
         let mut refused = None;
         let mut first = true;
         let check = |part: &ares_core::graph::SubtaskGraph| {
-            crate::worker::memory::check_fits(part, self.limits).map_err(|e| {
+            crate::footprint::check_fits(part, self.limits).map_err(|e| {
                 refused = Some(e.clone());
                 ares_core::error::AresError::prepare("memory", e)
             })

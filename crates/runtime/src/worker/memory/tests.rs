@@ -225,7 +225,7 @@ fn scratch_counts_the_wide_copies_of_float32_inputs() {
         (10, 10),
         "one of each per float32 chunk"
     );
-    let scratch = |c| super::super::footprint::scratch(chunks, c);
+    let scratch = |c| crate::footprint::scratch(chunks, c);
     for c in scans {
         assert_eq!(
             scratch(c),
