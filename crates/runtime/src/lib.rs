@@ -16,6 +16,7 @@
 
 pub mod allocator;
 pub mod api;
+pub mod config;
 pub mod data_plane;
 pub mod depth_queue;
 pub mod footprint;

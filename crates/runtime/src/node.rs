@@ -2,10 +2,10 @@
 //! `ares run` (a supervisor and N workers in one process, talking over loopback TCP: the
 //! same code path as separate processes).
 
+use crate::config::Config;
 use crate::protocol::secret::Credentials;
 use crate::shutdown::{terminating, watch_termination};
 use crate::{supervisor, worker};
-use ares_core::config::Config;
 use std::net::SocketAddr;
 use std::path::Path;
 use std::time::Duration;

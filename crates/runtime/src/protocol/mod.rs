@@ -207,7 +207,7 @@ pub enum ClientRequest {
         graph: TileableGraph,
         fuse_enabled: Option<bool>,
         /// Replaces `task.default_config` for this task.
-        config: Option<ares_core::config::TaskConfig>,
+        config: Option<crate::config::TaskConfig>,
     },
     Wait {
         request: u64,

@@ -20,9 +20,9 @@
 //! messages.
 
 use super::scheduler::state::ReadySubtask;
+use crate::config::TaskConfig;
 use crate::protocol::{ClientReply, ClientRequest, SubtaskReport, TaskInfo, ToWorker};
 use actix::prelude::*;
-use ares_core::config::TaskConfig;
 use ares_core::graph::TileableGraph;
 use ares_core::ids::{ChunkIdx, SubtaskIdx, TaskId, WorkerId};
 use ares_core::prepare::WorkerSlots;

@@ -16,11 +16,11 @@ pub mod task_manager;
 pub mod task_processor;
 pub mod upload;
 
+use crate::config::Config;
 use crate::net::{accept_loop, Gate};
 use crate::protocol::handshake::Role;
 use crate::protocol::secret::Credentials;
 use actix::prelude::*;
-use ares_core::config::Config;
 use scheduler::Scheduler;
 use std::net::SocketAddr;
 use std::time::Duration;

@@ -20,11 +20,11 @@ pub use super::messages::{
     ShutDown, SubmitError, SubmitTask,
 };
 use super::task_processor::{Holds, TaskProcessor};
+use crate::config::Config;
 use crate::guard::{guard, Guarded};
 use crate::protocol::secret::Secret;
 use crate::protocol::{ClientReply, ClientRequest, TaskInfo};
 use actix::prelude::*;
-use ares_core::config::Config;
 use ares_core::graph::TileableGraph;
 use ares_core::ids::TaskId;
 use std::collections::{BTreeMap, HashMap};

@@ -2,10 +2,10 @@
 //! while the supervisor is absent or silent, until the rejoin window runs out or the process
 //! is told to stop (a wrong secret fails at once).
 
+use crate::config::Config;
 use crate::protocol::auth;
 use crate::protocol::handshake::{HandshakeError, Role};
 use crate::protocol::secret::Credentials;
-use ares_core::config::Config;
 use std::time::Duration;
 use tokio::net::TcpStream;
 

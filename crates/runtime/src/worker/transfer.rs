@@ -183,7 +183,7 @@ pub async fn serve(
 }
 
 /// The gate of a data plane: peers proving the cluster secret.
-pub fn gate(keys: crate::protocol::secret::Keys, config: &ares_core::config::Config) -> Gate {
+pub fn gate(keys: crate::protocol::secret::Keys, config: &crate::config::Config) -> Gate {
     Gate {
         what: "data plane",
         keys,

@@ -23,12 +23,12 @@ use super::messages::{
     PeerUnreachable, Redrive, Release, Reports, SchedulerHandle, StopTask, SubmitReady, TaskEnded,
     TaskHandle, WorkerLost,
 };
+use crate::config::TaskConfig;
 use crate::data_plane;
 use crate::guard::{guard, Guarded};
 use crate::protocol::TaskInfo;
 use crate::supervisor::upload::Spool;
 use actix::prelude::*;
-use ares_core::config::TaskConfig;
 use ares_core::graph::TileableGraph;
 use ares_core::ids::TaskId;
 use lifecycle::Lifecycle;

@@ -7,10 +7,10 @@
 use super::preparation::Failure;
 use super::state::{TaskEnd, TaskState};
 use super::{guard, TaskProcessor};
+use crate::config::TaskConfig;
 use crate::protocol::codec;
 use crate::supervisor::messages::{ExtendGraph, SubmitReady};
 use actix::prelude::*;
-use ares_core::config::TaskConfig;
 use ares_core::graph::{GraphDelta, TileableGraph, WorkerView};
 use ares_core::ids::TaskId;
 use ares_core::prepare::stream::{prepare_streamed, stream_plan};
