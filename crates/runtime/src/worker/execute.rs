@@ -54,7 +54,7 @@ pub(super) fn execute_one(
     let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         // Waits for room under `worker.memory_limit`; released after everything below.
         let lease = (shared.storage.begin(task, &local, run_bytes, transit))
-            .map_err(SubtaskError::Failed)?;
+            .map_err(|e| SubtaskError::Failed(e.to_string()))?;
         if cancelled.ended() {
             return Ok(Vec::new()); // ended while this waited for room: nothing to compute
         }

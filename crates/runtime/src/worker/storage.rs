@@ -8,7 +8,7 @@
 
 use super::memory::human;
 use super::memory::{Admit, Committed, Key, LeaseId, Ledger, MemoryStats, UNTRACKED_BELOW};
-use super::spill::SpillDir;
+use super::spill::{SpillDir, SpillError};
 use crate::config::memory::default_spill_dir;
 use crate::config::WorkerConfig;
 use ares_core::array::ArrayData;
@@ -226,12 +226,12 @@ impl Storage {
     }
 
     /// Writes planned spills; the first failure is returned (its chunk stays in memory).
-    fn write_spills(&self, planned: Vec<(Key, u64)>) -> Result<(), String> {
+    fn write_spills(&self, planned: Vec<(Key, u64)>) -> Result<(), SpillError> {
         let mut first_error = None;
         for (key, _) in planned {
             let written = match (&self.spill, self.chunks.get(&key).map(|c| c.clone())) {
-                (Some(dir), Some(data)) => dir.write(key, &data).map_err(|e| e.to_string()),
-                (None, _) => Err("no spill directory".to_string()),
+                (Some(dir), Some(data)) => dir.write(key, &data).map(drop),
+                (None, _) => Err(SpillError("no spill directory".to_string())),
                 // Released meanwhile: nothing to write, and no error for whoever needed room.
                 (_, None) => {
                     self.ledger().commit_spill(key, false);
@@ -280,7 +280,7 @@ impl Storage {
         inputs: &[ChunkIdx],
         run_bytes: u64,
         transit: u64,
-    ) -> Result<Lease<'_>, String> {
+    ) -> Result<Lease<'_>, SpillError> {
         let inputs: Vec<Key> = inputs.iter().map(|c| (task, *c)).collect();
         let mut ledger = self.ledger();
         ledger.pin(&inputs);

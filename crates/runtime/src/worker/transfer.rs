@@ -24,8 +24,17 @@ use std::time::Duration;
 use tokio::net::TcpListener;
 use tokio_util::codec::Framed;
 
+/// A peer asked for rows a chunk does not have.
+#[derive(Debug, thiserror::Error)]
+#[error("rows {start}..{end} of a chunk of {rows} rows")]
+struct RowsOutOfRange {
+    start: u64,
+    end: u64,
+    rows: u64,
+}
+
 /// The raw bytes and shape of rows `rows` of a chunk (all of it without rows).
-fn rows_of(d: &ArrayData, rows: data::Rows) -> Result<(Cow<'_, [u8]>, Vec<usize>), String> {
+fn rows_of(d: &ArrayData, rows: data::Rows) -> Result<(Cow<'_, [u8]>, Vec<usize>), RowsOutOfRange> {
     let raw = pieces::raw_bytes(d);
     let Some((start, end)) = rows else {
         return Ok((raw, d.shape().to_vec()));
@@ -33,7 +42,11 @@ fn rows_of(d: &ArrayData, rows: data::Rows) -> Result<(Cow<'_, [u8]>, Vec<usize>
     let mut shape = d.shape().to_vec();
     let n = shape.first().copied().unwrap_or(0) as u64;
     if start >= end || end > n {
-        return Err(format!("rows {start}..{end} of a chunk of {n} rows"));
+        return Err(RowsOutOfRange {
+            start,
+            end,
+            rows: n,
+        });
     }
     let row = raw.len() / n as usize;
     shape[0] = (end - start) as usize;
@@ -70,7 +83,12 @@ async fn answer(
         };
         let (raw, shape) = match rows_of(&d, rows) {
             Ok(r) => r,
-            Err(msg) => return framed.send(data::error_answer(&msg).into()).await.is_ok(),
+            Err(e) => {
+                return framed
+                    .send(data::error_answer(&e.to_string()).into())
+                    .await
+                    .is_ok()
+            }
         };
         if raw.len() >= part / 2 {
             if !packer.is_empty() {

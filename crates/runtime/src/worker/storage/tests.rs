@@ -60,7 +60,11 @@ fn a_failed_spill_fails_the_subtask_that_needed_the_room() {
     s.put(TaskId(1), ChunkIdx(0), chunk(1.0));
     s.put(TaskId(1), ChunkIdx(1), chunk(1.0));
     std::fs::remove_dir_all(&path).unwrap(); // writes now fail
-    let err = s.begin(TaskId(1), &[], 30 << 10, 0).err().expect("no room");
+    let err = s
+        .begin(TaskId(1), &[], 30 << 10, 0)
+        .err()
+        .expect("no room")
+        .to_string();
     assert!(
         err.contains("cannot spill chunk") && err.contains(path.to_str().unwrap()),
         "{err}"
