@@ -9,10 +9,15 @@
 //! ```
 //!
 //! This crate is the runtime over the pure core (`ares_core`, named by that path everywhere,
-//! never re-exported): [`protocol`] (messages and the codec),
-//! [`net`] (framed connections), [`supervisor`], [`worker`], [`api`] (the `TaskApi` client,
-//! native and HTTP), [`web`] (the HTTP API), [`node`] (node startup and the embedded cluster),
-//! [`result_stream`] (results streamed band by band), [`telemetry`].
+//! never re-exported). Its layers, each using only those below (ARCHITECTURE.md draws them;
+//! `tests/layering.rs` checks them):
+//! - [`node`] starts a role, and for a supervisor the [`web`] API over its handle; [`api`]
+//!   holds the clients (native and HTTP);
+//! - the roles, [`supervisor`] and [`worker`], which never import each other nor the web;
+//! - what both roles use: [`protocol`] (messages, codec, handshake), [`net`] (accepting
+//!   connections), [`data_plane`] (fetching chunks), [`footprint`] (memory projection),
+//!   [`guard`] (actor restarts), [`metrics`], [`shutdown`], [`config`], [`telemetry`],
+//!   [`result_stream`] (results streamed band by band), [`depth_queue`], [`allocator`].
 
 pub mod allocator;
 pub mod api;
