@@ -13,7 +13,7 @@
 //!
 //! | actor | survives | rebuilt or failed |
 //! |---|---|---|
-//! | Scheduler | workers (ids, slots, links, data addresses), the tasks' processors | queues and in-flight sets dropped (a half-done pass may have left them inconsistent); every processor re-drives what it submitted ([`super::messages::Redrive`]), first report wins |
+//! | Scheduler | workers (ids, slots, links, data addresses), the tasks' processors | queues and in-flight sets dropped (a half-done pass may have left them inconsistent); every processor re-drives what it submitted ([`crate::supervisor::messages::Redrive`]), first report wins |
 //! | TaskManager | sessions, names, task processors (separate actors) | admission counts recounted from the processors' statuses |
 //! | TaskProcessor | an ended task (end, results) | a running task fails with the panic's message: its subtask states may be half-updated; its chunks are released |
 //! | Link, ClientLink | nothing: the read half of the socket went with the stopped context | the connection closes; a worker starts afresh and registers again (its work re-queued, its chunks recomputed), a client reconnects |

@@ -17,7 +17,7 @@ pub struct MemoryStats {
     /// Highest accounted bytes (memory + reserved + transit) so far.
     pub peak_bytes: u64,
     /// This worker's share of the process's resident bytes that the accounting does not see
-    /// (above the process's baseline), sampled by [`super::monitor`] in a worker process: it
+    /// (above the process's baseline), sampled by [`crate::worker::monitor`] in a worker process: it
     /// counts toward the spill and pause thresholds. 0 where no monitor runs.
     pub unmanaged_bytes: u64,
     /// Bytes and chunks on disk now.

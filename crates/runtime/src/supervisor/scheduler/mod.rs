@@ -5,7 +5,7 @@
 //! Every event is applied to the state, then one `dispatch` runs, so a burst of results
 //! coalesces into one scheduling pass and one RunSubtasks per worker and task.
 //!
-//! Supervised: a panic in a handler restarts the actor (see [`super::guard`]). What survives
+//! Supervised: a panic in a handler restarts the actor (see [`crate::guard`]). What survives
 //! is membership: the links (worker ids, slots, addresses, which tasks each was told about)
 //! and the processors of running tasks. The queues and in-flight sets are dropped, since a
 //! half-done handler may have left them inconsistent, and re-derived from the processors:

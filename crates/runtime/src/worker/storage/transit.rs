@@ -8,7 +8,7 @@ use super::Storage;
 use std::sync::Arc;
 
 impl Storage {
-    /// Reserves `bytes` for a subtask's fetches (see [`super::state`]); false: not now. When
+    /// Reserves `bytes` for a subtask's fetches (see [`crate::worker::state`]); false: not now. When
     /// the room must be made by spilling, the spill is written on a blocking thread and the
     /// caller asks again later.
     pub fn reserve_transit(self: &Arc<Self>, bytes: u64, alone: bool) -> bool {
