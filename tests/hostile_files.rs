@@ -197,6 +197,78 @@ fn fifos_are_refused_without_hanging() {
     }
 }
 
+/// Peak resident memory of the finished children of this test process, in MiB (the largest
+/// of them: `ares run` is one process holding the supervisor and the workers).
+fn children_peak_rss_mib() -> u64 {
+    // SAFETY: getrusage fills the struct it is given; zeroed is a valid `rusage`.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: `usage` is a live, writable `rusage`.
+    assert_eq!(
+        unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut usage) },
+        0
+    );
+    usage.ru_maxrss as u64 / 1024
+}
+
+/// A gzip chunk of 1,000 float64 (8 kB) replaced by a 1 MB stream inflating to 1 GiB, and a
+/// zstd chunk replaced by a sparse 1 TB file: both refused at once, naming the chunk and the
+/// bound, with the process far below the bomb's size (the gzip bomb took a worker to 2.1 GB,
+/// the sparse file to 7.2 GB and growing).
+#[test]
+fn decompression_bombs_and_sparse_chunks_are_refused() {
+    use std::io::Write;
+    let (_d, root, _) = root_and_outside();
+    must_succeed(
+        &root,
+        &[
+            "--expr",
+            "to_zarr(ones(1000, chunk=1000), 'g.zarr', codec='gzip')",
+        ],
+    );
+    must_succeed(
+        &root,
+        &[
+            "--expr",
+            "to_zarr(ones(1000, chunk=1000), 'z.zarr', codec='zstd')",
+        ],
+    );
+    assert!(must_succeed(&root, &["--input", "x=g.zarr", "--expr", "sum(x)"]).contains("1000"));
+    // 1 GiB of zeros, gzipped: about 1 MB.
+    let mut bomb = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+    let zeros = vec![0u8; 1 << 20];
+    for _ in 0..1024 {
+        bomb.write_all(&zeros).unwrap();
+    }
+    let bomb = bomb.finish().unwrap();
+    eprintln!("gzip bomb: {} bytes inflating to 1 GiB", bomb.len());
+    std::fs::write(root.join("g.zarr/c/0"), &bomb).unwrap();
+    let sparse = std::fs::File::create(root.join("z.zarr/c/0")).unwrap();
+    sparse.set_len(1 << 40).unwrap();
+    drop(sparse);
+    for (store, expect) in [
+        ("g.zarr", "decompresses to more than"),
+        ("z.zarr", "is larger than this array's chunks can encode to"),
+    ] {
+        let t = Instant::now();
+        let (ok, out, err) = ares_run(
+            &root,
+            &["--input", &format!("x={store}"), "--expr", "sum(x)"],
+            Duration::from_secs(60),
+        );
+        let peak = children_peak_rss_mib();
+        eprintln!(
+            "{store}: refused in {:?}; peak RSS of the runs so far {peak} MiB",
+            t.elapsed()
+        );
+        assert!(!ok, "{store}: {out}");
+        assert!(
+            err.contains(store) && err.contains(expect),
+            "{store}: {err}"
+        );
+        assert!(peak < 512, "{store}: a run reached {peak} MiB");
+    }
+}
+
 /// `--output out.npy` where the partial file `.out.npy.ares-partial` is a link to another file
 /// in the root: refused, the linked file unchanged, not renamed away.
 #[test]

@@ -19,6 +19,7 @@
 //! supervisor alone, so no client can name the path it reads.
 
 pub mod confined;
+pub mod inflation;
 pub mod npy;
 pub mod npy_header;
 pub mod region;

@@ -8,6 +8,7 @@
 //! array metadata (`zarr.json`) before any writer runs; an existing Zarr array at the path is
 //! replaced, anything else there is refused.
 
+use super::inflation;
 use super::zarr_store::ConfinedStore;
 use super::IoError;
 use crate::array::{ArrayData, DType, Shape};
@@ -40,8 +41,8 @@ fn open(path: &Path) -> Result<ZArray, IoError> {
             detail: "no Zarr array (not a directory)".into(),
         });
     }
-    let store = ConfinedStore::new(path);
-    Array::open(Arc::new(store), "/").map_err(|e| {
+    let store = Arc::new(ConfinedStore::new(path));
+    let a = Array::open(store.clone(), "/").map_err(|e| {
         let e = e.to_string();
         // zarrs names the codec ("codec blosc is not supported"); say which ones are built in.
         let hint = if e.contains("not supported") {
@@ -50,7 +51,18 @@ fn open(path: &Path) -> Result<ZArray, IoError> {
             ""
         };
         bad(format!("not a readable Zarr array: {e}{hint}"))
-    })
+    })?;
+    // Every chunk of a regular grid has the first one's shape (edge chunks are stored whole).
+    let element = a.data_type().fixed_size().unwrap_or(1) as u64;
+    let first = vec![0; a.dimensionality()];
+    if let Some((bytes, elements)) = inflation::chunk_bytes(&a, &first, element) {
+        store.set_max_object(inflation::object_cap(
+            bytes,
+            elements,
+            inflation::sharded(&a),
+        ));
+    }
+    Ok(a)
 }
 
 fn dtype_of(path: &Path, a: &ZArray) -> Result<DType, IoError> {
@@ -136,6 +148,13 @@ pub fn read_region(
     let bad = |e: zarrs::array::ArrayError| {
         IoError::bad(shown(path), format!("reading region {subset:?}: {e}"))
     };
+    // Each compressed chunk the region touches is first decoded into a counting sink: one
+    // inflating past its shape's size fails here, before zarrs decodes it whole.
+    if let Ok(Some(touched)) = a.chunks_in_array_subset(&subset.as_slice()) {
+        let chunks = touched.indices().into_iter().map(|i| i.to_vec());
+        inflation::check_chunks(&a, chunks, dtype.itemsize() as u64)
+            .map_err(|e| IoError::bad(shown(path), format!("reading region {subset:?}: {e}")))?;
+    }
     let dims = IxDyn(shape);
     let wrap = |e: ndarray::ShapeError| IoError::bad(shown(path), e.to_string());
     macro_rules! retrieve {

@@ -9,6 +9,10 @@
 //! (`zarr.json`, `.zarray`, ...) larger than [`MAX_METADATA`] are refused before they are
 //! read: they are parsed whole as JSON.
 //!
+//! Any other object larger than the array's chunks can encode to ([`ConfinedStore::set_max_object`],
+//! [`super::inflation::object_cap`]) is refused the same way: a sparse 1 TB chunk file is
+//! never read.
+//!
 //! Writes (`to_zarr`) create each object with `O_NOFOLLOW` the same way. A missing object
 //! reads as `None` (a chunk never written: the fill value), as with `FilesystemStore`.
 
@@ -16,6 +20,7 @@ use super::confined;
 use super::IoError;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use zarrs::storage::byte_range::{ByteRange, ByteRangeIterator, InvalidByteRangeError};
 use zarrs::storage::{
     Bytes, MaybeBytesIterator, OffsetBytesIterator, ReadableStorageTraits, StorageError, StoreKey,
@@ -31,13 +36,21 @@ const METADATA_NAMES: [&str; 5] = ["zarr.json", ".zarray", ".zattrs", ".zgroup",
 #[derive(Debug)]
 pub struct ConfinedStore {
     base: PathBuf,
+    /// Largest chunk or shard object read (no limit until the array's metadata is known).
+    max_object: AtomicU64,
 }
 
 impl ConfinedStore {
     pub fn new(base: &Path) -> Self {
         Self {
             base: base.to_path_buf(),
+            max_object: AtomicU64::new(u64::MAX),
         }
+    }
+
+    /// Refuses to read any object but metadata larger than `bytes` from now on.
+    pub fn set_max_object(&self, bytes: u64) {
+        self.max_object.store(bytes, Ordering::Relaxed);
     }
 
     fn path(&self, key: &StoreKey) -> PathBuf {
@@ -66,13 +79,25 @@ impl ReadableStorageTraits for ConfinedStore {
             return Ok(None);
         };
         let size = file.metadata()?.len();
-        if Self::is_metadata(key) && size > MAX_METADATA {
-            return Err(storage(IoError::bad(
-                path.display(),
-                format!(
-                    "metadata of {size} bytes is larger than {MAX_METADATA}: refusing to read it"
-                ),
-            )));
+        if Self::is_metadata(key) {
+            if size > MAX_METADATA {
+                return Err(storage(IoError::bad(
+                    path.display(),
+                    format!(
+                        "metadata of {size} bytes is larger than {MAX_METADATA}: refusing to read it"
+                    ),
+                )));
+            }
+        } else {
+            let cap = self.max_object.load(Ordering::Relaxed);
+            if size > cap {
+                return Err(storage(IoError::bad(
+                    path.display(),
+                    format!(
+                        "a chunk file of {size} bytes is larger than this array's chunks can encode to ({cap} bytes): refusing to read it"
+                    ),
+                )));
+            }
         }
         let out = byte_ranges
             .map(|range| {
