@@ -203,10 +203,8 @@ fn children_peak_rss_mib() -> u64 {
     // SAFETY: getrusage fills the struct it is given; zeroed is a valid `rusage`.
     let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
     // SAFETY: `usage` is a live, writable `rusage`.
-    assert_eq!(
-        unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut usage) },
-        0
-    );
+    let status = unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut usage) };
+    assert_eq!(status, 0);
     usage.ru_maxrss as u64 / 1024
 }
 
