@@ -11,7 +11,7 @@ use ares::protocol::{ClientReply, ClientRequest};
 use ares_core::ids::TaskId;
 use common::cluster::Cluster;
 use common::hostile::*;
-use std::io::Write;
+use common::http::raw_http;
 use std::time::Duration;
 
 /// Row 4: a task of 2·10^9 chunks is refused at submission with the projected count and the
@@ -155,21 +155,6 @@ fn connections_over_the_limit_are_closed_at_once() {
     drop(held);
     std::thread::sleep(Duration::from_millis(300));
     still_serves(&cluster);
-}
-
-/// Sends one raw HTTP request (no client-side path normalization); the status and the whole
-/// answer.
-fn raw_http(addr: &str, request: &str) -> (u16, String) {
-    let mut s = std::net::TcpStream::connect(addr).unwrap();
-    s.write_all(request.as_bytes()).unwrap();
-    let mut out = String::new();
-    std::io::Read::read_to_string(&mut s, &mut out).unwrap();
-    let status = out
-        .split(' ')
-        .nth(1)
-        .and_then(|c| c.parse().ok())
-        .unwrap_or(0);
-    (status, out)
 }
 
 /// Row 7 and row 3 over HTTP: the token leaves the URL for an HttpOnly cookie, no referrer

@@ -4,6 +4,7 @@
 
 pub mod cluster;
 pub mod hostile;
+pub mod http;
 pub mod nodes;
 pub mod reference;
 
