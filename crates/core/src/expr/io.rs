@@ -63,7 +63,7 @@ impl Ctx {
                     Some((Value::None, _)) => Codec::None,
                     Some(v) => {
                         let pos = v.1;
-                        Codec::parse(&string(v, "codec")?).or_else(|e| err(pos, e))?
+                        Codec::parse(&string(v, "codec")?).or_else(|e| err(pos, e.to_string()))?
                     }
                 };
                 wrap(x.to_zarr(&path, chunk, codec))

@@ -22,10 +22,27 @@ use std::fmt;
 /// key.op, key.index, op id, args, shape, inputs start, inputs length (u32 each), dtype (u8).
 pub const NODE_BYTES: usize = 7 * 4 + 1;
 
+/// Why a packed arena does not decode.
+#[derive(Debug, thiserror::Error)]
+pub enum PackError {
+    #[error("{bytes} bytes of {what} are not a whole number of {record}-byte records")]
+    Ragged {
+        what: &'static str,
+        bytes: usize,
+        record: usize,
+    },
+    #[error("chunk node {node}: unknown op id {id}")]
+    UnknownOp { node: usize, id: OpId },
+    #[error("chunk node {node}: dtype {code}")]
+    UnknownDtype { node: usize, code: u8 },
+    #[error("chunk length {0} out of range")]
+    LengthOutOfRange(u64),
+}
+
 /// Reads a byte string however the deserializer hands it over.
 struct BytesVisitor<F>(F, &'static str);
 
-impl<'de, T, F: FnOnce(&[u8]) -> Result<T, String>> Visitor<'de> for BytesVisitor<F> {
+impl<'de, T, F: FnOnce(&[u8]) -> Result<T, PackError>> Visitor<'de> for BytesVisitor<F> {
     type Value = T;
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
         write!(f, "packed {}", self.1)
@@ -90,12 +107,13 @@ pub mod nodes {
         d.deserialize_bytes(BytesVisitor(unpack, "chunk nodes"))
     }
 
-    fn unpack(b: &[u8]) -> Result<Vec<ChunkNode>, String> {
+    fn unpack(b: &[u8]) -> Result<Vec<ChunkNode>, PackError> {
         if !b.len().is_multiple_of(NODE_BYTES) {
-            return Err(format!(
-                "{} bytes of chunk nodes are not a whole number of {NODE_BYTES}-byte records",
-                b.len()
-            ));
+            return Err(PackError::Ragged {
+                what: "chunk nodes",
+                bytes: b.len(),
+                record: NODE_BYTES,
+            });
         }
         let mut out = Vec::with_capacity(b.len() / NODE_BYTES);
         // Neighbouring nodes mostly share an operation: skip the id lookup for repeats.
@@ -105,14 +123,18 @@ pub mod nodes {
             let op = match last {
                 Some((l, op)) if l == id => op,
                 _ => {
-                    let op = Op::from_id(OpId(id))
-                        .ok_or_else(|| format!("chunk node {i}: unknown op id {}", OpId(id)))?;
+                    let op = Op::from_id(OpId(id)).ok_or(PackError::UnknownOp {
+                        node: i,
+                        id: OpId(id),
+                    })?;
                     last = Some((id, op));
                     op
                 }
             };
-            let dtype =
-                dtype_of(r[28]).ok_or_else(|| format!("chunk node {i}: dtype {}", r[28]))?;
+            let dtype = dtype_of(r[28]).ok_or(PackError::UnknownDtype {
+                node: i,
+                code: r[28],
+            })?;
             out.push(ChunkNode::from_parts(
                 ChunkKey {
                     op: OpKey(u32_at(r, 0)),
@@ -156,9 +178,13 @@ pub mod u32s {
         d.deserialize_bytes(BytesVisitor(unpack, "indices"))
     }
 
-    pub(super) fn unpack(b: &[u8]) -> Result<Vec<u32>, String> {
+    pub(super) fn unpack(b: &[u8]) -> Result<Vec<u32>, PackError> {
         if !b.len().is_multiple_of(4) {
-            return Err(format!("{} bytes of indices are not whole u32s", b.len()));
+            return Err(PackError::Ragged {
+                what: "indices",
+                bytes: b.len(),
+                record: 4,
+            });
         }
         Ok(b.chunks_exact(4).map(|c| u32_at(c, 0)).collect())
     }
@@ -208,17 +234,18 @@ pub mod splits {
         fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
             let unpack = |b: &[u8]| {
                 if !b.len().is_multiple_of(8) {
-                    return Err(format!(
-                        "{} bytes of chunk lengths are not whole u64s",
-                        b.len()
-                    ));
+                    return Err(PackError::Ragged {
+                        what: "chunk lengths",
+                        bytes: b.len(),
+                        record: 8,
+                    });
                 }
                 b.chunks_exact(8)
                     .map(|c| {
                         let v = u64::from_le_bytes(c.try_into().expect("8 bytes"));
-                        usize::try_from(v).map_err(|_| format!("chunk length {v} out of range"))
+                        usize::try_from(v).map_err(|_| PackError::LengthOutOfRange(v))
                     })
-                    .collect::<Result<Vec<usize>, String>>()
+                    .collect::<Result<Vec<usize>, PackError>>()
                     .map(Unpacked)
             };
             d.deserialize_bytes(BytesVisitor(unpack, "chunk lengths"))

@@ -70,17 +70,25 @@ pub enum Codec {
     Gzip { level: u32 },
 }
 
+/// Why a codec name does not parse.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum CodecParseError {
+    #[error("codec level {0:?} is not an integer")]
+    Level(String),
+    #[error("unsupported codec {0:?} (zstd, zstd:LEVEL, gzip, gzip:LEVEL, none)")]
+    Unsupported(String),
+}
+
 impl Codec {
     /// `zstd`, `zstd:3`, `gzip`, `gzip:6`, `none`.
-    pub fn parse(s: &str) -> Result<Codec, String> {
+    pub fn parse(s: &str) -> Result<Codec, CodecParseError> {
         let (name, level) = match s.split_once(':') {
             Some((n, l)) => (n, Some(l)),
             None => (s, None),
         };
-        let level_of = |default: i64| -> Result<i64, String> {
+        let level_of = |default: i64| -> Result<i64, CodecParseError> {
             level.map_or(Ok(default), |l| {
-                l.parse()
-                    .map_err(|_| format!("codec level {l:?} is not an integer"))
+                l.parse().map_err(|_| CodecParseError::Level(l.into()))
             })
         };
         match name {
@@ -91,9 +99,7 @@ impl Codec {
             "gzip" => Ok(Codec::Gzip {
                 level: level_of(6)?.clamp(0, 9) as u32,
             }),
-            other => Err(format!(
-                "unsupported codec {other:?} (zstd, zstd:LEVEL, gzip, gzip:LEVEL, none)"
-            )),
+            other => Err(CodecParseError::Unsupported(other.into())),
         }
     }
 }
