@@ -5,11 +5,11 @@
 use crate::cli::PrepareOpts;
 use anyhow::{bail, Context, Result};
 use ares::api::{ApiError, ApiResult, Drive, TaskApi};
+use ares::config::Config;
 use ares::node::EmbeddedCluster;
 use ares::protocol::secret::Credentials;
 use ares::protocol::TaskInfo;
 use ares_core::array::ArrayData;
-use ares_core::config::Config;
 use ares_core::tensor::Tensor;
 use serde_json::{json, Map, Value};
 use std::time::{Duration, Instant};

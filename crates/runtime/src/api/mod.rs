@@ -15,10 +15,10 @@ pub use run::{run, Drive, Ran};
 pub use session::{execute_on, Session};
 pub use web::WebTaskApi;
 
+use crate::config::TaskConfig;
 use crate::protocol::codec::CodecError;
 use crate::protocol::{TaskInfo, TaskStatus};
 use ares_core::array::ArrayData;
-use ares_core::config::TaskConfig;
 use ares_core::graph::TileableGraph;
 use ares_core::ids::TaskId;
 use std::time::Duration;

@@ -10,8 +10,8 @@
 mod requests;
 pub mod upload;
 
-use super::guard::{guard, Guarded};
 use super::service::Service;
+use crate::guard::{guard, Guarded};
 use crate::net::Admitted;
 use crate::protocol::outbound::{Flush, Outbound};
 use crate::protocol::{codec, ClientReply, ClientRequest, PROTOCOL_VERSION};

@@ -22,9 +22,9 @@
 
 use super::scheduler::state::ReadySubtask;
 use super::service::ServiceError;
+use crate::config::TaskConfig;
 use crate::protocol::{SubtaskReport, TaskInfo, ToWorker};
 use actix::prelude::*;
-use ares_core::config::TaskConfig;
 use ares_core::graph::TileableGraph;
 use ares_core::ids::{ChunkIdx, SubtaskIdx, TaskId, WorkerId};
 use ares_core::prepare::WorkerSlots;
@@ -53,7 +53,7 @@ pub struct Heartbeat {
     pub worker: WorkerId,
     pub stored_chunks: u64,
     pub stored_bytes: u64,
-    pub memory: crate::worker::memory::MemoryStats,
+    pub memory: crate::protocol::MemoryStats,
 }
 
 #[derive(Message)]
@@ -150,7 +150,7 @@ pub struct NodeStatus {
     pub stored_bytes: u64,
     pub alive: bool,
     /// Memory accounting from the last heartbeat (limit, peak, spilled, pauses).
-    pub memory: crate::worker::memory::MemoryStats,
+    pub memory: crate::protocol::MemoryStats,
 }
 
 // ---------------------------------------------------------------- to a worker's Link

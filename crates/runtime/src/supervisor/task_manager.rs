@@ -12,7 +12,6 @@ use super::explain::{ExplainError, Explains, EXPLAIN_TIMEOUT};
 use sessions::Session;
 pub use sessions::{valid_result_name, valid_session_id};
 // Re-exported: the web API's and `ares node`'s historical paths.
-use super::guard::{guard, Guarded};
 use super::messages::{
     AwaitPrepared, Cancel, FailTask, GetInfo, SchedulerHandle, TaskEnded, TaskHandle,
 };
@@ -22,9 +21,10 @@ pub use super::messages::{
 };
 use super::service::{ServiceError, RESTARTING};
 use super::task_processor::{Holds, TaskProcessor};
+use crate::config::Config;
+use crate::guard::{guard, Guarded};
 use crate::protocol::secret::Secret;
 use actix::prelude::*;
-use ares_core::config::Config;
 use ares_core::graph::TileableGraph;
 use ares_core::ids::TaskId;
 use std::collections::{BTreeMap, HashMap};
@@ -180,7 +180,7 @@ impl TaskManager {
         let task = TaskId(self.next);
         self.next += 1;
         let c = &self.config;
-        let data = crate::worker::transfer::DataPlane {
+        let data = crate::data_plane::DataPlane {
             secret: self.node_secret.clone(),
             max_frame: c.cluster.max_frame_bytes,
             timeout: Duration::from_millis(c.worker.fetch_timeout_ms),

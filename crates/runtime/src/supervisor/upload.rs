@@ -51,9 +51,9 @@
 
 use super::messages::{GetFetchArgs, WaitDone};
 use super::service::{Service, ServiceError};
+use crate::config::DataConfig;
 use crate::protocol::{TaskStatus, UploadedTensor};
 use ares_core::array::DType;
-use ares_core::config::DataConfig;
 use ares_core::ids::TaskId;
 use ares_core::io::roots::SPOOL_DIR_PREFIX;
 use ares_core::ops::{ChunkSpec, OpArgs};

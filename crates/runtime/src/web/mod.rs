@@ -38,6 +38,7 @@ pub mod routes;
 pub mod tensors;
 mod tls;
 
+use crate::config::WebConfig;
 use crate::supervisor::scheduler::Scheduler;
 use crate::supervisor::service::{Service, ServiceError};
 use crate::supervisor::task_manager::{CreateSessionError, TaskManager};
@@ -45,7 +46,6 @@ use crate::supervisor::upload::UploadError;
 use actix::Addr;
 use actix_web::middleware::{from_fn, DefaultHeaders};
 use actix_web::{http::StatusCode, web, App, HttpResponse, HttpServer, ResponseError};
-use ares_core::config::WebConfig;
 use serde_json::json;
 use std::net::SocketAddr;
 

@@ -1,6 +1,7 @@
 //! The JSON routes. `ROUTES` lists them for the OpenAPI sync test.
 
 use super::{mailbox, ApiError, WebState};
+use crate::config::TaskConfig;
 use crate::protocol::TaskInfo;
 use crate::supervisor::messages::TaskHandle;
 use crate::supervisor::scheduler::GetClusterStatus;
@@ -8,7 +9,6 @@ use crate::supervisor::service::ServiceError;
 use crate::supervisor::task_manager::{CreateSession, DeleteSession, ListSessions};
 use crate::supervisor::task_processor::{GetFetchArgs, GetGraph, GetInfo};
 use actix_web::{web, HttpResponse};
-use ares_core::config::TaskConfig;
 use ares_core::graph::TileableGraph;
 use ares_core::ids::TaskId;
 use serde::Deserialize;

@@ -15,7 +15,7 @@
 use ares_core::ids::{ChunkIdx, TaskId};
 use rustc_hash::FxHashMap;
 
-pub use super::footprint::{
+pub use crate::footprint::{
     check_fits, chunk_bytes, human, local_inputs, projected_bytes, run_bytes,
 };
 
@@ -23,9 +23,8 @@ pub type Key = (TaskId, ChunkIdx);
 
 mod spill_plan;
 mod transit;
+pub use crate::protocol::MemoryStats;
 pub use transit::FetchRoom;
-mod stats;
-pub use stats::MemoryStats;
 
 /// Chunks smaller than this are counted in the bytes held but get no entry: a spill file
 /// would cost more than it frees, and an entry per tiny chunk (a table probe on every store
