@@ -1,12 +1,14 @@
-//! `ares run` on a cluster: submit over the native protocol, show progress, fetch the result,
-//! free it. Without `--supervisor`, an embedded cluster is started for the run.
+//! `ares run` on a cluster: the client loop of `ares::api::run` (submit, wait, fetch, free)
+//! with a progress bar drawn between its waits. Without `--supervisor`, an embedded cluster
+//! is started for the run.
 
 use crate::cli::PrepareOpts;
 use anyhow::{bail, Context, Result};
+use ares::api::{ApiError, ApiResult, Drive, TaskApi};
 use ares::config::Config;
 use ares::node::EmbeddedCluster;
 use ares::protocol::secret::Credentials;
-use ares::protocol::TaskStatus;
+use ares::protocol::TaskInfo;
 use ares_core::array::ArrayData;
 use ares_core::tensor::Tensor;
 use serde_json::{json, Map, Value};
@@ -44,8 +46,6 @@ pub fn run_on_cluster(
     };
     let mut client = ares::api::connect_with(&addr, Duration::from_secs(10), &secret)?;
     let graph = Tensor::graph(&[&tensor]);
-    let start = Instant::now();
-    let task = client.submit_tileable_graph(&graph, opts.no_fuse.then_some(false))?;
     let bar = if progress {
         indicatif::ProgressBar::new(1000)
     } else {
@@ -55,25 +55,22 @@ pub fn run_on_cluster(
         indicatif::ProgressStyle::with_template("{spinner} [{bar:40}] {percent}% {elapsed} {msg}")
             .expect("valid template"),
     );
-    let info = loop {
-        let info = client.wait_task(task, Duration::from_millis(100))?;
-        bar.set_position((info.progress * 1000.0) as u64);
-        bar.set_message(format!("{} subtasks", info.subtasks));
-        if info.status.is_terminal() {
-            break info;
-        }
+    let mut drive = WithBar {
+        api: client.as_mut(),
+        bar: &bar,
     };
+    let fuse = opts.no_fuse.then_some(false);
+    let ran = ares::api::run(&mut drive, &graph, fuse, 1, Duration::from_millis(100));
     bar.finish_and_clear();
-    timings.insert("execute".into(), json!(start.elapsed().as_secs_f64()));
-    match info.status {
-        TaskStatus::Succeeded => {}
-        TaskStatus::Cancelled => bail!("{task} was cancelled"),
-        _ => bail!("{task} failed: {}", info.error.unwrap_or_default()),
-    }
-    let start = Instant::now();
-    let mut results = client.fetch(task)?;
-    timings.insert("fetch".into(), json!(start.elapsed().as_secs_f64()));
-    client.cancel_task(task)?;
+    let ares::api::Ran {
+        task,
+        info,
+        mut results,
+        executed,
+        fetched,
+    } = ran?;
+    timings.insert("execute".into(), json!(executed.as_secs_f64()));
+    timings.insert("fetch".into(), json!(fetched.as_secs_f64()));
     let mut summary = json!({"task": task.to_string(), "subtasks": info.subtasks, "cluster": if embedded.is_some() { "embedded" } else if addr.starts_with("http") { "remote-http" } else { "remote" }});
     // The embedded workers' memory accounting (a remote cluster's is on its dashboard).
     if embedded.is_some() {
@@ -83,6 +80,29 @@ pub fn run_on_cluster(
     let result = results.remove(0);
     add_output(&mut summary, output, &result);
     Ok((result, summary))
+}
+
+/// `ares run`'s client, with the progress bar drawn between waits.
+struct WithBar<'a> {
+    api: &'a mut dyn TaskApi,
+    bar: &'a indicatif::ProgressBar,
+}
+
+impl Drive for WithBar<'_> {
+    type Error = ApiError;
+
+    fn call<T: Send>(
+        &mut self,
+        call: impl FnOnce(&mut dyn TaskApi) -> ApiResult<T> + Send,
+    ) -> ApiResult<T> {
+        call(&mut *self.api)
+    }
+
+    fn waited(&mut self, info: &TaskInfo) -> ApiResult<()> {
+        self.bar.set_position((info.progress * 1000.0) as u64);
+        self.bar.set_message(format!("{} subtasks", info.subtasks));
+        Ok(())
+    }
 }
 
 /// What `--output` wrote, for the run's summary.

@@ -129,8 +129,8 @@ fn a_task_processor_panic_fails_its_task_clearly_and_the_next_one_runs() {
 
 #[test]
 fn a_task_manager_panic_answers_an_error_and_keeps_the_tasks() {
-    // Request 1 is the submission, 2 and later are waits: the first wait panics.
-    let n = nodes(&[("ARES_INJECT_PANIC", "TaskManager:FromClient:2")], &[]);
+    // The first wait's look-up of its task panics (the submission looks nothing up).
+    let n = nodes(&[("ARES_INJECT_PANIC", "TaskManager:FindTask:1")], &[]);
     survives(&n, "TaskManager");
     assert_eq!(restarts(&n, "TaskManager"), 1);
 }

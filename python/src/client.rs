@@ -1,13 +1,9 @@
 //! The client behind an engine: the native protocol or the web API, each through
-//! `ares::api`'s `TaskApi`, plus what the trait cannot say (the web API fetches one output of a
-//! task per request).
+//! `ares::api`'s `TaskApi`; the two upload differently (see `crate::upload`).
 
-use ares::api::{ApiError, NativeClient, TaskApi, WebTaskApi};
-use ares_core::array::ArrayData;
-use ares_core::ids::TaskId;
+use ares::api::{NativeClient, TaskApi, WebTaskApi};
 
-/// The client of an engine: the native protocol fetches every output of a task at once, the
-/// web API one output per request.
+/// The client of an engine.
 pub enum Client {
     Native(NativeClient),
     Web(WebTaskApi),
@@ -18,16 +14,6 @@ impl Client {
         match self {
             Client::Native(c) => c,
             Client::Web(c) => c,
-        }
-    }
-
-    /// The `outputs` results of `task`.
-    pub fn fetch_all(&mut self, task: TaskId, outputs: usize) -> Result<Vec<ArrayData>, ApiError> {
-        match self {
-            Client::Native(c) => c.fetch(task),
-            Client::Web(c) => (0..outputs as u32)
-                .map(|i| c.fetch_output(task, i))
-                .collect(),
         }
     }
 }

@@ -13,19 +13,20 @@
 //! `upload` sends a NumPy array's bytes to a remote cluster (see [`crate::upload`]);
 //! `free_upload` frees one, and `close` every upload still held.
 //!
-//! `run` submits one graph for all requested tensors, waits in short slices with the GIL
-//! released, checks for Ctrl-C between slices (cancelling the task before the
-//! `KeyboardInterrupt` propagates), reports progress to an optional callback, fetches the
-//! results and frees them on the workers.
+//! `run` is `ares::api::run` (the client loop `ares run` uses too) for all requested tensors
+//! as one graph: it waits in short slices with the GIL released, and between slices checks
+//! for Ctrl-C (cancelling the task before the `KeyboardInterrupt` propagates) and reports
+//! progress to an optional callback ([`PythonDrive`]); then fetches the results and frees
+//! them on the workers.
 
 use crate::client::Client;
-use crate::errors::{api_error, value_error, TaskError};
+use crate::errors::{api_error, value_error};
 use crate::tensor::PyTensor;
 use crate::values::array_to_py;
-use ares::api::{ApiError, NativeClient, WebTaskApi};
+use ares::api::{ApiError, ApiResult, Drive, NativeClient, TaskApi, WebTaskApi};
 use ares::config::Config;
 use ares::node::EmbeddedCluster;
-use ares::protocol::{secret::Credentials, secret::Secret, TaskStatus};
+use ares::protocol::{secret::Credentials, secret::Secret, TaskInfo};
 use ares_core::ids::TaskId;
 use ares_core::ops::ChunkSpec;
 use ares_core::tensor::Tensor;
@@ -60,11 +61,12 @@ fn connect_error(e: ApiError) -> PyErr {
 }
 
 impl Engine {
-    fn with_client<T: Send>(
+    /// Calls the client with the GIL released.
+    fn call_client<T: Send>(
         &self,
         py: Python<'_>,
         f: impl FnOnce(&mut Client) -> Result<T, ApiError> + Send,
-    ) -> PyResult<T> {
+    ) -> Result<T, ApiError> {
         py.detach(|| {
             let mut guard = self.client.lock().unwrap_or_else(|p| p.into_inner());
             let client = guard
@@ -72,7 +74,14 @@ impl Engine {
                 .ok_or_else(|| ApiError::Refused("this engine is closed".into()))?;
             f(client)
         })
-        .map_err(api_error)
+    }
+
+    fn with_client<T: Send>(
+        &self,
+        py: Python<'_>,
+        f: impl FnOnce(&mut Client) -> Result<T, ApiError> + Send,
+    ) -> PyResult<T> {
+        self.call_client(py, f).map_err(api_error)
     }
 
     fn new(
@@ -199,44 +208,15 @@ impl Engine {
     ) -> PyResult<Bound<'py, PyList>> {
         let refs: Vec<&Tensor> = tensors.iter().map(|t| &t.tensor).collect();
         let graph = Tensor::graph(&refs);
-        let outputs = refs.len();
-        let task = self.with_client(py, |c| c.api().submit_tileable_graph(&graph, None))?;
-        *self.last_task.lock().unwrap_or_else(|p| p.into_inner()) = Some(task);
         let poll = Duration::from_secs_f64(poll.clamp(0.001, 60.0));
-        let info = loop {
-            let info = self.with_client(py, |c| c.api().wait_task(task, poll))?;
-            if info.status.is_terminal() {
-                break info;
-            }
-            if let Err(interrupt) = py.check_signals() {
-                self.cancel(py, task);
-                return Err(interrupt);
-            }
-            if let Some(cb) = &progress {
-                if let Err(e) = cb.call1((info.progress, info.subtasks)) {
-                    self.cancel(py, task);
-                    return Err(e);
-                }
-            }
+        let mut drive = PythonDrive {
+            engine: self,
+            py,
+            progress: progress.as_ref(),
         };
-        match info.status {
-            TaskStatus::Succeeded => {}
-            TaskStatus::Cancelled => {
-                return Err(TaskError::new_err(format!("{task} was cancelled")));
-            }
-            _ => {
-                self.cancel(py, task);
-                return Err(TaskError::new_err(
-                    info.error.unwrap_or_else(|| format!("{task} failed")),
-                ));
-            }
-        }
-        let results = self.with_client(py, |c| {
-            let r = c.fetch_all(task, outputs);
-            // Frees the results on the workers, whether the fetch worked or not.
-            let _ = c.api().cancel_task(task);
-            r
-        })?;
+        let results = ares::api::run(&mut drive, &graph, None, refs.len(), poll)
+            .map_err(Stopped::into_py)?
+            .results;
         let values = results
             .into_iter()
             .map(|a| array_to_py(py, a))
@@ -350,10 +330,60 @@ impl Engine {
     }
 }
 
-impl Engine {
-    /// Cancels a task on the way out of `run` (Ctrl-C, a failed task): best effort.
-    fn cancel(&self, py: Python<'_>, task: TaskId) {
-        let _ = self.with_client(py, move |c| c.api().cancel_task(task));
+/// `run`'s way to the cluster: each call with the GIL released; between waits, Ctrl-C and
+/// the progress callback.
+struct PythonDrive<'a, 'py> {
+    engine: &'a Engine,
+    py: Python<'py>,
+    progress: Option<&'a Bound<'py, PyAny>>,
+}
+
+/// Why a run stopped: the client's error, or Python's (Ctrl-C, a raising callback).
+enum Stopped {
+    Api(ApiError),
+    Python(PyErr),
+}
+
+impl From<ApiError> for Stopped {
+    fn from(e: ApiError) -> Self {
+        Stopped::Api(e)
+    }
+}
+
+impl Stopped {
+    fn into_py(self) -> PyErr {
+        match self {
+            Stopped::Api(e) => api_error(e),
+            Stopped::Python(e) => e,
+        }
+    }
+}
+
+impl Drive for PythonDrive<'_, '_> {
+    type Error = Stopped;
+
+    fn call<T: Send>(
+        &mut self,
+        call: impl FnOnce(&mut dyn TaskApi) -> ApiResult<T> + Send,
+    ) -> Result<T, Stopped> {
+        Ok(self.engine.call_client(self.py, |c| call(c.api()))?)
+    }
+
+    fn submitted(&mut self, task: TaskId) {
+        *self
+            .engine
+            .last_task
+            .lock()
+            .unwrap_or_else(|p| p.into_inner()) = Some(task);
+    }
+
+    fn waited(&mut self, info: &TaskInfo) -> Result<(), Stopped> {
+        self.py.check_signals().map_err(Stopped::Python)?;
+        if let Some(cb) = self.progress {
+            cb.call1((info.progress, info.subtasks))
+                .map_err(Stopped::Python)?;
+        }
+        Ok(())
     }
 }
 

@@ -32,6 +32,12 @@ pub fn api_error(e: ApiError) -> PyErr {
         ApiError::Connect { .. } | ApiError::Codec(_) => PyConnectionError::new_err(e.to_string()),
         ApiError::Refused(reason) => TaskError::new_err(reason),
         ApiError::Task(message) => TaskError::new_err(message),
+        // The task's own error, as `run` has always raised it.
+        ApiError::TaskFailed {
+            error: Some(message),
+            ..
+        } => TaskError::new_err(message),
+        ApiError::TaskFailed { task, .. } => TaskError::new_err(format!("{task} failed")),
         other => TaskError::new_err(other.to_string()),
     }
 }

@@ -252,8 +252,7 @@ pub async fn start_supervisor(
             prepared,
             sup.manager.clone(),
             sup.scheduler.clone(),
-            config.limits.max_upload_bytes,
-            sup.loader.clone(),
+            sup.service.clone(),
         )?),
         None => None,
     };

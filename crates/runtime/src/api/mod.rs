@@ -1,19 +1,23 @@
 //! The client side of the TaskAPI: one trait, [`TaskApi`], implemented over the native
-//! protocol by [`NativeClient`] and over HTTP by [`WebTaskApi`].
+//! protocol by [`NativeClient`] and over HTTP by [`WebTaskApi`], and one loop over it,
+//! [`run()`] (submit, wait, fetch, free), that `ares run`, [`Session`] and the Python engine
+//! share.
 
 mod native;
+mod run;
 mod session;
 mod stream;
 mod upload;
 mod web;
 
 pub use native::NativeClient;
+pub use run::{run, Drive, Ran};
 pub use session::{execute_on, Session};
 pub use web::WebTaskApi;
 
 use crate::config::TaskConfig;
 use crate::protocol::codec::CodecError;
-use crate::protocol::TaskInfo;
+use crate::protocol::{TaskInfo, TaskStatus};
 use ares_core::array::ArrayData;
 use ares_core::graph::TileableGraph;
 use ares_core::ids::TaskId;
@@ -31,8 +35,19 @@ pub enum ApiError {
     Codec(#[from] CodecError),
     #[error("refused: {0}")]
     Refused(String),
+    /// The supervisor refused or failed a request about a task (its error text).
     #[error("{0}")]
     Task(String),
+    /// A task a run waited for was cancelled.
+    #[error("{task} was cancelled")]
+    Cancelled { task: TaskId },
+    /// A task a run waited for failed.
+    #[error("{task} failed: {}", error.as_deref().unwrap_or_default())]
+    TaskFailed {
+        task: TaskId,
+        status: TaskStatus,
+        error: Option<String>,
+    },
     #[error("unexpected answer: {0}")]
     Unexpected(String),
     /// The supervisor refused or failed an upload (too large, not an `.npy`, a failed load).
@@ -74,6 +89,12 @@ pub trait TaskApi {
     /// Cancels a running task; on an ended task, frees its results on the workers.
     fn cancel_task(&mut self, task: TaskId) -> ApiResult<TaskInfo>;
     fn fetch(&mut self, task: TaskId) -> ApiResult<Vec<ArrayData>>;
+    /// The `outputs` results of a task (the native protocol fetches them all at once, the
+    /// web API one per request).
+    fn fetch_outputs(&mut self, task: TaskId, outputs: usize) -> ApiResult<Vec<ArrayData>> {
+        let _ = outputs;
+        self.fetch(task)
+    }
     /// What `ares explain` prints for `graph`, prepared by the supervisor for its live
     /// workers and slots with its `task.default_config` (each listing capped at `limit`,
     /// 0 = all); checked as a submission, and nothing runs.

@@ -1,7 +1,6 @@
 //! `Session::execute(&tensor)`: the one-call way to compute a tensor on a cluster.
 
 use super::{ApiError, ApiResult, TaskApi};
-use crate::protocol::TaskStatus;
 use ares_core::array::ArrayData;
 use ares_core::tensor::Tensor;
 use ndarray::ArrayD;
@@ -39,25 +38,15 @@ impl Session {
 }
 
 /// [`Session::execute`] on any client: submits `tensor`, waits for it in calls of at most
-/// `poll`, fetches its value and frees it on the workers.
-pub fn execute_on(api: &mut dyn TaskApi, tensor: &Tensor, poll: Duration) -> ApiResult<ArrayData> {
-    let task = api.submit_tileable_graph(&Tensor::graph(&[tensor]), None)?;
-    let info = loop {
-        let info = api.wait_task(task, poll)?;
-        if info.status.is_terminal() {
-            break info;
-        }
-    };
-    if info.status != TaskStatus::Succeeded {
-        return Err(ApiError::Task(format!(
-            "{task} {:?}: {}",
-            info.status,
-            info.error.unwrap_or_default()
-        )));
-    }
-    let mut results = api.fetch(task)?;
-    api.cancel_task(task)?;
-    results
+/// `poll`, fetches its value and frees it on the workers (see [`super::run()`]).
+pub fn execute_on(
+    mut api: &mut dyn TaskApi,
+    tensor: &Tensor,
+    poll: Duration,
+) -> ApiResult<ArrayData> {
+    let mut ran = super::run(&mut api, &Tensor::graph(&[tensor]), None, 1, poll)?;
+    let task = ran.task;
+    ran.results
         .pop()
         .ok_or_else(|| ApiError::Unexpected(format!("{task} returned no result")))
 }

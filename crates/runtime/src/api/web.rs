@@ -154,6 +154,12 @@ impl TaskApi for WebTaskApi {
         Ok(vec![self.fetch_output(task, 0)?])
     }
 
+    fn fetch_outputs(&mut self, task: TaskId, outputs: usize) -> ApiResult<Vec<ArrayData>> {
+        (0..outputs as u32)
+            .map(|i| self.fetch_output(task, i))
+            .collect()
+    }
+
     fn explain(&mut self, graph: &TileableGraph, limit: usize) -> ApiResult<String> {
         let v = self.call(
             "POST",

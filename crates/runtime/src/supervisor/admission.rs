@@ -11,11 +11,27 @@ use ares_core::ids::TaskId;
 use ares_core::ops::OpArgs;
 use std::collections::{HashMap, VecDeque};
 
+/// Why a graph was not admitted: a limit it breaks, by how much, or a form a client may not
+/// build. The text names the limit's key.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum AdmissionError {
+    #[error("node t{node} ({op}): an upload spool file is read only by the supervisor's own upload task; a client's graph cannot name one (use from_npy under data.roots, or upload the array)")]
+    SpoolSource { node: usize, op: String },
+    #[error("the graph has {nodes} nodes, over limits.max_graph_nodes = {max}")]
+    TooManyNodes { nodes: usize, max: usize },
+    #[error("{in_flight} tasks are pending or running, the limit (limits.max_tasks_in_flight); retry when one ends")]
+    TooManyTasks { in_flight: usize },
+    #[error("session {session:?} has {tasks} tasks pending or running, the limit (limits.max_tasks_in_flight_per_session); retry when one ends")]
+    SessionFull { session: String, tasks: usize },
+    #[error("the task would create up to {projected} chunks, over limits.max_chunks_per_task = {max}; use larger chunks")]
+    TooManyChunks { projected: u64, max: u64 },
+}
+
 /// Refuses a graph from a client (submitted, or sent to explain) that holds a form only the
 /// supervisor builds: a file reference of an internal format (an upload's spool file, read
 /// outside the data roots; see `super::upload`). Chunk-level forms are checked too, though
 /// a tileable graph that holds them fails validation anyway.
-pub fn client_graph(graph: &TileableGraph) -> Result<(), String> {
+pub fn client_graph(graph: &TileableGraph) -> Result<(), AdmissionError> {
     for (i, node) in graph.nodes.iter().enumerate() {
         let data = match &node.args {
             OpArgs::Source { data, .. }
@@ -26,10 +42,10 @@ pub fn client_graph(graph: &TileableGraph) -> Result<(), String> {
             _ => continue,
         };
         if data.format.is_internal() {
-            return Err(format!(
-                "node t{i} ({}): an upload spool file is read only by the supervisor's own upload task; a client's graph cannot name one (use from_npy under data.roots, or upload the array)",
-                node.op
-            ));
+            return Err(AdmissionError::SpoolSource {
+                node: i,
+                op: node.op.to_string(),
+            });
         }
     }
     Ok(())
@@ -56,45 +72,43 @@ impl Admission {
 
     /// Checks a submission against the limits, cheapest first; the error says which limit
     /// and by how much.
-    pub fn admit(&self, session: &str, graph: &TileableGraph) -> Result<(), String> {
+    pub fn admit(&self, session: &str, graph: &TileableGraph) -> Result<(), AdmissionError> {
         let l = &self.limits;
         self.admit_size(graph)?;
         if self.in_flight.len() >= l.max_tasks_in_flight {
-            return Err(format!(
-                "{} tasks are pending or running, the limit (limits.max_tasks_in_flight); retry when one ends",
-                self.in_flight.len()
-            ));
+            return Err(AdmissionError::TooManyTasks {
+                in_flight: self.in_flight.len(),
+            });
         }
         let mine = self.in_flight.values().filter(|s| *s == session).count();
         if mine >= l.max_tasks_in_flight_per_session {
-            return Err(format!(
-                "session {session:?} has {mine} tasks pending or running, the limit (limits.max_tasks_in_flight_per_session); retry when one ends"
-            ));
+            return Err(AdmissionError::SessionFull {
+                session: session.to_string(),
+                tasks: mine,
+            });
         }
         Ok(())
     }
 
     /// Checks the graph's node count (`limits.max_graph_nodes`): a submission's first check,
     /// and an explain's.
-    pub fn admit_size(&self, graph: &TileableGraph) -> Result<(), String> {
+    pub fn admit_size(&self, graph: &TileableGraph) -> Result<(), AdmissionError> {
         let max = self.limits.max_graph_nodes;
         if graph.nodes.len() > max {
-            return Err(format!(
-                "the graph has {} nodes, over limits.max_graph_nodes = {max}",
-                graph.nodes.len(),
-            ));
+            return Err(AdmissionError::TooManyNodes {
+                nodes: graph.nodes.len(),
+                max,
+            });
         }
         Ok(())
     }
 
     /// Checks the projected chunk count (after the graph was validated: shapes are sound).
-    pub fn admit_chunks(&self, graph: &TileableGraph) -> Result<(), String> {
+    pub fn admit_chunks(&self, graph: &TileableGraph) -> Result<(), AdmissionError> {
         let projected = ares_core::prepare::limits::projected_chunks(graph);
-        if projected > self.limits.max_chunks_per_task {
-            return Err(format!(
-                "the task would create up to {projected} chunks, over limits.max_chunks_per_task = {}; use larger chunks",
-                self.limits.max_chunks_per_task
-            ));
+        let max = self.limits.max_chunks_per_task;
+        if projected > max {
+            return Err(AdmissionError::TooManyChunks { projected, max });
         }
         Ok(())
     }
@@ -175,29 +189,33 @@ mod tests {
             data: Box::new(data),
             chunk: ares_core::ops::ChunkSpec::Uniform(5),
         };
-        let e = client_graph(&g).unwrap_err();
+        let e = client_graph(&g).unwrap_err().to_string();
         assert!(e.contains("upload spool file"), "{e}");
     }
 
     #[test]
     fn submissions_over_a_limit_are_refused_with_the_numbers() {
         let mut a = Admission::new(limits(), 10);
-        let e = a.admit("s", &graph("ones(4) + 1 + 2 + 3")).unwrap_err();
+        let e = a
+            .admit("s", &graph("ones(4) + 1 + 2 + 3"))
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("max_graph_nodes = 3"), "{e}");
         let e = a
             .admit_chunks(&graph("sum(ones(10**9, chunk=1))"))
-            .unwrap_err();
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("max_chunks_per_task = 1000"), "{e}");
         assert!(e.contains("up to 3000000002 chunks"), "{e}");
         let small = graph("sum(ones(10, chunk=5))");
         assert!(a.admit_chunks(&small).is_ok());
         a.started(TaskId(1), "s");
         a.started(TaskId(2), "s");
-        let e = a.admit("s", &small).unwrap_err();
+        let e = a.admit("s", &small).unwrap_err().to_string();
         assert!(e.contains("max_tasks_in_flight_per_session"), "{e}");
         a.admit("t", &small).unwrap();
         a.started(TaskId(3), "t");
-        let e = a.admit("u", &small).unwrap_err();
+        let e = a.admit("u", &small).unwrap_err().to_string();
         assert!(e.contains("limits.max_tasks_in_flight"), "{e}");
         assert!(a.ended(TaskId(1), |_| false).is_empty());
         a.admit("s", &small).unwrap();

@@ -1,15 +1,16 @@
 //! One actor per client connection to the supervisor, created once the peer proved the client
 //! role in the handshake ([`crate::net`]). It reads only [`ClientRequest`] frames (a client
 //! sending worker messages does not get past decoding) and writes [`ClientReply`]. The first
-//! message must be the client's hello; requests then go to the task manager, each answered
-//! when ready, at most `limits.max_requests_in_flight_per_connection` at once (a waiting
-//! request holds memory in its task's processor). A bad frame closes that connection only,
-//! with one rate-limited log line. Uploads are the link's own ([`client_upload`]): the
-//! connection owns the upload's spool file.
+//! message must be the client's hello; requests then go to the [`Service`] ([`requests`]),
+//! each answered when ready, at most `limits.max_requests_in_flight_per_connection` at once
+//! (a waiting request holds memory in its task's processor). A bad frame closes that
+//! connection only, with one rate-limited log line. Uploads are the link's own ([`upload`]):
+//! the connection owns the upload's spool file.
 
-pub mod client_upload;
+mod requests;
+pub mod upload;
 
-use super::messages::FromClient;
+use super::service::Service;
 use crate::guard::{guard, Guarded};
 use crate::net::Admitted;
 use crate::protocol::outbound::{Flush, Outbound};
@@ -17,9 +18,9 @@ use crate::protocol::{codec, ClientReply, ClientRequest, PROTOCOL_VERSION};
 use crate::telemetry::peer_rejected;
 use actix::prelude::*;
 use bytes::BytesMut;
-use client_upload::{Incoming, UploadSettings};
 use std::net::SocketAddr;
 use tokio_util::codec::FramedRead;
+use upload::{Incoming, UploadSettings};
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum State {
@@ -36,7 +37,7 @@ pub struct ClientLink {
     max_pending: usize,
     peer: SocketAddr,
     _permit: tokio::sync::OwnedSemaphorePermit,
-    manager: Recipient<FromClient>,
+    service: Service,
     uploads: UploadSettings,
     upload: Option<Incoming>,
     upload_count: u64,
@@ -52,7 +53,7 @@ impl ClientLink {
         admitted: Admitted,
         max_frame: usize,
         max_pending: usize,
-        manager: Recipient<FromClient>,
+        service: Service,
         uploads: UploadSettings,
     ) {
         let Admitted {
@@ -72,7 +73,7 @@ impl ClientLink {
                 max_pending,
                 peer,
                 _permit: permit,
-                manager,
+                service,
                 uploads,
                 upload: None,
                 upload_count: 0,
@@ -144,15 +145,11 @@ impl ClientLink {
                     self.uploaded.retain(|t| t != task);
                 }
                 self.pending += 1;
-                ctx.spawn(self.manager.send(FromClient(request)).into_actor(self).map(
-                    |reply, act, ctx| match reply {
-                        Ok(reply) => {
-                            act.pending -= 1;
-                            act.out.push(reply, ctx)
-                        }
-                        Err(e) => act.refuse(format!("task manager unavailable: {e}"), ctx),
-                    },
-                ));
+                let answer = requests::answer(self.service.clone(), request);
+                ctx.spawn(answer.into_actor(self).map(|reply, act, ctx| {
+                    act.pending -= 1;
+                    act.out.push(reply, ctx)
+                }));
             }
             (State::Closing, _) => {}
         }
@@ -166,8 +163,7 @@ impl Actor for ClientLink {
     /// without freeing its uploads leaves nothing behind on the workers.
     fn stopped(&mut self, _: &mut Context<Self>) {
         for task in self.uploaded.drain(..) {
-            self.manager
-                .do_send(FromClient(ClientRequest::Cancel { request: 0, task }));
+            self.service.free(None, task);
         }
     }
 }

@@ -7,7 +7,7 @@
 //! sends what:
 //!
 //! ```text
-//!  ClientLink ──FromClient──▶ TaskManager ──(creates)──▶ TaskProcessor (one per task)
+//!  Service ──SubmitTask FindTask──▶ TaskManager ──(creates)──▶ TaskProcessor (one per task)
 //!                                ▲  TaskEnded                 │ SubmitReady Release StopTask
 //!                                └────────────────────────────┤ PeerUnreachable GetWorkers
 //!                                                             ▼
@@ -16,12 +16,14 @@
 //!        └───────────── Send Expel ──────────────────────────┤ Redrive ──▶ TaskProcessor
 //! ```
 //!
-//! The web API and `ares node` talk to the TaskManager and the Scheduler through the same
-//! messages.
+//! Clients, native and HTTP alike, reach the TaskManager and the processors through
+//! [`super::service::Service`]; the web's status pages and `ares node` send these messages
+//! directly.
 
 use super::scheduler::state::ReadySubtask;
+use super::service::ServiceError;
 use crate::config::TaskConfig;
-use crate::protocol::{ClientReply, ClientRequest, SubtaskReport, TaskInfo, ToWorker};
+use crate::protocol::{SubtaskReport, TaskInfo, ToWorker};
 use actix::prelude::*;
 use ares_core::graph::TileableGraph;
 use ares_core::ids::{ChunkIdx, SubtaskIdx, TaskId, WorkerId};
@@ -269,17 +271,6 @@ pub struct GraphView {
 
 // ---------------------------------------------------------------- to the TaskManager
 
-/// Why a submission was refused: callers decide on the variant (HTTP 404 or 400), never on
-/// the text.
-#[derive(Debug, thiserror::Error)]
-pub enum SubmitError {
-    #[error("unknown session {0:?}")]
-    UnknownSession(String),
-    /// A limit, a bad name, an invalid graph or config: the message says which.
-    #[error("{0}")]
-    Refused(String),
-}
-
 /// A task ended (sent by its processor once).
 #[derive(Message)]
 #[rtype(result = "()")]
@@ -297,7 +288,7 @@ pub enum Origin {
 
 /// Submits a tileable graph to a session.
 #[derive(Message)]
-#[rtype(result = "Result<TaskId, SubmitError>")]
+#[rtype(result = "Result<TaskId, ServiceError>")]
 pub struct SubmitTask {
     pub session: String,
     pub graph: TileableGraph,
@@ -328,18 +319,19 @@ pub struct ExplainGraph {
 pub struct Names(pub String);
 
 /// Cancels a running task or releases an ended one's results; its name is unbound.
+/// `session: None` finds the task in any session (the native protocol has none).
 #[derive(Message)]
-#[rtype(result = "Option<TaskHandle>")]
+#[rtype(result = "Result<TaskInfo, ServiceError>")]
 pub struct ReleaseTask {
-    pub session: String,
+    pub session: Option<String>,
     pub task: TaskId,
 }
 
-/// The processor of a task in a session (`None` when either is unknown).
+/// The processor of a task in a session (`None`: in any session).
 #[derive(Message)]
-#[rtype(result = "Option<TaskHandle>")]
+#[rtype(result = "Result<TaskHandle, ServiceError>")]
 pub struct FindTask {
-    pub session: String,
+    pub session: Option<String>,
     pub task: TaskId,
 }
 
@@ -364,8 +356,3 @@ pub struct ListSessions(pub Option<String>);
 #[derive(Message)]
 #[rtype(result = "usize")]
 pub struct ShutDown;
-
-/// A native-protocol client request; the answer is the reply message.
-#[derive(Message)]
-#[rtype(result = "ClientReply")]
-pub struct FromClient(pub ClientRequest);

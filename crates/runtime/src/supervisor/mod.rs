@@ -12,6 +12,7 @@ pub mod handles;
 pub mod link;
 pub mod messages;
 pub mod scheduler;
+pub mod service;
 pub mod task_manager;
 pub mod task_processor;
 pub mod upload;
@@ -34,8 +35,9 @@ pub struct SupervisorHandle {
     pub manager: Addr<TaskManager>,
     /// Where uploads are spooled; [`upload::SpoolDir::remove`] once the supervisor stops.
     pub spool: std::sync::Arc<upload::SpoolDir>,
-    /// Loads uploaded data as tensors of a session (the HTTP API's uploads use it too).
-    pub loader: upload::Loader,
+    /// The front door every client request goes through: the native links' and the HTTP
+    /// API's.
+    pub service: service::Service,
 }
 
 /// Binds `cluster.listen` and starts the supervisor's actors on the current actix system.
@@ -63,18 +65,18 @@ pub async fn start(config: &Config, creds: &Credentials) -> std::io::Result<Supe
         scheduler.clone().into(),
     );
     let manager = Supervisor::start(move |_| TaskManager::new(mc, secret, sh));
-    let (s, m, max_frame) = (scheduler.clone(), manager.clone(), c.max_frame_bytes);
+    let (s, max_frame) = (scheduler.clone(), c.max_frame_bytes);
     let max_pending = config.limits.max_requests_in_flight_per_connection;
     let spool = upload::SpoolDir::open(&config.data, config.limits.max_spool_bytes);
-    let loader = upload::Loader::new(&manager, spool.clone());
-    let uploads = client_link::client_upload::UploadSettings {
-        loader: loader.clone(),
-        max_bytes: config.limits.max_upload_bytes,
+    let service = service::Service::new(
+        manager.clone(),
+        spool.clone(),
+        config.limits.max_upload_bytes,
+    );
+    let uploads = client_link::upload::UploadSettings {
         idle: Duration::from_millis(config.limits.upload_idle_timeout_ms),
-        piece_bytes: crate::protocol::pieces::part_bytes(
-            max_frame,
-            client_link::client_upload::MAX_PIECE,
-        ) as u64,
+        piece_bytes: crate::protocol::pieces::part_bytes(max_frame, client_link::upload::MAX_PIECE)
+            as u64,
     };
     let gate = Gate {
         what: "supervisor",
@@ -83,6 +85,7 @@ pub async fn start(config: &Config, creds: &Credentials) -> std::io::Result<Supe
         handshake_timeout: Duration::from_millis(c.handshake_timeout_ms),
         max_connections: config.limits.max_connections,
     };
+    let link_service = service.clone();
     accept_loop(listener, gate, move |admitted| match admitted.role {
         Role::Worker => {
             link::Link::spawn(admitted, max_frame, s.clone().into());
@@ -91,7 +94,7 @@ pub async fn start(config: &Config, creds: &Credentials) -> std::io::Result<Supe
             admitted,
             max_frame,
             max_pending,
-            m.clone().recipient(),
+            link_service.clone(),
             uploads.clone(),
         ),
     });
@@ -101,6 +104,6 @@ pub async fn start(config: &Config, creds: &Credentials) -> std::io::Result<Supe
         scheduler,
         manager,
         spool,
-        loader,
+        service,
     })
 }

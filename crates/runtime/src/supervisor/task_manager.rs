@@ -1,6 +1,7 @@
 //! The TaskManager actor: sessions and their tasks. It starts one TaskProcessor per task and
-//! routes questions to it. Bad graphs are refused here, before anything is scheduled. Tasks
-//! submitted over the native protocol belong to the session `default`.
+//! routes questions to it. Bad graphs are refused here, before anything is scheduled. Clients
+//! reach it through `super::service`; tasks submitted over the native protocol belong to the
+//! session `default`.
 //!
 //! A task may be given a name in its session; once it succeeds, later tasks of the session
 //! read its result by that name (from the workers holding it) until it is released or the
@@ -12,18 +13,17 @@ use sessions::Session;
 pub use sessions::{valid_result_name, valid_session_id};
 // Re-exported: the web API's and `ares node`'s historical paths.
 use super::messages::{
-    AwaitPrepared, Cancel, FailTask, FetchPart, FetchResult, FromClient, GetInfo, SchedulerHandle,
-    TaskEnded, TaskHandle, WaitDone,
+    AwaitPrepared, Cancel, FailTask, GetInfo, SchedulerHandle, TaskEnded, TaskHandle,
 };
 pub use super::messages::{
     CreateSession, DeleteSession, ExplainGraph, FindTask, ListSessions, Names, Origin, ReleaseTask,
-    ShutDown, SubmitError, SubmitTask,
+    ShutDown, SubmitTask,
 };
+use super::service::{ServiceError, RESTARTING};
 use super::task_processor::{Holds, TaskProcessor};
 use crate::config::Config;
 use crate::guard::{guard, Guarded};
 use crate::protocol::secret::Secret;
-use crate::protocol::{ClientReply, ClientRequest, TaskInfo};
 use actix::prelude::*;
 use ares_core::graph::TileableGraph;
 use ares_core::ids::TaskId;
@@ -107,11 +107,13 @@ impl TaskManager {
         if !self.sessions.contains_key(session) {
             return Err(ExplainError::UnknownSession(session.to_string()));
         }
-        let refused = ExplainError::Refused;
-        self.admission.admit_size(&graph).map_err(refused)?;
-        super::admission::client_graph(&graph).map_err(refused)?;
-        graph.validate().map_err(|e| refused(e.to_string()))?;
-        self.admission.admit_chunks(&graph).map_err(refused)?;
+        let refused = |e: &dyn std::fmt::Display| ExplainError::Refused(e.to_string());
+        self.admission.admit_size(&graph).map_err(|e| refused(&e))?;
+        super::admission::client_graph(&graph).map_err(|e| refused(&e))?;
+        graph.validate().map_err(|e| refused(&e))?;
+        self.admission
+            .admit_chunks(&graph)
+            .map_err(|e| refused(&e))?;
         let slot = self.explains.take()?;
         let config = self.config.task.default_config.clone();
         let max_bytes = self.config.cluster.max_frame_bytes / 2;
@@ -143,14 +145,10 @@ impl TaskManager {
         })
     }
 
-    fn submit(&mut self, m: SubmitTask, ctx: &mut Context<Self>) -> Result<TaskId, SubmitError> {
+    fn submit(&mut self, m: SubmitTask, ctx: &mut Context<Self>) -> Result<TaskId, ServiceError> {
         if !self.sessions.contains_key(&m.session) {
-            return Err(SubmitError::UnknownSession(m.session));
+            return Err(ServiceError::UnknownSession(m.session));
         }
-        self.admit(m, ctx).map_err(SubmitError::Refused)
-    }
-
-    fn admit(&mut self, m: SubmitTask, ctx: &mut Context<Self>) -> Result<TaskId, String> {
         let SubmitTask {
             session,
             graph,
@@ -166,12 +164,8 @@ impl TaskManager {
         if origin == Origin::Client {
             super::admission::client_graph(&graph)?;
         }
-        if let Some(n) = &name {
-            if !valid_result_name(n) {
-                return Err(format!(
-                    "invalid result name {n:?}: use an identifier of up to 64 characters"
-                ));
-            }
+        if let Some(n) = name.as_ref().filter(|n| !valid_result_name(n)) {
+            return Err(ServiceError::BadResultName(n.clone()));
         }
         let mut config = config.unwrap_or_else(|| self.config.task.default_config.clone());
         if let Some(f) = fuse_enabled {
@@ -180,7 +174,7 @@ impl TaskManager {
         graph
             .validate()
             .and_then(|_| config.validate())
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| ServiceError::BadGraph(e.to_string()))?;
         self.admission.admit_chunks(&graph)?;
         let entry = self.sessions.get_mut(session).expect("checked above");
         let task = TaskId(self.next);
@@ -233,45 +227,6 @@ impl Actor for TaskManager {
     }
 }
 
-/// The answer to a request whose handler panicked.
-const RESTARTING: &str = "the task manager is restarting after a panic; retry";
-
-fn restarting_reply(m: &ClientRequest) -> ClientReply {
-    match *m {
-        ClientRequest::Submit { request, .. } => ClientReply::Submitted {
-            request,
-            task: Err(RESTARTING.into()),
-        },
-        ClientRequest::GetInfo { request, .. }
-        | ClientRequest::Wait { request, .. }
-        | ClientRequest::Cancel { request, .. } => ClientReply::Info {
-            request,
-            info: Err(RESTARTING.into()),
-        },
-        ClientRequest::FetchResult { request, .. } => ClientReply::ResultData {
-            request,
-            data: Err(RESTARTING.into()),
-        },
-        ClientRequest::FetchPart { request, .. } => ClientReply::ResultPart {
-            request,
-            part: Err(RESTARTING.into()),
-        },
-        ClientRequest::UploadBegin { request, .. }
-        | ClientRequest::UploadPiece { request, .. }
-        | ClientRequest::UploadEnd { request } => ClientReply::Upload {
-            request,
-            answer: Err(RESTARTING.into()),
-        },
-        ClientRequest::Explain { request, .. } => ClientReply::Explained {
-            request,
-            text: Err(RESTARTING.into()),
-        },
-        ClientRequest::Hello { .. } => ClientReply::Refused {
-            reason: RESTARTING.into(),
-        },
-    }
-}
-
 impl Guarded for TaskManager {
     const NAME: &'static str = "TaskManager";
     fn panicked(&mut self, _: &'static str, _: &str) {}
@@ -316,8 +271,8 @@ impl TaskManager {
     /// task's status).
     fn when_prepared(
         &self,
-        submitted: Result<TaskId, SubmitError>,
-    ) -> impl std::future::Future<Output = Result<TaskId, SubmitError>> + 'static {
+        submitted: Result<TaskId, ServiceError>,
+    ) -> impl std::future::Future<Output = Result<TaskId, ServiceError>> + 'static {
         let processor = submitted
             .as_ref()
             .ok()
@@ -330,7 +285,7 @@ impl TaskManager {
                 None => None,
             };
             match refused {
-                Some(why) => Err(SubmitError::Refused(why)),
+                Some(why) => Err(ServiceError::DoesNotFit(why)),
                 None => Ok(task),
             }
         }
@@ -338,10 +293,10 @@ impl TaskManager {
 }
 
 impl Handler<SubmitTask> for TaskManager {
-    type Result = ResponseFuture<Result<TaskId, SubmitError>>;
+    type Result = ResponseFuture<Result<TaskId, ServiceError>>;
     fn handle(&mut self, m: SubmitTask, ctx: &mut Context<Self>) -> Self::Result {
         let submitted = guard(self, ctx, "SubmitTask", |act, ctx| act.submit(m, ctx))
-            .unwrap_or_else(|| Err(SubmitError::Refused(RESTARTING.into())));
+            .unwrap_or(Err(ServiceError::Restarting));
         Box::pin(self.when_prepared(submitted))
     }
 }
@@ -372,144 +327,5 @@ impl Handler<ShutDown> for TaskManager {
             .collect();
         let answers = futures_util::future::join_all(asks);
         Box::pin(async move { answers.await.into_iter().filter(|a| a == &Ok(true)).count() })
-    }
-}
-
-fn info_reply(request: u64, info: Result<TaskInfo, String>) -> ClientReply {
-    ClientReply::Info { request, info }
-}
-
-impl Handler<FromClient> for TaskManager {
-    type Result = ResponseFuture<ClientReply>;
-
-    fn handle(&mut self, FromClient(m): FromClient, ctx: &mut Context<Self>) -> Self::Result {
-        let refusal = restarting_reply(&m);
-        guard(self, ctx, "FromClient", |act, ctx| -> Self::Result {
-            let find = |task: TaskId| {
-                act.tasks
-                    .get(&task)
-                    .map(|(_, p)| p.clone())
-                    .ok_or_else(|| format!("unknown task {task}"))
-            };
-            match m {
-                ClientRequest::Submit {
-                    request,
-                    graph,
-                    fuse_enabled,
-                    config,
-                } => {
-                    let m = SubmitTask {
-                        session: DEFAULT_SESSION.to_string(),
-                        graph,
-                        config,
-                        fuse_enabled,
-                        name: None,
-                        origin: Origin::Client,
-                        spool: None,
-                    };
-                    let submitted = act.submit(m, ctx);
-                    let prepared = act.when_prepared(submitted);
-                    Box::pin(async move {
-                        let task = prepared.await.map_err(|e| e.to_string());
-                        ClientReply::Submitted { request, task }
-                    })
-                }
-                ClientRequest::GetInfo { request, task } => {
-                    let p = find(task);
-                    Box::pin(async move {
-                        info_reply(
-                            request,
-                            async { p?.send(GetInfo).await.map_err(|e| e.to_string()) }.await,
-                        )
-                    })
-                }
-                ClientRequest::Wait {
-                    request,
-                    task,
-                    timeout_ms,
-                } => {
-                    let (p, wait) = (find(task), Duration::from_millis(timeout_ms.min(3_600_000)));
-                    Box::pin(async move {
-                        info_reply(
-                            request,
-                            async { p?.send(WaitDone(wait)).await.map_err(|e| e.to_string()) }
-                                .await,
-                        )
-                    })
-                }
-                ClientRequest::Cancel { request, task } => {
-                    let p = find(task);
-                    // As the web API's DELETE: a cancelled task's name (an upload's) goes too.
-                    for s in act.sessions.values_mut() {
-                        s.names.retain(|_, t| *t != task);
-                    }
-                    Box::pin(async move {
-                        info_reply(
-                            request,
-                            async { p?.send(Cancel).await.map_err(|e| e.to_string()) }.await,
-                        )
-                    })
-                }
-                ClientRequest::FetchResult { request, task } => {
-                    let p = find(task);
-                    Box::pin(async move {
-                        let data =
-                            async { p?.send(FetchResult).await.map_err(|e| e.to_string())? }.await;
-                        ClientReply::ResultData { request, data }
-                    })
-                }
-                ClientRequest::FetchPart {
-                    request,
-                    task,
-                    output,
-                    positions,
-                    rows,
-                } => {
-                    let p = find(task);
-                    Box::pin(async move {
-                        let fetch = FetchPart {
-                            output,
-                            positions,
-                            rows,
-                        };
-                        let part = async { p?.send(fetch).await.map_err(|e| e.to_string())? }.await;
-                        ClientReply::ResultPart { request, part }
-                    })
-                }
-                ClientRequest::Explain {
-                    request,
-                    graph,
-                    limit,
-                } => {
-                    let limit = usize::try_from(limit).unwrap_or(usize::MAX);
-                    let explained = act.explain(DEFAULT_SESSION, graph, limit);
-                    Box::pin(async move {
-                        let text = match explained {
-                            Ok(text) => text.await,
-                            Err(e) => Err(e),
-                        };
-                        ClientReply::Explained {
-                            request,
-                            text: text.map_err(|e| e.to_string()),
-                        }
-                    })
-                }
-                ClientRequest::Hello { .. } => Box::pin(async {
-                    ClientReply::Refused {
-                        reason: "a second hello".into(),
-                    }
-                }),
-                // The client's link handles uploads (it owns their spool files).
-                ClientRequest::UploadBegin { request, .. }
-                | ClientRequest::UploadPiece { request, .. }
-                | ClientRequest::UploadEnd { request } => Box::pin(async move {
-                    ClientReply::Upload {
-                        request,
-                        answer: Err("uploads go through a client connection".into()),
-                    }
-                }),
-            }
-        })
-        .unwrap_or_else(|| Box::pin(async move { refusal }))
     }
 }

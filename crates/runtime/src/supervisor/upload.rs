@@ -12,7 +12,7 @@
 //! `from_spool(file)`: when a worker holding chunks of the upload dies, the supervisor
 //! recomputes them from that lineage on a live worker, which reads the spool file again. So
 //! the file is handed to the load task's processor with the submission
-//! ([`SubmitTask::spool`]) and removed when the upload is freed: the task cancelled or
+//! (`SubmitTask::spool`) and removed when the upload is freed: the task cancelled or
 //! released by the client, its session deleted, the native connection that made it closed,
 //! or the task evicted (`task.keep_finished`), or the load failed. Freed any earlier, a
 //! worker's death would lose the client's data while live workers remain. An upload whose
@@ -23,7 +23,7 @@
 //! **Who may make a worker read the spool.** The spool directory lies outside the data roots
 //! (by default in the system's temp dir), so the load task cannot be a client's
 //! `from_npy(path)`: the supervisor builds it itself with the internal source form
-//! `Format::Spool` ([`ares_core::tensor::from_spool`]), submitted as [`Origin::Supervisor`]. Every
+//! `Format::Spool` ([`ares_core::tensor::from_spool`]), submitted as `Origin::Supervisor`. Every
 //! graph a client submits or asks to explain, over the native protocol or HTTP, is refused
 //! if it holds that form ([`super::admission::client_graph`]), so no client can name a path a
 //! worker reads outside its roots; a worker gets graphs only from its authenticated
@@ -49,13 +49,10 @@
 //! `limits.upload_idle_timeout_ms` is dropped, and the load into the workers must end within
 //! [`LOAD_TIMEOUT`].
 
-use super::messages::{
-    FindTask, FromClient, GetFetchArgs, Origin, SubmitError, SubmitTask, WaitDone,
-};
-use super::task_manager::TaskManager;
+use super::messages::{GetFetchArgs, WaitDone};
+use super::service::{Service, ServiceError};
 use crate::config::DataConfig;
-use crate::protocol::{ClientRequest, TaskStatus, UploadedTensor};
-use actix::prelude::*;
+use crate::protocol::{TaskStatus, UploadedTensor};
 use ares_core::array::DType;
 use ares_core::ids::TaskId;
 use ares_core::io::roots::SPOOL_DIR_PREFIX;
@@ -86,18 +83,8 @@ pub enum UploadError {
     Spool(String),
     #[error("the upload ({bytes} bytes) is not a usable .npy: {why}")]
     BadNpy { bytes: u64, why: String },
-    #[error("unknown session {0:?}")]
-    UnknownSession(String),
-    #[error("{0}")]
-    Refused(String),
     #[error("loading the upload into the workers: {status:?}: {error}")]
     Load { status: TaskStatus, error: String },
-    #[error("supervisor actor unavailable: {0}")]
-    Mailbox(String),
-}
-
-fn mailbox(e: MailboxError) -> UploadError {
-    UploadError::Mailbox(e.to_string())
 }
 
 /// The supervisor's private spool directory and the bytes spooled in it (see the module doc).
@@ -308,22 +295,12 @@ pub struct Loaded {
     pub dtype: DType,
 }
 
-/// What an upload asks of the TaskManager: the submission of its load task and the task's
-/// processor.
-#[derive(Clone)]
-pub struct Loader {
-    submit: Recipient<SubmitTask>,
-    find: Recipient<FindTask>,
-    /// Frees a load task (unbinds its name, cancels it: the spool file goes).
-    free: Recipient<FromClient>,
-    spool: Arc<SpoolDir>,
-}
-
 /// A submitted load task no client has been told of yet: freed when dropped armed (the
 /// request or connection waiting for it went away, or the load failed), so its spool file
 /// and data do not outlive every holder of its id.
 struct Unclaimed {
-    free: Recipient<FromClient>,
+    service: Service,
+    session: String,
     task: Option<TaskId>,
 }
 
@@ -338,8 +315,8 @@ impl Unclaimed {
     /// upload (past the deadline the cancel is still queued, and runs).
     async fn free(mut self) {
         if let Some(task) = self.task.take() {
-            let cancel = ClientRequest::Cancel { request: 0, task };
-            let _ = tokio::time::timeout(FREE_WAIT, self.free.send(FromClient(cancel))).await;
+            let cancel = self.service.cancel(Some(&self.session), task);
+            let _ = tokio::time::timeout(FREE_WAIT, cancel).await;
         }
     }
 }
@@ -348,100 +325,69 @@ impl Drop for Unclaimed {
     fn drop(&mut self) {
         if let Some(task) = self.task.take() {
             tracing::info!(%task, "upload abandoned or failed: freeing its load task");
-            // As a native Cancel: the name goes, the task is cancelled, its spool file removed.
-            self.free
-                .do_send(FromClient(ClientRequest::Cancel { request: 0, task }));
+            // As a cancel: the name goes, the task is cancelled, its spool file removed.
+            self.service.free(Some(&self.session), task);
         }
     }
 }
 
-impl Loader {
-    pub fn new(manager: &Addr<TaskManager>, spool: Arc<SpoolDir>) -> Self {
-        Self {
-            submit: manager.clone().recipient(),
-            find: manager.clone().recipient(),
-            free: manager.clone().recipient(),
-            spool,
+/// Has the workers load the spooled `.npy` (`received` bytes) as tensor `name` of
+/// `session`, chunked by `chunk`. The spool file goes with the load task: kept while the
+/// upload is held, removed on failure, or at once if this future is dropped (the client
+/// went away) before it answers.
+pub(super) async fn load(
+    service: &Service,
+    session: &str,
+    name: Option<String>,
+    spool: Spool,
+    chunk: Option<ChunkSpec>,
+    received: u64,
+) -> Result<Loaded, ServiceError> {
+    let path = spool
+        .path
+        .as_ref()
+        .map(|p| p.to_string_lossy().into_owned());
+    let path = path.ok_or_else(|| UploadError::Spool("no spool file".into()))?;
+    // The internal form only the supervisor may build (see the module doc).
+    let t = tokio::task::spawn_blocking(move || ares_core::tensor::from_spool(&path, chunk))
+        .await
+        .map_err(|e| UploadError::Spool(e.to_string()))?
+        .map_err(|e| UploadError::BadNpy {
+            bytes: received,
+            why: e.to_string(),
+        })?;
+    let (shape, dtype) = (t.shape().to_vec(), t.dtype());
+    let graph = ares_core::tensor::Tensor::graph(&[&t]);
+    let task = service
+        .submit_load(session, graph, name.clone(), spool)
+        .await?;
+    let unclaimed = Unclaimed {
+        service: service.clone(),
+        session: session.to_string(),
+        task: Some(task),
+    };
+    let p = service.find(Some(session), task).await?;
+    let info = p.send(WaitDone(LOAD_TIMEOUT)).await?;
+    if info.status != TaskStatus::Succeeded {
+        // Failed, or still running after the deadline: free it, what it loaded, and its
+        // spool file.
+        unclaimed.free().await;
+        return Err(UploadError::Load {
+            status: info.status,
+            error: info
+                .error
+                .unwrap_or_else(|| format!("not done after {} s", LOAD_TIMEOUT.as_secs())),
         }
+        .into());
     }
-
-    /// A new spool file for an upload (see [`SpoolDir::file`]).
-    pub fn spool(&self, tag: &str, reserve: u64) -> Result<(Spool, File), UploadError> {
-        self.spool.file(tag, reserve)
-    }
-
-    /// Has the workers load the spooled `.npy` (`received` bytes) as tensor `name` of
-    /// `session`, chunked by `chunk`. The spool file goes with the load task: kept while the
-    /// upload is held, removed on failure, or at once if this future is dropped (the client
-    /// went away) before it answers.
-    pub async fn load(
-        &self,
-        session: String,
-        name: Option<String>,
-        spool: Spool,
-        chunk: Option<ChunkSpec>,
-        received: u64,
-    ) -> Result<Loaded, UploadError> {
-        let path = spool
-            .path
-            .as_ref()
-            .map(|p| p.to_string_lossy().into_owned());
-        let path = path.ok_or_else(|| UploadError::Spool("no spool file".into()))?;
-        // The internal form only the supervisor may build (see the module doc).
-        let t = tokio::task::spawn_blocking(move || ares_core::tensor::from_spool(&path, chunk))
-            .await
-            .map_err(|e| UploadError::Spool(e.to_string()))?
-            .map_err(|e| UploadError::BadNpy {
-                bytes: received,
-                why: e.to_string(),
-            })?;
-        let (shape, dtype) = (t.shape().to_vec(), t.dtype());
-        let submit = SubmitTask {
-            session: session.clone(),
-            graph: ares_core::tensor::Tensor::graph(&[&t]),
-            config: None,
-            fuse_enabled: None,
-            name: name.clone(),
-            origin: Origin::Supervisor,
-            spool: Some(spool),
-        };
-        let task = match self.submit.send(submit).await.map_err(mailbox)? {
-            Ok(task) => task,
-            Err(SubmitError::UnknownSession(s)) => return Err(UploadError::UnknownSession(s)),
-            Err(SubmitError::Refused(why)) => return Err(UploadError::Refused(why)),
-        };
-        let unclaimed = Unclaimed {
-            free: self.free.clone(),
-            task: Some(task),
-        };
-        let p = self
-            .find
-            .send(FindTask { session, task })
-            .await
-            .map_err(mailbox)?
-            .ok_or_else(|| UploadError::Refused(format!("task {task} is gone")))?;
-        let info = p.send(WaitDone(LOAD_TIMEOUT)).await.map_err(mailbox)?;
-        if info.status != TaskStatus::Succeeded {
-            // Failed, or still running after the deadline: free it, what it loaded, and its
-            // spool file.
-            unclaimed.free().await;
-            return Err(UploadError::Load {
-                status: info.status,
-                error: info
-                    .error
-                    .unwrap_or_else(|| format!("not done after {} s", LOAD_TIMEOUT.as_secs())),
-            });
-        }
-        let fetch: OpArgs = p
-            .send(GetFetchArgs)
-            .await
-            .map_err(mailbox)?
-            .ok_or_else(|| UploadError::Refused(format!("task {task} holds no result")))?;
-        unclaimed.claim();
-        Ok(Loaded {
-            tensor: UploadedTensor { task, name, fetch },
-            shape,
-            dtype,
-        })
-    }
+    let fetch: OpArgs = p
+        .send(GetFetchArgs)
+        .await?
+        .ok_or_else(|| ServiceError::NoResult(format!("task {task} holds no result")))?;
+    unclaimed.claim();
+    Ok(Loaded {
+        tensor: UploadedTensor { task, name, fetch },
+        shape,
+        dtype,
+    })
 }

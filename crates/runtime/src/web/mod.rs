@@ -1,8 +1,10 @@
 //! The WebTaskAPI and dashboard: HTTP/JSON routes in Mars' shape, served by the supervisor
 //! with actix-web.
 //!
-//! Handlers only translate between HTTP and the TaskManager's and Scheduler's messages.
-//! Errors are JSON `{error, detail}` with a fitting status. A malformed graph, an unknown
+//! Handlers only translate between HTTP and the supervisor's front door
+//! (`supervisor::service`, shared with the native protocol) or, for status pages, the
+//! Scheduler's and TaskManager's messages. Errors are JSON `{error, detail}` with a fitting
+//! status; a [`ServiceError`] gets its status in one place (`From<ServiceError> for ApiError`). A malformed graph, an unknown
 //! session or task, or an oversized body is answered here and never reaches the scheduler.
 //! With a token ([`auth`]), every route but `/api/health` and `/api/openapi.json` needs it;
 //! a token is required when `web.listen` is not a loopback address. Malformed path or query
@@ -38,7 +40,9 @@ mod tls;
 
 use crate::config::WebConfig;
 use crate::supervisor::scheduler::Scheduler;
-use crate::supervisor::task_manager::TaskManager;
+use crate::supervisor::service::{Service, ServiceError};
+use crate::supervisor::task_manager::{CreateSessionError, TaskManager};
+use crate::supervisor::upload::UploadError;
 use actix::Addr;
 use actix_web::middleware::{from_fn, DefaultHeaders};
 use actix_web::{http::StatusCode, web, App, HttpResponse, HttpServer, ResponseError};
@@ -53,10 +57,8 @@ pub struct WebState {
     /// Served over HTTPS: the token cookie is `Secure`.
     pub https: bool,
     pub started: std::time::Instant,
-    /// `limits.max_upload_bytes`: the largest tensor upload.
-    pub max_upload_bytes: u64,
-    /// Spools uploads and loads them into the workers.
-    pub loader: crate::supervisor::upload::Loader,
+    /// The supervisor's front door: every client request goes through it.
+    pub service: Service,
     /// Without a token: the `Host` and `Origin` values accepted (DNS rebinding).
     pub hosts: Option<auth::Hosts>,
     /// `web.idle_timeout_ms`: the longest wait for the next piece of a request body.
@@ -158,7 +160,49 @@ impl ApiError {
 
 /// A supervisor actor that did not answer (stopped, or its mailbox closed).
 fn mailbox(e: actix::MailboxError) -> ApiError {
-    ApiError::internal(format!("supervisor actor unavailable: {e}"))
+    ServiceError::from(e).into()
+}
+
+/// Each kind of failed request as its HTTP status, here and nowhere else.
+impl From<ServiceError> for ApiError {
+    fn from(e: ServiceError) -> Self {
+        let detail = e.to_string();
+        let (status, kind) = match &e {
+            ServiceError::UnknownSession(_)
+            | ServiceError::UnknownTask { .. }
+            | ServiceError::UnknownTensor { .. } => (StatusCode::NOT_FOUND, "not_found"),
+            ServiceError::OverLimit(_)
+            | ServiceError::BadResultName(_)
+            | ServiceError::BadTensorName(_)
+            | ServiceError::BadGraph(_)
+            | ServiceError::DoesNotFit(_)
+            | ServiceError::NotExplained(_)
+            | ServiceError::Session(CreateSessionError::Invalid(_)) => {
+                (StatusCode::BAD_REQUEST, "bad_request")
+            }
+            ServiceError::Session(CreateSessionError::TooMany { .. }) => {
+                (StatusCode::TOO_MANY_REQUESTS, "too_many_sessions")
+            }
+            ServiceError::NoResult(_) => (StatusCode::CONFLICT, "no_result"),
+            ServiceError::Busy(_) | ServiceError::Restarting => {
+                (StatusCode::SERVICE_UNAVAILABLE, "unavailable")
+            }
+            ServiceError::ActorGone(_) => (StatusCode::INTERNAL_SERVER_ERROR, "internal"),
+            ServiceError::Upload(u) => match u {
+                UploadError::TooLarge { .. } => {
+                    (StatusCode::PAYLOAD_TOO_LARGE, "payload_too_large")
+                }
+                UploadError::SpoolFull { .. } => (StatusCode::SERVICE_UNAVAILABLE, "spool_full"),
+                UploadError::Spool(_) | UploadError::NoSpool(_) => {
+                    (StatusCode::INTERNAL_SERVER_ERROR, "internal")
+                }
+                UploadError::BadNpy { .. } | UploadError::Load { .. } => {
+                    (StatusCode::BAD_REQUEST, "bad_request")
+                }
+            },
+        };
+        ApiError::new(status, kind, detail)
+    }
 }
 
 impl ResponseError for ApiError {
@@ -177,8 +221,7 @@ pub fn start(
     prepared: Prepared,
     manager: Addr<TaskManager>,
     scheduler: Addr<Scheduler>,
-    max_upload_bytes: u64,
-    loader: crate::supervisor::upload::Loader,
+    service: Service,
 ) -> std::io::Result<SocketAddr> {
     let Prepared {
         listener,
@@ -197,8 +240,7 @@ pub fn start(
         token,
         https,
         started: std::time::Instant::now(),
-        max_upload_bytes,
-        loader,
+        service,
         hosts,
         body_idle: std::time::Duration::from_millis(config.idle_timeout_ms),
     });

@@ -3,14 +3,11 @@
 use super::{mailbox, ApiError, WebState};
 use crate::config::TaskConfig;
 use crate::protocol::TaskInfo;
-use crate::supervisor::explain::ExplainError;
 use crate::supervisor::messages::TaskHandle;
 use crate::supervisor::scheduler::GetClusterStatus;
-use crate::supervisor::task_manager::{
-    CreateSession, CreateSessionError, DeleteSession, ExplainGraph, FindTask, ListSessions, Names,
-    Origin, ReleaseTask, SubmitError, SubmitTask,
-};
-use crate::supervisor::task_processor::{Cancel, GetFetchArgs, GetGraph, GetInfo, WaitDone};
+use crate::supervisor::service::ServiceError;
+use crate::supervisor::task_manager::{CreateSession, DeleteSession, ListSessions};
+use crate::supervisor::task_processor::{GetFetchArgs, GetGraph, GetInfo};
 use actix_web::{web, HttpResponse};
 use ares_core::graph::TileableGraph;
 use ares_core::ids::TaskId;
@@ -129,20 +126,12 @@ async fn create_session(
     state: web::Data<WebState>,
     sid: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
-    match state
-        .manager
-        .send(CreateSession(sid.clone()))
+    let created = state.manager.send(CreateSession(sid.clone()));
+    created
         .await
         .map_err(mailbox)?
-    {
-        Ok(()) => Ok(HttpResponse::Ok().json(json!({ "session": sid.into_inner() }))),
-        Err(e @ CreateSessionError::Invalid(_)) => Err(ApiError::bad_request(e.to_string())),
-        Err(e @ CreateSessionError::TooMany { .. }) => Err(ApiError::new(
-            actix_web::http::StatusCode::TOO_MANY_REQUESTS,
-            "too_many_sessions",
-            e.to_string(),
-        )),
-    }
+        .map_err(ServiceError::from)?;
+    Ok(HttpResponse::Ok().json(json!({ "session": sid.into_inner() })))
 }
 
 async fn delete_session(
@@ -157,7 +146,7 @@ async fn delete_session(
     {
         Ok(HttpResponse::Ok().json(json!({ "deleted": sid.into_inner() })))
     } else {
-        Err(ApiError::not_found(format!("unknown session {sid:?}")))
+        Err(ServiceError::UnknownSession(sid.into_inner()).into())
     }
 }
 
@@ -168,12 +157,7 @@ async fn session_bindings(
     sid: &str,
 ) -> Result<Vec<(String, ares_core::tensor::Tensor)>, ApiError> {
     let mut out = Vec::new();
-    for (name, _, p) in state
-        .manager
-        .send(Names(sid.to_string()))
-        .await
-        .map_err(mailbox)?
-    {
+    for (name, _, p) in state.service.names(sid).await? {
         if let Some(args) = p.send(GetFetchArgs).await.map_err(mailbox)? {
             let t = ares_core::tensor::Tensor::new(ares_core::ops::Op::Fetch, args, vec![])
                 .map_err(|e| ApiError::internal(e.to_string()))?;
@@ -212,21 +196,9 @@ async fn explain(
     body: web::Json<ExplainBody>,
 ) -> Result<HttpResponse, ApiError> {
     let body = body.into_inner();
-    let m = ExplainGraph {
-        session: sid.into_inner(),
-        graph: body.graph,
-        limit: body.limit.unwrap_or(50),
-    };
-    match state.manager.send(m).await.map_err(mailbox)? {
-        Ok(text) => Ok(HttpResponse::Ok().json(json!({ "text": text }))),
-        Err(e @ ExplainError::UnknownSession(_)) => Err(ApiError::not_found(e.to_string())),
-        Err(e @ ExplainError::Refused(_)) => Err(ApiError::bad_request(e.to_string())),
-        Err(e @ ExplainError::Unavailable(_)) => Err(ApiError::new(
-            actix_web::http::StatusCode::SERVICE_UNAVAILABLE,
-            "unavailable",
-            e.to_string(),
-        )),
-    }
+    let limit = body.limit.unwrap_or(50);
+    let text = state.service.explain(&sid, body.graph, limit).await?;
+    Ok(HttpResponse::Ok().json(json!({ "text": text })))
 }
 
 async fn submit(
@@ -263,47 +235,23 @@ async fn submit(
             )
         }
     };
-    let submit = SubmitTask {
-        session: sid.clone(),
-        graph,
-        config,
-        fuse_enabled: body.fuse_enabled,
-        name: body.name,
-        origin: Origin::Client,
-        spool: None,
-    };
-    match state.manager.send(submit).await.map_err(mailbox)? {
-        Ok(task) => Ok(HttpResponse::Created().json(json!({ "task_id": task.0 }))),
-        Err(e @ SubmitError::UnknownSession(_)) => Err(ApiError::not_found(e.to_string())),
-        Err(e @ SubmitError::Refused(_)) => Err(ApiError::bad_request(e.to_string())),
-    }
+    let submitted = state
+        .service
+        .submit(&sid, graph, config, body.fuse_enabled, body.name);
+    let task = submitted.await?;
+    Ok(HttpResponse::Created().json(json!({ "task_id": task.0 })))
 }
 
 async fn list_tasks(
     state: web::Data<WebState>,
     sid: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
-    let sessions = state
-        .manager
-        .send(ListSessions(Some(sid.clone())))
-        .await
-        .map_err(mailbox)?;
-    let Some((_, processors)) = sessions.into_iter().next() else {
-        return Err(ApiError::not_found(format!("unknown session {sid:?}")));
-    };
+    let processors = state.service.session_tasks(&sid).await?;
     Ok(HttpResponse::Ok().json(json!({ "tasks": task_infos(processors).await })))
 }
 
 pub async fn find(state: &WebState, sid: &str, tid: u32) -> Result<TaskHandle, ApiError> {
-    state
-        .manager
-        .send(FindTask {
-            session: sid.to_string(),
-            task: TaskId(tid),
-        })
-        .await
-        .map_err(mailbox)?
-        .ok_or_else(|| ApiError::not_found(format!("no task {tid} in session {sid:?}")))
+    Ok(state.service.find(Some(sid), TaskId(tid)).await?)
 }
 
 async fn get_task(
@@ -311,11 +259,14 @@ async fn get_task(
     path: web::Path<(String, u32)>,
     q: web::Query<HashMap<String, String>>,
 ) -> Result<HttpResponse, ApiError> {
-    let p = find(&state, &path.0, path.1).await?;
+    let (sid, task) = (Some(path.0.as_str()), TaskId(path.1));
+    let service = &state.service;
     match q.get("action").map(String::as_str) {
-        None => Ok(HttpResponse::Ok().json(p.send(GetInfo).await.map_err(mailbox)?)),
-        Some("progress") => Ok(HttpResponse::Ok()
-            .json(json!({"progress": p.send(GetInfo).await.map_err(mailbox)?.progress}))),
+        None => Ok(HttpResponse::Ok().json(service.info(sid, task).await?)),
+        Some("progress") => {
+            Ok(HttpResponse::Ok()
+                .json(json!({"progress": service.info(sid, task).await?.progress})))
+        }
         Some("wait") => {
             let timeout: f64 = q
                 .get("timeout")
@@ -326,11 +277,8 @@ async fn get_task(
                     "timeout must be between 0 and 3600 seconds",
                 ));
             }
-            Ok(HttpResponse::Ok().json(
-                p.send(WaitDone(Duration::from_secs_f64(timeout)))
-                    .await
-                    .map_err(mailbox)?,
-            ))
+            let wait = service.wait(sid, task, Duration::from_secs_f64(timeout));
+            Ok(HttpResponse::Ok().json(wait.await?))
         }
         Some(other) => Err(ApiError::bad_request(format!(
             "unknown action {other:?} (progress, wait)"
@@ -342,19 +290,8 @@ async fn cancel_task(
     state: web::Data<WebState>,
     path: web::Path<(String, u32)>,
 ) -> Result<HttpResponse, ApiError> {
-    let release = ReleaseTask {
-        session: path.0.clone(),
-        task: TaskId(path.1),
-    };
-    let p = state
-        .manager
-        .send(release)
-        .await
-        .map_err(mailbox)?
-        .ok_or_else(|| {
-            ApiError::not_found(format!("no task {} in session {:?}", path.1, path.0))
-        })?;
-    Ok(HttpResponse::Ok().json(p.send(Cancel).await.map_err(mailbox)?))
+    let cancelled = state.service.cancel(Some(&path.0), TaskId(path.1));
+    Ok(HttpResponse::Ok().json(cancelled.await?))
 }
 
 async fn graph(

@@ -17,9 +17,8 @@ use crate::protocol::codec;
 use crate::result_stream::{join_rows, le_bytes, Layout, Part};
 use crate::supervisor::messages::GetFetchArgs;
 use crate::supervisor::messages::TaskHandle;
-use crate::supervisor::task_manager::{ListSessions, Names};
+use crate::supervisor::service::ServiceError;
 use crate::supervisor::task_processor::{FetchPart, FetchResult};
-use crate::supervisor::upload::UploadError;
 use actix_web::{http::StatusCode, web, HttpResponse};
 use ares_core::array::ArrayData;
 use ares_core::ops::OpArgs;
@@ -27,29 +26,6 @@ use futures_util::StreamExt;
 use serde_json::json;
 use std::collections::HashMap;
 use std::io::Write;
-
-/// A name an expression can use: `[A-Za-z_][A-Za-z0-9_]*`, at most 64 characters.
-fn valid_name(name: &str) -> bool {
-    let mut chars = name.chars();
-    name.len() <= 64
-        && chars
-            .next()
-            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
-}
-
-async fn named(state: &WebState, sid: &str, name: &str) -> Result<TaskHandle, ApiError> {
-    let names = state
-        .manager
-        .send(Names(sid.to_string()))
-        .await
-        .map_err(mailbox)?;
-    names
-        .into_iter()
-        .find(|(n, _, _)| n == name)
-        .map(|(_, _, p)| p)
-        .ok_or_else(|| ApiError::not_found(format!("no tensor {name:?} in session {sid:?}")))
-}
 
 /// `GET /api/session/{sid}/tensor/{name}?format=npy`.
 pub async fn get_tensor(
@@ -65,7 +41,7 @@ pub async fn get_tensor(
             )))
         }
     }
-    let p = named(&state, &path.0, &path.1).await?;
+    let p = state.service.named(&path.0, &path.1).await?;
     npy_response(p, 0).await
 }
 
@@ -79,7 +55,7 @@ pub async fn result_layout(p: &TaskHandle, output: u32) -> Result<(Layout, u64),
         })
         .await
         .map_err(mailbox)?
-        .map_err(|e| ApiError::new(StatusCode::CONFLICT, "no_result", e))?;
+        .map_err(ServiceError::NoResult)?;
     let layout = Layout::from_part(&head).map_err(ApiError::internal)?;
     Ok((layout, head.budget))
 }
@@ -248,26 +224,6 @@ fn parse_chunk(text: &str) -> Result<ares_core::ops::ChunkSpec, ApiError> {
     })
 }
 
-fn upload_error(e: UploadError) -> ApiError {
-    match e {
-        UploadError::TooLarge { .. } => ApiError::new(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            "payload_too_large",
-            e.to_string(),
-        ),
-        UploadError::UnknownSession(_) => ApiError::not_found(e.to_string()),
-        UploadError::SpoolFull { .. } => {
-            ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "spool_full", e.to_string())
-        }
-        UploadError::Spool(_) | UploadError::Mailbox(_) | UploadError::NoSpool(_) => {
-            ApiError::internal(e.to_string())
-        }
-        UploadError::BadNpy { .. } | UploadError::Refused(_) | UploadError::Load { .. } => {
-            ApiError::bad_request(e.to_string())
-        }
-    }
-}
-
 /// `PUT /api/session/{sid}/tensor/{name}` with an `.npy` body (see `supervisor::upload`).
 pub async fn put_tensor(
     state: web::Data<WebState>,
@@ -277,26 +233,16 @@ pub async fn put_tensor(
     mut body: web::Payload,
 ) -> Result<HttpResponse, ApiError> {
     let (sid, name) = path.into_inner();
+    let service = &state.service;
     let chunk = q.get("chunk").map(|c| parse_chunk(c)).transpose()?;
-    if !valid_name(&name) {
-        return Err(ApiError::bad_request(format!(
-            "invalid tensor name {name:?}: use [A-Za-z_][A-Za-z0-9_]*, at most 64 characters"
-        )));
-    }
-    let limit = state.max_upload_bytes;
     let declared = req
         .headers()
         .get(actix_web::http::header::CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
-    if let Some(bytes) = declared.filter(|b| *b > limit) {
-        return Err(upload_error(UploadError::TooLarge { bytes, limit }));
-    }
-    require_session(&state, &sid).await?;
+    service.check_upload(Some(&name), declared)?;
+    service.session_tasks(&sid).await?;
     let tag = format!("{sid}-{name}");
-    let (mut spool, file) = state
-        .loader
-        .spool(&tag, declared.unwrap_or(0))
-        .map_err(upload_error)?;
+    let (mut spool, file) = service.spool(&tag, declared.unwrap_or(0))?;
     let mut file = Some(file);
     let mut received = 0u64;
     // Every wait for the next piece has a deadline: a stalled body gives its spool back.
@@ -317,13 +263,8 @@ pub async fn put_tensor(
         };
         let piece = piece.map_err(|e| ApiError::bad_request(format!("upload interrupted: {e}")))?;
         received += piece.len() as u64;
-        if received > limit {
-            return Err(upload_error(UploadError::TooLarge {
-                bytes: received,
-                limit,
-            }));
-        }
-        spool.reserve(received).map_err(upload_error)?;
+        service.check_upload_size(received)?;
+        spool.reserve(received).map_err(ServiceError::from)?;
         let mut f = file
             .take()
             .ok_or_else(|| ApiError::internal("spool file lost"))?;
@@ -334,11 +275,9 @@ pub async fn put_tensor(
         file = Some(written);
     }
     drop(file);
-    let loaded = state
-        .loader
-        .load(sid, Some(name.clone()), spool, chunk, received)
-        .await
-        .map_err(upload_error)?;
+    let loaded = service
+        .upload(&sid, Some(name.clone()), spool, chunk, received)
+        .await?;
     Ok(HttpResponse::Created().json(json!({
         "name": name,
         "task_id": loaded.tensor.task.0,
@@ -355,12 +294,8 @@ pub async fn list_tensors(
     state: web::Data<WebState>,
     sid: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
-    require_session(&state, &sid).await?;
-    let names = state
-        .manager
-        .send(Names(sid.into_inner()))
-        .await
-        .map_err(mailbox)?;
+    state.service.session_tasks(&sid).await?;
+    let names = state.service.names(&sid).await?;
     let mut tensors = Vec::new();
     for (name, task, p) in names {
         if let Some(OpArgs::FetchResult { shape, dtype, .. }) =
@@ -370,19 +305,6 @@ pub async fn list_tensors(
         }
     }
     Ok(HttpResponse::Ok().json(json!({ "tensors": tensors })))
-}
-
-/// 404 unless session `sid` exists.
-async fn require_session(state: &WebState, sid: &str) -> Result<(), ApiError> {
-    let sessions = state
-        .manager
-        .send(ListSessions(Some(sid.to_string())))
-        .await
-        .map_err(mailbox)?;
-    if sessions.is_empty() {
-        return Err(ApiError::not_found(format!("unknown session {sid:?}")));
-    }
-    Ok(())
 }
 
 fn dims(shape: &[usize]) -> String {
@@ -435,7 +357,7 @@ pub async fn task_result(
         .send(FetchResult)
         .await
         .map_err(mailbox)?
-        .map_err(|e| ApiError::new(StatusCode::CONFLICT, "no_result", e))?;
+        .map_err(ServiceError::NoResult)?;
     let mut tensors =
         codec::decode_chunks(&bytes).map_err(|e| ApiError::internal(e.to_string()))?;
     if index >= tensors.len() {

@@ -10,9 +10,11 @@
 
 use super::{TaskManager, DEFAULT_SESSION};
 use crate::guard::guard;
+use crate::protocol::TaskInfo;
 use crate::supervisor::messages::{
     Cancel, CreateSession, DeleteSession, FindTask, ListSessions, Names, ReleaseTask, TaskHandle,
 };
+use crate::supervisor::service::ServiceError;
 use actix::prelude::*;
 use ares_core::ids::TaskId;
 use std::collections::BTreeMap;
@@ -149,32 +151,49 @@ impl Handler<Names> for TaskManager {
     }
 }
 
+impl TaskManager {
+    /// The session and processor of `task`, if it is in `session` (`None`: any).
+    fn find(
+        &mut self,
+        session: Option<&str>,
+        task: TaskId,
+    ) -> Result<(String, TaskHandle), ServiceError> {
+        if let Some(s) = session {
+            self.touch(s);
+        }
+        self.tasks
+            .get(&task)
+            .filter(|(s, _)| session.is_none_or(|want| want == s))
+            .cloned()
+            .ok_or_else(|| ServiceError::UnknownTask {
+                task,
+                session: session.map(str::to_string),
+            })
+    }
+}
+
 impl Handler<ReleaseTask> for TaskManager {
-    type Result = Option<TaskHandle>;
+    type Result = ResponseFuture<Result<TaskInfo, ServiceError>>;
     fn handle(&mut self, m: ReleaseTask, ctx: &mut Context<Self>) -> Self::Result {
-        guard(self, ctx, "ReleaseTask", |act, _ctx| {
-            act.touch(&m.session);
-            let (session, p) = act.tasks.get(&m.task).filter(|(s, _)| *s == m.session)?;
-            if let Some(s) = act.sessions.get_mut(session) {
+        let found = guard(self, ctx, "ReleaseTask", |act, _ctx| {
+            let (session, p) = act.find(m.session.as_deref(), m.task)?;
+            if let Some(s) = act.sessions.get_mut(&session) {
                 s.names.retain(|_, t| *t != m.task);
             }
-            Some(p.clone())
+            Ok(p)
         })
-        .flatten()
+        .unwrap_or(Err(ServiceError::Restarting));
+        Box::pin(async move { Ok(found?.send(Cancel).await?) })
     }
 }
 
 impl Handler<FindTask> for TaskManager {
-    type Result = Option<TaskHandle>;
+    type Result = Result<TaskHandle, ServiceError>;
     fn handle(&mut self, m: FindTask, ctx: &mut Context<Self>) -> Self::Result {
         guard(self, ctx, "FindTask", |act, _ctx| {
-            act.touch(&m.session);
-            act.tasks
-                .get(&m.task)
-                .filter(|(s, _)| *s == m.session)
-                .map(|(_, p)| p.clone())
+            act.find(m.session.as_deref(), m.task).map(|(_, p)| p)
         })
-        .flatten()
+        .unwrap_or(Err(ServiceError::Restarting))
     }
 }
 

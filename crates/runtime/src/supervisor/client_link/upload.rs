@@ -16,8 +16,8 @@
 
 use super::ClientLink;
 use crate::protocol::{ClientReply, UploadAnswer};
-use crate::supervisor::task_manager::{valid_result_name, DEFAULT_SESSION};
-use crate::supervisor::upload::{Loader, Spool, UploadError};
+use crate::supervisor::task_manager::DEFAULT_SESSION;
+use crate::supervisor::upload::{Spool, UploadError};
 use actix::prelude::*;
 use ares_core::ops::ChunkSpec;
 use bytes::Bytes;
@@ -25,11 +25,9 @@ use std::collections::VecDeque;
 use std::io::Write;
 use std::time::Duration;
 
-/// What every upload on a connection is allowed, and where it loads.
+/// What every upload on a connection is allowed (the size limit is the service's).
 #[derive(Clone)]
 pub struct UploadSettings {
-    pub loader: Loader,
-    pub max_bytes: u64,
     pub idle: Duration,
     /// Largest piece a client may send (half a frame, at most [`MAX_PIECE`]).
     pub piece_bytes: u64,
@@ -77,24 +75,14 @@ impl ClientLink {
         bytes: u64,
         ctx: &mut Context<Self>,
     ) {
-        let settings = &self.uploads;
         let result = if self.upload.is_some() {
             Err("an upload is already in progress on this connection".to_string())
-        } else if let Some(n) = name.as_ref().filter(|n| !valid_result_name(n)) {
-            Err(format!(
-                "invalid tensor name {n:?}: use [A-Za-z_][A-Za-z0-9_]*, at most 64 characters"
-            ))
-        } else if bytes > settings.max_bytes {
-            Err(UploadError::TooLarge {
-                bytes,
-                limit: settings.max_bytes,
-            }
-            .to_string())
         } else {
             let tag = format!("native-{}", name.as_deref().unwrap_or("unnamed"));
-            settings
-                .loader
-                .spool(&tag, bytes)
+            let service = &self.service;
+            service
+                .check_upload(name.as_deref(), Some(bytes))
+                .and_then(|()| service.spool(&tag, bytes))
                 .map_err(|e| e.to_string())
         };
         let reply = result.map(|(spool, file)| {
@@ -262,10 +250,10 @@ impl ClientLink {
         } = u;
         drop(file);
         self.pending += 1;
-        let loader = self.uploads.loader.clone();
+        let service = self.service.clone();
         let load = async move {
-            loader
-                .load(DEFAULT_SESSION.to_string(), name, spool, chunk, written)
+            service
+                .upload(DEFAULT_SESSION, name, spool, chunk, written)
                 .await
         };
         ctx.spawn(load.into_actor(self).map(move |loaded, act, ctx| {
