@@ -59,9 +59,34 @@ pub fn sharded(a: &ZArray) -> bool {
 
 /// What a compressed stream starts with.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Compressed {
+pub enum Compressed {
     Gzip,
     Zstd,
+}
+
+impl std::fmt::Display for Compressed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Compressed::Gzip => "gzip",
+            Compressed::Zstd => "zstd",
+        })
+    }
+}
+
+/// Why a stored chunk is refused before it is decoded.
+#[derive(Debug, thiserror::Error)]
+pub enum InflationError {
+    #[error("the {kind} stream does not decode: {detail}")]
+    Corrupt { kind: Compressed, detail: String },
+    #[error("the {kind} stream decompresses to more than {limit} bytes, the most its chunk shape holds: refusing to decode it")]
+    Bomb { kind: Compressed, limit: u64 },
+    #[error("chunk {indices:?}: {source}")]
+    Chunk {
+        indices: Vec<u64>,
+        source: Box<InflationError>,
+    },
+    #[error("chunk {indices:?}: {detail}")]
+    Unreadable { indices: Vec<u64>, detail: String },
 }
 
 fn sniff(bytes: &[u8]) -> Option<Compressed> {
@@ -74,7 +99,7 @@ fn sniff(bytes: &[u8]) -> Option<Compressed> {
 
 /// Bytes `encoded` decodes to, counted up to `limit + 1` without holding them: `Ok(n)` with
 /// `n <= limit`, or `Err` saying it inflates beyond `limit` (or is corrupt).
-fn inflated(encoded: &[u8], limit: u64) -> Result<u64, String> {
+fn inflated(encoded: &[u8], limit: u64) -> Result<u64, InflationError> {
     let Some(kind) = sniff(encoded) else {
         return Ok(0);
     };
@@ -88,15 +113,12 @@ fn inflated(encoded: &[u8], limit: u64) -> Result<u64, String> {
             .map(|d| d.single_frame())
             .and_then(|d| std::io::copy(&mut d.take(limit + 1), &mut sink)),
     }
-    .map_err(|e| format!("{kind:?} stream does not decode: {e}").to_lowercase())?;
+    .map_err(|e| InflationError::Corrupt {
+        kind,
+        detail: e.to_string(),
+    })?;
     if counted > limit {
-        return Err(format!(
-            "{} decompresses to more than {limit} bytes, the most its chunk shape holds: refusing to decode it",
-            match kind {
-                Compressed::Gzip => "the gzip stream",
-                Compressed::Zstd => "the zstd stream",
-            }
-        ));
+        return Err(InflationError::Bomb { kind, limit });
     }
     Ok(counted)
 }
@@ -107,20 +129,27 @@ pub fn check_chunks(
     a: &ZArray,
     chunks: impl IntoIterator<Item = Vec<u64>>,
     element_bytes: u64,
-) -> Result<(), String> {
+) -> Result<(), InflationError> {
     if sharded(a) {
         return Ok(());
     }
     for indices in chunks {
+        let unreadable = |detail: String| InflationError::Unreadable {
+            indices: indices.clone(),
+            detail,
+        };
         let Some(encoded) = a
             .retrieve_encoded_chunk(&indices)
-            .map_err(|e| format!("chunk {indices:?}: {e}"))?
+            .map_err(|e| unreadable(e.to_string()))?
         else {
             continue; // not stored: the fill value
         };
         let (bytes, _) = chunk_bytes(a, &indices, element_bytes)
-            .ok_or_else(|| format!("chunk {indices:?}: no size"))?;
-        inflated(&encoded, bytes + DECODED_SLACK).map_err(|e| format!("chunk {indices:?}: {e}"))?;
+            .ok_or_else(|| unreadable("its shape has no size".into()))?;
+        inflated(&encoded, bytes + DECODED_SLACK).map_err(|e| InflationError::Chunk {
+            indices: indices.clone(),
+            source: Box::new(e),
+        })?;
     }
     Ok(())
 }
@@ -139,24 +168,24 @@ mod tests {
     #[test]
     fn honest_streams_count_their_bytes() {
         let data = vec![7u8; 10_000];
-        assert_eq!(inflated(&gzip(&data), 10_000), Ok(10_000));
+        assert_eq!(inflated(&gzip(&data), 10_000).unwrap(), 10_000);
         let z = zstd::encode_all(&data[..], 3).unwrap();
-        assert_eq!(inflated(&z, 10_000), Ok(10_000));
-        assert_eq!(
-            inflated(b"raw bytes", 3),
-            Ok(0),
-            "uncompressed: not counted"
-        );
+        assert_eq!(inflated(&z, 10_000).unwrap(), 10_000);
+        let raw = inflated(b"raw bytes", 3).unwrap();
+        assert_eq!(raw, 0, "uncompressed: not counted");
     }
 
     #[test]
     fn a_bomb_stops_one_byte_past_the_limit() {
         let bomb = gzip(&vec![0u8; 64 << 20]);
         assert!(bomb.len() < 100_000, "{}", bomb.len());
-        let e = inflated(&bomb, 1 << 20).unwrap_err();
+        let e = inflated(&bomb, 1 << 20).unwrap_err().to_string();
         assert!(e.contains("more than 1048576 bytes"), "{e}");
         let z = zstd::encode_all(&vec![0u8; 64 << 20][..], 3).unwrap();
-        assert!(inflated(&z, 1 << 20).unwrap_err().contains("zstd"));
+        assert!(inflated(&z, 1 << 20)
+            .unwrap_err()
+            .to_string()
+            .contains("zstd"));
     }
 
     #[test]
