@@ -364,5 +364,4 @@ pub fn binary_scalar(
 }
 
 #[cfg(test)]
-#[path = "elementwise_tests.rs"]
 mod tests;

@@ -349,10 +349,8 @@ pub fn run_fused(
     cur.ok_or_else(|| super::KernelError("FUSE node without steps".into()))
 }
 
-#[path = "fused_head.rs"]
 mod head;
 use head::{generated_operands_whole, streamed_head};
 
 #[cfg(test)]
-#[path = "fused_tests.rs"]
 mod tests;
