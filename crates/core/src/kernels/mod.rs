@@ -18,7 +18,6 @@
 mod argreduce;
 mod batched;
 mod creation;
-mod elementwise;
 pub mod fused;
 mod generate;
 mod indexing;
@@ -37,6 +36,7 @@ use crate::array::{ArrayData, DType};
 use crate::error::{AresError, Result};
 use crate::graph::ChunkGraph;
 use crate::ids::ChunkIdx;
+use crate::ops::family::elementwise::kernels as elementwise;
 use crate::ops::{Family, MapKind, Op, OpArgs, ReduceKind};
 
 /// A kernel failure before the chunk is known; [`compute_chunk`] adds the chunk.

@@ -4,9 +4,9 @@
 //! same-shaped partials elementwise with the same op and then drops the reduced axes if this
 //! is the last level of the tree. `min`/`max` propagate NaN, as numpy does.
 
-use super::elementwise::{fmax, fmin};
 use super::{kerr, KResult};
 use crate::array::ArrayData;
+use crate::ops::family::elementwise::math::{fmax, fmin};
 use crate::ops::Op;
 use ndarray::{ArrayD, Axis, IxDyn, Zip};
 
