@@ -1,5 +1,14 @@
-//! Reductions, arg-reductions, statistics and scans, and the chunk-level ops that combine
-//! their partial results.
+//! The reduction family: reductions, arg-reductions, statistics and scans, and the
+//! chunk-level ops that combine their partial results.
+//!
+//! Its kernels live here: `kernels` (sum, prod, min, max, their combine step and the scans),
+//! `argreduce` (argmin/argmax as (value, index) records), `moments` (one-pass variance by
+//! Chan's merge). Tiling (`prepare/tile/reduction.rs`, `records.rs`) and the tensor methods
+//! (`tensor/ops.rs`) have not moved yet.
+
+pub mod argreduce;
+pub mod kernels;
+pub mod moments;
 
 use crate::ops::registry::{Form, Function, OpFamily};
 use crate::ops::{Family, Op};
