@@ -2,7 +2,7 @@
 //! local executor on one and two slots, and the fused add+sum kernel alone on one chunk.
 //! `cargo bench --bench kernels`; compare with `benches/numpy_baseline.py`.
 
-use ares_core::config::TaskConfig;
+use ares::config::TaskConfig;
 use ares_core::executor::execute;
 use ares_core::ids::TaskId;
 use ares_core::prepare::{prepare, uniform_cluster};

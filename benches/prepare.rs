@@ -1,7 +1,7 @@
 //! Preparation throughput per pass and in total, for graphs of 10^3..10^6 chunks.
 //! `cargo bench --bench prepare`; the workload is `ares bench prepare`'s.
 
-use ares_core::config::TaskConfig;
+use ares::config::TaskConfig;
 use ares_core::ids::{StageId, TaskId};
 use ares_core::prepare::{assign, color, fuse, optimize_chunk, prepare, tile, uniform_cluster};
 use ares_core::tensor::Tensor;

@@ -1,6 +1,6 @@
 //! `ares bench`: preparation and kernel throughput, one JSON line each.
 
-use ares_core::config::TaskConfig;
+use ares::config::TaskConfig;
 use ares_core::error::Result;
 use ares_core::executor::execute;
 use ares_core::ids::TaskId;

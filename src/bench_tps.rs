@@ -185,7 +185,7 @@ pub fn bench_tps(
         let cpu_before: Vec<f64> = nodes.0.iter().map(|c| proc_usage(c.id()).0).collect();
         let start = Instant::now();
         // The cluster's task config (bench.yml), without streaming.
-        let one_piece = whole.then(|| ares_core::config::TaskConfig {
+        let one_piece = whole.then(|| ares::config::TaskConfig {
             initial_same_color_num: Some(1),
             stream_from_chunks: None,
             ..Default::default()

@@ -1,6 +1,5 @@
 //! Command-line interface: `ares explain`, `ares run`, `ares bench`.
 
-use ares_core::explain::Format;
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
 
@@ -115,7 +114,7 @@ pub enum Bench {
         #[arg(long, default_value_t = 1)]
         slots: usize,
         /// `scheduling.worker_prefetch` for the run.
-        #[arg(long, default_value_t = ares_core::config::SchedulingConfig::default().worker_prefetch)]
+        #[arg(long, default_value_t = ares::config::SchedulingConfig::default().worker_prefetch)]
         prefetch: usize,
         /// Measured runs on the same cluster; the median is reported.
         #[arg(long, default_value_t = 3)]
@@ -138,4 +137,14 @@ pub enum Bench {
         #[arg(long, default_value_t = 1)]
         slots: usize,
     },
+}
+
+/// What `ares explain --format` prints.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    Text,
+    Json,
+    Dot,
+    /// The tileable graph alone, as the JSON `POST /api/session/{sid}/task` accepts.
+    Graph,
 }

@@ -1,9 +1,10 @@
 //! What each subcommand does, once the command line is parsed: `main` only dispatches here.
 
+use crate::cli::Format;
 use crate::cli::{Bench, PrepareOpts};
 use anyhow::{Context, Result};
-use ares_core::config::{Config, TaskConfig};
-use ares_core::explain::{self, Format};
+use ares::config::{Config, TaskConfig};
+use ares_core::explain;
 use ares_core::ids::TaskId;
 use ares_core::prepare::{prepare, uniform_cluster, Prepared};
 use ares_core::tensor::Tensor;

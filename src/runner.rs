@@ -3,11 +3,11 @@
 
 use crate::cli::PrepareOpts;
 use anyhow::{bail, Context, Result};
+use ares::config::Config;
 use ares::node::EmbeddedCluster;
 use ares::protocol::secret::Credentials;
 use ares::protocol::TaskStatus;
 use ares_core::array::ArrayData;
-use ares_core::config::Config;
 use ares_core::tensor::Tensor;
 use serde_json::{json, Map, Value};
 use std::time::{Duration, Instant};

@@ -167,8 +167,7 @@ fn config_file_is_validated() {
 fn shipped_configs_load() {
     for entry in std::fs::read_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/config")).unwrap() {
         let path = entry.unwrap().path();
-        ares_core::config::Config::load(&path)
-            .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        ares::config::Config::load(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     }
 }
 

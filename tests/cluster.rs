@@ -166,7 +166,7 @@ fn cancel_and_concurrent_tasks() {
 /// subtasks in full first: the small task was still running after 120 s (debug build).
 #[test]
 fn a_task_after_a_cancelled_one_runs_at_once() {
-    let config = ares_core::config::Config::default();
+    let config = ares::config::Config::default();
     let cluster = ares::node::EmbeddedCluster::start(&config, 1, 2).unwrap();
     let mut c = cluster.client(Duration::from_secs(10)).unwrap();
     let long = ares_core::expr::evaluate("sum(rand(10000000000, chunk=1000000, seed=1))").unwrap();
@@ -243,7 +243,7 @@ fn session_execute_and_per_task_config() {
     let mut c = cluster.client();
     let sum = ares_core::expr::evaluate("sum(rand(64, chunk=1, seed=1))").unwrap();
     let graph = Tensor::graph(&[&sum]);
-    let run = |c: &mut NativeClient, config: Option<ares_core::config::TaskConfig>| {
+    let run = |c: &mut NativeClient, config: Option<ares::config::TaskConfig>| {
         let task = c.submit_with_config(&graph, Some(false), config).unwrap();
         let info = c.wait_task(task, Duration::from_secs(30)).unwrap();
         assert_eq!(info.status, TaskStatus::Succeeded);
@@ -254,7 +254,7 @@ fn session_execute_and_per_task_config() {
     let default = run(&mut c, None);
     let wide = run(
         &mut c,
-        Some(ares_core::config::TaskConfig {
+        Some(ares::config::TaskConfig {
             combine_size: 8,
             ..Default::default()
         }),

@@ -3,7 +3,7 @@
 
 mod common;
 
-use ares_core::config::TaskConfig;
+use ares::config::TaskConfig;
 use ares_core::expr::evaluate;
 
 /// Program, NumPy's dtype, shape and values (bools as 0/1).

@@ -10,9 +10,9 @@
 mod common;
 
 use ares::api::{NativeClient, TaskApi};
+use ares::config::TaskConfig;
 use ares::protocol::TaskStatus;
 use ares_core::array::{ArrayData, DType};
-use ares_core::config::TaskConfig;
 use ares_core::ops::ChunkSpec;
 use ares_core::tensor::{self, Tensor};
 use ndarray::{ArrayD, IxDyn};

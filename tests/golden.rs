@@ -1,7 +1,7 @@
 //! Golden text dumps of prepared graphs (`ares explain`). Set `UPDATE_GOLDEN=1` to rewrite
 //! them after an intended change, then review the diff.
 
-use ares_core::config::TaskConfig;
+use ares::config::TaskConfig;
 use ares_core::ids::TaskId;
 use ares_core::prepare::{prepare, uniform_cluster};
 use ares_core::tensor::Tensor;

@@ -7,8 +7,8 @@
 
 mod common;
 
+use ares::config::TaskConfig;
 use ares_core::array::ArrayData;
-use ares_core::config::TaskConfig;
 use ares_core::io::{npy, roots};
 use ares_core::ops::ChunkSpec;
 use ares_core::tensor::{self, Tensor};

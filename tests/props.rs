@@ -3,7 +3,7 @@
 
 mod common;
 
-use ares_core::config::TaskConfig;
+use ares::config::TaskConfig;
 use ares_core::ids::TaskId;
 use ares_core::ops::Op;
 use ares_core::prepare::{prepare, WorkerSlots};

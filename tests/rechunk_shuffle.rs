@@ -6,9 +6,9 @@
 
 mod common;
 
+use ares::config::TaskConfig;
 use ares::protocol::TaskStatus;
 use ares_core::array::{ArrayData, DType};
-use ares_core::config::TaskConfig;
 use ares_core::ids::{ChunkIdx, TaskId};
 use ares_core::ops::Op;
 use ares_core::prepare::{prepare, uniform_cluster};

@@ -14,8 +14,8 @@
 
 mod common;
 
+use ares::config::TaskConfig;
 use ares_core::array::Scalar;
-use ares_core::config::TaskConfig;
 use ares_core::ops::{ChunkSpec, Op};
 use ares_core::tensor::{self, Tensor};
 use common::{reference, run};

@@ -12,7 +12,7 @@ use pyo3::prelude::*;
 pub fn explain_text(
     py: Python<'_>,
     tensors: &[PyRef<'_, PyTensor>],
-    config: &ares_core::config::TaskConfig,
+    config: &ares::config::TaskConfig,
     workers: usize,
     slots: usize,
     limit: usize,
@@ -41,6 +41,6 @@ pub fn explain(
     slots: usize,
     limit: usize,
 ) -> PyResult<String> {
-    let config = ares_core::config::TaskConfig::default();
+    let config = ares::config::TaskConfig::default();
     explain_text(py, &tensors, &config, workers, slots, limit)
 }

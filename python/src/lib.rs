@@ -54,8 +54,8 @@ fn run_node(
     };
     py.detach(|| -> anyhow::Result<()> {
         let config = match &config {
-            Some(path) => ares_core::config::Config::load(std::path::Path::new(path))?,
-            None => ares_core::config::Config::default(),
+            Some(path) => ares::config::Config::load(std::path::Path::new(path))?,
+            None => ares::config::Config::default(),
         };
         let ready = ready_file.as_deref().map(std::path::Path::new);
         ares::node::run_node(role, config, supervisor, ready)

@@ -97,7 +97,7 @@ impl PyTensor {
     /// The chunk lengths per dimension, as tiling would make them (dask's `chunks`).
     fn chunks<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
         let graph = Tensor::graph(&[&self.tensor]);
-        let config = ares_core::config::TaskConfig::default();
+        let config = ares::config::TaskConfig::default();
         let chunks = py
             .detach(|| ares_core::prepare::tile::tile(&graph, &config))
             .map_err(value_error)?;

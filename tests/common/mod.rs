@@ -7,8 +7,8 @@ pub mod hostile;
 pub mod nodes;
 pub mod reference;
 
+use ares::config::TaskConfig;
 use ares_core::array::ArrayData;
-use ares_core::config::TaskConfig;
 use ares_core::executor::execute;
 use ares_core::ids::TaskId;
 use ares_core::prepare::{prepare, uniform_cluster};

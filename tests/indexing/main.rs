@@ -8,9 +8,9 @@
 mod common;
 mod errors_and_cluster;
 
+use ares::config::TaskConfig;
 use ares::protocol::TaskStatus;
 use ares_core::array::ArrayData;
-use ares_core::config::TaskConfig;
 use ares_core::tensor::Tensor;
 use common::cluster::Cluster;
 use proptest::prelude::*;

@@ -8,10 +8,10 @@ mod bookkeeping;
 #[path = "../common/mod.rs"]
 mod common;
 
+use ares::config::TaskConfig;
 use ares::protocol::{SubtaskReport, TaskStatus};
 use ares::supervisor::task_processor::state::{TaskOut, TaskState};
 use ares_core::array::ArrayData;
-use ares_core::config::TaskConfig;
 use ares_core::graph::shuffle;
 use ares_core::ids::{ChunkIdx, SubtaskIdx, TaskId, WorkerId};
 use ares_core::ops::Op;

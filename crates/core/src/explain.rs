@@ -11,15 +11,6 @@ use crate::prepare::Prepared;
 use serde_json::{json, Value};
 use std::fmt::Write;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum Format {
-    Text,
-    Json,
-    Dot,
-    /// The tileable graph alone, as the JSON `POST /api/session/{sid}/task` accepts.
-    Graph,
-}
-
 /// Counts of every level, shared by all formats.
 pub fn counts(p: &Prepared) -> Value {
     let g = &p.subtasks;

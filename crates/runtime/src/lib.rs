@@ -16,11 +16,17 @@
 
 pub mod allocator;
 pub mod api;
+pub mod config;
+pub mod data_plane;
 pub mod depth_queue;
+pub mod footprint;
+pub mod guard;
+pub mod metrics;
 pub mod net;
 pub mod node;
 pub mod protocol;
 pub mod result_stream;
+pub mod shutdown;
 pub mod supervisor;
 pub mod telemetry;
 pub mod web;

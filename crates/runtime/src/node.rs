@@ -2,13 +2,12 @@
 //! `ares run` (a supervisor and N workers in one process, talking over loopback TCP: the
 //! same code path as separate processes).
 
+use crate::config::Config;
 use crate::protocol::secret::Credentials;
+use crate::shutdown::{terminating, watch_termination};
 use crate::{supervisor, worker};
-use ares_core::config::Config;
 use std::net::SocketAddr;
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -48,26 +47,6 @@ pub fn wait_ready_file(path: &Path, timeout: Duration) -> anyhow::Result<Ready> 
             anyhow::bail!("{} did not appear within {timeout:?}", path.display());
         }
         std::thread::sleep(Duration::from_millis(10));
-    }
-}
-
-/// Set by SIGTERM or SIGINT whenever they arrive. A worker that lost its supervisor is
-/// between two actor systems, or connecting, with no signal stream listening: as when a
-/// whole cluster is stopped at once and the supervisor goes first (`docker compose down`).
-/// It reads this instead of trying to rejoin until `cluster.node_timeout_ms`.
-static TERMINATING: OnceLock<Arc<AtomicBool>> = OnceLock::new();
-
-/// Whether this process was asked to stop (see [`TERMINATING`]).
-pub fn terminating() -> bool {
-    TERMINATING.get().is_some_and(|f| f.load(Ordering::Acquire))
-}
-
-fn watch_termination() {
-    let flag = TERMINATING.get_or_init(Default::default);
-    for signal in [signal_hook::consts::SIGTERM, signal_hook::consts::SIGINT] {
-        if let Err(e) = signal_hook::flag::register(signal, flag.clone()) {
-            tracing::warn!("cannot watch signal {signal}: {e}");
-        }
     }
 }
 
@@ -120,10 +99,10 @@ pub fn run_node(
             let drain = Duration::from_millis(config.worker.drain_timeout_ms);
             let (addr, web) = match role {
                 Role::Supervisor => {
-                    let s = supervisor::start(&config, &creds).await?;
+                    let (s, web) = start_supervisor(&config, &creds).await?;
                     manager = Some(s.manager);
                     spool = Some(s.spool);
-                    (s.rpc_addr, s.web_addr)
+                    (s.rpc_addr, web)
                 }
                 Role::Worker => {
                     let sup = supervisor_addr
@@ -226,7 +205,7 @@ impl EmbeddedCluster {
             .spawn(move || {
                 let system = actix_rt::System::new();
                 let started = system.block_on(async {
-                    let sup = supervisor::start(&config, &creds).await?;
+                    let (sup, _web) = start_supervisor(&config, &creds).await?;
                     let addr = sup.rpc_addr.to_string();
                     let mut threads = Vec::with_capacity(workers);
                     for _ in 0..workers {
@@ -255,6 +234,32 @@ impl EmbeddedCluster {
 }
 
 /// Starts a worker on an arbiter (thread) of its own.
+/// Starts the supervisor's actors and, when `web.listen` is set, the HTTP API over them;
+/// returns the web address too. The web settings are checked before any actor starts: a bad
+/// token, TLS file or web address is a plain error.
+pub async fn start_supervisor(
+    config: &Config,
+    creds: &Credentials,
+) -> std::io::Result<(supervisor::SupervisorHandle, Option<SocketAddr>)> {
+    let web = match &config.web.listen {
+        Some(listen) => Some(crate::web::prepare(&config.web, listen)?),
+        None => None,
+    };
+    let sup = supervisor::start(config, creds).await?;
+    let web_addr = match web {
+        Some(prepared) => Some(crate::web::start(
+            &config.web,
+            prepared,
+            sup.manager.clone(),
+            sup.scheduler.clone(),
+            config.limits.max_upload_bytes,
+            sup.loader.clone(),
+        )?),
+        None => None,
+    };
+    Ok((sup, web_addr))
+}
+
 async fn start_worker_thread(
     config: &Config,
     creds: &Credentials,

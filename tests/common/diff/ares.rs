@@ -6,10 +6,10 @@
 
 use super::value::{Outcome, Res, Vals};
 use ares::api::{NativeClient, TaskApi};
+use ares::config::{Config, TaskConfig};
 use ares::node::EmbeddedCluster;
 use ares::protocol::TaskStatus;
 use ares_core::array::ArrayData;
-use ares_core::config::{Config, TaskConfig};
 use ares_core::executor::execute;
 use ares_core::ids::TaskId;
 use ares_core::prepare::{prepare, uniform_cluster};

@@ -361,6 +361,7 @@ mod tests {
         let (_d, base) = setup();
         let fifo = base.join("in/x.npy");
         let c = CString::new(fifo.as_os_str().as_bytes()).unwrap();
+        // SAFETY: `c` is a NUL-terminated path that lives across the call.
         assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
         let e = open_read(&fifo).unwrap_err().to_string();
         assert!(e.contains("is a FIFO"), "{e}");

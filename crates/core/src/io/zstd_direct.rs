@@ -30,7 +30,8 @@ unsafe impl<T: bytemuck::Pod> WriteBuf for Elements<'_, T> {
         self.0.as_mut_ptr().cast()
     }
     unsafe fn filled_until(&mut self, n: usize) {
-        self.0.set_len(n / std::mem::size_of::<T>());
+        // SAFETY: the caller wrote the first `n` bytes (zstd reports them), within capacity.
+        unsafe { self.0.set_len(n / std::mem::size_of::<T>()) };
     }
 }
 

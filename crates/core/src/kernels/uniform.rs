@@ -133,7 +133,8 @@ mod x86 {
     pub(super) unsafe fn fill_groups_avx512(s: &mut State, dst: &mut [f64]) {
         let mut w: [__m512i; 4] = [_mm512_setzero_si512(); 4];
         for (reg, word) in w.iter_mut().zip(s.iter()) {
-            *reg = _mm512_loadu_si512(word.as_ptr().cast());
+            // SAFETY: `word` is LANES (8) u64s, one 512-bit register.
+            *reg = unsafe { _mm512_loadu_si512(word.as_ptr().cast()) };
         }
         let [mut s0, mut s1, mut s2, mut s3] = w;
         let unit = _mm512_set1_pd(F64_UNIT);
@@ -147,10 +148,12 @@ mod x86 {
             s2 = _mm512_xor_si512(s2, t);
             s3 = _mm512_rol_epi64::<45>(s3);
             let v = _mm512_mul_pd(_mm512_cvtepu64_pd(_mm512_srli_epi64::<11>(r)), unit);
-            _mm512_storeu_pd(group.as_mut_ptr(), v);
+            // SAFETY: `group` is LANES (8) f64s, one 512-bit register.
+            unsafe { _mm512_storeu_pd(group.as_mut_ptr(), v) };
         }
         for (word, reg) in s.iter_mut().zip([s0, s1, s2, s3]) {
-            _mm512_storeu_si512(word.as_mut_ptr().cast(), reg);
+            // SAFETY: `word` is LANES (8) u64s, one 512-bit register.
+            unsafe { _mm512_storeu_si512(word.as_mut_ptr().cast(), reg) };
         }
     }
 
@@ -163,7 +166,8 @@ mod x86 {
         let mut w = [[_mm256_setzero_si256(); 2]; 4];
         for (regs, word) in w.iter_mut().zip(s.iter()) {
             for (h, reg) in regs.iter_mut().enumerate() {
-                *reg = _mm256_loadu_si256(word[h * HALF..].as_ptr().cast());
+                // SAFETY: `word[h * HALF..]` holds at least HALF (4) u64s, one 256-bit register.
+                *reg = unsafe { _mm256_loadu_si256(word[h * HALF..].as_ptr().cast()) };
             }
         }
         let one_bits = _mm256_set1_epi64x(1.0f64.to_bits() as i64);
@@ -190,12 +194,16 @@ mod x86 {
                 let bit = _mm256_and_si256(_mm256_srli_epi64::<11>(r), low_bit);
                 let low = _mm256_sub_epi64(_mm256_setzero_si256(), bit);
                 let low = _mm256_castsi256_pd(_mm256_and_si256(low, half_ulp));
-                _mm256_storeu_pd(group[h * HALF..].as_mut_ptr(), _mm256_add_pd(high, low));
+                // SAFETY: `group[h * HALF..]` holds at least HALF (4) f64s.
+                unsafe {
+                    _mm256_storeu_pd(group[h * HALF..].as_mut_ptr(), _mm256_add_pd(high, low))
+                };
             }
         }
         for (word, regs) in s.iter_mut().zip(w) {
             for (h, reg) in regs.into_iter().enumerate() {
-                _mm256_storeu_si256(word[h * HALF..].as_mut_ptr().cast(), reg);
+                // SAFETY: `word[h * HALF..]` holds at least HALF (4) u64s.
+                unsafe { _mm256_storeu_si256(word[h * HALF..].as_mut_ptr().cast(), reg) };
             }
         }
     }

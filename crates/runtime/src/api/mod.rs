@@ -11,10 +11,10 @@ pub use native::NativeClient;
 pub use session::{execute_on, Session};
 pub use web::WebTaskApi;
 
+use crate::config::TaskConfig;
 use crate::protocol::codec::CodecError;
 use crate::protocol::TaskInfo;
 use ares_core::array::ArrayData;
-use ares_core::config::TaskConfig;
 use ares_core::graph::TileableGraph;
 use ares_core::ids::TaskId;
 use std::time::Duration;

@@ -157,7 +157,7 @@ impl TaskApi for NativeClient {
         &mut self,
         graph: &TileableGraph,
         fuse_enabled: Option<bool>,
-        config: Option<ares_core::config::TaskConfig>,
+        config: Option<crate::config::TaskConfig>,
     ) -> ApiResult<TaskId> {
         match self.call(|request| ClientRequest::Submit {
             request,

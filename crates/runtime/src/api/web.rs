@@ -110,7 +110,7 @@ impl TaskApi for WebTaskApi {
         &mut self,
         graph: &TileableGraph,
         fuse_enabled: Option<bool>,
-        extra_config: Option<ares_core::config::TaskConfig>,
+        extra_config: Option<crate::config::TaskConfig>,
     ) -> ApiResult<TaskId> {
         let mut body = json!({"graph": graph, "fuse_enabled": fuse_enabled});
         if let Some(c) = extra_config {

@@ -301,5 +301,4 @@ pub fn decode_chunks(bytes: &[u8]) -> Result<Vec<(ChunkIdx, ArrayData)>, CodecEr
 }
 
 #[cfg(test)]
-#[path = "codec_tests.rs"]
 mod tests;

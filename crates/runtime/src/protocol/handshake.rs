@@ -238,5 +238,4 @@ impl Listener {
 }
 
 #[cfg(test)]
-#[path = "handshake_tests.rs"]
 mod tests;

@@ -13,9 +13,12 @@ pub mod codec;
 pub mod data;
 pub mod framing;
 pub mod handshake;
+pub mod memory_stats;
 pub mod outbound;
 pub mod pieces;
 pub mod secret;
+
+pub use memory_stats::MemoryStats;
 
 use ares_core::graph::TileableGraph;
 use ares_core::ids::{ChunkIdx, SubtaskIdx, TaskId, WorkerId};
@@ -134,7 +137,7 @@ pub enum FromWorker {
         stored_chunks: u64,
         stored_bytes: u64,
         /// Accounting against `worker.memory_limit`: reserved, peak, spilled, pauses.
-        memory: crate::worker::memory::MemoryStats,
+        memory: crate::protocol::MemoryStats,
     },
     SubtasksFinished {
         task: TaskId,
@@ -204,7 +207,7 @@ pub enum ClientRequest {
         graph: TileableGraph,
         fuse_enabled: Option<bool>,
         /// Replaces `task.default_config` for this task.
-        config: Option<ares_core::config::TaskConfig>,
+        config: Option<crate::config::TaskConfig>,
     },
     Wait {
         request: u64,

@@ -321,5 +321,4 @@ impl Assembler {
 }
 
 #[cfg(test)]
-#[path = "pieces_tests.rs"]
 mod tests;

@@ -8,7 +8,7 @@
 //! without a secret refuses to start unless `cluster.allow_unauthenticated` says otherwise.
 
 use super::handshake::Role;
-use ares_core::config::ClusterConfig;
+use crate::config::ClusterConfig;
 use rand::RngCore;
 use std::net::ToSocketAddrs;
 use std::path::Path;

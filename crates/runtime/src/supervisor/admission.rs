@@ -5,7 +5,7 @@
 //! reports ends with [`Admission::ended`], and evicts what that returns. Survives nothing: a
 //! restarted supervisor has no tasks to count.
 
-use ares_core::config::LimitsConfig;
+use crate::config::LimitsConfig;
 use ares_core::graph::TileableGraph;
 use ares_core::ids::TaskId;
 use ares_core::ops::OpArgs;

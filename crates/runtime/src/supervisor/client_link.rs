@@ -7,11 +7,10 @@
 //! with one rate-limited log line. Uploads are the link's own ([`client_upload`]): the
 //! connection owns the upload's spool file.
 
-#[path = "client_upload.rs"]
 pub mod client_upload;
 
-use super::guard::{guard, Guarded};
 use super::messages::FromClient;
+use crate::guard::{guard, Guarded};
 use crate::net::Admitted;
 use crate::protocol::outbound::{Flush, Outbound};
 use crate::protocol::{codec, ClientReply, ClientRequest, PROTOCOL_VERSION};

@@ -18,7 +18,7 @@
 //! a submission prepares it part by part, and preparing it whole here would hold the whole
 //! chunk graph in the supervisor's memory while it serves other tasks.
 
-use ares_core::config::TaskConfig;
+use crate::config::TaskConfig;
 use ares_core::graph::TileableGraph;
 use ares_core::ids::TaskId;
 use ares_core::prepare::WorkerSlots;

@@ -5,11 +5,11 @@
 //! scheduler. A bad or oversized frame closes that connection only, with one rate-limited log
 //! line; the connection closing tells the scheduler the worker is gone.
 
-use super::guard::{guard, Guarded};
 use super::messages::{
     Expel, Finished, Heartbeat, LinkHandle, RegisterWorker, SchedulerHandle, Send, WorkerDrain,
     WorkerGone,
 };
+use crate::guard::{guard, Guarded};
 use crate::net::Admitted;
 use crate::protocol::outbound::{Flush, Outbound};
 use crate::protocol::{codec, FromWorker, ToWorker, PROTOCOL_VERSION};

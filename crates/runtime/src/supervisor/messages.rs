@@ -20,9 +20,9 @@
 //! messages.
 
 use super::scheduler::state::ReadySubtask;
+use crate::config::TaskConfig;
 use crate::protocol::{ClientReply, ClientRequest, SubtaskReport, TaskInfo, ToWorker};
 use actix::prelude::*;
-use ares_core::config::TaskConfig;
 use ares_core::graph::TileableGraph;
 use ares_core::ids::{ChunkIdx, SubtaskIdx, TaskId, WorkerId};
 use ares_core::prepare::WorkerSlots;
@@ -51,7 +51,7 @@ pub struct Heartbeat {
     pub worker: WorkerId,
     pub stored_chunks: u64,
     pub stored_bytes: u64,
-    pub memory: crate::worker::memory::MemoryStats,
+    pub memory: crate::protocol::MemoryStats,
 }
 
 #[derive(Message)]
@@ -148,7 +148,7 @@ pub struct NodeStatus {
     pub stored_bytes: u64,
     pub alive: bool,
     /// Memory accounting from the last heartbeat (limit, peak, spilled, pauses).
-    pub memory: crate::worker::memory::MemoryStats,
+    pub memory: crate::protocol::MemoryStats,
 }
 
 // ---------------------------------------------------------------- to a worker's Link

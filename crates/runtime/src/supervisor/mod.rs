@@ -8,7 +8,6 @@
 pub mod admission;
 pub mod client_link;
 pub mod explain;
-pub mod guard;
 pub mod handles;
 pub mod link;
 pub mod messages;
@@ -17,11 +16,11 @@ pub mod task_manager;
 pub mod task_processor;
 pub mod upload;
 
+use crate::config::Config;
 use crate::net::{accept_loop, Gate};
 use crate::protocol::handshake::Role;
 use crate::protocol::secret::Credentials;
 use actix::prelude::*;
-use ares_core::config::Config;
 use scheduler::Scheduler;
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -31,25 +30,21 @@ use tokio::net::TcpListener;
 /// A running supervisor.
 pub struct SupervisorHandle {
     pub rpc_addr: SocketAddr,
-    /// The HTTP API, when `web.listen` is set.
-    pub web_addr: Option<SocketAddr>,
     pub scheduler: Addr<Scheduler>,
     pub manager: Addr<TaskManager>,
     /// Where uploads are spooled; [`upload::SpoolDir::remove`] once the supervisor stops.
     pub spool: std::sync::Arc<upload::SpoolDir>,
+    /// Loads uploaded data as tensors of a session (the HTTP API's uploads use it too).
+    pub loader: upload::Loader,
 }
 
 /// Binds `cluster.listen` and starts the supervisor's actors on the current actix system.
 /// Workers prove `creds`' cluster secret, clients its client secret (see
-/// [`crate::protocol::secret`]).
+/// [`crate::protocol::secret`]). The HTTP API is not the supervisor's: the node starts it
+/// over the returned handle ([`crate::node`]).
 pub async fn start(config: &Config, creds: &Credentials) -> std::io::Result<SupervisorHandle> {
     let listener = TcpListener::bind(&config.cluster.listen).await?;
     let rpc_addr = listener.local_addr()?;
-    // Before any actor starts: a bad token, TLS file or web address is a plain error.
-    let web = match &config.web.listen {
-        Some(listen) => Some(crate::web::prepare(&config.web, listen)?),
-        None => None,
-    };
     let c = &config.cluster;
     let (sc, c2) = (config.scheduling.clone(), c.clone());
     let scheduler = Supervisor::start(move |_| {
@@ -101,22 +96,11 @@ pub async fn start(config: &Config, creds: &Credentials) -> std::io::Result<Supe
         ),
     });
     tracing::info!(%rpc_addr, "supervisor listening");
-    let web_addr = match web {
-        Some(prepared) => Some(crate::web::start(
-            &config.web,
-            prepared,
-            manager.clone(),
-            scheduler.clone(),
-            config.limits.max_upload_bytes,
-            loader,
-        )?),
-        None => None,
-    };
     Ok(SupervisorHandle {
         rpc_addr,
-        web_addr,
         scheduler,
         manager,
         spool,
+        loader,
     })
 }

@@ -11,7 +11,6 @@ use super::explain::{ExplainError, Explains, EXPLAIN_TIMEOUT};
 use sessions::Session;
 pub use sessions::{valid_result_name, valid_session_id};
 // Re-exported: the web API's and `ares node`'s historical paths.
-use super::guard::{guard, Guarded};
 use super::messages::{
     AwaitPrepared, Cancel, FailTask, FetchPart, FetchResult, FromClient, GetInfo, SchedulerHandle,
     TaskEnded, TaskHandle, WaitDone,
@@ -21,10 +20,11 @@ pub use super::messages::{
     ShutDown, SubmitError, SubmitTask,
 };
 use super::task_processor::{Holds, TaskProcessor};
+use crate::config::Config;
+use crate::guard::{guard, Guarded};
 use crate::protocol::secret::Secret;
 use crate::protocol::{ClientReply, ClientRequest, TaskInfo};
 use actix::prelude::*;
-use ares_core::config::Config;
 use ares_core::graph::TileableGraph;
 use ares_core::ids::TaskId;
 use std::collections::{BTreeMap, HashMap};
@@ -33,7 +33,6 @@ use std::time::Duration;
 /// The session of tasks submitted over the native protocol.
 pub const DEFAULT_SESSION: &str = "default";
 
-#[path = "sessions.rs"]
 mod sessions;
 pub use sessions::CreateSessionError;
 
@@ -187,7 +186,7 @@ impl TaskManager {
         let task = TaskId(self.next);
         self.next += 1;
         let c = &self.config;
-        let data = crate::worker::transfer::DataPlane {
+        let data = crate::data_plane::DataPlane {
             secret: self.node_secret.clone(),
             max_frame: c.cluster.max_frame_bytes,
             timeout: Duration::from_millis(c.worker.fetch_timeout_ms),

@@ -53,10 +53,10 @@ use super::messages::{
     FindTask, FromClient, GetFetchArgs, Origin, SubmitError, SubmitTask, WaitDone,
 };
 use super::task_manager::TaskManager;
+use crate::config::DataConfig;
 use crate::protocol::{ClientRequest, TaskStatus, UploadedTensor};
 use actix::prelude::*;
 use ares_core::array::DType;
-use ares_core::config::DataConfig;
 use ares_core::ids::TaskId;
 use ares_core::io::roots::SPOOL_DIR_PREFIX;
 use ares_core::ops::{ChunkSpec, OpArgs};

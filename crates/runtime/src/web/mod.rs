@@ -36,12 +36,12 @@ pub mod routes;
 pub mod tensors;
 mod tls;
 
+use crate::config::WebConfig;
 use crate::supervisor::scheduler::Scheduler;
 use crate::supervisor::task_manager::TaskManager;
 use actix::Addr;
 use actix_web::middleware::{from_fn, DefaultHeaders};
 use actix_web::{http::StatusCode, web, App, HttpResponse, HttpServer, ResponseError};
-use ares_core::config::WebConfig;
 use serde_json::json;
 use std::net::SocketAddr;
 

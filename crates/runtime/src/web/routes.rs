@@ -1,6 +1,7 @@
 //! The JSON routes. `ROUTES` lists them for the OpenAPI sync test.
 
 use super::{mailbox, ApiError, WebState};
+use crate::config::TaskConfig;
 use crate::protocol::TaskInfo;
 use crate::supervisor::explain::ExplainError;
 use crate::supervisor::messages::TaskHandle;
@@ -11,7 +12,6 @@ use crate::supervisor::task_manager::{
 };
 use crate::supervisor::task_processor::{Cancel, GetFetchArgs, GetGraph, GetInfo, WaitDone};
 use actix_web::{web, HttpResponse};
-use ares_core::config::TaskConfig;
 use ares_core::graph::TileableGraph;
 use ares_core::ids::TaskId;
 use serde::Deserialize;

@@ -2,10 +2,10 @@
 //! while the supervisor is absent or silent, until the rejoin window runs out or the process
 //! is told to stop (a wrong secret fails at once).
 
+use crate::config::Config;
 use crate::protocol::auth;
 use crate::protocol::handshake::{HandshakeError, Role};
 use crate::protocol::secret::Credentials;
-use ares_core::config::Config;
 use std::time::Duration;
 use tokio::net::TcpStream;
 
@@ -49,7 +49,7 @@ pub(super) async fn supervisor(
         };
         match attempt.await {
             Ok(done) => return done,
-            Err(e) if tokio::time::Instant::now() >= deadline || crate::node::terminating() => {
+            Err(e) if tokio::time::Instant::now() >= deadline || crate::shutdown::terminating() => {
                 return Err(e)
             }
             Err(_) => tokio::time::sleep(Duration::from_millis(100)).await,

@@ -4,10 +4,10 @@
 
 use super::cancelled::Cancelled;
 use super::state::{CoreOut, FetchId, Need, Room};
-use super::transfer::FetchError;
 use super::{execute, pool, Flush, Worker};
+use crate::data_plane::FetchError;
+use crate::guard::guard;
 use crate::protocol::{RunSubtask, SubtaskError, SubtaskReport};
-use crate::supervisor::guard::guard;
 use actix::prelude::*;
 use ares_core::graph::WorkerGraph;
 use ares_core::ids::{ChunkIdx, TaskId, WorkerId};
@@ -216,7 +216,7 @@ impl Worker {
                 from: task,
                 source: *c,
                 member: *c,
-                bytes: super::footprint::chunk_bytes(&graph.chunks, *c),
+                bytes: crate::footprint::chunk_bytes(&graph.chunks, *c),
             })
             .collect();
         for &m in graph.members.row(run.subtask.index()) {
@@ -232,7 +232,7 @@ impl Worker {
                         from: *src,
                         source: ChunkIdx(*chunk),
                         member: ChunkIdx(m),
-                        bytes: super::footprint::chunk_bytes(&graph.chunks, ChunkIdx(m)),
+                        bytes: crate::footprint::chunk_bytes(&graph.chunks, ChunkIdx(m)),
                     });
                 }
             }

@@ -9,7 +9,7 @@
 //! short backoff, then fails as [`FetchError::Unreachable`]. Idle connections are reused; one
 //! that failed or whose fetch was dropped midway is closed, never reused.
 
-use super::transfer::FetchError;
+use crate::data_plane::FetchError;
 use crate::protocol::codec::CodecError;
 use crate::protocol::handshake::{HandshakeError, Role};
 use crate::protocol::secret::Secret;

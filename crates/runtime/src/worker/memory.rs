@@ -15,20 +15,16 @@
 use ares_core::ids::{ChunkIdx, TaskId};
 use rustc_hash::FxHashMap;
 
-pub use super::footprint::{
+pub use crate::footprint::{
     check_fits, chunk_bytes, human, local_inputs, projected_bytes, run_bytes,
 };
 
 pub type Key = (TaskId, ChunkIdx);
 
-#[path = "spill_plan.rs"]
 mod spill_plan;
-#[path = "transit.rs"]
 mod transit;
+pub use crate::protocol::MemoryStats;
 pub use transit::FetchRoom;
-#[path = "memory_stats.rs"]
-mod stats;
-pub use stats::MemoryStats;
 
 /// Chunks smaller than this are counted in the bytes held but get no entry: a spill file
 /// would cost more than it frees, and an entry per tiny chunk (a table probe on every store
@@ -362,5 +358,4 @@ impl Ledger {
 }
 
 #[cfg(test)]
-#[path = "memory_tests.rs"]
 mod tests;

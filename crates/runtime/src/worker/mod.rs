@@ -29,7 +29,6 @@ mod dispatch;
 mod drain;
 mod execute;
 pub mod fetch;
-pub mod footprint;
 mod growth;
 mod key_hash;
 pub mod memory;
@@ -43,12 +42,12 @@ pub mod transfer;
 
 pub use drain::DrainAndLeave;
 
+use crate::config::Config;
+use crate::guard::{guard, Guarded};
 use crate::protocol::outbound::{Flush, Outbound};
 use crate::protocol::secret::Credentials;
 use crate::protocol::{codec, FromWorker, SubtaskReport, ToWorker, PROTOCOL_VERSION};
-use crate::supervisor::guard::{guard, Guarded};
 use actix::prelude::*;
-use ares_core::config::Config;
 use ares_core::graph::WorkerGraph;
 use ares_core::ids::{TaskId, WorkerId};
 use bytes::BytesMut;

@@ -182,7 +182,7 @@ mod tests {
             .unwrap()
             .sum(None, false)
             .unwrap();
-        let config = ares_core::config::TaskConfig {
+        let config = crate::config::TaskConfig {
             stream_from_chunks: Some(0),
             stream_first_chunks: 100,
             ..Default::default()

@@ -396,5 +396,4 @@ impl<D: Held, R: Room> WorkerCore<D, R> {
 }
 
 #[cfg(test)]
-#[path = "state_tests.rs"]
 mod tests;

@@ -9,9 +9,9 @@
 use super::memory::human;
 use super::memory::{Admit, Committed, Key, LeaseId, Ledger, MemoryStats, UNTRACKED_BELOW};
 use super::spill::SpillDir;
+use crate::config::memory::default_spill_dir;
+use crate::config::WorkerConfig;
 use ares_core::array::ArrayData;
-use ares_core::config::memory::default_spill_dir;
-use ares_core::config::WorkerConfig;
 use ares_core::ids::{ChunkIdx, TaskId};
 use dashmap::DashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -388,9 +388,7 @@ pub fn live_stats() -> Vec<MemoryStats> {
     live().iter().map(|s| s.stats()).collect()
 }
 
-#[path = "storage_transit.rs"]
 mod transit;
 
 #[cfg(test)]
-#[path = "storage_tests.rs"]
 mod tests;

@@ -4,13 +4,13 @@
 //! Task-side messages (submissions, results, releases, stops) stay in the parent module.
 
 use super::{Scheduler, WorkerEntry};
-use crate::supervisor::guard::guard;
+use crate::guard::guard;
+use crate::metrics;
+use crate::protocol::MemoryStats;
 use crate::supervisor::messages::{
     Expel, FailTask, GetClusterStatus, GetWorkers, Heartbeat, MemoryLimits, NodeStatus,
     PeerUnreachable, RegisterWorker, SchedulerHandle, WorkerDrain, WorkerGone, WorkerLost,
 };
-use crate::web::metrics;
-use crate::worker::memory::MemoryStats;
 use actix::prelude::*;
 use ares_core::ids::WorkerId;
 use ares_core::prepare::WorkerSlots;

@@ -22,16 +22,16 @@ mod membership;
 pub mod state;
 
 // Re-exported: the web API's historical path.
-use super::guard::{guard, Guarded};
 use super::messages::{
     ExtendGraph, Finished, LinkHandle, Redrive, Release, Reports, Send, StopTask, SubmitReady,
     TaskHandle,
 };
 pub use super::messages::{GetClusterStatus, NodeStatus};
+use crate::guard::{guard, Guarded};
+use crate::metrics;
+use crate::protocol::MemoryStats;
 use crate::protocol::SubtaskError;
 use crate::protocol::ToWorker;
-use crate::web::metrics;
-use crate::worker::memory::MemoryStats;
 use actix::prelude::*;
 use ares_core::ids::{TaskId, WorkerId};
 use bytes::Bytes;

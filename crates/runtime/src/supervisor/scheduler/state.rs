@@ -284,13 +284,10 @@ impl SchedulerState {
     }
 }
 
-#[path = "state_membership.rs"]
 mod membership;
 
 #[cfg(test)]
-#[path = "state_tests.rs"]
 mod tests;
 
 #[cfg(test)]
-#[path = "state_memory_tests.rs"]
 mod memory_tests;

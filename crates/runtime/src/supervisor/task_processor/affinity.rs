@@ -43,7 +43,7 @@ pub fn sibling_worker(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ares_core::config::TaskConfig;
+    use crate::config::TaskConfig;
     use ares_core::ids::{ChunkIdx, TaskId};
     use ares_core::prepare::{prepare, uniform_cluster};
     use ares_core::tensor::{self, Tensor};

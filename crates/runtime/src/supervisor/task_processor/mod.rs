@@ -15,7 +15,6 @@ mod views;
 mod whole_result;
 
 // Re-exported: the web API's historical paths.
-use super::guard::{guard, Guarded};
 pub use super::messages::{
     AwaitPrepared, Cancel, FailTask, FetchPart, FetchResult, GetFetchArgs, GetGraph, GetInfo,
     GraphView, SubtaskView, WaitDone,
@@ -24,11 +23,12 @@ use super::messages::{
     PeerUnreachable, Redrive, Release, Reports, SchedulerHandle, StopTask, SubmitReady, TaskEnded,
     TaskHandle, WorkerLost,
 };
+use crate::config::TaskConfig;
+use crate::data_plane;
+use crate::guard::{guard, Guarded};
 use crate::protocol::TaskInfo;
 use crate::supervisor::upload::Spool;
-use crate::worker::transfer;
 use actix::prelude::*;
-use ares_core::config::TaskConfig;
 use ares_core::graph::TileableGraph;
 use ares_core::ids::TaskId;
 use lifecycle::Lifecycle;
@@ -43,7 +43,7 @@ pub struct TaskProcessor {
     config: TaskConfig,
     max_retries: u32,
     /// How to read results from the workers' data planes.
-    data: transfer::DataPlane,
+    data: data_plane::DataPlane,
     scheduler: SchedulerHandle,
     /// Told once when the task ends (admission counts and eviction).
     on_end: Recipient<TaskEnded>,
@@ -107,7 +107,7 @@ impl TaskProcessor {
         graph: TileableGraph,
         config: TaskConfig,
         max_retries: u32,
-        data: transfer::DataPlane,
+        data: data_plane::DataPlane,
         scheduler: SchedulerHandle,
         on_end: Recipient<TaskEnded>,
     ) -> Self {
@@ -199,7 +199,7 @@ impl TaskProcessor {
         };
         let retries = state.retries();
         if retries > self.retries_counted {
-            crate::web::metrics::subtasks_retried((retries - self.retries_counted) as u64);
+            crate::metrics::subtasks_retried((retries - self.retries_counted) as u64);
             self.retries_counted = retries;
         }
         let Some(state) = self.life.state_mut() else {

@@ -5,10 +5,10 @@
 
 use super::whole_result::{read_chunks, worker_addrs, ReadError};
 use super::TaskProcessor;
+use crate::data_plane;
+use crate::guard::guard;
 use crate::protocol::{codec, ResultPart, TaskStatus};
-use crate::supervisor::guard::guard;
 use crate::supervisor::messages::FetchPart;
-use crate::worker::transfer;
 use actix::prelude::*;
 use ares_core::array::numel;
 use ares_core::ids::{ChunkIdx, WorkerId};
@@ -45,7 +45,7 @@ impl Handler<FetchPart> for TaskProcessor {
                         let addr = addrs
                             .get(w)
                             .ok_or_else(|| format!("{w} holding results is gone"))?;
-                        let d = transfer::fetch_rows(addr, &data, task, *c, rows)
+                        let d = data_plane::fetch_rows(addr, &data, task, *c, rows)
                             .map_err(|e| ReadError::reading(*w, e))?;
                         part.chunks = codec::encode_chunks(&[(ChunkIdx(*pos), &d)])
                             .map_err(|e| e.to_string())?

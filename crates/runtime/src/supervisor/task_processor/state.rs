@@ -373,26 +373,19 @@ impl TaskState {
     }
 }
 
-#[path = "growth.rs"]
 mod growth;
 
-#[path = "recovery.rs"]
 mod recovery;
 
-#[path = "ready.rs"]
 mod ready;
 
-#[path = "results.rs"]
 mod results;
 
-#[path = "window.rs"]
 mod window;
 pub use window::DEFAULT_WINDOW;
 
 #[cfg(test)]
-#[path = "state_tests.rs"]
 mod tests;
 
 #[cfg(test)]
-#[path = "growth_tests.rs"]
 mod growth_tests;

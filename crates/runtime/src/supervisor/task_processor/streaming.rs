@@ -7,10 +7,10 @@
 use super::preparation::Failure;
 use super::state::{TaskEnd, TaskState};
 use super::{guard, TaskProcessor};
+use crate::config::TaskConfig;
 use crate::protocol::codec;
 use crate::supervisor::messages::{ExtendGraph, SubmitReady};
 use actix::prelude::*;
-use ares_core::config::TaskConfig;
 use ares_core::graph::{GraphDelta, TileableGraph, WorkerView};
 use ares_core::ids::TaskId;
 use ares_core::prepare::stream::{prepare_streamed, stream_plan};
@@ -55,7 +55,7 @@ impl StreamTo<'_> {
         let mut refused = None;
         let mut first = true;
         let check = |part: &ares_core::graph::SubtaskGraph| {
-            crate::worker::memory::check_fits(part, self.limits).map_err(|e| {
+            crate::footprint::check_fits(part, self.limits).map_err(|e| {
                 refused = Some(e.clone());
                 ares_core::error::AresError::prepare("memory", e)
             })

@@ -1,10 +1,10 @@
 //! Read-only views of a task for status pages and later tasks: its graphs with per-subtask
 //! status, and the fetch arguments that let another task read its result.
 
-use super::super::guard::guard;
 use super::super::messages::{GetFetchArgs, GetGraph, GraphView, SubtaskView};
 use super::state;
 use super::TaskProcessor;
+use crate::guard::guard;
 use crate::protocol::TaskStatus;
 use actix::prelude::*;
 

@@ -3,10 +3,10 @@
 //! a frame go through the streamed parts instead (see `part.rs`).
 
 use super::{TaskProcessor, RESTARTING};
+use crate::data_plane;
+use crate::guard::guard;
 use crate::protocol::{codec, TaskStatus};
-use crate::supervisor::guard::guard;
 use crate::supervisor::messages::{FetchResult, GetWorkers};
-use crate::worker::transfer;
 use actix::prelude::*;
 use ares_core::array::ArrayData;
 use ares_core::ids::{ChunkIdx, TaskId, WorkerId};
@@ -98,9 +98,9 @@ impl From<String> for ReadError {
 
 impl ReadError {
     /// A fetch from holder `w` failed.
-    pub(super) fn reading(w: WorkerId, e: transfer::FetchError) -> Self {
+    pub(super) fn reading(w: WorkerId, e: data_plane::FetchError) -> Self {
         ReadError {
-            unreachable: matches!(e, transfer::FetchError::Unreachable(_)).then_some(w),
+            unreachable: matches!(e, data_plane::FetchError::Unreachable(_)).then_some(w),
             message: format!("reading results from {w}: {e}"),
         }
     }
@@ -109,7 +109,7 @@ impl ReadError {
 /// Reads result chunks from the workers holding them, one request per worker (blocking).
 pub(super) fn read_chunks(
     addrs: &BTreeMap<WorkerId, String>,
-    data: &transfer::DataPlane,
+    data: &data_plane::DataPlane,
     task: TaskId,
     held: impl IntoIterator<Item = (ChunkIdx, WorkerId)>,
 ) -> Result<BTreeMap<ChunkIdx, ArrayData>, ReadError> {
@@ -123,7 +123,7 @@ pub(super) fn read_chunks(
             .get(&w)
             .ok_or_else(|| format!("{w} holding results is gone"))?;
         got.extend(
-            transfer::fetch(addr, data, task, &chunks).map_err(|e| ReadError::reading(w, e))?,
+            data_plane::fetch(addr, data, task, &chunks).map_err(|e| ReadError::reading(w, e))?,
         );
     }
     Ok(got)

@@ -9,7 +9,7 @@
 //! freed). `default`, the native protocol's, neither counts nor expires.
 
 use super::{TaskManager, DEFAULT_SESSION};
-use crate::supervisor::guard::guard;
+use crate::guard::guard;
 use crate::supervisor::messages::{
     Cancel, CreateSession, DeleteSession, FindTask, ListSessions, Names, ReleaseTask, TaskHandle,
 };

@@ -56,7 +56,7 @@ pub fn guard<A: Guarded, R>(
                 message,
                 "handler panicked: {cause}; restarting the actor"
             );
-            crate::web::metrics::actor_restarted(A::NAME);
+            crate::metrics::actor_restarted(A::NAME);
             act.panicked(message, &cause);
             ctx.stop();
             None

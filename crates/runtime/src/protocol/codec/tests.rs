@@ -104,7 +104,7 @@ fn every_message_round_trips_in_one_mixed_frame() {
             request: 1,
             graph: graph.clone(),
             fuse_enabled: Some(false),
-            config: Some(ares_core::config::TaskConfig {
+            config: Some(crate::config::TaskConfig {
                 combine_size: 8,
                 ..Default::default()
             }),
@@ -234,7 +234,7 @@ fn a_task_graph_round_trips_through_its_packed_arenas() {
     use ares_core::graph::WorkerGraph;
     let a = ares_core::tensor::rand(&[40, 30], 7, Some(1)).unwrap();
     let x = a.exp().unwrap().sum(Some(&[0]), false).unwrap();
-    let config = ares_core::config::TaskConfig::default();
+    let config = crate::config::TaskConfig::default();
     let workers = ares_core::prepare::uniform_cluster(2, 2);
     let p = ares_core::prepare::prepare(
         &ares_core::tensor::Tensor::graph(&[&x]),

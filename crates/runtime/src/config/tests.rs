@@ -3,13 +3,6 @@
 use super::*;
 
 #[test]
-fn defaults_match_mars() {
-    let c = TaskConfig::default();
-    assert_eq!(c.initial_same_color_num(), 2);
-    assert_eq!(c.broadcaster_threshold(), 8);
-}
-
-#[test]
 fn parses_task_default_config() {
     let c = Config::from_yaml(
         "task:\n  default_config:\n    fuse_enabled: false\n    combine_size: 8\n    fuse_generated_operands: false\n",

@@ -167,7 +167,7 @@ fn first_subtask(fuse: bool) -> (u64, u64) {
 
 fn projection_of(s: &ares_core::tensor::Tensor, fuse: bool) -> (u64, u64) {
     let graph = ares_core::tensor::Tensor::graph(&[s]);
-    let config = ares_core::config::TaskConfig {
+    let config = crate::config::TaskConfig {
         fuse_enabled: fuse,
         ..Default::default()
     };
@@ -202,7 +202,7 @@ fn scratch_counts_the_wide_copies_of_float32_inputs() {
     let scan = x.scan(ares_core::ops::Op::CumSum, Some(0)).unwrap();
     let max = x.max(Some(&[0]), true).unwrap();
     let graph = ares_core::tensor::Tensor::graph(&[&scan, &max]);
-    let config = ares_core::config::TaskConfig {
+    let config = crate::config::TaskConfig {
         fuse_enabled: false,
         ..Default::default()
     };
@@ -225,7 +225,7 @@ fn scratch_counts_the_wide_copies_of_float32_inputs() {
         (10, 10),
         "one of each per float32 chunk"
     );
-    let scratch = |c| super::super::footprint::scratch(chunks, c);
+    let scratch = |c| crate::footprint::scratch(chunks, c);
     for c in scans {
         assert_eq!(
             scratch(c),

@@ -2,7 +2,7 @@
 //! `ARES_WEB_TOKEN`, checked to be a token a header and a cookie can carry), body limit and
 //! TLS files. Kept apart from `config.rs` because the token is read from outside the YAML.
 
-use crate::error::{AresError, Result};
+use ares_core::error::{AresError, Result};
 use serde::{Deserialize, Serialize};
 
 /// `web`: the HTTP API and dashboard served by the supervisor.

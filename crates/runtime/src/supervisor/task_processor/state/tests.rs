@@ -1,6 +1,6 @@
 //! State-machine tests of one task: recorded outboxes, no actors or sockets.
 use super::*;
-use ares_core::config::TaskConfig;
+use crate::config::TaskConfig;
 use ares_core::ids::TaskId;
 use ares_core::prepare::{prepare, uniform_cluster};
 use ares_core::tensor::{self, Tensor};

@@ -2,7 +2,7 @@
 //! seal, and the task succeeds only once the seal's subtasks are done.
 use super::tests::{ok, submitted};
 use super::*;
-use ares_core::config::TaskConfig;
+use crate::config::TaskConfig;
 use ares_core::graph::GraphDelta;
 use ares_core::ids::TaskId;
 use ares_core::prepare::stream::{prepare_streamed, stream_plan};

@@ -6,7 +6,7 @@
 //! Kept apart from `config.rs` because the limit is resolved against the machine: `auto` reads
 //! the physical memory (and a cgroup's limit, when lower) through `sysinfo`.
 
-use crate::error::{AresError, Result};
+use ares_core::error::{AresError, Result};
 use serde::de::{self, Visitor};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::fmt;

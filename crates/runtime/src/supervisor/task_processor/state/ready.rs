@@ -39,7 +39,7 @@ impl TaskState {
                 .then(|| super::super::affinity::sibling_worker(&self.graph, &self.location, s))
                 .flatten(),
             inputs,
-            memory: crate::worker::memory::projected_bytes(
+            memory: crate::footprint::projected_bytes(
                 &self.graph.chunks,
                 self.graph.members.row(s),
                 self.graph.inputs.row(s).iter().map(|c| ChunkIdx(*c)),
