@@ -1,7 +1,7 @@
 //! `var`/`std` against a high-precision reference, through the whole pipeline.
 //!
 //! Why a test of its own: the one-pass variance (per-chunk moments merged with Chan's
-//! formula, `kernels::moments`) is only worth having if it stays exact where the textbook
+//! formula, `ops::family::reduction::moments`) is only worth having if it stays exact where the textbook
 //! one-pass formula `E[x²] - E[x]²` collapses: data with a large mean (`1e9 + rand`), where
 //! `x²` is ~1e18 and a double keeps ~1e2 of absolute precision, 1000× the variance itself.
 //! The merge also has corner cases a uniform chunking never reaches: chunks of one element

@@ -263,6 +263,7 @@ pub fn to_json(p: &Prepared, limit: usize) -> Value {
         .take(capped(t.nodes.len(), limit))
         .map(|(i, n)| {
             json!({"id": format!("t{i}"), "op": n.op.name(), "op_id": n.op.id().to_string(),
+                   "family": crate::ops::registry::family_of(n.op).name(),
                    "inputs": n.inputs.iter().map(|x| x.to_string()).collect::<Vec<_>>(),
                    "shape": n.shape.as_slice(), "dtype": n.dtype, "args": n.args})
         })

@@ -9,12 +9,31 @@ use super::refarr::Arr;
 use rand::seq::SliceRandom;
 use rand::Rng;
 
-const UNARY: [&str; 8] = [
-    "negative", "abs", "absolute", "sqrt", "exp", "log", "sin", "cos",
-];
-const REDUCE: [&str; 11] = [
-    "sum", "prod", "min", "max", "amin", "amax", "mean", "var", "std", "all", "any",
-];
+/// The unary ufuncs drawn on any numeric tensor, read from the op registry's ufunc table:
+/// those that keep the dtype or give a float (`isnan`... and `invert` are drawn in `ops2`).
+/// A ufunc added to the table is drawn here, and the reference must learn it.
+fn unary_functions() -> Vec<&'static str> {
+    use ares_core::ops::family::elementwise::{Rule, UnaryRule, UFUNCS};
+    UFUNCS
+        .iter()
+        .filter(|u| {
+            matches!(
+                u.rule,
+                Rule::Unary(UnaryRule::Same | UnaryRule::NoBool | UnaryRule::Float)
+            )
+        })
+        .flat_map(|u| u.names.iter().copied())
+        .collect()
+}
+
+/// The reductions (`f(a, axis, keepdims)`), read from the op registry.
+fn reduce_functions() -> Vec<&'static str> {
+    ares_core::ops::registry::functions()
+        .iter()
+        .filter(|l| l.function.form == ares_core::ops::registry::Form::Reduce)
+        .map(|l| l.function.name)
+        .collect()
+}
 
 fn b(e: Expr) -> Box<Expr> {
     Box::new(e)
@@ -147,7 +166,7 @@ fn axis_form(g: &mut Gen, nd: usize) -> Option<Expr> {
 }
 
 fn reduction(g: &mut Gen, x: Expr, a: &Arr) -> Expr {
-    let f = *REDUCE.choose(&mut g.rng).unwrap();
+    let f = *reduce_functions().choose(&mut g.rng).unwrap();
     let nd = a.shape().len();
     let mut args = vec![x];
     let mut kw: Vec<(String, Expr)> = vec![];
@@ -340,7 +359,7 @@ pub fn apply(g: &mut Gen, x: Expr, a: &Arr, depth: u32) -> Expr {
                 None => continue,
             },
             0..=2 => {
-                let f = *UNARY.choose(&mut g.rng).unwrap();
+                let f = *unary_functions().choose(&mut g.rng).unwrap();
                 if f == "negative" && g.p(0.5) {
                     Expr::Neg(b(x.clone()))
                 } else {

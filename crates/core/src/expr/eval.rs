@@ -5,7 +5,8 @@ use super::args::{to_int, to_tensor, Args};
 use super::parser::{Expr, IndexItem, Stmt};
 use super::{err, ExprError, Pos};
 use crate::array::{ArrayData, Scalar};
-use crate::ops::{Op, OpArgs};
+use crate::ops::family::elementwise::ufunc;
+use crate::ops::{Family, Op, OpArgs};
 use crate::tensor::{self, SliceArg, Tensor};
 use std::collections::HashMap;
 
@@ -72,45 +73,18 @@ fn fancy_index(x: &Tensor, idx: &Tensor) -> crate::error::Result<Tensor> {
     }
 }
 
+/// The binary ufunc a function name calls (`divide` and `true_divide` are [`Op::Div`]).
 pub(super) fn binary_op(name: &str) -> Option<Op> {
-    Some(match name {
-        "add" => Op::Add,
-        "subtract" => Op::Sub,
-        "multiply" => Op::Mul,
-        "divide" | "true_divide" => Op::Div,
-        "power" => Op::Pow,
-        "maximum" => Op::Maximum,
-        "minimum" => Op::Minimum,
-        "equal" => Op::Eq,
-        "not_equal" => Op::Ne,
-        "less" => Op::Lt,
-        "less_equal" => Op::Le,
-        "greater" => Op::Gt,
-        "greater_equal" => Op::Ge,
-        "bitwise_and" => Op::BitAnd,
-        "bitwise_or" => Op::BitOr,
-        "bitwise_xor" => Op::BitXor,
-        "left_shift" | "bitwise_left_shift" => Op::LeftShift,
-        "right_shift" | "bitwise_right_shift" => Op::RightShift,
-        _ => return None,
-    })
+    ufunc(name)
+        .map(|u| u.op)
+        .filter(|op| op.family() == Family::Binary)
 }
 
+/// The unary ufunc a function name calls (`abs` and `absolute` are [`Op::Abs`]).
 pub(super) fn unary_op(name: &str) -> Option<Op> {
-    Some(match name {
-        "negative" => Op::Neg,
-        "abs" | "absolute" => Op::Abs,
-        "sqrt" => Op::Sqrt,
-        "exp" => Op::Exp,
-        "log" => Op::Log,
-        "sin" => Op::Sin,
-        "cos" => Op::Cos,
-        "isnan" => Op::IsNan,
-        "isinf" => Op::IsInf,
-        "isfinite" => Op::IsFinite,
-        "invert" | "bitwise_not" | "bitwise_invert" => Op::Invert,
-        _ => return None,
-    })
+    ufunc(name)
+        .map(|u| u.op)
+        .filter(|op| op.family() == Family::Unary)
 }
 
 /// Folds an operation on numbers with the same kernel a tensor would use, on 0-d arrays, so

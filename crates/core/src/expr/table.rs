@@ -3,111 +3,23 @@
 //!
 //! This is the surface a binding uses (the Python package calls `call("where", ...)` with
 //! tensors and numbers it already holds): a function added to the language is in the table,
-//! and so available to every binding with no code of its own. `tests` check the table
-//! against the names the evaluator dispatches, so the two cannot drift apart.
+//! and so available to every binding with no code of its own. The names come from the op
+//! registry; `tests` check them against the names the evaluator dispatches (by name, or
+//! through the ufunc table), so the two cannot drift apart.
 
 use super::eval::{Ctx, Value};
 use super::{args::Args, ExprError, Pos};
+use std::sync::LazyLock;
 
-/// Every function name the expression language knows, in the README's order. Methods
-/// (`x.sum()`) are the same functions with the object as the first argument.
-pub const FUNCTIONS: &[&str] = &[
-    // creation
-    "rand",
-    "randn",
-    "zeros",
-    "ones",
-    "full",
-    "arange",
-    "linspace",
-    // elementwise, one operand
-    "negative",
-    "abs",
-    "absolute",
-    "sqrt",
-    "exp",
-    "log",
-    "sin",
-    "cos",
-    "isnan",
-    "isinf",
-    "isfinite",
-    "invert",
-    "bitwise_not",
-    "bitwise_invert",
-    "logical_not",
-    // elementwise, two or three operands
-    "add",
-    "subtract",
-    "multiply",
-    "divide",
-    "true_divide",
-    "power",
-    "maximum",
-    "minimum",
-    "equal",
-    "not_equal",
-    "less",
-    "less_equal",
-    "greater",
-    "greater_equal",
-    "bitwise_and",
-    "bitwise_or",
-    "bitwise_xor",
-    "left_shift",
-    "bitwise_left_shift",
-    "right_shift",
-    "bitwise_right_shift",
-    "logical_and",
-    "logical_or",
-    "logical_xor",
-    "where",
-    "clip",
-    // reductions and scans
-    "sum",
-    "prod",
-    "min",
-    "max",
-    "amin",
-    "amax",
-    "mean",
-    "var",
-    "std",
-    "all",
-    "any",
-    "argmin",
-    "argmax",
-    "cumsum",
-    "cumprod",
-    // linear algebra
-    "matmul",
-    "dot",
-    "tensordot",
-    "inner",
-    // shapes and chunks
-    "transpose",
-    "concatenate",
-    "stack",
-    "split",
-    "expand_dims",
-    "squeeze",
-    "broadcast_to",
-    "rechunk",
-    "reshape",
-    "astype",
-    // files
-    "from_npy",
-    "from_zarr",
-    "to_npy",
-    "to_zarr",
-    // shuffles and data-dependent lengths
-    "sort",
-    "argsort",
-    "unique",
-    "take",
-    "searchsorted",
-    "shuffle_bench",
-];
+/// Every function name the expression language knows, family by family as the op registry
+/// ([`crate::ops::registry::OP_REGISTRY`]) lists them. Methods (`x.sum()`) are the same
+/// functions with the object as the first argument.
+pub static FUNCTIONS: LazyLock<Vec<&'static str>> = LazyLock::new(|| {
+    crate::ops::registry::functions()
+        .iter()
+        .map(|l| l.function.name)
+        .collect()
+});
 
 /// Names of values the language predefines (a program's own names shadow the last four).
 pub const CONSTANTS: &[&str] = &["True", "False", "None", "nan", "inf", "pi", "e"];
@@ -219,7 +131,7 @@ mod tests {
             missing.is_empty(),
             "dispatched but not in FUNCTIONS: {missing:?}"
         );
-        for name in FUNCTIONS {
+        for name in FUNCTIONS.iter() {
             let e = call(name, vec![], vec![]);
             let message = e.err().map(|e| e.message).unwrap_or_default();
             assert!(!message.contains("unknown function"), "{name}: {message}");

@@ -345,7 +345,6 @@ impl ChunkGraph {
         }
     }
 }
-#[path = "chunk_tail.rs"]
 mod tail;
 
 #[cfg(test)]

@@ -16,11 +16,11 @@
 //! the chunk. Reductions over some axes fold runs along the last dimension: into one
 //! accumulator when that axis is reduced, into a row of accumulators when it is kept.
 
-use super::elementwise::{fmax, fmin};
 use super::generate::Stream;
 use super::lanes::{self, fold_lanes, fold_run, run_lane, source, Lane, Source};
 use super::{kerr, KResult};
 use crate::array::{numel, ArrayData, DType};
+use crate::ops::family::elementwise::math::{fmax, fmin};
 use crate::ops::infer::{
     binary_dtype, broadcast, reduced_shape, reduction_dtype, scalar_binary_dtype,
     scalar_compute_dtype, unary_dtype,
@@ -349,10 +349,8 @@ pub fn run_fused(
     cur.ok_or_else(|| super::KernelError("FUSE node without steps".into()))
 }
 
-#[path = "fused_head.rs"]
 mod head;
 use head::{generated_operands_whole, streamed_head};
 
 #[cfg(test)]
-#[path = "fused_tests.rs"]
 mod tests;

@@ -3,13 +3,17 @@
 //! block in place (float32 values ride as float64, rounded back after each op).
 //!
 //! Kept apart from the block evaluator (`fused`) so each stays readable: this file is the
-//! per-op arithmetic, expanded once per op by [`with_binary!`] so every loop is monomorphic
-//! and vectorizes; `fused` decides which lanes run and how blocks flow.
+//! lanes' loops, each a ufunc's float64 loop reached through the ufunc table
+//! (`with_unary`/`with_binary`) so every loop is monomorphic and vectorizes; `fused` decides
+//! which lanes run and how blocks flow.
 
-use super::elementwise::{fmax, fmin};
 use super::generate::Stream;
 use super::{kerr, KResult};
 use crate::array::ArrayData;
+use crate::ops::family::elementwise::math::{
+    fmax, fmin, BinaryUfunc, BinaryVisitor, UnaryUfunc, UnaryVisitor,
+};
+use crate::ops::family::elementwise::{with_binary, with_unary};
 use crate::ops::Op;
 use ndarray::{ArrayD, IxDyn};
 use std::borrow::Cow;
@@ -102,80 +106,38 @@ pub(super) fn map2(buf: &mut [f64], other: &[f64], f: impl Fn(f64, f64) -> f64) 
     }
 }
 
-/// Expands `$body` once per binary op with `$f` bound to that op's closure, so every loop is
-/// monomorphic and inlined.
-macro_rules! with_binary {
-    ($op:expr, $f:ident => $body:expr) => {
-        match $op {
-            Op::Add => {
-                let $f = |x: f64, y: f64| x + y;
-                $body
-            }
-            Op::Sub => {
-                let $f = |x: f64, y: f64| x - y;
-                $body
-            }
-            Op::Mul => {
-                let $f = |x: f64, y: f64| x * y;
-                $body
-            }
-            Op::Div => {
-                let $f = |x: f64, y: f64| x / y;
-                $body
-            }
-            Op::Pow => {
-                let $f = f64::powf;
-                $body
-            }
-            Op::Maximum => {
-                let $f = fmax;
-                $body
-            }
-            Op::Minimum => {
-                let $f = fmin;
-                $body
-            }
-            Op::Eq => {
-                let $f = |x: f64, y: f64| (x == y) as u8 as f64;
-                $body
-            }
-            Op::Ne => {
-                let $f = |x: f64, y: f64| (x != y) as u8 as f64;
-                $body
-            }
-            Op::Lt => {
-                let $f = |x: f64, y: f64| (x < y) as u8 as f64;
-                $body
-            }
-            Op::Le => {
-                let $f = |x: f64, y: f64| (x <= y) as u8 as f64;
-                $body
-            }
-            Op::Gt => {
-                let $f = |x: f64, y: f64| (x > y) as u8 as f64;
-                $body
-            }
-            Op::Ge => {
-                let $f = |x: f64, y: f64| (x >= y) as u8 as f64;
-                $body
-            }
-            // Lanes of bitwise ops carry bools (0.0 / 1.0): `fused` plans no other dtype.
-            Op::BitAnd => {
-                let $f = |x: f64, y: f64| (x != 0.0 && y != 0.0) as u8 as f64;
-                $body
-            }
-            Op::BitOr => {
-                let $f = |x: f64, y: f64| (x != 0.0 || y != 0.0) as u8 as f64;
-                $body
-            }
-            Op::BitXor => {
-                let $f = |x: f64, y: f64| ((x != 0.0) != (y != 0.0)) as u8 as f64;
-                $body
-            }
-            // Shifts are never planned: their operands are integers, which no lane carries.
-            other => unreachable!("{other} is not planned as a lane"),
+/// A unary ufunc's float64 loop over the block.
+struct UnaryLane<'a>(&'a mut [f64]);
+
+impl UnaryVisitor for UnaryLane<'_> {
+    type Out = ();
+    fn visit<K: UnaryUfunc>(self) {
+        map1(self.0, K::f64)
+    }
+}
+
+/// A binary ufunc's float64 loop over the block and the other operand: a block of the
+/// segment's second input, or a number on the right or on the left.
+enum BinaryLane<'a> {
+    Pair(&'a mut [f64], &'a [f64]),
+    Right(&'a mut [f64], f64),
+    Left(&'a mut [f64], f64),
+}
+
+impl BinaryVisitor for BinaryLane<'_> {
+    type Out = ();
+    fn visit<K: BinaryUfunc>(self) {
+        match self {
+            BinaryLane::Pair(buf, other) => map2(buf, other, K::f64),
+            BinaryLane::Right(buf, value) => map1(buf, |x| K::f64(x, value)),
+            BinaryLane::Left(buf, value) => map1(buf, |x| K::f64(value, x)),
         }
-    };
+    }
+}
+
+fn binary_lane(op: Op, lane: BinaryLane<'_>) {
+    // Shifts are never planned: their operands are integers, which no lane carries.
+    with_binary(op, lane).unwrap_or_else(|| unreachable!("{op} is not planned as a lane"))
 }
 
 /// Applies `lane` to `buf` in place; `others` holds the head step's other inputs.
@@ -191,31 +153,19 @@ pub(super) fn run_lane(lane: Lane, buf: &mut [f64], others: &[&[f64]]) {
         Lane::Nop => {}
         Lane::RoundF32 => map1(buf, |x| x as f32 as f64),
         Lane::ToBool => map1(buf, |x| (x != 0.0) as u8 as f64),
-        Lane::Unary(op) => match op {
-            Op::Neg => map1(buf, |x| -x),
-            Op::Abs => map1(buf, f64::abs),
-            Op::Sqrt => map1(buf, f64::sqrt),
-            Op::Exp => map1(buf, f64::exp),
-            Op::Log => map1(buf, f64::ln),
-            Op::Sin => map1(buf, f64::sin),
-            Op::Cos => map1(buf, f64::cos),
-            Op::IsNan => map1(buf, |x| x.is_nan() as u8 as f64),
-            Op::IsInf => map1(buf, |x| x.is_infinite() as u8 as f64),
-            Op::IsFinite => map1(buf, |x| x.is_finite() as u8 as f64),
-            Op::Invert => map1(buf, |x| (x == 0.0) as u8 as f64),
-            other => unreachable!("{other} is not planned as a lane"),
-        },
-        Lane::Binary(op) => with_binary!(op, f => map2(buf, other, f)),
+        Lane::Unary(op) => with_unary(op, UnaryLane(buf))
+            .unwrap_or_else(|| unreachable!("{op} is not planned as a lane")),
+        Lane::Binary(op) => binary_lane(op, BinaryLane::Pair(buf, other)),
         Lane::Scalar {
             op,
             value,
             left: false,
-        } => with_binary!(op, f => map1(buf, |x| f(x, value))),
+        } => binary_lane(op, BinaryLane::Right(buf, value)),
         Lane::Scalar {
             op,
             value,
             left: true,
-        } => with_binary!(op, f => map1(buf, |x| f(value, x))),
+        } => binary_lane(op, BinaryLane::Left(buf, value)),
     }
 }
 

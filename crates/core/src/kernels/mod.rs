@@ -15,18 +15,14 @@
 //! float32 chunk, accumulated in float64, is float32 (more accurate than NumPy's float32
 //! pairwise sum, never less).
 
-mod argreduce;
 mod batched;
 mod creation;
-mod elementwise;
 pub mod fused;
 mod generate;
 mod indexing;
 mod lanes;
 mod linalg;
-pub mod moments;
 mod partition;
-mod reduction;
 mod regrid;
 pub mod select;
 pub mod shuffle;
@@ -37,6 +33,8 @@ use crate::array::{ArrayData, DType};
 use crate::error::{AresError, Result};
 use crate::graph::ChunkGraph;
 use crate::ids::ChunkIdx;
+use crate::ops::family::elementwise::kernels as elementwise;
+use crate::ops::family::reduction::{argreduce, kernels as reduction, moments};
 use crate::ops::{Family, MapKind, Op, OpArgs, ReduceKind};
 
 /// A kernel failure before the chunk is known; [`compute_chunk`] adds the chunk.

@@ -2,17 +2,20 @@
 //!
 //! Every operation is a variant of [`Op`], a one-byte enum, and has a full name such as
 //! `ares.tensor.arithmetic.add`. Its wire id is `OpId = murmur3_32(full name, seed 0)`, and
-//! [`Op::from_id`] is the one static registry mapping ids back to operations. Serialized graphs
-//! carry `(op_id, args)`, never trait objects. Behaviour per op (tiling rule, kernel) is
-//! dispatched by `match` on the enum in `prepare::tile` and `kernels`; the metadata here
-//! (family, arity, fusability) is what the passes need to reason about ops generically.
+//! [`Op::from_id`] maps ids back to operations. Serialized graphs carry `(op_id, args)`, never
+//! trait objects. The variants are declared by family: the elementwise ufuncs by their table
+//! ([`family::elementwise`]), the rest below; [`registry::OP_REGISTRY`] lists the families
+//! and the functions each one gives the expression language. The metadata here (kind,
+//! fusability) is what the passes need to reason about ops generically.
 
 pub mod args;
 pub mod chunk_spec;
 pub mod dtypes;
+pub mod family;
 pub mod infer;
 mod infer_select;
 pub mod matmul_shape;
+pub mod registry;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::fmt;
@@ -61,70 +64,60 @@ pub enum Family {
     Shuffle,
 }
 
+/// Declares [`Op`] from the `rows` below (`Variant => Kind, "name", "full.name";`) and the
+/// ufunc table's (`unary { ... } binary { ... }`, appended by
+/// [`family::elementwise::ufunc_table!`]).
 macro_rules! ops {
-    ($($variant:ident => $family:ident, $name:literal, $full:literal;)*) => {
+    (
+        rows { $($variant:ident => $family:ident, $name:literal, $full:literal;)* }
+        unary { $($u:ident: $ur:ident, $uf:literal, [$un:literal $(, $ua:literal)*], $ud:literal;)* }
+        binary { $($b:ident: $br:ident, $bf:literal, [$bn:literal $(, $ba:literal)*], $bd:literal;)* }
+    ) => {
         /// Every operation ares knows.
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
         #[repr(u8)]
-        pub enum Op { $($variant,)* }
+        pub enum Op { $($variant,)* $($u,)* $($b,)* }
 
         impl Op {
             /// All operations, in declaration order.
-            pub const ALL: &'static [Op] = &[$(Op::$variant,)*];
+            pub const ALL: &'static [Op] = &[$(Op::$variant,)* $(Op::$u,)* $(Op::$b,)*];
 
             /// Short, numpy-like name (`add`, `sum`, `rand`).
             pub fn name(self) -> &'static str {
-                match self { $(Op::$variant => $name,)* }
+                match self {
+                    $(Op::$variant => $name,)*
+                    $(Op::$u => $un,)*
+                    $(Op::$b => $bn,)*
+                }
             }
 
             /// Full name hashed into the [`OpId`].
             pub fn full_name(self) -> &'static str {
-                match self { $(Op::$variant => $full,)* }
+                match self {
+                    $(Op::$variant => $full,)*
+                    $(Op::$u => $uf,)*
+                    $(Op::$b => $bf,)*
+                }
             }
 
             pub fn family(self) -> Family {
-                match self { $(Op::$variant => Family::$family,)* }
+                match self {
+                    $(Op::$variant => Family::$family,)*
+                    $(Op::$u => Family::Unary,)*
+                    $(Op::$b => Family::Binary,)*
+                }
             }
         }
     };
 }
 
-ops! {
+family::elementwise::ufunc_table! { ops! { rows {
     Rand => Creation, "rand", "ares.tensor.random.rand";
     Randn => Creation, "randn", "ares.tensor.random.randn";
     Full => Creation, "full", "ares.tensor.datasource.full";
     Arange => Creation, "arange", "ares.tensor.datasource.arange";
     Linspace => Creation, "linspace", "ares.tensor.datasource.linspace";
-    Neg => Unary, "negative", "ares.tensor.arithmetic.negative";
-    Abs => Unary, "abs", "ares.tensor.arithmetic.abs";
-    Sqrt => Unary, "sqrt", "ares.tensor.arithmetic.sqrt";
-    Exp => Unary, "exp", "ares.tensor.arithmetic.exp";
-    Log => Unary, "log", "ares.tensor.arithmetic.log";
-    Sin => Unary, "sin", "ares.tensor.arithmetic.sin";
-    Cos => Unary, "cos", "ares.tensor.arithmetic.cos";
     AsType => Unary, "astype", "ares.tensor.base.astype";
-    IsNan => Unary, "isnan", "ares.tensor.arithmetic.isnan";
-    IsInf => Unary, "isinf", "ares.tensor.arithmetic.isinf";
-    IsFinite => Unary, "isfinite", "ares.tensor.arithmetic.isfinite";
-    Invert => Unary, "invert", "ares.tensor.bitwise.invert";
-    Add => Binary, "add", "ares.tensor.arithmetic.add";
-    Sub => Binary, "subtract", "ares.tensor.arithmetic.subtract";
-    Mul => Binary, "multiply", "ares.tensor.arithmetic.multiply";
-    Div => Binary, "divide", "ares.tensor.arithmetic.truediv";
-    Pow => Binary, "power", "ares.tensor.arithmetic.power";
-    Maximum => Binary, "maximum", "ares.tensor.arithmetic.maximum";
-    Minimum => Binary, "minimum", "ares.tensor.arithmetic.minimum";
-    Eq => Binary, "equal", "ares.tensor.arithmetic.equal";
-    Ne => Binary, "not_equal", "ares.tensor.arithmetic.not_equal";
-    Lt => Binary, "less", "ares.tensor.arithmetic.less";
-    Le => Binary, "less_equal", "ares.tensor.arithmetic.less_equal";
-    Gt => Binary, "greater", "ares.tensor.arithmetic.greater";
-    Ge => Binary, "greater_equal", "ares.tensor.arithmetic.greater_equal";
-    BitAnd => Binary, "bitwise_and", "ares.tensor.bitwise.bitwise_and";
-    BitOr => Binary, "bitwise_or", "ares.tensor.bitwise.bitwise_or";
-    BitXor => Binary, "bitwise_xor", "ares.tensor.bitwise.bitwise_xor";
-    LeftShift => Binary, "left_shift", "ares.tensor.bitwise.left_shift";
-    RightShift => Binary, "right_shift", "ares.tensor.bitwise.right_shift";
     Where => Ternary, "where", "ares.tensor.base.where";
     Sum => Reduction, "sum", "ares.tensor.reduction.sum";
     Prod => Reduction, "prod", "ares.tensor.reduction.prod";
@@ -170,7 +163,7 @@ ops! {
     MaskSelect => Shuffle, "mask_select", "ares.tensor.indexing.mask_select";
     SearchSorted => Shuffle, "searchsorted", "ares.tensor.base.searchsorted";
     TakeRows => Shuffle, "take", "ares.tensor.indexing.take";
-}
+} } }
 
 /// murmur3_32 of a name with seed 0.
 pub fn murmur3_id(name: &str) -> OpId {
@@ -231,20 +224,9 @@ impl Op {
         matches!(self.family(), Family::Unary | Family::Binary)
     }
 
-    /// `&`, `|`, `^` (and `~`, [`Op::Invert`]): logical on bools, bitwise on integers,
-    /// undefined on floats.
-    pub fn is_bitwise(self) -> bool {
-        matches!(self, Op::BitAnd | Op::BitOr | Op::BitXor | Op::Invert)
-    }
-
-    /// `<<` and `>>`: integers only (NumPy shifts two bools as int8, a dtype ares lacks).
-    pub fn is_shift(self) -> bool {
-        matches!(self, Op::LeftShift | Op::RightShift)
-    }
-
     /// Comparisons produce bool.
     pub fn is_comparison(self) -> bool {
-        matches!(self, Op::Eq | Op::Ne | Op::Lt | Op::Le | Op::Gt | Op::Ge)
+        family::elementwise::binary_rule(self) == Some(family::elementwise::BinaryRule::Compare)
     }
 }
 
@@ -282,6 +264,8 @@ mod tests {
     use super::*;
     use std::collections::HashSet;
 
+    const PINNED_ID_SUM: u64 = 151_937_254_359;
+
     #[test]
     fn no_two_op_names_collide() {
         let ids: HashSet<OpId> = Op::ALL.iter().map(|op| op.id()).collect();
@@ -301,6 +285,14 @@ mod tests {
             assert_eq!(Op::from_name(op.name()), Some(*op));
         }
         assert_eq!(Op::from_id(OpId(0)), None);
+    }
+
+    /// The wire ids of every op, pinned: moving an op's row between families or tables must
+    /// not change one (a renamed full name would break every stored or in-flight graph).
+    #[test]
+    fn wire_ids_are_pinned() {
+        let sum: u64 = Op::ALL.iter().map(|op| u64::from(op.id().0)).sum();
+        assert_eq!((Op::ALL.len(), sum), (77, PINNED_ID_SUM));
     }
 
     #[test]

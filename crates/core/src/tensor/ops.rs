@@ -147,7 +147,7 @@ impl Tensor {
     /// Variance `sum((x - mean(x))^2) / max(n - ddof, 0)` in float64 (float32 for float32
     /// data, as NumPy), computed in one pass
     /// over the data with a numerically stable merge of per-chunk moments
-    /// (`kernels::moments`).
+    /// (`ops::family::reduction::moments`).
     pub fn var(&self, axes: Option<&[i64]>, keepdims: bool, ddof: usize) -> Result<Tensor> {
         let axes = self.normalize_axes("var", axes)?;
         let ddof = u32::try_from(ddof)

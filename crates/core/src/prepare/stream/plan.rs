@@ -251,6 +251,5 @@ impl StreamPlan {
     }
 }
 
-#[path = "tiling.rs"]
 mod tiling;
 pub use tiling::SealResult;

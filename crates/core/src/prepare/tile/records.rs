@@ -9,7 +9,7 @@ use super::reduction::{reduced_splits, reduction_groups};
 use super::{Tiled, Tiler};
 use crate::array::DType;
 use crate::ids::{ArgsIdx, ChunkIdx};
-use crate::kernels::moments::FIELDS;
+use crate::ops::family::reduction::moments::FIELDS;
 use crate::ops::infer::reduced_shape;
 use crate::ops::{Op, OpArgs};
 use smallvec::SmallVec;
@@ -55,7 +55,7 @@ impl Tiler {
         }
     }
 
-    /// One-pass variance (see `kernels::moments`): moments per chunk, merged with Chan's
+    /// One-pass variance (see `ops::family::reduction::moments`): moments per chunk, merged with Chan's
     /// formula, then `M2 / (n - ddof)`. The moments are float64 whatever `out_dtype` (float32
     /// for float32 data) the variance has.
     pub(super) fn tile_variance(
@@ -101,7 +101,7 @@ impl Tiler {
         )
     }
 
-    /// `argmin`/`argmax` along `axis` (see `kernels::argreduce`): the best `(value, global
+    /// `argmin`/`argmax` along `axis` (see `ops::family::reduction::argreduce`): the best `(value, global
     /// index)` per chunk, merged by value, then the index.
     pub(super) fn tile_argreduce(
         &mut self,

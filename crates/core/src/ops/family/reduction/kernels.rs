@@ -4,9 +4,9 @@
 //! same-shaped partials elementwise with the same op and then drops the reduced axes if this
 //! is the last level of the tree. `min`/`max` propagate NaN, as numpy does.
 
-use super::elementwise::{fmax, fmin};
-use super::{kerr, KResult};
 use crate::array::ArrayData;
+use crate::kernels::{kerr, KResult};
+use crate::ops::family::elementwise::math::{fmax, fmin};
 use crate::ops::Op;
 use ndarray::{ArrayD, Axis, IxDyn, Zip};
 
@@ -105,7 +105,7 @@ pub fn reduce(op: Op, a: &ArrayData, axes: &[usize], keepdims: bool) -> KResult<
             ArrayData::I64(reduce_i64(op, &x.mapv(|v| v as i64), axes, keepdims)?)
         }
         ArrayData::Bool(x) => ArrayData::Bool(reduce_bool(op, x, axes, keepdims)?),
-        other => return super::not_widened(other.dtype()),
+        other => return crate::kernels::not_widened(other.dtype()),
     })
 }
 
@@ -281,7 +281,7 @@ fn drop_axes(acc: ArrayData, axes: &[usize]) -> KResult<ArrayData> {
 /// A partial is not always in standard layout: an elementwise result over broadcast operands
 /// can come out in Fortran order, and a reduction keeps its input's order. Reshaping such an
 /// array (`into_shape_with_order`) fails, while indexing each axis at 0 only drops a stride.
-pub(super) fn drop_unit_axes<T>(mut a: ArrayD<T>, axes: &[usize]) -> KResult<ArrayD<T>> {
+pub(crate) fn drop_unit_axes<T>(mut a: ArrayD<T>, axes: &[usize]) -> KResult<ArrayD<T>> {
     let mut sorted = axes.to_vec();
     sorted.sort_unstable();
     sorted.dedup();

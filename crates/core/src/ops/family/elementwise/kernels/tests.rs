@@ -1,6 +1,7 @@
 //! Unit tests of the elementwise kernels: NumPy's integer power, bitwise and shift ops, bool loops.
 
 use super::*;
+use crate::ops::family::elementwise::math::wrapping_pow_i64;
 
 fn bools(v: &[bool]) -> ArrayData {
     ArrayData::Bool(ArrayD::from_shape_vec(IxDyn(&[v.len()]), v.to_vec()).unwrap())

@@ -14,8 +14,8 @@
 //! Partials are float64 arrays of the reduced shape (reduced axes kept as length 1) with a
 //! trailing axis of [`FIELDS`].
 
-use super::{KResult, KernelError};
 use crate::array::ArrayData;
+use crate::kernels::{KResult, KernelError};
 use crate::ops::infer::reduced_shape;
 use ndarray::{Array2, ArrayD, Axis, IxDyn};
 use std::borrow::Cow;
@@ -150,7 +150,7 @@ pub fn variance(m: &ArrayData, axes: &[usize], keepdims: bool, ddof: u32) -> KRe
         return Ok(ArrayData::F64(var));
     }
     // `var` keeps its partial's layout, which need not be standard: drop the axes, not reshape.
-    Ok(ArrayData::F64(super::reduction::drop_unit_axes(var, axes)?))
+    Ok(ArrayData::F64(super::kernels::drop_unit_axes(var, axes)?))
 }
 
 #[cfg(test)]

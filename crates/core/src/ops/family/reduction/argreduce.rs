@@ -7,8 +7,8 @@
 //! input's own dtype (float64, or int64 for integers and bools) in a trailing axis of length
 //! 2, so int64 values compare exactly; a float64 index is exact below 2^53 elements.
 
-use super::{KResult, KernelError};
 use crate::array::{ArrayData, DType};
+use crate::kernels::{KResult, KernelError};
 use crate::ops::Op;
 use ndarray::{ArrayD, ArrayView1, Axis, IxDyn};
 

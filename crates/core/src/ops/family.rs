@@ -1,0 +1,15 @@
+//! The op families, one module each (see [`crate::ops::registry`]): a family owns its ops'
+//! table, and, as the families move in, their argument checks, inference, tiling and kernels.
+//!
+//! Moved so far: `elementwise` (the ufunc table, dtype rules, array kernels, scalar loops)
+//! and `reduction`'s kernels. The other families list their functions here and keep their
+//! code where it was (`prepare/tile`, `kernels`, `tensor`).
+
+pub mod creation;
+pub mod elementwise;
+pub mod graph;
+pub mod io;
+pub mod linalg;
+pub mod manipulation;
+pub mod reduction;
+pub mod shuffle;

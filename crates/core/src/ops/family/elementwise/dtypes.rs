@@ -1,0 +1,234 @@
+//! The ufuncs' result dtypes, by NumPy 2's rules for the dtypes ares has (`bool`, `int32`, `int64`,
+//! `float32`, `float64`).
+//!
+//! One set of rules serves tensors, numbers mixed with tensors, and numbers folded while a
+//! program is read: the kernels and the fold both ask these functions.
+//!
+//! Two arrays promote by [`DType::promote`] (NumPy's `result_type`). Python numbers in an
+//! expression are NumPy's *weak* scalars (NEP 50, which the array API standard follows): they
+//! take the kind of their value (`True` is bool, `2` an integer, `2.5` a float) and never
+//! widen a tensor beyond what that kind needs: `float32 + 2.5` stays float32, `int32 + 2`
+//! stays int32 (and an integer that does not fit int32 is an error, as NumPy's
+//! `OverflowError`), `int32 + 2.5` is float64.
+//!
+//! Each ufunc's row in the table names its rule ([`UnaryRule`], [`BinaryRule`]); this file
+//! turns rules into dtypes and NumPy's errors.
+
+use super::{binary_rule, unary_rule, BinaryRule, UnaryRule};
+use crate::array::{DType, Scalar};
+use crate::error::{AresError, Result};
+use crate::ops::dtypes::float_result;
+use crate::ops::{Op, OpArgs};
+
+fn is_comparison(op: Op) -> bool {
+    binary_rule(op) == Some(BinaryRule::Compare)
+}
+
+/// Output dtype of a binary elementwise op on two arrays of dtypes `a` and `b`.
+pub fn binary_dtype(op: Op, a: DType, b: DType) -> Result<DType> {
+    op_result(op, a.promote(b), a, b)
+}
+
+/// Output dtype of a binary elementwise op on an array of dtype `a` and a Python number.
+pub fn scalar_binary_dtype(op: Op, a: DType, value: Scalar) -> Result<DType> {
+    check_scalar_fits(op, a, value)?;
+    op_result(op, weak_promote(a, value), a, value.dtype())
+}
+
+/// The dtype an array of dtype `a` and a weak Python number meet in (NEP 50).
+pub fn weak_promote(a: DType, value: Scalar) -> DType {
+    match value {
+        Scalar::Bool(_) => a,
+        Scalar::I64(_) if a == DType::Bool => DType::I64,
+        Scalar::I64(_) => a,
+        Scalar::F64(_) if a.is_float() => a,
+        Scalar::F64(_) => DType::F64,
+    }
+}
+
+/// The dtype a binary op computes in: the result's, except that comparisons compare in the
+/// promoted dtype, and an integer too large for an int32 array is compared as int64 (NumPy
+/// 2 compares out-of-range Python integers exactly).
+pub fn scalar_compute_dtype(op: Op, a: DType, value: Scalar) -> Result<DType> {
+    if is_comparison(op) {
+        return Ok(match weak_promote(a, value) {
+            DType::I32 if !fits_i32(value) => DType::I64,
+            d => d,
+        });
+    }
+    scalar_binary_dtype(op, a, value)
+}
+
+fn fits_i32(value: Scalar) -> bool {
+    match value {
+        Scalar::I64(i) => i32::try_from(i).is_ok(),
+        _ => true,
+    }
+}
+
+/// NumPy 2: "Python integer 4294967296 out of bounds for int32" (comparisons excepted).
+fn check_scalar_fits(op: Op, a: DType, value: Scalar) -> Result<()> {
+    if a == DType::I32 && !is_comparison(op) && !fits_i32(value) {
+        return Err(AresError::dtype(
+            op.name(),
+            format!("Python integer {value} out of bounds for int32; cast the array with astype(x, 'int64') first"),
+        ));
+    }
+    Ok(())
+}
+
+/// The result of `op` once its operands (of dtypes `a` and `b`) meet in dtype `p`. Two bools
+/// follow NumPy's bool loops: `+` is logical or, `*` logical and, `-` is an error; `**` has
+/// no bool loop (NumPy gives int8, ares int64: the smallest integer type it has).
+fn op_result(op: Op, p: DType, a: DType, b: DType) -> Result<DType> {
+    use BinaryRule::*;
+    let rule =
+        binary_rule(op).ok_or_else(|| AresError::arg(op.name(), "not a binary elementwise op"))?;
+    Ok(match rule {
+        Compare => DType::Bool,
+        TrueDivide if p.is_float() => p,
+        TrueDivide => DType::F64,
+        NoBool if p == DType::Bool => {
+            return Err(AresError::dtype(
+                op.name(),
+                format!("numpy boolean {op} is not supported; cast the operands with astype first"),
+            ))
+        }
+        Power if p == DType::Bool => DType::I64,
+        Bitwise if p.is_float() => return Err(not_for_floats(op, a, b)),
+        Shift if !p.is_int() => return Err(not_for_shifts(op, a, b)),
+        _ => p,
+    })
+}
+
+/// Output dtype of a unary elementwise op. The math functions keep float32 and give
+/// float64 for integers and bools (NumPy gives float16 for bools: a documented deviation).
+pub fn unary_dtype(op: Op, args: &OpArgs, a: DType) -> Result<DType> {
+    if op == Op::AsType {
+        return match args {
+            OpArgs::Cast { dtype } => Ok(*dtype),
+            _ => Err(AresError::arg("astype", "missing target dtype")),
+        };
+    }
+    let rule =
+        unary_rule(op).ok_or_else(|| AresError::arg(op.name(), "not a unary elementwise op"))?;
+    Ok(match rule {
+        UnaryRule::NoBool if a == DType::Bool => {
+            return Err(AresError::dtype(
+                op.name(),
+                format!(
+                    "numpy boolean {op} is not supported; cast it first with astype(x, 'int64')"
+                ),
+            ))
+        }
+        UnaryRule::Same | UnaryRule::NoBool => a,
+        UnaryRule::IntBool if a.is_float() => return Err(not_for_floats(op, a, a)),
+        UnaryRule::IntBool => a,
+        UnaryRule::Predicate => DType::Bool,
+        UnaryRule::Float => float_result(a),
+    })
+}
+
+/// NumPy: "ufunc 'bitwise_and' not supported for the input types".
+fn not_for_floats(op: Op, a: DType, b: DType) -> AresError {
+    let operands = if unary_rule(op).is_some() {
+        format!("a {a} operand")
+    } else {
+        format!("operands {a} and {b}")
+    };
+    AresError::dtype(
+        op.name(),
+        format!("not supported for {operands} (bool and integers only); cast with astype first"),
+    )
+}
+
+/// NumPy: "ufunc 'left_shift' not supported for the input types" (floats). Two bools NumPy
+/// shifts as int8, which ares does not have, so they are refused too.
+fn not_for_shifts(op: Op, a: DType, b: DType) -> AresError {
+    AresError::dtype(
+        op.name(),
+        format!(
+            "ufunc '{op}' not supported for the input types {a} and {b} (integers only); cast with astype(x, 'int64') first"
+        ),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ops::dtypes::reduction_dtype;
+    use DType::*;
+
+    /// NEP 50 as NumPy 2.4 applies it: `(np.ones(3, dtype) + scalar).dtype`.
+    #[test]
+    fn weak_scalars_keep_the_arrays_kind() {
+        let cases = [
+            (F32, Scalar::F64(2.5), F32),
+            (F32, Scalar::I64(2), F32),
+            (I32, Scalar::I64(2), I32),
+            (I32, Scalar::F64(2.5), F64),
+            (I32, Scalar::Bool(true), I32),
+            (Bool, Scalar::I64(2), I64),
+            (Bool, Scalar::F64(2.5), F64),
+            (I64, Scalar::F64(0.5), F64),
+        ];
+        for (a, v, want) in cases {
+            assert_eq!(
+                scalar_binary_dtype(Op::Add, a, v).unwrap(),
+                want,
+                "{a} + {v}"
+            );
+        }
+        assert_eq!(
+            scalar_binary_dtype(Op::Div, I32, Scalar::I64(2)).unwrap(),
+            F64
+        );
+        assert_eq!(
+            scalar_binary_dtype(Op::Div, F32, Scalar::I64(2)).unwrap(),
+            F32
+        );
+        let e = scalar_binary_dtype(Op::Add, I32, Scalar::I64(1 << 40)).unwrap_err();
+        assert!(e.to_string().contains("out of bounds for int32"), "{e}");
+        assert_eq!(
+            scalar_binary_dtype(Op::Lt, I32, Scalar::I64(1 << 40)).unwrap(),
+            Bool
+        );
+        assert_eq!(
+            scalar_compute_dtype(Op::Lt, I32, Scalar::I64(1 << 40)).unwrap(),
+            I64
+        );
+    }
+
+    #[test]
+    fn arrays_follow_numpys_loops() {
+        assert_eq!(binary_dtype(Op::Div, F32, F32).unwrap(), F32);
+        assert_eq!(binary_dtype(Op::Div, I32, I32).unwrap(), F64);
+        assert_eq!(binary_dtype(Op::Mul, I32, F32).unwrap(), F64);
+        assert!(binary_dtype(Op::BitAnd, I32, F32).is_err());
+        assert_eq!(binary_dtype(Op::BitAnd, I32, Bool).unwrap(), I32);
+        for op in [Op::LeftShift, Op::RightShift] {
+            assert_eq!(binary_dtype(op, I32, I32).unwrap(), I32);
+            assert_eq!(binary_dtype(op, I32, I64).unwrap(), I64);
+            assert_eq!(binary_dtype(op, Bool, I32).unwrap(), I32);
+            assert_eq!(scalar_binary_dtype(op, I32, Scalar::I64(3)).unwrap(), I32);
+            assert_eq!(scalar_binary_dtype(op, Bool, Scalar::I64(3)).unwrap(), I64);
+            assert!(scalar_binary_dtype(op, I32, Scalar::I64(1 << 40)).is_err());
+            for (a, b) in [(F64, I64), (I32, F32), (Bool, Bool)] {
+                let e = binary_dtype(op, a, b).unwrap_err().to_string();
+                assert!(
+                    e.contains(&format!("ufunc '{op}' not supported for the input types")),
+                    "{e}"
+                );
+            }
+            assert!(scalar_binary_dtype(op, I64, Scalar::F64(1.0)).is_err());
+            assert!(scalar_binary_dtype(op, Bool, Scalar::Bool(true)).is_err());
+        }
+        let none = OpArgs::None;
+        assert_eq!(unary_dtype(Op::Sqrt, &none, F32).unwrap(), F32);
+        assert_eq!(unary_dtype(Op::Sqrt, &none, I32).unwrap(), F64);
+        assert!(unary_dtype(Op::Invert, &none, F32).is_err());
+        assert_eq!(reduction_dtype(Op::Sum, I32), I64);
+        assert_eq!(reduction_dtype(Op::Max, I32), I32);
+        assert_eq!(reduction_dtype(Op::Sum, F32), F32);
+    }
+}

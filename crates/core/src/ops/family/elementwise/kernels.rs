@@ -1,0 +1,233 @@
+//! The elementwise array kernels, with numpy broadcasting and dtype promotion, generic over
+//! the ufuncs' scalar loops ([`super::math`]).
+//!
+//! Operands are first converted to the dtype the op computes in (the result's float dtype for
+//! division and the math functions, the promoted dtype otherwise, int64 for arithmetic on
+//! bools), then mapped with the ufunc's loop for that dtype: each loop is monomorphic, so it
+//! vectorizes. float32 and int32 have loops of their own: `float32 * float32` rounds as
+//! NumPy's does, and int32 arithmetic wraps at 32 bits.
+
+use super::math::{BinaryUfunc, BinaryVisitor, UnaryUfunc, UnaryVisitor};
+use super::{binary_rule, unary_rule, with_binary, with_unary, BinaryRule, UnaryRule};
+use crate::array::{ArrayData, DType, Scalar};
+use crate::kernels::{kerr, KResult, KernelError};
+use crate::ops::infer;
+use crate::ops::{Op, OpArgs};
+use ndarray::{ArrayD, IxDyn, Zip};
+use std::borrow::Cow;
+
+fn cast_cow(a: &ArrayData, dtype: DType) -> Cow<'_, ArrayData> {
+    if a.dtype() == dtype {
+        Cow::Borrowed(a)
+    } else {
+        Cow::Owned(a.clone().cast(dtype))
+    }
+}
+
+fn not_a(what: &str, op: Op) -> KernelError {
+    KernelError(format!("{op} is not a {what} elementwise op"))
+}
+
+pub fn unary(op: Op, args: &OpArgs, a: &ArrayData) -> KResult<ArrayData> {
+    let out = infer::unary_dtype(op, args, a.dtype()).map_err(|e| KernelError(e.to_string()))?;
+    if op == Op::AsType {
+        return Ok(a.clone().cast(out));
+    }
+    let rule = unary_rule(op).ok_or_else(|| not_a("unary", op))?;
+    with_unary(op, UnaryLoops { rule, a }).ok_or_else(|| not_a("unary", op))?
+}
+
+/// One unary ufunc over an array, in the loop its rule and the array's dtype select.
+struct UnaryLoops<'a> {
+    rule: UnaryRule,
+    a: &'a ArrayData,
+}
+
+impl UnaryVisitor for UnaryLoops<'_> {
+    type Out = KResult<ArrayData>;
+
+    fn visit<K: UnaryUfunc>(self) -> KResult<ArrayData> {
+        let a = self.a;
+        Ok(match (self.rule, a) {
+            (UnaryRule::Predicate, ArrayData::F64(x)) => {
+                ArrayData::Bool(x.mapv(|v| K::f64(v) != 0.0))
+            }
+            (UnaryRule::Predicate, ArrayData::F32(x)) => {
+                ArrayData::Bool(x.mapv(|v| K::f64(f64::from(v)) != 0.0))
+            }
+            // Integers and bools are finite numbers: the answer at 0 is every element's.
+            (UnaryRule::Predicate, _) => {
+                ArrayData::Bool(ArrayD::from_elem(IxDyn(a.shape()), K::f64(0.0) != 0.0))
+            }
+            // float32 math in float64, rounded once: the fused kernel's values exactly (and
+            // correctly rounded but for the rarest cases; the square root always).
+            (UnaryRule::Float, ArrayData::F32(x)) => ArrayData::F32(x.mapv(K::f32)),
+            (UnaryRule::Float, _) => {
+                let x = cast_cow(a, DType::F64);
+                let ArrayData::F64(x) = x.as_ref() else {
+                    unreachable!("cast to f64")
+                };
+                ArrayData::F64(x.mapv(K::f64))
+            }
+            (_, ArrayData::F64(x)) => ArrayData::F64(x.mapv(K::f64)),
+            (_, ArrayData::F32(x)) => ArrayData::F32(x.mapv(K::f32)),
+            (_, ArrayData::I64(x)) => ArrayData::I64(x.mapv(K::i64)),
+            (_, ArrayData::I32(x)) => ArrayData::I32(x.mapv(K::i32)),
+            (_, ArrayData::Bool(x)) => ArrayData::Bool(x.mapv(K::bool)),
+        })
+    }
+}
+
+/// The dtype both operands are converted to before the op runs: the result dtype, except
+/// that comparisons run in the promoted dtype and division in float64.
+fn compute_dtype(op: Op, a: DType, b: DType) -> KResult<DType> {
+    if binary_rule(op) == Some(BinaryRule::Compare) {
+        return Ok(a.promote(b));
+    }
+    infer::binary_dtype(op, a, b).map_err(|e| KernelError(e.to_string()))
+}
+
+fn zip_map<A: Copy, B: Copy, O>(
+    a: &ArrayD<A>,
+    b: &ArrayD<B>,
+    f: impl Fn(A, B) -> O,
+) -> KResult<ArrayD<O>> {
+    if a.shape() == b.shape() {
+        return Ok(Zip::from(a).and(b).map_collect(|x, y| f(*x, *y)));
+    }
+    let shape = infer::broadcast("elementwise", a.shape(), b.shape())
+        .map_err(|e| KernelError(e.to_string()))?;
+    let (av, bv) = match (a.broadcast(IxDyn(&shape)), b.broadcast(IxDyn(&shape))) {
+        (Some(x), Some(y)) => (x, y),
+        _ => return kerr("operands cannot be broadcast"),
+    };
+    Ok(Zip::from(&av).and(&bv).map_collect(|x, y| f(*x, *y)))
+}
+
+/// NumPy refuses a negative integer exponent only where it applies one.
+fn check_int_power<T: Copy + Default + PartialOrd>(x: &ArrayD<T>, y: &ArrayD<T>) -> KResult<()> {
+    let applied = !x.is_empty() && !y.is_empty();
+    if applied && y.iter().any(|e| *e < T::default()) {
+        return kerr("integers to negative integer powers are not allowed");
+    }
+    Ok(())
+}
+
+pub fn binary(op: Op, a: &ArrayData, b: &ArrayData) -> KResult<ArrayData> {
+    let rule = binary_rule(op).ok_or_else(|| not_a("binary", op))?;
+    let dt = compute_dtype(op, a.dtype(), b.dtype())?;
+    let (a, b) = (cast_cow(a, dt), cast_cow(b, dt));
+    let loops = BinaryLoops {
+        rule,
+        a: a.as_ref(),
+        b: b.as_ref(),
+    };
+    with_binary(op, loops).ok_or_else(|| not_a("binary", op))?
+}
+
+/// One binary ufunc over two arrays of one dtype, broadcast together.
+struct BinaryLoops<'a> {
+    rule: BinaryRule,
+    a: &'a ArrayData,
+    b: &'a ArrayData,
+}
+
+impl BinaryVisitor for BinaryLoops<'_> {
+    type Out = KResult<ArrayData>;
+
+    fn visit<K: BinaryUfunc>(self) -> KResult<ArrayData> {
+        let compare = self.rule == BinaryRule::Compare;
+        // A comparison's loop answers 1 or 0 in the operands' dtype: read back as bools.
+        macro_rules! run {
+            ($x:expr, $y:expr, $wrap:ident, $f:path, $zero:expr) => {
+                if compare {
+                    ArrayData::Bool(zip_map($x, $y, |p, q| $f(p, q) != $zero)?)
+                } else {
+                    ArrayData::$wrap(zip_map($x, $y, $f)?)
+                }
+            };
+        }
+        let power = self.rule == BinaryRule::Power;
+        Ok(match (self.a, self.b) {
+            (ArrayData::F64(x), ArrayData::F64(y)) => run!(x, y, F64, K::f64, 0.0),
+            (ArrayData::F32(x), ArrayData::F32(y)) => run!(x, y, F32, K::f32, 0.0),
+            (ArrayData::I64(x), ArrayData::I64(y)) => {
+                if power {
+                    check_int_power(x, y)?;
+                }
+                run!(x, y, I64, K::i64, 0)
+            }
+            (ArrayData::I32(x), ArrayData::I32(y)) => {
+                if power {
+                    check_int_power(x, y)?;
+                }
+                run!(x, y, I32, K::i32, 0)
+            }
+            (ArrayData::Bool(x), ArrayData::Bool(y)) => ArrayData::Bool(zip_map(x, y, K::bool)?),
+            _ => return kerr("operands were not converted to one dtype"),
+        })
+    }
+}
+
+/// `where(c, x, y)`: `x` where `c` is true, else `y`, broadcast together, in the promoted
+/// dtype of `x` and `y`.
+pub fn select(c: &ArrayData, x: &ArrayData, y: &ArrayData) -> KResult<ArrayData> {
+    let dt = x.dtype().promote(y.dtype());
+    let c = cast_cow(c, DType::Bool);
+    let (x, y) = (cast_cow(x, dt), cast_cow(y, dt));
+    let ArrayData::Bool(c) = c.as_ref() else {
+        unreachable!("cast to bool")
+    };
+    let shape = infer::broadcast("where", c.shape(), x.shape())
+        .and_then(|s| infer::broadcast("where", &s, y.shape()))
+        .map_err(|e| KernelError(e.to_string()))?;
+    let dim = IxDyn(&shape);
+    let cv = c
+        .broadcast(dim.clone())
+        .ok_or_else(|| KernelError("where: condition cannot be broadcast".into()))?;
+    macro_rules! pick {
+        ($wrap:ident, $a:expr, $b:expr) => {{
+            let (av, bv) = match ($a.broadcast(dim.clone()), $b.broadcast(dim.clone())) {
+                (Some(p), Some(q)) => (p, q),
+                _ => return kerr("where: operands cannot be broadcast"),
+            };
+            ArrayData::$wrap(Zip::from(&cv).and(&av).and(&bv).map_collect(
+                |c, a, b| {
+                    if *c {
+                        *a
+                    } else {
+                        *b
+                    }
+                },
+            ))
+        }};
+    }
+    Ok(match (x.as_ref(), y.as_ref()) {
+        (ArrayData::F64(a), ArrayData::F64(b)) => pick!(F64, a, b),
+        (ArrayData::I64(a), ArrayData::I64(b)) => pick!(I64, a, b),
+        (ArrayData::F32(a), ArrayData::F32(b)) => pick!(F32, a, b),
+        (ArrayData::I32(a), ArrayData::I32(b)) => pick!(I32, a, b),
+        (ArrayData::Bool(a), ArrayData::Bool(b)) => pick!(Bool, a, b),
+        _ => return kerr("where: operands were not converted to one dtype"),
+    })
+}
+
+/// `op(a, value)`, or `op(value, a)` when `scalar_left`.
+pub fn binary_scalar(
+    op: Op,
+    a: &ArrayData,
+    value: Scalar,
+    scalar_left: bool,
+) -> KResult<ArrayData> {
+    let dt = infer::scalar_compute_dtype(op, a.dtype(), value)
+        .map_err(|e| KernelError(e.to_string()))?;
+    let s = ArrayData::scalar_of(value, dt);
+    if scalar_left {
+        binary(op, &s, a)
+    } else {
+        binary(op, a, &s)
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,38 @@
+//! Shapes and chunks: slicing, transposing, joining, splitting, reshaping and rechunking.
+
+use crate::ops::registry::{Function, OpFamily};
+use crate::ops::{Family, Op};
+
+const MANIPULATION_FUNCTIONS: &[Function] = &[
+    Function::other("transpose", "Returns an array with axes transposed."),
+    Function::other(
+        "concatenate",
+        "Join a sequence of arrays along an existing axis.",
+    ),
+    Function::other("stack", "Join a sequence of arrays along a new axis."),
+    Function::other("split", "Split an array into multiple sub-arrays."),
+    Function::other("expand_dims", "Expand the shape of an array."),
+    Function::other("squeeze", "Remove axes of length one."),
+    Function::other("broadcast_to", "Broadcast an array to a new shape."),
+    Function::other("rechunk", "The same values in other chunks."),
+    Function::other(
+        "reshape",
+        "Gives a new shape to an array without changing its data.",
+    ),
+];
+
+pub struct Manipulation;
+
+impl OpFamily for Manipulation {
+    fn name(&self) -> &'static str {
+        "manipulation"
+    }
+
+    fn owns(&self, op: Op) -> bool {
+        matches!(op.family(), Family::Indexing)
+    }
+
+    fn functions(&self) -> Vec<Function> {
+        MANIPULATION_FUNCTIONS.to_vec()
+    }
+}

@@ -1,0 +1,36 @@
+//! Map-reduce shuffles and data-dependent lengths: sort, unique, take, searchsorted (and
+//! their chunk-level map, proxy and reduce ops).
+
+use crate::ops::registry::{Function, OpFamily};
+use crate::ops::{Family, Op};
+
+const SHUFFLE_FUNCTIONS: &[Function] = &[
+    Function::other("sort", "A sorted copy of an array."),
+    Function::other("argsort", "The indices that would sort an array."),
+    Function::other("unique", "The sorted unique elements of an array."),
+    Function::other("take", "Take elements from an array along an axis."),
+    Function::other(
+        "searchsorted",
+        "Indices where elements should be inserted to maintain order.",
+    ),
+    Function::other(
+        "shuffle_bench",
+        "A shuffle of generated rows, for benchmarks.",
+    ),
+];
+
+pub struct Shuffle;
+
+impl OpFamily for Shuffle {
+    fn name(&self) -> &'static str {
+        "shuffle"
+    }
+
+    fn owns(&self, op: Op) -> bool {
+        matches!(op.family(), Family::Shuffle)
+    }
+
+    fn functions(&self) -> Vec<Function> {
+        SHUFFLE_FUNCTIONS.to_vec()
+    }
+}
