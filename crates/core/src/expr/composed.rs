@@ -1,6 +1,6 @@
 //! Expression-language names for the NumPy functions the tensor API composes from primitive
 //! ops (`tensor::compose`): logical functions, `all`/`any`, `clip`, axis insertion and
-//! removal, broadcasting, stacking, splitting and `inner`; and `where`, `cumsum`, `cumprod`.
+//! removal, broadcasting, stacking, splitting and `inner`; and `where`.
 
 use super::args::{to_axes, to_bool, to_int, to_ints, to_shape, ufunc_reduce_axes, Args};
 use super::eval::{apply_binary, Ctx, Value};
@@ -110,17 +110,7 @@ impl Ctx {
                 };
                 wrap(x.arg_reduce(op, axis, keep))
             }
-            "cumsum" | "cumprod" => {
-                a.check(2, &["a", "axis"])?;
-                let x = a.tensor(0, "a")?;
-                let axis = a.opt_int(1, "axis")?;
-                let op = if name == "cumsum" {
-                    Op::CumSum
-                } else {
-                    Op::CumProd
-                };
-                wrap(x.scan(op, axis))
-            }
+
             "where" => {
                 a.check(3, &["condition", "x", "y"])?;
                 if a.positional.len() + a.keywords.len() != 3 {

@@ -8,6 +8,7 @@ use super::args::*;
 use super::eval::{apply_binary, binary_op, unary_op, Ctx, Value};
 use super::{err, ExprError};
 use crate::array::{DType, Scalar};
+use crate::ops::family::reduction;
 use crate::tensor::{self, Tensor};
 
 impl Ctx {
@@ -33,6 +34,23 @@ impl Ctx {
             a.check(2, &["x1", "x2"])?;
             let ((x, _), (y, _)) = (a.need(0, "x1")?, a.need(1, "x2")?);
             return apply_binary(op, x, y, p);
+        }
+        if let Some(op) = reduction::fold_op(name) {
+            // `ddof` is checked and ignored: these once shared the statistics' arguments.
+            a.check(2, &["a", "axis", "keepdims", "ddof"])?;
+            let x = a.tensor(0, "a")?;
+            let axes = ufunc_reduce_axes(&x, a.get(1, "axis"))?;
+            let keep = to_bool(a.get(usize::MAX, "keepdims"))?;
+            if let Some((v, p)) = a.get(usize::MAX, "ddof") {
+                to_usize(&v, p)?;
+            }
+            return wrap(x.reduce(op, axes.as_deref(), keep));
+        }
+        if let Some(op) = reduction::scan_op(name) {
+            a.check(2, &["a", "axis"])?;
+            let x = a.tensor(0, "a")?;
+            let axis = a.opt_int(1, "axis")?;
+            return wrap(x.scan(op, axis));
         }
         match name {
             "rand" | "randn" => {
@@ -157,13 +175,10 @@ impl Ctx {
                     )?,
                 ))
             }
-            "sum" | "prod" | "min" | "max" | "amin" | "amax" | "mean" | "var" | "std" => {
+            "mean" | "var" | "std" => {
                 a.check(2, &["a", "axis", "keepdims", "ddof"])?;
                 let x = a.tensor(0, "a")?;
-                let axes = match name {
-                    "mean" | "var" | "std" => to_axes(a.get(1, "axis"))?,
-                    _ => ufunc_reduce_axes(&x, a.get(1, "axis"))?,
-                };
+                let axes = to_axes(a.get(1, "axis"))?;
                 let keep = to_bool(a.get(usize::MAX, "keepdims"))?;
                 let ddof = match a.get(usize::MAX, "ddof") {
                     Some((v, p)) => to_usize(&v, p)?,
@@ -171,10 +186,6 @@ impl Ctx {
                 };
                 let axes = axes.as_deref();
                 wrap(match name {
-                    "sum" => x.sum(axes, keep),
-                    "prod" => x.prod(axes, keep),
-                    "min" | "amin" => x.min(axes, keep),
-                    "max" | "amax" => x.max(axes, keep),
                     "mean" => x.mean(axes, keep),
                     "var" => x.var(axes, keep, ddof),
                     _ => x.std(axes, keep, ddof),

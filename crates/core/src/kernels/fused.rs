@@ -17,10 +17,10 @@
 //! accumulator when that axis is reduced, into a row of accumulators when it is kept.
 
 use super::generate::Stream;
-use super::lanes::{self, fold_lanes, fold_run, run_lane, source, Lane, Source};
+use super::lanes::{run_lane, source, Lane, Source};
 use super::{kerr, KResult};
 use crate::array::{numel, ArrayData, DType};
-use crate::ops::family::elementwise::math::{fmax, fmin};
+use crate::ops::family::reduction::{self, Monoid};
 use crate::ops::infer::{
     binary_dtype, broadcast, reduced_shape, reduction_dtype, scalar_binary_dtype,
     scalar_compute_dtype, unary_dtype,
@@ -34,7 +34,7 @@ const BLOCK: usize = 2048;
 
 struct Plan {
     lanes: Vec<Lane>,
-    reduce: Option<(Op, SmallVec<[usize; 4]>, bool)>,
+    reduce: Option<(Monoid, SmallVec<[usize; 4]>, bool)>,
     /// Index of the first step after the segment.
     end: usize,
     out_dtype: DType,
@@ -126,8 +126,9 @@ fn plan_segment(
     }
     let mut reduce = None;
     if let Some(step) = steps.get(j) {
-        if let OpArgs::Reduce { axes, keepdims } = &table[step.args.index()] {
-            reduce = Some((step.op, axes.clone(), *keepdims));
+        let fold = reduction::fold(step.op).filter(|row| row.fuses);
+        if let (OpArgs::Reduce { axes, keepdims }, Some(row)) = (&table[step.args.index()], fold) {
+            reduce = Some((row.monoid, axes.clone(), *keepdims));
             cur = reduction_dtype(step.op, cur);
             j += 1;
         }
@@ -172,13 +173,8 @@ fn eval_sources(
     let (out_shape, mut acc): (SmallVec<[usize; 4]>, Vec<f64>) = match &plan.reduce {
         None if plan.out_dtype == DType::F32 => (shape.clone(), Vec::new()),
         None => (shape.clone(), Vec::with_capacity(n)),
-        Some((op, axes, keepdims)) => {
-            let init = match op {
-                Op::Sum => 0.0,
-                Op::Prod => 1.0,
-                Op::Min => f64::INFINITY,
-                _ => f64::NEG_INFINITY,
-            };
+        Some((monoid, axes, keepdims)) => {
+            let init = monoid.identity();
             let os = reduced_shape(&shape, axes, *keepdims);
             let len = numel(&os);
             (os, vec![init; len])
@@ -221,34 +217,23 @@ fn eval_sources(
         match &plan.reduce {
             None if plan.out_dtype == DType::F32 => out32.extend(b.iter().map(|x| *x as f32)),
             None => acc.extend_from_slice(b),
-            Some((op, axes, _)) if axes.len() == shape.len() => {
-                let v = match op {
-                    Op::Sum => lanes::sum(b),
-                    Op::Prod => b.iter().product::<f64>(),
-                    Op::Min => b.iter().copied().fold(f64::INFINITY, fmin),
-                    _ => b.iter().copied().fold(f64::NEG_INFINITY, fmax),
-                };
-                acc[0] = match op {
-                    Op::Sum => acc[0] + v,
-                    Op::Prod => acc[0] * v,
-                    Op::Min => fmin(acc[0], v),
-                    _ => fmax(acc[0], v),
-                };
+            Some((monoid, axes, _)) if axes.len() == shape.len() => {
+                monoid.fold_block(&mut acc[0], b)
             }
-            Some((op, _, _)) => {
+            Some((monoid, _, _)) => {
                 // Runs along the last dimension: into one accumulator when that axis is
                 // reduced, elementwise into a contiguous stretch of them when it is kept (so
                 // `sum(axis=0)` of a matrix adds whole rows, vectorized). Each accumulator
-                // takes its runs in C order (a run's sum in the partial sums of `lanes::sum`).
+                // takes its runs in C order (a run's sum in the partial sums of `monoid::sum`).
                 let last = shape.len() - 1;
                 let mut pos = 0;
                 while pos < len {
                     let run = (shape[last] - idx[last]).min(len - pos);
                     let seg = &b[pos..pos + run];
                     if ostride[last] == 0 {
-                        fold_run(*op, &mut acc[oflat], seg);
+                        monoid.fold_run(&mut acc[oflat], seg);
                     } else {
-                        fold_lanes(*op, &mut acc[oflat..oflat + run], seg);
+                        monoid.fold_lanes(&mut acc[oflat..oflat + run], seg);
                     }
                     pos += run;
                     idx[last] += run;
@@ -296,12 +281,16 @@ fn eval_sources(
     })
 }
 
-/// `sum`/`prod`/`min`/`max` of a float32 chunk, streamed block by block through the lane
-/// buffer (accumulating in float64) instead of over a float64 copy of the chunk.
+/// A fold (a row of the reduction table) of a float32 chunk, streamed block by block through
+/// the lane buffer (accumulating in float64) instead of over a float64 copy of the chunk.
 pub fn reduce_float32(op: Op, axes: &[usize], keepdims: bool, x: &ArrayData) -> KResult<ArrayData> {
+    let Some(row) = reduction::fold(op) else {
+        return kerr(format!("{op} is not a reduction"));
+    };
+    let monoid = row.monoid;
     let plan = Plan {
         lanes: Vec::new(),
-        reduce: Some((op, axes.iter().copied().collect(), keepdims)),
+        reduce: Some((monoid, axes.iter().copied().collect(), keepdims)),
         end: 0,
         out_dtype: reduction_dtype(op, x.dtype()),
     };

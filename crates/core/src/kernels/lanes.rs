@@ -10,9 +10,7 @@
 use super::generate::Stream;
 use super::{kerr, KResult};
 use crate::array::ArrayData;
-use crate::ops::family::elementwise::math::{
-    fmax, fmin, BinaryUfunc, BinaryVisitor, UnaryUfunc, UnaryVisitor,
-};
+use crate::ops::family::elementwise::math::{BinaryUfunc, BinaryVisitor, UnaryUfunc, UnaryVisitor};
 use crate::ops::family::elementwise::{with_binary, with_unary};
 use crate::ops::Op;
 use ndarray::{ArrayD, IxDyn};
@@ -166,41 +164,5 @@ pub(super) fn run_lane(lane: Lane, buf: &mut [f64], others: &[&[f64]]) {
             value,
             left: true,
         } => binary_lane(op, BinaryLane::Left(buf, value)),
-    }
-}
-
-/// The sum of `seg`, in eight interleaved partial sums added pairwise at the end. A sum in
-/// order waits for each add (4 cycles a value, half of `(rand + rand).sum()`'s time); eight
-/// side by side fill the vector registers, and round no worse.
-pub(super) fn sum(seg: &[f64]) -> f64 {
-    let mut part = [0.0f64; 8];
-    let groups = seg.chunks_exact(8);
-    let tail: f64 = groups.remainder().iter().sum();
-    for group in groups {
-        for (p, v) in part.iter_mut().zip(group) {
-            *p += v;
-        }
-    }
-    let [a, b, c, d, e, f, g, h] = part;
-    (((a + b) + (c + d)) + ((e + f) + (g + h))) + tail
-}
-
-/// Folds `seg` into one accumulator: products, minima and maxima in order, sums by [`sum`].
-pub(super) fn fold_run(op: Op, acc: &mut f64, seg: &[f64]) {
-    *acc = match op {
-        Op::Sum => *acc + sum(seg),
-        Op::Prod => seg.iter().fold(*acc, |a, v| a * v),
-        Op::Min => seg.iter().fold(*acc, |a, v| fmin(a, *v)),
-        _ => seg.iter().fold(*acc, |a, v| fmax(a, *v)),
-    };
-}
-
-/// Folds `seg[i]` into `acc[i]`.
-pub(super) fn fold_lanes(op: Op, acc: &mut [f64], seg: &[f64]) {
-    match op {
-        Op::Sum => map2(acc, seg, |a, v| a + v),
-        Op::Prod => map2(acc, seg, |a, v| a * v),
-        Op::Min => map2(acc, seg, fmin),
-        _ => map2(acc, seg, fmax),
     }
 }

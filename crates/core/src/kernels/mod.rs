@@ -87,11 +87,12 @@ pub fn widens(op: Op, args: &OpArgs, dtypes: &[DType]) -> bool {
         && !has_narrow_loops(op, args)
 }
 
-/// `sum`/`prod`/`min`/`max` of one float32 chunk: streamed by [`fused::reduce_float32`].
+/// A fold of the reduction table over one float32 chunk: streamed by
+/// [`fused::reduce_float32`].
 fn streams_float32(op: Op, args: &OpArgs, dtypes: &[DType]) -> bool {
     matches!(args, OpArgs::Reduce { .. })
         && dtypes == [DType::F32]
-        && matches!(op, Op::Sum | Op::Prod | Op::Min | Op::Max)
+        && crate::ops::family::reduction::fold(op).is_some()
 }
 
 /// Whether `op` has float32/int32 loops of its own (else its inputs are widened first).

@@ -1,14 +1,15 @@
-//! Result dtypes of the ops outside the elementwise family (reductions, statistics, fills),
-//! by NumPy 2's rules for the dtypes ares has (`bool`, `int32`, `int64`, `float32`,
-//! `float64`). The ufuncs' rules, NEP 50's weak scalars among them, are the elementwise
-//! family's (`family::elementwise::dtypes`, re-exported here).
+//! Result dtypes by NumPy 2's rules for the dtypes ares has (`bool`, `int32`, `int64`,
+//! `float32`, `float64`): statistics and fills here; the ufuncs' rules, NEP 50's weak scalars
+//! among them, are the elementwise family's (`family::elementwise::dtypes`) and the
+//! reductions' the reduction table's (`family::reduction::reduction_dtype`), re-exported.
 
 use crate::array::DType;
-use crate::ops::{Fill, Op};
+use crate::ops::Fill;
 
 pub use crate::ops::family::elementwise::dtypes::{
     binary_dtype, scalar_binary_dtype, scalar_compute_dtype, unary_dtype, weak_promote,
 };
+pub use crate::ops::family::reduction::reduction_dtype;
 
 /// The float dtype of a statistic or math function of `a`: float32 stays, the rest give
 /// float64 (`mean`, `var`, `std`, `sqrt`...).
@@ -17,15 +18,6 @@ pub fn float_result(a: DType) -> DType {
         DType::F32
     } else {
         DType::F64
-    }
-}
-
-/// `sum` and `prod` (and the running `cumsum`/`cumprod`) of bools and int32 give int64, as
-/// NumPy's do on 64-bit Linux; `min`/`max` keep the dtype.
-pub fn reduction_dtype(op: Op, a: DType) -> DType {
-    match op {
-        Op::Sum | Op::Prod if matches!(a, DType::Bool | DType::I32) => DType::I64,
-        _ => a,
     }
 }
 

@@ -165,7 +165,7 @@ pub fn infer(op: Op, args: &OpArgs, inputs: &[(&Shape, DType)]) -> Result<(Shape
         (Family::Scan, OpArgs::Scan { axis }) => {
             arity(op, inputs.len(), 1)?;
             check_axes(name, &[*axis], inputs[0].0.len())?;
-            (inputs[0].0.clone(), reduction_dtype(Op::Sum, inputs[0].1))
+            (inputs[0].0.clone(), reduction_dtype(op, inputs[0].1))
         }
         (Family::Ternary, OpArgs::None) => {
             arity(op, inputs.len(), 3)?;

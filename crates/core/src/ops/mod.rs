@@ -64,28 +64,35 @@ pub enum Family {
     Shuffle,
 }
 
-/// Declares [`Op`] from the `rows` below (`Variant => Kind, "name", "full.name";`) and the
-/// ufunc table's (`unary { ... } binary { ... }`, appended by
-/// [`family::elementwise::ufunc_table!`]).
+/// Declares [`Op`] from the `rows` below (`Variant => Kind, "name", "full.name";`), the
+/// reduction table's (`fold`, `scan`, `reduction_rows`, appended by
+/// [`family::reduction::reduction_table!`]) and the ufunc table's (`unary`, `binary`,
+/// appended by [`family::elementwise::ufunc_table!`]).
 macro_rules! ops {
     (
         rows { $($variant:ident => $family:ident, $name:literal, $full:literal;)* }
+        fold { $($f:ident: $fm:ident, $fr:ident, $fu:literal, $ff:literal, [$fn:literal $(, $fa:literal)*], $fd:literal;)* }
+        scan { $($s:ident: $sm:ident, $sr:ident, $sf:literal, [$sn:literal $(, $sa:literal)*], $sd:literal;)* }
+        reduction_rows { $($rv:ident => $rfam:ident, $rname:literal, $rfull:literal;)* }
         unary { $($u:ident: $ur:ident, $uf:literal, [$un:literal $(, $ua:literal)*], $ud:literal;)* }
         binary { $($b:ident: $br:ident, $bf:literal, [$bn:literal $(, $ba:literal)*], $bd:literal;)* }
     ) => {
         /// Every operation ares knows.
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
         #[repr(u8)]
-        pub enum Op { $($variant,)* $($u,)* $($b,)* }
+        pub enum Op { $($variant,)* $($f,)* $($s,)* $($rv,)* $($u,)* $($b,)* }
 
         impl Op {
             /// All operations, in declaration order.
-            pub const ALL: &'static [Op] = &[$(Op::$variant,)* $(Op::$u,)* $(Op::$b,)*];
+            pub const ALL: &'static [Op] = &[$(Op::$variant,)* $(Op::$f,)* $(Op::$s,)* $(Op::$rv,)* $(Op::$u,)* $(Op::$b,)*];
 
             /// Short, numpy-like name (`add`, `sum`, `rand`).
             pub fn name(self) -> &'static str {
                 match self {
                     $(Op::$variant => $name,)*
+                    $(Op::$f => $fn,)*
+                    $(Op::$s => $sn,)*
+                    $(Op::$rv => $rname,)*
                     $(Op::$u => $un,)*
                     $(Op::$b => $bn,)*
                 }
@@ -95,6 +102,9 @@ macro_rules! ops {
             pub fn full_name(self) -> &'static str {
                 match self {
                     $(Op::$variant => $full,)*
+                    $(Op::$f => $ff,)*
+                    $(Op::$s => $sf,)*
+                    $(Op::$rv => $rfull,)*
                     $(Op::$u => $uf,)*
                     $(Op::$b => $bf,)*
                 }
@@ -103,6 +113,9 @@ macro_rules! ops {
             pub fn family(self) -> Family {
                 match self {
                     $(Op::$variant => Family::$family,)*
+                    $(Op::$f => Family::Reduction,)*
+                    $(Op::$s => Family::Scan,)*
+                    $(Op::$rv => Family::$rfam,)*
                     $(Op::$u => Family::Unary,)*
                     $(Op::$b => Family::Binary,)*
                 }
@@ -111,7 +124,14 @@ macro_rules! ops {
     };
 }
 
-family::elementwise::ufunc_table! { ops! { rows {
+/// Passes the rows gathered so far on to the ufunc table, then to [`ops!`].
+macro_rules! with_ufuncs {
+    ($($rows:tt)*) => {
+        family::elementwise::ufunc_table! { ops! { $($rows)* } }
+    };
+}
+
+family::reduction::reduction_table! { with_ufuncs! { rows {
     Rand => Creation, "rand", "ares.tensor.random.rand";
     Randn => Creation, "randn", "ares.tensor.random.randn";
     Full => Creation, "full", "ares.tensor.datasource.full";
@@ -119,21 +139,6 @@ family::elementwise::ufunc_table! { ops! { rows {
     Linspace => Creation, "linspace", "ares.tensor.datasource.linspace";
     AsType => Unary, "astype", "ares.tensor.base.astype";
     Where => Ternary, "where", "ares.tensor.base.where";
-    Sum => Reduction, "sum", "ares.tensor.reduction.sum";
-    Prod => Reduction, "prod", "ares.tensor.reduction.prod";
-    Min => Reduction, "min", "ares.tensor.reduction.min";
-    Max => Reduction, "max", "ares.tensor.reduction.max";
-    Var => Reduction, "var", "ares.tensor.reduction.var";
-    ArgMin => Reduction, "argmin", "ares.tensor.reduction.argmin";
-    ArgMax => Reduction, "argmax", "ares.tensor.reduction.argmax";
-    ArgCombine => Combine, "arg_combine", "ares.tensor.reduction.arg_combine";
-    ArgIndex => Combine, "arg_index", "ares.tensor.reduction.arg_index";
-    CumSum => Scan, "cumsum", "ares.tensor.reduction.cumsum";
-    CumProd => Scan, "cumprod", "ares.tensor.reduction.cumprod";
-    Moments => Reduction, "moments", "ares.tensor.reduction.moments";
-    MomentsCombine => Combine, "moments_combine", "ares.tensor.reduction.moments_combine";
-    MomentsVar => Combine, "moments_var", "ares.tensor.reduction.moments_var";
-    Combine => Combine, "combine", "ares.tensor.reduction.combine";
     TreeAdd => Combine, "tree_add", "ares.tensor.arithmetic.tree_add";
     Matmul => Linalg, "matmul", "ares.tensor.linalg.matmul";
     Slice => Indexing, "slice", "ares.tensor.indexing.slice";

@@ -101,10 +101,14 @@ impl Tensor {
         Ok(out)
     }
 
-    /// `sum`, `prod`, `min` or `max` over `axes` (`None` = all).
+    /// A reduction of the family's table (`sum`, `prod`, `min`, `max`...) over `axes`
+    /// (`None` = all).
     pub fn reduce(&self, op: Op, axes: Option<&[i64]>, keepdims: bool) -> Result<Tensor> {
+        let Some(row) = crate::ops::family::reduction::fold(op) else {
+            return Err(AresError::arg(op.name(), "not a reduction"));
+        };
         let axes = self.normalize_axes(op.name(), axes)?;
-        if matches!(op, Op::Min | Op::Max) && axes.iter().any(|a| self.shape()[*a] == 0) {
+        if !row.monoid.reduces_empty() && axes.iter().any(|a| self.shape()[*a] == 0) {
             return Err(AresError::arg(
                 op.name(),
                 "zero-size array to reduction operation which has no identity",

@@ -11,8 +11,6 @@ mod grid;
 mod indexing;
 mod io;
 mod matmul;
-mod records;
-mod reduction;
 mod reshape;
 mod select;
 pub(crate) mod shuffle;
@@ -26,6 +24,7 @@ use crate::ids::{ArgsIdx, ChunkIdx, ChunkKey, OpKey};
 use crate::ops::{Family, Op, OpArgs};
 
 pub use creation::chunk_seed;
+pub(crate) use grid::linear;
 pub use grid::{offsets, split_dim, splits_for, Odometer};
 
 /// A tiled tensor: chunk lengths per dimension and the chunk grid in C order.
@@ -195,6 +194,50 @@ impl Tiler {
 
     pub fn shape_of(&self, c: ChunkIdx) -> &Shape {
         self.graph.shape(c)
+    }
+
+    /// Combines `items` in a tree of fan-in `combine_size`. Intermediate levels use `mid`
+    /// arguments and shape, the root `last`. One op key per level, shared by all trees of
+    /// the same tiled operation through `level_keys`.
+    pub fn tree(
+        &mut self,
+        op: Op,
+        mut items: Vec<ChunkIdx>,
+        level_keys: &mut Vec<OpKey>,
+        mid: (ArgsIdx, Shape),
+        last: (ArgsIdx, Shape),
+        dtype: DType,
+    ) -> ChunkIdx {
+        let fan_in = self.combine_size;
+        if items.len() == 1 {
+            debug_assert_eq!(
+                mid.1, last.1,
+                "a lone item is only the root when shapes agree"
+            );
+            return items[0];
+        }
+        let mut level = 0;
+        loop {
+            if level_keys.len() <= level {
+                let key = self.key();
+                level_keys.push(key);
+            }
+            let key = level_keys[level];
+            if items.len() <= fan_in {
+                return self.push(key, op, last.0, last.1.clone(), dtype, &items);
+            }
+            items = items
+                .chunks(fan_in)
+                .map(|group| {
+                    if group.len() == 1 {
+                        group[0]
+                    } else {
+                        self.push(key, op, mid.0, mid.1.clone(), dtype, group)
+                    }
+                })
+                .collect();
+            level += 1;
+        }
     }
 
     fn tile_node(

@@ -1,12 +1,14 @@
-//! Reduction and combine kernels.
+//! Reduction, scan and combine kernels, each written once over the row's [`Fold`].
 //!
 //! A reduction map keeps or drops the reduced axes as its arguments say; `combine` folds
-//! same-shaped partials elementwise with the same op and then drops the reduced axes if this
-//! is the last level of the tree. `min`/`max` propagate NaN, as numpy does.
+//! same-shaped partials elementwise with the same fold and then drops the reduced axes if
+//! this is the last level of the tree. `min`/`max` propagate NaN, as numpy does.
 
+use super::monoid::{Fold, FoldVisitor, Monoid};
+use super::reduction_dtype;
 use crate::array::ArrayData;
+use crate::array::DType;
 use crate::kernels::{kerr, KResult};
-use crate::ops::family::elementwise::math::{fmax, fmin};
 use crate::ops::Op;
 use ndarray::{ArrayD, Axis, IxDyn, Zip};
 
@@ -52,65 +54,84 @@ fn fold_axes<T: Copy>(
     out
 }
 
-fn reduce_f64(op: Op, a: &ArrayD<f64>, axes: &[usize], keepdims: bool) -> KResult<ArrayD<f64>> {
-    if axes.is_empty() && op == Op::Sum {
-        // NumPy starts every sum from the identity +0.0, so -0.0 comes out as +0.0.
-        return Ok(a.mapv(|x| 0.0 + x));
+/// The fold of a reduction over axes, or an error for any other op.
+fn monoid(op: Op) -> KResult<Monoid> {
+    match super::fold(op).or_else(|| super::scan(op)) {
+        Some(row) => Ok(row.monoid),
+        None => kerr(format!("{op} is not a reduction")),
     }
-    if axes.len() == a.ndim() {
-        let v = match op {
-            Op::Sum => a.sum(),
-            Op::Prod => a.product(),
-            // An empty chunk (a zero-length piece of a concatenation) contributes the
-            // identity; the tensor-level check refused reductions with no element at all.
-            Op::Min => a.iter().copied().fold(f64::INFINITY, fmin),
-            Op::Max => a.iter().copied().fold(f64::NEG_INFINITY, fmax),
-            _ => return kerr(format!("{op} is not a reduction")),
-        };
-        let shape: Vec<usize> = if keepdims { vec![1; a.ndim()] } else { vec![] };
-        return Ok(ArrayD::from_elem(IxDyn(&shape), v));
+}
+
+/// A reduction map of one chunk, generic over its fold.
+struct Reduce<'a> {
+    a: &'a ArrayData,
+    axes: &'a [usize],
+    keepdims: bool,
+}
+
+impl FoldVisitor for Reduce<'_> {
+    type Out = KResult<ArrayData>;
+    fn visit<F: Fold>(self) -> KResult<ArrayData> {
+        let Reduce { a, axes, keepdims } = self;
+        Ok(match a {
+            ArrayData::F64(x) if axes.is_empty() => {
+                // NumPy starts every fold from the identity, so a sum turns -0.0 into +0.0.
+                ArrayData::F64(x.mapv(|v| F::f64(F::F64, v)))
+            }
+            ArrayData::F64(x) if axes.len() == x.ndim() => {
+                // An empty chunk (a zero-length piece of a concatenation) contributes the
+                // identity; the tensor-level check refused reductions with no element at all.
+                let shape: Vec<usize> = if keepdims { vec![1; x.ndim()] } else { vec![] };
+                ArrayData::F64(ArrayD::from_elem(IxDyn(&shape), F::whole(x)))
+            }
+            ArrayData::F64(x) => ArrayData::F64(fold_axes(x, axes, keepdims, F::F64, F::f64)),
+            ArrayData::I64(x) => ArrayData::I64(fold_axes(x, axes, keepdims, F::I64, F::i64)),
+            ArrayData::Bool(x) => ArrayData::Bool(fold_axes(x, axes, keepdims, F::BOOL, F::bool)),
+            other => return crate::kernels::not_widened(other.dtype()),
+        })
     }
-    Ok(match op {
-        Op::Sum => fold_axes(a, axes, keepdims, 0.0, |x: f64, y: f64| x + y),
-        Op::Prod => fold_axes(a, axes, keepdims, 1.0, |x: f64, y: f64| x * y),
-        Op::Min => fold_axes(a, axes, keepdims, f64::INFINITY, fmin),
-        Op::Max => fold_axes(a, axes, keepdims, f64::NEG_INFINITY, fmax),
-        _ => return kerr(format!("{op} is not a reduction")),
-    })
 }
 
-fn reduce_i64(op: Op, a: &ArrayD<i64>, axes: &[usize], keepdims: bool) -> KResult<ArrayD<i64>> {
-    Ok(match op {
-        Op::Sum => fold_axes(a, axes, keepdims, 0i64, i64::wrapping_add),
-        Op::Prod => fold_axes(a, axes, keepdims, 1i64, i64::wrapping_mul),
-        Op::Min => fold_axes(a, axes, keepdims, i64::MAX, i64::min),
-        Op::Max => fold_axes(a, axes, keepdims, i64::MIN, i64::max),
-        _ => return kerr(format!("{op} is not a reduction")),
-    })
-}
-
-fn reduce_bool(op: Op, a: &ArrayD<bool>, axes: &[usize], keepdims: bool) -> KResult<ArrayD<bool>> {
-    Ok(match op {
-        Op::Min => fold_axes(a, axes, keepdims, true, |x: bool, y: bool| x & y),
-        Op::Max => fold_axes(a, axes, keepdims, false, |x: bool, y: bool| x | y),
-        _ => return kerr(format!("{op} is not defined on bool")),
-    })
-}
-
+/// The reduction `op` (a row of the table) of one chunk over `axes`.
 pub fn reduce(op: Op, a: &ArrayData, axes: &[usize], keepdims: bool) -> KResult<ArrayData> {
-    Ok(match a {
-        ArrayData::F64(x) => ArrayData::F64(reduce_f64(op, x, axes, keepdims)?),
-        ArrayData::I64(x) => ArrayData::I64(reduce_i64(op, x, axes, keepdims)?),
-        ArrayData::Bool(x) if matches!(op, Op::Sum | Op::Prod) => {
-            ArrayData::I64(reduce_i64(op, &x.mapv(|v| v as i64), axes, keepdims)?)
+    let m = monoid(op)?;
+    let widened;
+    let a = match a {
+        // Bools fold as int64 where the result widens (`sum` counts), as NumPy's do.
+        ArrayData::Bool(x) if reduction_dtype(op, DType::Bool) == DType::I64 => {
+            widened = ArrayData::I64(x.mapv(i64::from));
+            &widened
         }
-        ArrayData::Bool(x) => ArrayData::Bool(reduce_bool(op, x, axes, keepdims)?),
-        other => return crate::kernels::not_widened(other.dtype()),
-    })
+        _ => a,
+    };
+    m.visit(Reduce { a, axes, keepdims })
 }
 
-/// Running sum or product along `axis` inside one chunk (bools count as int64, as in NumPy);
-/// tiling adds the carry of the chunks before it.
+/// A running fold along an axis of one chunk.
+struct Scan<'a>(&'a ArrayData, Axis);
+
+impl FoldVisitor for Scan<'_> {
+    type Out = ArrayData;
+    fn visit<F: Fold>(self) -> ArrayData {
+        let Scan(a, ax) = self;
+        match a.clone() {
+            ArrayData::F64(mut x) => {
+                x.accumulate_axis_inplace(ax, |p, c| *c = F::f64(*p, *c));
+                ArrayData::F64(x)
+            }
+            other => {
+                let ArrayData::I64(mut x) = other.cast(DType::I64) else {
+                    unreachable!("cast to int64")
+                };
+                x.accumulate_axis_inplace(ax, |p, c| *c = F::i64(*p, *c));
+                ArrayData::I64(x)
+            }
+        }
+    }
+}
+
+/// Running fold (`cumsum`, `cumprod`) along `axis` inside one chunk (bools and integers in
+/// int64, as in NumPy); tiling folds in the carry of the chunks before it.
 pub fn scan(op: Op, a: &ArrayData, axis: usize) -> KResult<ArrayData> {
     if axis >= a.shape().len() {
         return kerr(format!(
@@ -118,27 +139,7 @@ pub fn scan(op: Op, a: &ArrayData, axis: usize) -> KResult<ArrayData> {
             a.shape()
         ));
     }
-    let ax = Axis(axis);
-    let sum = op == Op::CumSum;
-    Ok(match a.clone() {
-        ArrayData::F64(mut x) => {
-            x.accumulate_axis_inplace(ax, |p, c| *c = if sum { *p + *c } else { *p * *c });
-            ArrayData::F64(x)
-        }
-        other => {
-            let ArrayData::I64(mut x) = other.cast(crate::array::DType::I64) else {
-                unreachable!("cast to int64")
-            };
-            x.accumulate_axis_inplace(ax, |p, c| {
-                *c = if sum {
-                    p.wrapping_add(*c)
-                } else {
-                    p.wrapping_mul(*c)
-                }
-            });
-            ArrayData::I64(x)
-        }
-    })
+    Ok(monoid(op)?.visit(Scan(a, Axis(axis))))
 }
 
 fn fold_into<T: Copy>(acc: &mut ArrayD<T>, x: &ArrayD<T>, f: impl Fn(T, T) -> T) -> KResult<()> {
@@ -207,68 +208,58 @@ fn fold_contiguous(op: Op, inputs: &[&ArrayData]) -> Option<ArrayData> {
     fn array<T>(shape: &[usize], v: Vec<T>) -> Option<ArrayD<T>> {
         ArrayD::from_shape_vec(IxDyn(shape), v).ok()
     }
-    match inputs[0] {
-        ArrayData::F64(_) => {
-            let (parts, shape) = slices(inputs, |x| match x {
-                ArrayData::F64(a) => Some(a),
+    struct Contiguous<'a, 'b>(&'b [&'a ArrayData]);
+    impl FoldVisitor for Contiguous<'_, '_> {
+        type Out = Option<ArrayData>;
+        fn visit<F: Fold>(self) -> Option<ArrayData> {
+            let inputs = self.0;
+            match inputs[0] {
+                ArrayData::F64(_) => {
+                    let (parts, shape) = slices(inputs, |x| match x {
+                        ArrayData::F64(a) => Some(a),
+                        _ => None,
+                    })?;
+                    array(shape, blocks(&parts, F::f64)).map(ArrayData::F64)
+                }
+                ArrayData::I64(_) => {
+                    let (parts, shape) = slices(inputs, |x| match x {
+                        ArrayData::I64(a) => Some(a),
+                        _ => None,
+                    })?;
+                    array(shape, blocks(&parts, F::i64)).map(ArrayData::I64)
+                }
                 _ => None,
-            })?;
-            let v = match op {
-                Op::Sum => blocks(&parts, |p, q| p + q),
-                Op::Prod => blocks(&parts, |p, q| p * q),
-                Op::Min => blocks(&parts, fmin),
-                _ => blocks(&parts, fmax),
-            };
-            array(shape, v).map(ArrayData::F64)
+            }
         }
-        ArrayData::I64(_) => {
-            let (parts, shape) = slices(inputs, |x| match x {
-                ArrayData::I64(a) => Some(a),
-                _ => None,
-            })?;
-            let v = match op {
-                Op::Sum => blocks(&parts, i64::wrapping_add),
-                Op::Prod => blocks(&parts, i64::wrapping_mul),
-                Op::Min => blocks(&parts, i64::min),
-                _ => blocks(&parts, i64::max),
-            };
-            array(shape, v).map(ArrayData::I64)
-        }
-        _ => None,
     }
+    monoid(op).ok()?.visit(Contiguous(inputs))
 }
 
 /// The general fold: a copy of `first`, then each further partial folded into it.
 fn fold_pairwise(op: Op, first: &ArrayData, rest: &[&ArrayData]) -> KResult<ArrayData> {
-    let mut acc = first.clone();
-    for x in rest {
-        match (&mut acc, x) {
-            (ArrayData::F64(a), ArrayData::F64(b)) => match op {
-                Op::Sum => fold_into(a, b, |p, q| p + q)?,
-                Op::Prod => fold_into(a, b, |p, q| p * q)?,
-                Op::Min => fold_into(a, b, fmin)?,
-                _ => fold_into(a, b, fmax)?,
-            },
-            (ArrayData::I64(a), ArrayData::I64(b)) => match op {
-                Op::Sum => fold_into(a, b, i64::wrapping_add)?,
-                Op::Prod => fold_into(a, b, i64::wrapping_mul)?,
-                Op::Min => fold_into(a, b, i64::min)?,
-                _ => fold_into(a, b, i64::max)?,
-            },
-            (ArrayData::Bool(a), ArrayData::Bool(b)) => match op {
-                Op::Min => fold_into(a, b, |p, q| p & q)?,
-                _ => fold_into(a, b, |p, q| p | q)?,
-            },
-            (a, b) => {
-                return kerr(format!(
-                    "partials of different dtypes {} and {}",
-                    a.dtype(),
-                    b.dtype()
-                ))
+    struct Pairwise<'a, 'b>(&'b ArrayData, &'b [&'a ArrayData]);
+    impl FoldVisitor for Pairwise<'_, '_> {
+        type Out = KResult<ArrayData>;
+        fn visit<F: Fold>(self) -> KResult<ArrayData> {
+            let mut acc = self.0.clone();
+            for x in self.1 {
+                match (&mut acc, x) {
+                    (ArrayData::F64(a), ArrayData::F64(b)) => fold_into(a, b, F::f64)?,
+                    (ArrayData::I64(a), ArrayData::I64(b)) => fold_into(a, b, F::i64)?,
+                    (ArrayData::Bool(a), ArrayData::Bool(b)) => fold_into(a, b, F::bool)?,
+                    (a, b) => {
+                        return kerr(format!(
+                            "partials of different dtypes {} and {}",
+                            a.dtype(),
+                            b.dtype()
+                        ))
+                    }
+                }
             }
+            Ok(acc)
         }
     }
-    Ok(acc)
+    monoid(op)?.visit(Pairwise(first, rest))
 }
 
 /// The last level of a tree: the reduced axes (length 1 by now) go.

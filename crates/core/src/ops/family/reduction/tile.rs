@@ -1,22 +1,23 @@
-//! Tiling of reductions and matmul.
+//! Tiling of the folds (the table's reductions over axes, and its scans).
 //!
 //! A reduction maps every input chunk to a partial result (reduced axes kept as length 1),
-//! then combines the partials of each output chunk in a tree of fan-in `combine_size`; only
-//! the last level drops the reduced axes when `keepdims` is false. A single partial needs no
-//! tree. `matmul` (in `matmul`) sums its partial products in the same kind of tree.
+//! then combines the partials of each output chunk in a tree of fan-in `combine_size`
+//! (`Tiler::tree`, which matmul's partial products share); only the last level drops the
+//! reduced axes when `keepdims` is false. A single partial needs no tree. It lives with the
+//! family, not in `prepare::tile`, so a new reduction touches one folder; it reaches the
+//! tiler through its small crate-wide API (`key`, `push`, `shape_of`, `tree`, `graph`).
 
-use super::grid::Odometer;
-use super::{Tiled, Tiler};
 use crate::array::{DType, Shape};
-use crate::ids::{ArgsIdx, ChunkIdx, OpKey};
+use crate::ids::ChunkIdx;
 use crate::ops::infer::reduced_shape;
 use crate::ops::{DimIndex, Op, OpArgs};
+use crate::prepare::tile::{linear, Odometer, Tiled, Tiler};
 use smallvec::SmallVec;
 
 /// The input chunks each output chunk of a reduction over `axes` reads, group after group
 /// (output positions in C order over the kept axes; inside a group, C order over the
 /// reduced axes), and the group size.
-pub(super) fn reduction_groups(input: &Tiled, axes: &[usize]) -> (Vec<ChunkIdx>, usize) {
+pub(crate) fn reduction_groups(input: &Tiled, axes: &[usize]) -> (Vec<ChunkIdx>, usize) {
     let in_grid = input.grid();
     let ndim = in_grid.len();
     let kept: Vec<usize> = (0..ndim).filter(|d| !axes.contains(d)).collect();
@@ -40,7 +41,7 @@ pub(super) fn reduction_groups(input: &Tiled, axes: &[usize]) -> (Vec<ChunkIdx>,
 }
 
 /// The splits of a reduction's result: reduced axes vanish, or stay as one chunk of 1.
-pub(super) fn reduced_splits(input: &Tiled, axes: &[usize], keepdims: bool) -> Vec<Vec<usize>> {
+pub(crate) fn reduced_splits(input: &Tiled, axes: &[usize], keepdims: bool) -> Vec<Vec<usize>> {
     (0..input.splits.len())
         .filter_map(|d| match (axes.contains(&d), keepdims) {
             (false, _) => Some(input.splits[d].clone()),
@@ -51,7 +52,7 @@ pub(super) fn reduced_splits(input: &Tiled, axes: &[usize], keepdims: bool) -> V
 }
 
 impl Tiler {
-    pub(super) fn tile_reduction(
+    pub(crate) fn tile_reduction(
         &mut self,
         op: Op,
         axes: &[usize],
@@ -114,11 +115,14 @@ impl Tiler {
     /// of the chunks before it. The serial part is the chain of `k` slice-sized combines for
     /// `k` chunks on the axis; every full-chunk step runs in parallel. Values equal a
     /// sequential scan's: the carry after chunk `j` is the last element of its output.
-    pub(super) fn tile_scan(&mut self, op: Op, axis: usize, dtype: DType, input: &Tiled) -> Tiled {
+    pub(crate) fn tile_scan(&mut self, op: Op, axis: usize, dtype: DType, input: &Tiled) -> Tiled {
         let grid = input.grid();
         let scan_args = self.graph.intern_args(OpArgs::Scan { axis });
         let none = self.graph.intern_args(OpArgs::None);
-        let combine = if op == Op::CumSum { Op::Add } else { Op::Mul };
+        let combine = super::scan(op)
+            .expect("tile_scan is called for the table's scans")
+            .monoid
+            .elementwise();
         let (scan_key, total_key) = (self.key(), self.key());
         let (prefix_key, combine_key) = (self.key(), self.key());
         let mut chunks = vec![ChunkIdx(0); grid.iter().product()];
@@ -133,7 +137,7 @@ impl Tiler {
                 let src = input.at(&idx);
                 let shape = self.shape_of(src).clone();
                 let local = self.push(scan_key, op, scan_args, shape.clone(), dtype, &[src]);
-                let at = super::grid::linear(&grid, &idx);
+                let at = linear(&grid, &idx);
                 // An empty chunk (a zero-length piece of a concatenation) carries nothing.
                 if shape[axis] == 0 {
                     chunks[at] = local;
@@ -186,50 +190,6 @@ impl Tiler {
             chunks,
         }
     }
-
-    /// Combines `items` in a tree of fan-in `combine_size`. Intermediate levels use `mid`
-    /// arguments and shape, the root `last`. One op key per level, shared by all trees of
-    /// the same tiled operation through `level_keys`.
-    pub(super) fn tree(
-        &mut self,
-        op: Op,
-        mut items: Vec<ChunkIdx>,
-        level_keys: &mut Vec<OpKey>,
-        mid: (ArgsIdx, Shape),
-        last: (ArgsIdx, Shape),
-        dtype: DType,
-    ) -> ChunkIdx {
-        let fan_in = self.combine_size;
-        if items.len() == 1 {
-            debug_assert_eq!(
-                mid.1, last.1,
-                "a lone item is only the root when shapes agree"
-            );
-            return items[0];
-        }
-        let mut level = 0;
-        loop {
-            if level_keys.len() <= level {
-                let key = self.key();
-                level_keys.push(key);
-            }
-            let key = level_keys[level];
-            if items.len() <= fan_in {
-                return self.push(key, op, last.0, last.1.clone(), dtype, &items);
-            }
-            items = items
-                .chunks(fan_in)
-                .map(|group| {
-                    if group.len() == 1 {
-                        group[0]
-                    } else {
-                        self.push(key, op, mid.0, mid.1.clone(), dtype, group)
-                    }
-                })
-                .collect();
-            level += 1;
-        }
-    }
 }
 
 #[cfg(test)]
@@ -246,7 +206,8 @@ mod tests {
         for k in [1usize, 2, 6, 40] {
             let x = tensor::ones(&[3 * k, 2], 3).unwrap();
             let t = x.scan(Op::CumSum, Some(0)).unwrap();
-            let graph = super::super::tile(&Tensor::graph(&[&t]), &TaskConfig::default()).unwrap();
+            let graph =
+                crate::prepare::tile::tile(&Tensor::graph(&[&t]), &TaskConfig::default()).unwrap();
             let mut depth = vec![0usize; graph.nodes.len()];
             for i in 0..graph.nodes.len() {
                 let below = graph

@@ -5,13 +5,13 @@
 //! the fields in a trailing axis), the records of an output chunk merge in a tree of fan-in
 //! `combine_size`, and a last step turns the merged record into the result.
 
-use super::reduction::{reduced_splits, reduction_groups};
-use super::{Tiled, Tiler};
+use super::tile::{reduced_splits, reduction_groups};
 use crate::array::DType;
 use crate::ids::{ArgsIdx, ChunkIdx};
 use crate::ops::family::reduction::moments::FIELDS;
 use crate::ops::infer::reduced_shape;
 use crate::ops::{Op, OpArgs};
+use crate::prepare::tile::{Tiled, Tiler};
 use smallvec::SmallVec;
 
 impl Tiler {
@@ -58,7 +58,7 @@ impl Tiler {
     /// One-pass variance (see `ops::family::reduction::moments`): moments per chunk, merged with Chan's
     /// formula, then `M2 / (n - ddof)`. The moments are float64 whatever `out_dtype` (float32
     /// for float32 data) the variance has.
-    pub(super) fn tile_variance(
+    pub(crate) fn tile_variance(
         &mut self,
         axes: &[usize],
         keepdims: bool,
@@ -103,7 +103,7 @@ impl Tiler {
 
     /// `argmin`/`argmax` along `axis` (see `ops::family::reduction::argreduce`): the best `(value, global
     /// index)` per chunk, merged by value, then the index.
-    pub(super) fn tile_argreduce(
+    pub(crate) fn tile_argreduce(
         &mut self,
         op: Op,
         axis: usize,
@@ -114,7 +114,7 @@ impl Tiler {
             DType::F64 | DType::F32 => DType::F64,
             _ => DType::I64,
         };
-        let starts = super::grid::offsets(&input.splits[axis]);
+        let starts = crate::prepare::tile::offsets(&input.splits[axis]);
         let arg = |offset: usize, keepdims| OpArgs::Arg {
             op,
             axis,
