@@ -16,9 +16,7 @@
 //! pairwise sum, never less).
 
 mod batched;
-mod creation;
 pub mod fused;
-mod generate;
 mod indexing;
 mod lanes;
 mod linalg;
@@ -27,12 +25,12 @@ mod regrid;
 pub mod select;
 pub mod shuffle;
 pub mod take;
-mod uniform;
 
 use crate::array::{ArrayData, DType};
 use crate::error::{AresError, Result};
 use crate::graph::ChunkGraph;
 use crate::ids::ChunkIdx;
+use crate::ops::family::creation::{generate, kernels as creation};
 use crate::ops::family::elementwise::kernels as elementwise;
 use crate::ops::family::reduction::{argreduce, kernels as reduction, moments};
 use crate::ops::{Family, MapKind, Op, OpArgs, ReduceKind};

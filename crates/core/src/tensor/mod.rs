@@ -16,7 +16,6 @@
 
 mod bitwise;
 mod compose;
-mod creation;
 
 mod io;
 mod linalg;
@@ -26,8 +25,8 @@ mod shuffle;
 pub use shuffle::shuffle_bench;
 mod slice_arg;
 
+pub use crate::ops::family::creation::tensor::*;
 pub use compose::{select, stack};
-pub use creation::*;
 pub use io::{from_npy, from_spool, from_zarr};
 pub use ops::{concatenate, SliceArg};
 

@@ -68,8 +68,10 @@ fn generated_operands_equal_the_whole_kernels() {
         position: [4, 9, 0, 0][i as usize],
     };
     let (seed_a, seed_b) = (crate::ops::chunk_seed(7, 4), crate::ops::chunk_seed(8, 9));
-    let x = crate::kernels::creation::fill(&Fill::Uniform { seed: seed_a }, &shape).unwrap();
-    let y = crate::kernels::creation::fill(&Fill::Normal { seed: seed_b }, &shape).unwrap();
+    let x = crate::ops::family::creation::kernels::fill(&Fill::Uniform { seed: seed_a }, &shape)
+        .unwrap();
+    let y = crate::ops::family::creation::kernels::fill(&Fill::Normal { seed: seed_b }, &shape)
+        .unwrap();
     let want = crate::kernels::apply(Op::Sub, &OpArgs::None, &table, &[&x, &y]).unwrap();
     let steps = [step(Op::Rand, 0), step(Op::Randn, 1), step(Op::Sub, 2)];
     assert_eq!(run_fused(&steps, &table, &[]).unwrap(), want, "x - y");

@@ -1,11 +1,11 @@
 //! Tiling: tileables → chunks.
 //!
 //! Each tileable node is expanded, in topological order, into a grid of chunk nodes by its
-//! op family's rule (one file per family). A tiled tensor is its per-dimension chunk lengths
+//! op family's rule (one file per family here; the reduction and creation families tile in
+//! their own folders, `ops/family/*/tile.rs`). A tiled tensor is its per-dimension chunk lengths
 //! (`splits`) and its chunk grid in C order. Chunks of one operation share one op key; the
 //! chunk key is that key plus a running index.
 
-pub mod creation;
 mod elementwise;
 mod grid;
 mod indexing;
@@ -23,7 +23,6 @@ use crate::graph::{ChunkGraph, ResultTensor, TileableGraph};
 use crate::ids::{ArgsIdx, ChunkIdx, ChunkKey, OpKey};
 use crate::ops::{Family, Op, OpArgs};
 
-pub use creation::chunk_seed;
 pub(crate) use grid::linear;
 pub use grid::{offsets, split_dim, splits_for, Odometer};
 
@@ -237,6 +236,35 @@ impl Tiler {
                 })
                 .collect();
             level += 1;
+        }
+    }
+
+    /// Another task's result: one fetch chunk per source chunk, same layout.
+    fn tile_fetch(
+        &mut self,
+        task: crate::ids::TaskId,
+        splits: &[Vec<usize>],
+        chunks: &[(u32, u32)],
+        dtype: DType,
+    ) -> Tiled {
+        let grid: Shape = splits.iter().map(|s| s.len()).collect();
+        let key = self.key();
+        let mut out = Vec::with_capacity(chunks.len());
+        let mut i = 0;
+        Odometer::for_each(&grid, |idx| {
+            let shape: Shape = idx.iter().enumerate().map(|(d, k)| splits[d][*k]).collect();
+            let (chunk, worker) = chunks[i];
+            let args = self.graph.push_args(OpArgs::FetchChunk {
+                task,
+                chunk,
+                worker,
+            });
+            out.push(self.push(key, Op::Fetch, args, shape, dtype, &[]));
+            i += 1;
+        });
+        Tiled {
+            splits: splits.to_vec(),
+            chunks: out,
         }
     }
 

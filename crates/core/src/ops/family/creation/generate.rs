@@ -5,7 +5,7 @@
 //! 80 MB per busy slot (plus the allocator's retention of freed chunks: a third chunk at
 //! the peak) and a pass over fresh memory; generating 2,048 values at a time into an L1
 //! buffer and folding them at once costs 16 KB and no memory traffic. The values are the
-//! ones [`super::creation::fill`] produces, in the same C order and from the same per-chunk
+//! ones [`super::kernels::fill`] produces, in the same C order and from the same per-chunk
 //! seed, so streaming changes no result: the unit tests compare both, block boundaries
 //! falling anywhere.
 //!
@@ -124,7 +124,7 @@ mod tests {
             },
         ];
         for fill in &fills {
-            let whole: Vec<f64> = super::super::creation::fill(fill, &[37, 29])
+            let whole: Vec<f64> = super::super::kernels::fill(fill, &[37, 29])
                 .unwrap()
                 .iter_f64()
                 .collect();
@@ -194,11 +194,11 @@ mod tests {
                         step(Op::Sub, 2),
                         step(op, 3),
                     ];
-                    let got = super::super::fused::run_fused(&steps, &table, &[]).unwrap();
+                    let got = crate::kernels::fused::run_fused(&steps, &table, &[]).unwrap();
                     let chunk_fill = Fill::Uniform {
                         seed: crate::ops::chunk_seed(3, 5),
                     };
-                    let x = super::super::creation::fill(&chunk_fill, &shape).unwrap();
+                    let x = super::super::kernels::fill(&chunk_fill, &shape).unwrap();
                     let ArrayData::F64(x) = x else { unreachable!() };
                     let y = ArrayData::F64(x.mapv(|v| v * 2.0 - 1.0));
                     let want =
@@ -229,7 +229,7 @@ mod tests {
             end: None,
         };
         assert!(Stream::new(&range).is_none());
-        let ArrayData::Bool(_) = super::super::creation::fill(
+        let ArrayData::Bool(_) = super::super::kernels::fill(
             &Fill::Const {
                 value: Scalar::Bool(true),
             },

@@ -4,10 +4,10 @@
 //! the last chunk of a dimension may be smaller. Random tensors take a seed; `None` draws
 //! one from the OS so that two unseeded calls differ, as in numpy.
 
-use super::Tensor;
 use crate::array::{DType, Scalar, Shape};
 use crate::error::{AresError, Result};
 use crate::ops::{ChunkSpec, Fill, Op, OpArgs};
+use crate::tensor::Tensor;
 
 impl From<usize> for ChunkSpec {
     fn from(c: usize) -> Self {

@@ -1,4 +1,16 @@
-//! Creation: random numbers, constants and ranges (no inputs).
+//! The creation family: random numbers, constants and ranges (ops without inputs).
+//!
+//! The family's code lives here, not spread over the layers that run it: `tensor` (the
+//! public constructors, `rand`, `full`, `arange`... and their argument checks), `tile` (one
+//! chunk per grid cell, random chunks seeded by position), `kernels` (a chunk's values, whole),
+//! `generate` (the same values as a stream of blocks, for FUSE nodes that start with a
+//! creation step) and `uniform` (the vectorized uniform generator both use).
+
+pub(crate) mod generate;
+pub(crate) mod kernels;
+pub mod tensor;
+pub(crate) mod tile;
+pub(crate) mod uniform;
 
 use crate::ops::registry::{Function, OpFamily};
 use crate::ops::{Family, Op};

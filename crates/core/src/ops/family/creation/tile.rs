@@ -4,44 +4,12 @@
 //! result is the same whatever the execution order or placement, and a graph of millions of
 //! random chunks does not hold a 112-byte record per chunk.
 
-use super::grid::{offsets, splits_for, Odometer};
-use super::{Tiled, Tiler};
 use crate::array::{DType, Shape};
 use crate::ops::{ChunkSpec, Fill, Op, OpArgs};
-
-pub use crate::ops::chunk_seed;
+use crate::prepare::tile::{offsets, splits_for, Odometer, Tiled, Tiler};
 
 impl Tiler {
-    /// Another task's result: one fetch chunk per source chunk, same layout.
-    pub(super) fn tile_fetch(
-        &mut self,
-        task: crate::ids::TaskId,
-        splits: &[Vec<usize>],
-        chunks: &[(u32, u32)],
-        dtype: DType,
-    ) -> Tiled {
-        let grid: Shape = splits.iter().map(|s| s.len()).collect();
-        let key = self.key();
-        let mut out = Vec::with_capacity(chunks.len());
-        let mut i = 0;
-        Odometer::for_each(&grid, |idx| {
-            let shape: Shape = idx.iter().enumerate().map(|(d, k)| splits[d][*k]).collect();
-            let (chunk, worker) = chunks[i];
-            let args = self.graph.push_args(OpArgs::FetchChunk {
-                task,
-                chunk,
-                worker,
-            });
-            out.push(self.push(key, Op::Fetch, args, shape, dtype, &[]));
-            i += 1;
-        });
-        Tiled {
-            splits: splits.to_vec(),
-            chunks: out,
-        }
-    }
-
-    pub(super) fn tile_creation(
+    pub(crate) fn tile_creation(
         &mut self,
         op: Op,
         fill: &Fill,
@@ -102,7 +70,7 @@ mod tests {
     #[test]
     fn random_chunks_share_one_record_and_compute_with_their_own_seeds() {
         let x = tensor::rand(&[1000], 10, Some(42)).unwrap();
-        let g = super::super::tile(&Tensor::graph(&[&x]), &TaskConfig::default()).unwrap();
+        let g = crate::prepare::tile::tile(&Tensor::graph(&[&x]), &TaskConfig::default()).unwrap();
         let fills = g
             .args
             .iter()

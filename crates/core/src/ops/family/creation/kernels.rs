@@ -3,8 +3,8 @@
 //! platforms and versions, so a seed always gives the same numbers.
 
 use super::uniform::Uniform;
-use super::{kerr, KResult};
 use crate::array::{numel, ArrayData, Scalar};
+use crate::kernels::{kerr, KResult};
 use crate::ops::Fill;
 use ndarray::{ArrayD, IxDyn};
 use rand::SeedableRng;
