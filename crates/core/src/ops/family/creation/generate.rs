@@ -153,7 +153,10 @@ mod tests {
         use smallvec::SmallVec;
         let shape: crate::array::Shape = [3, 5, 4].into_iter().collect();
         let fill = Fill::Uniform { seed: 3 };
-        for op in [Op::Sum, Op::Prod, Op::Min, Op::Max] {
+        for op in crate::ops::family::reduction::FOLDS
+            .iter()
+            .map(|row| row.op)
+        {
             for axes in [
                 vec![0],
                 vec![1],

@@ -327,7 +327,7 @@ mod tests {
                 .map(|p| f64s(&[len, 1], (0..len).map(|i| value(p, i)).collect()))
                 .collect();
             let refs: Vec<&ArrayData> = inputs.iter().collect();
-            for op in [Op::Sum, Op::Prod, Op::Min, Op::Max] {
+            for op in super::super::FOLDS.iter().map(|row| row.op) {
                 let fast = fold_contiguous(op, &refs).unwrap();
                 let slow = fold_pairwise(op, refs[0], &refs[1..]).unwrap();
                 prop_assert!(same(&fast, &slow), "{op}");
