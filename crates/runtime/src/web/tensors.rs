@@ -115,7 +115,7 @@ async fn band_data(
             })
             .await
             .map_err(|e| fail(e.to_string()))?
-            .map_err(fail)?;
+            .map_err(|e| fail(e.to_string()))?;
         let decoded = codec::decode_chunks(&got.chunks).map_err(|e| fail(e.to_string()))?;
         let decoded = decoded.into_iter().map(|(_, d)| d);
         match part {
@@ -347,9 +347,9 @@ pub async fn task_result(
             "result_too_large",
             format!(
                 "the result is {} ({} bytes), over the {} the json and raw formats assemble in the supervisor (half of cluster.max_frame_bytes); download it with ?format=npy, which streams it chunk by chunk",
-                crate::worker::memory::human(layout.nbytes()),
+                crate::footprint::human(layout.nbytes()),
                 layout.nbytes(),
-                crate::worker::memory::human(budget),
+                crate::footprint::human(budget),
             ),
         ));
     }
