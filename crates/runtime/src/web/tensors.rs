@@ -56,7 +56,7 @@ pub async fn result_layout(p: &TaskHandle, output: u32) -> Result<(Layout, u64),
         .await
         .map_err(mailbox)?
         .map_err(ServiceError::NoResult)?;
-    let layout = Layout::from_part(&head).map_err(ApiError::internal)?;
+    let layout = Layout::from_part(&head).map_err(|e| ApiError::internal(e.to_string()))?;
     Ok((layout, head.budget))
 }
 
@@ -124,13 +124,15 @@ async fn band_data(
                 rows_of_chunk.extend(decoded);
                 // The chunk's last range: it is whole again.
                 if !matches!(parts.get(i + 1), Some(Part::Rows(q, ..)) if q == pos) {
-                    chunks.push(join_rows(&rows_of_chunk).map_err(fail)?);
+                    chunks.push(join_rows(&rows_of_chunk).map_err(|e| fail(e.to_string()))?);
                     rows_of_chunk.clear();
                 }
             }
         }
     }
-    layout.assemble_band(b, &chunks).map_err(fail)
+    layout
+        .assemble_band(b, &chunks)
+        .map_err(|e| fail(e.to_string()))
 }
 
 /// Result `output` of a task as streamed JSON `{"shape", "dtype", "data"}` (see
