@@ -124,6 +124,25 @@ fn the_roles_import_neither_each_other_nor_the_web() {
 }
 
 #[test]
+fn the_web_serves_the_supervisor_only_and_clients_speak_the_protocol_only() {
+    let mut v = violations("web", &["crate::worker", "crate::api", "crate::node"]);
+    v.extend(violations(
+        "api",
+        &[
+            "crate::worker",
+            "crate::supervisor",
+            "crate::web",
+            "crate::node",
+        ],
+    ));
+    assert!(
+        v.is_empty(),
+        "web/ or api/ reaches too far:\n{}",
+        v.join("\n")
+    );
+}
+
+#[test]
 fn the_shared_pieces_import_no_role() {
     let roles = [
         "crate::worker",

@@ -120,9 +120,24 @@ pub fn run_bytes(
     )
 }
 
+/// A subtask whose projected memory fits in no worker's limit.
+#[derive(Clone, Debug, thiserror::Error)]
+#[error("projected memory {} > allowed {} (worker.memory_limit) for subtask {subtask} ({members} chunks{largest}), reduce chunk=", human(*.projected), human(*.allowed))]
+pub struct DoesNotFit {
+    pub projected: u64,
+    pub allowed: u64,
+    pub subtask: ares_core::ids::SubtaskId,
+    pub members: usize,
+    /// ", largest chunk (SHAPE) of OP", or nothing.
+    pub largest: String,
+}
+
 /// Refuses a prepared task with a subtask whose projection fits in no worker's limit
 /// (`limits`: one per worker, 0 = none; no worker yet = no refusal).
-pub fn check_fits(graph: &ares_core::graph::SubtaskGraph, limits: &[u64]) -> Result<(), String> {
+pub fn check_fits(
+    graph: &ares_core::graph::SubtaskGraph,
+    limits: &[u64],
+) -> Result<(), DoesNotFit> {
     if limits.is_empty() || limits.contains(&0) {
         return Ok(());
     }
@@ -142,13 +157,13 @@ pub fn check_fits(graph: &ares_core::graph::SubtaskGraph, limits: &[u64]) -> Res
                     format!(", largest chunk {shape} of {}", n.op.name())
                 })
                 .unwrap_or_default();
-            return Err(format!(
-                "projected memory {} > allowed {} (worker.memory_limit) for subtask {} ({} chunks{largest}), reduce chunk=",
-                human(projected),
-                human(allowed),
-                subtask.id,
-                members.len(),
-            ));
+            return Err(DoesNotFit {
+                projected,
+                allowed,
+                subtask: subtask.id,
+                members: members.len(),
+                largest,
+            });
         }
     }
     Ok(())

@@ -15,24 +15,55 @@ pub enum Part {
     Rows(u32, u64, u64),
 }
 
+/// Why streamed pieces of a result do not fit together (they came from a peer).
+#[derive(Debug, thiserror::Error)]
+pub enum LayoutError {
+    #[error("no rows")]
+    NoRows,
+    #[error("rows of a chunk of {0}")]
+    MixedDtypes(DType),
+    #[error("rows of a chunk: {0}")]
+    Rows(#[from] ndarray::ShapeError),
+    #[error("dimension {0} too large")]
+    TooLarge(u64),
+    #[error("result layout {splits:?} does not add up to {shape:?}")]
+    Splits {
+        splits: Vec<Vec<usize>>,
+        shape: Shape,
+    },
+    #[error("band {band}: {chunks} chunks for a grid of {grid:?}")]
+    ChunkCount {
+        band: usize,
+        chunks: usize,
+        grid: Vec<usize>,
+    },
+    #[error("band {band}: a chunk of {dtype}")]
+    ChunkDtype { band: usize, dtype: DType },
+    #[error("band {band}: chunk {chunk} is {got:?}, its place {want:?}")]
+    ChunkShape {
+        band: usize,
+        chunk: usize,
+        got: Vec<usize>,
+        want: Vec<usize>,
+    },
+}
+
 /// Puts a chunk fetched in row ranges back together (the ranges in order).
-pub fn join_rows(pieces: &[ArrayData]) -> Result<ArrayData, String> {
+pub fn join_rows(pieces: &[ArrayData]) -> Result<ArrayData, LayoutError> {
     macro_rules! join {
         ($variant:ident) => {{
             let views = pieces
                 .iter()
                 .map(|p| match p {
                     ArrayData::$variant(a) => Ok(a.view()),
-                    other => Err(format!("rows of a chunk of {}", other.dtype())),
+                    other => Err(LayoutError::MixedDtypes(other.dtype())),
                 })
-                .collect::<Result<Vec<_>, String>>()?;
-            ndarray::concatenate(ndarray::Axis(0), &views)
-                .map(ArrayData::$variant)
-                .map_err(|e| format!("rows of a chunk: {e}"))
+                .collect::<Result<Vec<_>, _>>()?;
+            Ok(ndarray::concatenate(ndarray::Axis(0), &views).map(ArrayData::$variant)?)
         }};
     }
     match pieces.first() {
-        None => Err("no rows".into()),
+        None => Err(LayoutError::NoRows),
         Some(ArrayData::F64(_)) => join!(F64),
         Some(ArrayData::I64(_)) => join!(I64),
         Some(ArrayData::Bool(_)) => join!(Bool),
@@ -51,8 +82,8 @@ pub struct Layout {
 
 impl Layout {
     /// From a part's header; checks the splits add up to the shape (it came from a peer).
-    pub fn from_part(p: &ResultPart) -> Result<Layout, String> {
-        let to = |v: u64| usize::try_from(v).map_err(|_| format!("dimension {v} too large"));
+    pub fn from_part(p: &ResultPart) -> Result<Layout, LayoutError> {
+        let to = |v: u64| usize::try_from(v).map_err(|_| LayoutError::TooLarge(v));
         let shape: Shape = p.shape.iter().map(|d| to(*d)).collect::<Result<_, _>>()?;
         let splits: Vec<Vec<usize>> = p
             .splits
@@ -65,9 +96,7 @@ impl Layout {
                 .zip(&shape)
                 .all(|(s, d)| !s.is_empty() && s.iter().sum::<usize>() == *d);
         if !fits {
-            return Err(format!(
-                "result layout {splits:?} does not add up to {shape:?}"
-            ));
+            return Err(LayoutError::Splits { splits, shape });
         }
         Ok(Layout {
             shape,
@@ -154,7 +183,7 @@ impl Layout {
     }
 
     /// Places band `b`'s chunks (in [`Layout::band_positions`] order) into one array.
-    pub fn assemble_band(&self, b: usize, chunks: &[ArrayData]) -> Result<ArrayData, String> {
+    pub fn assemble_band(&self, b: usize, chunks: &[ArrayData]) -> Result<ArrayData, LayoutError> {
         let shape = self.band_shape(b);
         let grid = self.grid();
         let inner: Vec<usize> = grid.iter().skip(1).copied().collect();
@@ -164,17 +193,21 @@ impl Layout {
             .map(|s| ares_core::prepare::tile::offsets(s))
             .collect();
         if chunks.len() != inner.iter().product::<usize>() {
-            return Err(format!(
-                "band {b}: {} chunks for a grid of {inner:?}",
-                chunks.len()
-            ));
+            return Err(LayoutError::ChunkCount {
+                band: b,
+                chunks: chunks.len(),
+                grid: inner,
+            });
         }
         macro_rules! fill {
             ($variant:ident, $zero:expr) => {{
                 let mut out = ArrayD::from_elem(IxDyn(&shape), $zero);
                 for (k, chunk) in chunks.iter().enumerate() {
                     let ArrayData::$variant(part) = chunk else {
-                        return Err(format!("band {b}: a chunk of {}", chunk.dtype()));
+                        return Err(LayoutError::ChunkDtype {
+                            band: b,
+                            dtype: chunk.dtype(),
+                        });
                     };
                     // The chunk's index within the band (C order over dims 1..).
                     let mut idx = vec![0usize; inner.len()];
@@ -193,11 +226,12 @@ impl Layout {
                         }
                     });
                     if view.shape() != part.shape() {
-                        return Err(format!(
-                            "band {b}: chunk {k} is {:?}, its place {:?}",
-                            part.shape(),
-                            view.shape()
-                        ));
+                        return Err(LayoutError::ChunkShape {
+                            band: b,
+                            chunk: k,
+                            got: part.shape().to_vec(),
+                            want: view.shape().to_vec(),
+                        });
                     }
                     view.assign(part);
                 }

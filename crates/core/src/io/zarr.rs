@@ -202,7 +202,9 @@ fn read_direct(
         return Ok(None);
     };
     let n = shape.iter().product();
-    let bad = |e: String| IoError::bad(shown(path), format!("reading chunk {indices:?}: {e}"));
+    let bad = |e: super::zstd_direct::DirectError| {
+        IoError::bad(shown(path), format!("reading chunk {indices:?}: {e}"))
+    };
     let dims = IxDyn(shape);
     let wrap = |e: ndarray::ShapeError| IoError::bad(shown(path), e.to_string());
     macro_rules! direct {

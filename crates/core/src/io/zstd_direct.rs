@@ -54,6 +54,19 @@ pub fn plain_zstd(a: &ZArray) -> bool {
         && m.codecs[1].name() == "zstd"
 }
 
+/// Why a chunk did not take the direct path's read or write.
+#[derive(Debug, thiserror::Error)]
+pub enum DirectError {
+    #[error("not a Zarr v3 array")]
+    NotV3,
+    #[error("zstd: {0}")]
+    Zstd(&'static str),
+    #[error("{0}")]
+    Store(String),
+    #[error("the chunk decodes to {written} bytes, its shape holds {holds}")]
+    Size { written: usize, holds: usize },
+}
+
 /// Writes a whole store chunk from the elements' own memory: zstd compresses them straight
 /// into the bytes stored, with the array's level and checksum flag (zarrs copied the elements
 /// into its own buffer first: one more copy of a 64 MiB column band than the worker reserved).
@@ -61,9 +74,9 @@ pub fn write_chunk<T: bytemuck::Pod>(
     a: &ZArray,
     indices: &[u64],
     elements: &[T],
-) -> Result<(), String> {
+) -> Result<(), DirectError> {
     let zarrs::metadata::ArrayMetadata::V3(m) = a.metadata() else {
-        return Err("not a Zarr v3 array".into());
+        return Err(DirectError::NotV3);
     };
     let config = m.codecs.get(1).and_then(|c| c.configuration());
     let level = config
@@ -74,7 +87,7 @@ pub fn write_chunk<T: bytemuck::Pod>(
         .and_then(|c| c.get("checksum"))
         .and_then(|c| c.as_bool())
         .unwrap_or(false);
-    let zstd_err = |code| format!("zstd: {}", zstd_safe::get_error_name(code));
+    let zstd_err = |code| DirectError::Zstd(zstd_safe::get_error_name(code));
     let src: &[u8] = bytemuck::cast_slice(elements);
     let mut cctx = zstd_safe::CCtx::create();
     cctx.set_parameter(zstd_safe::CParameter::CompressionLevel(level))
@@ -85,7 +98,8 @@ pub fn write_chunk<T: bytemuck::Pod>(
     cctx.compress2(&mut out, src).map_err(zstd_err)?;
     // SAFETY: `out` is the chunk encoded with the array's own codecs (bytes little endian,
     // then zstd), which is what zarrs requires of an encoded chunk.
-    unsafe { a.store_encoded_chunk(indices, out.into()) }.map_err(|e| e.to_string())
+    unsafe { a.store_encoded_chunk(indices, out.into()) }
+        .map_err(|e| DirectError::Store(e.to_string()))
 }
 
 /// The `n` elements of the store chunk at `indices`, decoded in place; `Ok(None)` when the
@@ -94,21 +108,21 @@ pub fn read_chunk<T: bytemuck::Pod>(
     a: &ZArray,
     indices: &[u64],
     n: usize,
-) -> Result<Option<Vec<T>>, String> {
+) -> Result<Option<Vec<T>>, DirectError> {
     let Some(encoded) = a
         .retrieve_encoded_chunk(indices)
-        .map_err(|e| e.to_string())?
+        .map_err(|e| DirectError::Store(e.to_string()))?
     else {
         return Ok(None);
     };
     let mut out: Vec<T> = Vec::with_capacity(n);
     let written = zstd_safe::decompress(&mut Elements(&mut out), &encoded)
-        .map_err(|code| format!("zstd: {}", zstd_safe::get_error_name(code)))?;
+        .map_err(|code| DirectError::Zstd(zstd_safe::get_error_name(code)))?;
     if written != n * std::mem::size_of::<T>() {
-        return Err(format!(
-            "the chunk decodes to {written} bytes, its shape holds {}",
-            n * std::mem::size_of::<T>()
-        ));
+        return Err(DirectError::Size {
+            written,
+            holds: n * std::mem::size_of::<T>(),
+        });
     }
     Ok(Some(out))
 }

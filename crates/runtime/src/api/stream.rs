@@ -62,7 +62,7 @@ impl NativeClient {
         mut f: impl FnMut(&Layout, usize, ArrayData) -> ApiResult<()>,
     ) -> ApiResult<(Layout, u32)> {
         let (head, _) = self.fetch_part(task, output, &[])?;
-        let layout = Layout::from_part(&head).map_err(ApiError::Unexpected)?;
+        let layout = Layout::from_part(&head).map_err(|e| ApiError::Unexpected(e.to_string()))?;
         for b in 0..layout.bands() {
             let mut chunks = Vec::new();
             let mut rows = Vec::new();
@@ -77,7 +77,8 @@ impl NativeClient {
                         rows.extend(got.1);
                         // The chunk's last range: it is whole again.
                         if !matches!(parts.get(i + 1), Some(Part::Rows(q, ..)) if q == p) {
-                            let whole = join_rows(&rows).map_err(ApiError::Unexpected)?;
+                            let whole = join_rows(&rows)
+                                .map_err(|e| ApiError::Unexpected(e.to_string()))?;
                             chunks.push(whole);
                             rows.clear();
                         }
@@ -86,7 +87,7 @@ impl NativeClient {
             }
             let band = layout
                 .assemble_band(b, &chunks)
-                .map_err(ApiError::Unexpected)?;
+                .map_err(|e| ApiError::Unexpected(e.to_string()))?;
             f(&layout, b, band)?;
         }
         Ok((layout, head.outputs))

@@ -26,9 +26,17 @@ pub enum MemoryLimit {
     Bytes(u64),
 }
 
+/// A memory limit that is neither `auto` nor a byte size.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{text:?} is not `auto` or a byte size such as 512MiB or 2GB ({why})")]
+pub struct MemoryLimitError {
+    text: String,
+    why: String,
+}
+
 impl MemoryLimit {
     /// Parses `auto`, `512MiB`, `2GB`, `1.5 GiB` or `1048576`.
-    pub fn parse(text: &str) -> std::result::Result<Self, String> {
+    pub fn parse(text: &str) -> std::result::Result<Self, MemoryLimitError> {
         let t = text.trim();
         if t.eq_ignore_ascii_case("auto") {
             return Ok(MemoryLimit::Auto);
@@ -38,8 +46,9 @@ impl MemoryLimit {
         }
         t.parse::<bytesize::ByteSize>()
             .map(|b| MemoryLimit::Bytes(b.as_u64()))
-            .map_err(|e| {
-                format!("{text:?} is not `auto` or a byte size such as 512MiB or 2GB ({e})")
+            .map_err(|why| MemoryLimitError {
+                text: text.to_string(),
+                why,
             })
     }
 
@@ -165,7 +174,7 @@ mod tests {
             MemoryLimit::parse("1048576"),
             Ok(MemoryLimit::Bytes(1 << 20))
         );
-        let err = MemoryLimit::parse("lots").unwrap_err();
+        let err = MemoryLimit::parse("lots").unwrap_err().to_string();
         assert!(err.contains("\"lots\"") && err.contains("512MiB"), "{err}");
         assert_eq!(MemoryLimit::Auto.resolve(10_000, 2), 4000);
         assert_eq!(MemoryLimit::Bytes(0).resolve(10_000, 2), 0);

@@ -220,13 +220,15 @@ pub struct Cancel;
 
 /// The result tensors, in the codec's chunk encoding (chunk index = output position).
 #[derive(Message)]
-#[rtype(result = "Result<Bytes, String>")]
+#[rtype(result = "Result<Bytes, super::task_processor::result_error::ResultError>")]
 pub struct FetchResult;
 
 /// Streamed result fetch (branch io): the layout of result `output` and its chunks at
 /// `positions` of the C-order grid (none: the layout alone); see `task_processor::part`.
 #[derive(Clone, Message)]
-#[rtype(result = "Result<crate::protocol::ResultPart, String>")]
+#[rtype(
+    result = "Result<crate::protocol::ResultPart, super::task_processor::result_error::ResultError>"
+)]
 pub struct FetchPart {
     pub output: u32,
     pub positions: Vec<u32>,

@@ -51,6 +51,7 @@
 
 use super::messages::{GetFetchArgs, WaitDone};
 use super::service::{Service, ServiceError};
+use super::task_processor::result_error::ResultError;
 use crate::config::DataConfig;
 use crate::protocol::{TaskStatus, UploadedTensor};
 use ares_core::array::DType;
@@ -383,7 +384,7 @@ pub(super) async fn load(
     let fetch: OpArgs = p
         .send(GetFetchArgs)
         .await?
-        .ok_or_else(|| ServiceError::NoResult(format!("task {task} holds no result")))?;
+        .ok_or(ServiceError::NoResult(ResultError::NoneHeld(task)))?;
     unclaimed.claim();
     Ok(Loaded {
         tensor: UploadedTensor { task, name, fetch },

@@ -56,7 +56,7 @@ pub async fn result_layout(p: &TaskHandle, output: u32) -> Result<(Layout, u64),
         .await
         .map_err(mailbox)?
         .map_err(ServiceError::NoResult)?;
-    let layout = Layout::from_part(&head).map_err(ApiError::internal)?;
+    let layout = Layout::from_part(&head).map_err(|e| ApiError::internal(e.to_string()))?;
     Ok((layout, head.budget))
 }
 
@@ -115,7 +115,7 @@ async fn band_data(
             })
             .await
             .map_err(|e| fail(e.to_string()))?
-            .map_err(fail)?;
+            .map_err(|e| fail(e.to_string()))?;
         let decoded = codec::decode_chunks(&got.chunks).map_err(|e| fail(e.to_string()))?;
         let decoded = decoded.into_iter().map(|(_, d)| d);
         match part {
@@ -124,13 +124,15 @@ async fn band_data(
                 rows_of_chunk.extend(decoded);
                 // The chunk's last range: it is whole again.
                 if !matches!(parts.get(i + 1), Some(Part::Rows(q, ..)) if q == pos) {
-                    chunks.push(join_rows(&rows_of_chunk).map_err(fail)?);
+                    chunks.push(join_rows(&rows_of_chunk).map_err(|e| fail(e.to_string()))?);
                     rows_of_chunk.clear();
                 }
             }
         }
     }
-    layout.assemble_band(b, &chunks).map_err(fail)
+    layout
+        .assemble_band(b, &chunks)
+        .map_err(|e| fail(e.to_string()))
 }
 
 /// Result `output` of a task as streamed JSON `{"shape", "dtype", "data"}` (see
@@ -347,9 +349,9 @@ pub async fn task_result(
             "result_too_large",
             format!(
                 "the result is {} ({} bytes), over the {} the json and raw formats assemble in the supervisor (half of cluster.max_frame_bytes); download it with ?format=npy, which streams it chunk by chunk",
-                crate::worker::memory::human(layout.nbytes()),
+                crate::footprint::human(layout.nbytes()),
                 layout.nbytes(),
-                crate::worker::memory::human(budget),
+                crate::footprint::human(budget),
             ),
         ));
     }

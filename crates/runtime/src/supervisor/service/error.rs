@@ -46,7 +46,7 @@ pub enum ServiceError {
     Session(#[from] CreateSessionError),
     /// The task has no result to read (not succeeded, freed, a lost chunk, a failed read).
     #[error("{0}")]
-    NoResult(String),
+    NoResult(#[from] crate::supervisor::task_processor::result_error::ResultError),
     #[error(transparent)]
     Upload(#[from] UploadError),
     /// The supervisor cannot do it now (no live worker, too many explains, a timeout).

@@ -8,6 +8,7 @@ pub mod lifecycle;
 mod part;
 mod preparation;
 mod recompute;
+pub mod result_error;
 pub mod sources;
 pub mod state;
 mod streaming;
@@ -228,9 +229,6 @@ impl TaskProcessor {
         }
     }
 }
-
-/// The answer to a request whose handler panicked.
-const RESTARTING: &str = "the task's processor is restarting after a panic; retry";
 
 impl Guarded for TaskProcessor {
     const NAME: &'static str = "TaskProcessor";

@@ -3,7 +3,8 @@
 //! A part holds at most half a frame of chunk data, so nothing the supervisor holds for a fetch
 //! grows with the result's size.
 
-use super::whole_result::{read_chunks, worker_addrs, ReadError};
+use super::result_error::ResultError;
+use super::whole_result::{read_chunks, worker_addrs};
 use super::TaskProcessor;
 use crate::data_plane;
 use crate::guard::guard;
@@ -19,16 +20,19 @@ pub fn part_budget(max_frame_bytes: usize) -> u64 {
 }
 
 impl Handler<FetchPart> for TaskProcessor {
-    type Result = ResponseActFuture<Self, Result<ResultPart, String>>;
+    type Result = ResponseActFuture<Self, Result<ResultPart, ResultError>>;
     fn handle(&mut self, m: FetchPart, ctx: &mut Context<Self>) -> Self::Result {
         guard(self, ctx, "FetchPart", |act, ctx| -> Self::Result {
-            if let Some(later) = act.after_recompute(ctx, m.clone(), |e| Err(e.to_string())) {
+            if let Some(later) = act.after_recompute(ctx, m.clone(), |e| Err(e.into())) {
                 return later;
             }
             let budget = part_budget(act.data.max_frame);
             let plan = match (act.life.status(), act.life.state()) {
                 (TaskStatus::Succeeded, Some(s)) => plan(s, &m, budget, act.task),
-                (status, _) => Err(format!("{} has no result ({status:?})", act.task)),
+                (status, _) => Err(ResultError::NotSucceeded {
+                    task: act.task,
+                    status,
+                }),
             };
             let scheduler = act.scheduler.workers.clone();
             let rows = m.rows;
@@ -36,20 +40,16 @@ impl Handler<FetchPart> for TaskProcessor {
             let read = async move {
                 let (mut part, wanted) = plan?;
                 if wanted.is_empty() {
-                    part.chunks = codec::encode_chunks(&[]).map_err(|e| e.to_string())?.into();
+                    part.chunks = codec::encode_chunks(&[])?.into();
                     return Ok(part);
                 }
                 let addrs = worker_addrs(&scheduler).await;
                 tokio::task::spawn_blocking(move || {
                     if let (Some(rows), [(pos, c, w)]) = (rows, wanted.as_slice()) {
-                        let addr = addrs
-                            .get(w)
-                            .ok_or_else(|| format!("{w} holding results is gone"))?;
+                        let addr = addrs.get(w).ok_or(ResultError::HolderGone(*w))?;
                         let d = data_plane::fetch_rows(addr, &data, task, *c, rows)
-                            .map_err(|e| ReadError::reading(*w, e))?;
-                        part.chunks = codec::encode_chunks(&[(ChunkIdx(*pos), &d)])
-                            .map_err(|e| e.to_string())?
-                            .into();
+                            .map_err(|source| ResultError::Reading { worker: *w, source })?;
+                        part.chunks = codec::encode_chunks(&[(ChunkIdx(*pos), &d)])?.into();
                         return Ok(part);
                     }
                     let held = wanted.iter().map(|(_, c, w)| (*c, *w));
@@ -59,23 +59,20 @@ impl Handler<FetchPart> for TaskProcessor {
                         .map(|(pos, c, _)| {
                             got.get(c)
                                 .map(|d| (ChunkIdx(*pos), d))
-                                .ok_or_else(|| format!("result chunk {c} was not sent"))
+                                .ok_or(ResultError::NotSent(*c))
                         })
-                        .collect::<Result<Vec<_>, String>>()?;
-                    part.chunks = codec::encode_chunks(&refs)
-                        .map_err(|e| e.to_string())?
-                        .into();
+                        .collect::<Result<Vec<_>, _>>()?;
+                    part.chunks = codec::encode_chunks(&refs)?.into();
                     Ok(part)
                 })
-                .await
-                .map_err(|e| e.to_string())?
+                .await?
             };
             Box::pin(
                 read.into_actor(act)
                     .then(move |read, act, ctx| act.after_read(read, ctx, m)),
             )
         })
-        .unwrap_or_else(|| Box::pin(fut::ready(Err(super::RESTARTING.to_string()))))
+        .unwrap_or_else(|| Box::pin(fut::ready(Err(ResultError::Restarting))))
     }
 }
 
@@ -87,15 +84,15 @@ fn plan(
     m: &FetchPart,
     budget: u64,
     task: ares_core::ids::TaskId,
-) -> Result<(ResultPart, Wanted), String> {
+) -> Result<(ResultPart, Wanted), ResultError> {
     let results = &s.graph.chunks.results;
-    let r = results.get(m.output as usize).ok_or_else(|| {
-        format!(
-            "{task} has {} result(s), no result {}",
-            results.len(),
-            m.output
-        )
-    })?;
+    let r = results
+        .get(m.output as usize)
+        .ok_or(ResultError::NoSuchOutput {
+            task,
+            count: results.len(),
+            output: m.output,
+        })?;
     // A 1-D result's chunks are as long as their workers found them (a length may depend on
     // the data: `unique`, `x[mask]`), so its layout comes from the reported sizes; a result
     // of one chunk too (`x[x > 1]` on a 4-element tensor was refused before).
@@ -112,18 +109,20 @@ fn plan(
             .iter()
             .map(|c| s.size_of(*c).map(|b| b / item))
             .collect::<Option<Vec<u64>>>()
-            .ok_or_else(|| format!("{task} result {}: a chunk is lost", m.output))?;
+            .ok_or(ResultError::LengthLost {
+                task,
+                output: m.output,
+            })?;
         shape[0] = splits[0].iter().sum();
     }
     let mut wanted = Vec::with_capacity(m.positions.len().min(r.chunks.len()));
     let mut bytes = 0u64;
     for &pos in &m.positions {
-        let c = *r.chunks.get(pos as usize).ok_or_else(|| {
-            format!(
-                "{task} result {} has {} chunks, no chunk {pos}",
-                m.output,
-                r.chunks.len()
-            )
+        let c = *r.chunks.get(pos as usize).ok_or(ResultError::NoSuchChunk {
+            task,
+            output: m.output,
+            count: r.chunks.len(),
+            position: pos,
         })?;
         let size = s
             .size_of(c)
@@ -139,23 +138,20 @@ fn plan(
                     None => 1,
                 };
                 if m.positions.len() != 1 || start >= end || end > n {
-                    return Err(format!(
-                        "rows {start}..{end} of {} chunk(s) of {n} rows: ask for rows of one chunk",
-                        m.positions.len()
-                    ));
+                    return Err(ResultError::BadRows {
+                        start,
+                        end,
+                        chunks: m.positions.len(),
+                        rows: n,
+                    });
                 }
                 (end - start) * (size / n.max(1))
             }
         };
         if bytes > budget {
-            return Err(format!(
-                "the chunks asked for exceed the part budget of {} bytes",
-                budget
-            ));
+            return Err(ResultError::OverBudget(budget));
         }
-        let w = s
-            .location_of(c)
-            .ok_or_else(|| format!("result chunk {c} is lost"))?;
+        let w = s.location_of(c).ok_or(ResultError::Lost(c))?;
         wanted.push((pos, c, w));
     }
     let part = ResultPart {

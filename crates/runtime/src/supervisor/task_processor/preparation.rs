@@ -79,7 +79,8 @@ impl TaskProcessor {
                 }
                 let p =
                     prepare(&graph, &config, &workers, task).map_err(|e| failed(e.to_string()))?;
-                crate::footprint::check_fits(&p.subtasks, &limits).map_err(|e| (e, true))?;
+                crate::footprint::check_fits(&p.subtasks, &limits)
+                    .map_err(|e| (e.to_string(), true))?;
                 let bytes =
                     codec::encode(&p.subtasks.worker_view()).map_err(|e| failed(e.to_string()))?;
                 let (graph, seconds) = (p.subtasks, start.elapsed().as_secs_f64());

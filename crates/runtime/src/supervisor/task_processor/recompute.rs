@@ -4,7 +4,7 @@
 //! are back: [`super::lifecycle`]), and every result read that came meanwhile, or that
 //! found the holder unreachable, waits for that run and is asked again.
 
-use super::whole_result::ReadError;
+use super::result_error::ResultError;
 use super::TaskProcessor;
 use crate::supervisor::messages::PeerUnreachable;
 use actix::prelude::*;
@@ -65,12 +65,12 @@ impl TaskProcessor {
     /// task: its results are recomputed and `m` is asked again once they are back.
     pub(super) fn after_read<M, T>(
         &mut self,
-        read: Result<T, ReadError>,
+        read: Result<T, ResultError>,
         ctx: &mut Context<Self>,
         m: M,
-    ) -> ResponseActFuture<Self, Result<T, String>>
+    ) -> ResponseActFuture<Self, Result<T, ResultError>>
     where
-        M: Message<Result = Result<T, String>> + Send + 'static,
+        M: Message<Result = Result<T, ResultError>> + Send + 'static,
         T: Send + 'static,
         Self: Handler<M>,
     {
@@ -78,16 +78,17 @@ impl TaskProcessor {
             Ok(v) => return Box::pin(fut::ready(Ok(v))),
             Err(e) => e,
         };
-        if let Some(worker) = error.unreachable {
+        if let Some(worker) = error.unreachable() {
+            let why = error.to_string();
             self.scheduler.peer_unreachable.do_send(PeerUnreachable {
                 worker,
-                why: error.message.clone(),
+                why: why.clone(),
             });
-            self.lose_worker(worker, &[], &error.message, ctx);
-            if let Some(later) = self.after_recompute(ctx, m, |e| Err(e.to_string())) {
+            self.lose_worker(worker, &[], &why, ctx);
+            if let Some(later) = self.after_recompute(ctx, m, |e| Err(e.into())) {
                 return later;
             }
         }
-        Box::pin(fut::ready(Err(error.message)))
+        Box::pin(fut::ready(Err(error)))
     }
 }

@@ -56,6 +56,7 @@ impl StreamTo<'_> {
         let mut first = true;
         let check = |part: &ares_core::graph::SubtaskGraph| {
             crate::footprint::check_fits(part, self.limits).map_err(|e| {
+                let e = e.to_string();
                 refused = Some(e.clone());
                 ares_core::error::AresError::prepare("memory", e)
             })

@@ -2,7 +2,8 @@
 //! the workers' data planes on a blocking thread, assembled, and encoded. Results larger than
 //! a frame go through the streamed parts instead (see `part.rs`).
 
-use super::{TaskProcessor, RESTARTING};
+use super::result_error::ResultError;
+use super::TaskProcessor;
 use crate::data_plane;
 use crate::guard::guard;
 use crate::protocol::{codec, TaskStatus};
@@ -14,15 +15,18 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 impl Handler<FetchResult> for TaskProcessor {
-    type Result = ResponseActFuture<Self, Result<bytes::Bytes, String>>;
+    type Result = ResponseActFuture<Self, Result<bytes::Bytes, ResultError>>;
     fn handle(&mut self, _: FetchResult, ctx: &mut Context<Self>) -> Self::Result {
         guard(self, ctx, "FetchResult", |act, ctx| -> Self::Result {
-            if let Some(later) = act.after_recompute(ctx, FetchResult, |e| Err(e.to_string())) {
+            if let Some(later) = act.after_recompute(ctx, FetchResult, |e| Err(e.into())) {
                 return later;
             }
             let ready = match (act.life.status(), act.life.state()) {
                 (TaskStatus::Succeeded, Some(s)) => Ok((s.graph.clone(), s.result_locations())),
-                (status, _) => Err(format!("{} has no result ({status:?})", act.task)),
+                (status, _) => Err(ResultError::NotSucceeded {
+                    task: act.task,
+                    status,
+                }),
             };
             let scheduler = act.scheduler.workers.clone();
             let (task, data) = (act.task, act.data.clone());
@@ -34,7 +38,7 @@ impl Handler<FetchResult> for TaskProcessor {
                         .into_iter()
                         .map(|(c, w)| w.map(|w| (c, w)).ok_or(c))
                         .collect::<Result<Vec<_>, _>>()
-                        .map_err(|c| format!("result chunk {c} is lost"))?;
+                        .map_err(ResultError::Lost)?;
                     let mut store = vec![None; graph.chunks.len()];
                     for (c, data) in read_chunks(&addrs, &data, task, held)? {
                         store[c.index()] = Some(Arc::new(data));
@@ -43,29 +47,23 @@ impl Handler<FetchResult> for TaskProcessor {
                         .chunks
                         .results
                         .iter()
-                        .map(|r| {
-                            ares_core::executor::assemble(&graph.chunks, r, &store)
-                                .map_err(|e| e.to_string())
-                        })
-                        .collect::<Result<Vec<_>, String>>()?;
+                        .map(|r| ares_core::executor::assemble(&graph.chunks, r, &store))
+                        .collect::<Result<Vec<_>, _>>()?;
                     let refs: Vec<(ChunkIdx, &ares_core::array::ArrayData)> = tensors
                         .iter()
                         .enumerate()
                         .map(|(i, t)| (ChunkIdx(i as u32), t))
                         .collect();
-                    codec::encode_chunks(&refs)
-                        .map(bytes::Bytes::from)
-                        .map_err(|e| ReadError::from(e.to_string()))
+                    Ok(codec::encode_chunks(&refs).map(bytes::Bytes::from)?)
                 })
-                .await
-                .map_err(|e| e.to_string())?
+                .await?
             };
             Box::pin(
                 read.into_actor(act)
                     .then(|read, act, ctx| act.after_read(read, ctx, FetchResult)),
             )
         })
-        .unwrap_or_else(|| Box::pin(fut::ready(Err(RESTARTING.to_string()))))
+        .unwrap_or_else(|| Box::pin(fut::ready(Err(ResultError::Restarting))))
     }
 }
 
@@ -80,50 +78,23 @@ pub(super) async fn worker_addrs(scheduler: &Recipient<GetWorkers>) -> BTreeMap<
         .collect()
 }
 
-/// Why a result read failed; `unreachable` names a holder that did not answer in time
-/// (its results are then recomputed: [`super::recompute`]).
-pub(super) struct ReadError {
-    pub unreachable: Option<WorkerId>,
-    pub message: String,
-}
-
-impl From<String> for ReadError {
-    fn from(message: String) -> Self {
-        ReadError {
-            unreachable: None,
-            message,
-        }
-    }
-}
-
-impl ReadError {
-    /// A fetch from holder `w` failed.
-    pub(super) fn reading(w: WorkerId, e: data_plane::FetchError) -> Self {
-        ReadError {
-            unreachable: matches!(e, data_plane::FetchError::Unreachable(_)).then_some(w),
-            message: format!("reading results from {w}: {e}"),
-        }
-    }
-}
-
 /// Reads result chunks from the workers holding them, one request per worker (blocking).
 pub(super) fn read_chunks(
     addrs: &BTreeMap<WorkerId, String>,
     data: &data_plane::DataPlane,
     task: TaskId,
     held: impl IntoIterator<Item = (ChunkIdx, WorkerId)>,
-) -> Result<BTreeMap<ChunkIdx, ArrayData>, ReadError> {
+) -> Result<BTreeMap<ChunkIdx, ArrayData>, ResultError> {
     let mut by_worker: BTreeMap<WorkerId, Vec<ChunkIdx>> = BTreeMap::new();
     for (c, w) in held {
         by_worker.entry(w).or_default().push(c);
     }
     let mut got = BTreeMap::new();
     for (w, chunks) in by_worker {
-        let addr = addrs
-            .get(&w)
-            .ok_or_else(|| format!("{w} holding results is gone"))?;
+        let addr = addrs.get(&w).ok_or(ResultError::HolderGone(w))?;
         got.extend(
-            data_plane::fetch(addr, data, task, &chunks).map_err(|e| ReadError::reading(w, e))?,
+            data_plane::fetch(addr, data, task, &chunks)
+                .map_err(|source| ResultError::Reading { worker: w, source })?,
         );
     }
     Ok(got)

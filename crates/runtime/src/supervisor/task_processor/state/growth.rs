@@ -10,12 +10,23 @@
 use super::*;
 use ares_core::graph::GraphDelta;
 
+/// Why a part of a streamed graph cannot be appended.
+#[derive(Debug, thiserror::Error)]
+pub enum GrowthError {
+    #[error("the first part of a streamed graph has no subtasks")]
+    EmptyFirstPart,
+    #[error("a part of the graph came after its last part")]
+    AfterSeal,
+    #[error("{0}")]
+    Append(#[from] ares_core::AresError),
+}
+
 impl TaskState {
     /// The state of a streamed task, from its first part; the rest comes with
     /// [`TaskState::extend`].
-    pub fn streamed(first: GraphDelta, max_retries: u32) -> Result<Self, String> {
+    pub fn streamed(first: GraphDelta, max_retries: u32) -> Result<Self, GrowthError> {
         let task = first.subtasks.first().map(|s| s.id.task);
-        let task = task.ok_or("the first part of a streamed graph has no subtasks")?;
+        let task = task.ok_or(GrowthError::EmptyFirstPart)?;
         let empty = ares_core::graph::SubtaskGraph::empty(task, ares_core::ids::StageId(0));
         let mut state = Self::new(Arc::new(empty), max_retries);
         state.sealed = false;
@@ -29,9 +40,9 @@ impl TaskState {
     }
 
     /// Appends a part of the graph (see the module doc); its ready subtasks are queued.
-    pub fn extend(&mut self, delta: GraphDelta) -> Result<(), String> {
+    pub fn extend(&mut self, delta: GraphDelta) -> Result<(), GrowthError> {
         if self.sealed {
-            return Err("a part of the graph came after its last part".into());
+            return Err(GrowthError::AfterSeal);
         }
         let first_new = self.graph.len();
         let (held, sealed) = (delta.held.clone(), delta.sealed);
@@ -46,9 +57,7 @@ impl TaskState {
                 .reserve(chunks.saturating_sub(self.location.len()));
             self.refs.reserve(chunks.saturating_sub(self.refs.len()));
         }
-        Arc::make_mut(&mut self.graph)
-            .append(delta)
-            .map_err(|e| e.to_string())?;
+        Arc::make_mut(&mut self.graph).append(delta)?;
         let (n, chunks) = (self.graph.len(), self.graph.chunks.len());
         self.state.resize(n, SubState::Waiting);
         self.attempts.resize(n, 0);
