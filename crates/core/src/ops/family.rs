@@ -1,9 +1,11 @@
 //! The op families, one module each (see [`crate::ops::registry`]): a family owns its ops'
 //! table, and, as the families move in, their argument checks, inference, tiling and kernels.
 //!
-//! Moved so far: `elementwise` (the ufunc table, dtype rules, array kernels, scalar loops)
-//! and `reduction`'s kernels. The other families list their functions here and keep their
-//! code where it was (`prepare/tile`, `kernels`, `tensor`).
+//! Moved so far: `elementwise` (the ufunc table, dtype rules, array kernels, scalar loops),
+//! `reduction` (its table of folds and scans, dtype rule, kernels, the fused kernel's fold
+//! steps, tiling) and `creation` (constructors, tiling, kernels, block generators). The
+//! other families list their functions here and keep their code where it was
+//! (`prepare/tile`, `kernels`, `tensor`).
 
 pub mod creation;
 pub mod elementwise;

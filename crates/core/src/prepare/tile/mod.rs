@@ -23,6 +23,7 @@ use crate::graph::{ChunkGraph, ResultTensor, TileableGraph};
 use crate::ids::{ArgsIdx, ChunkIdx, ChunkKey, OpKey};
 use crate::ops::{Family, Op, OpArgs};
 
+pub use crate::ops::chunk_seed;
 pub(crate) use grid::linear;
 pub use grid::{offsets, split_dim, splits_for, Odometer};
 
