@@ -41,12 +41,13 @@ pub const TRUST_HINT: &str = "pass --ca-file / ca_file= or set SSL_CERT_FILE";
 
 #[derive(Debug, Error)]
 pub enum TlsError {
-    /// A CA file (`--ca-file`, `ca_file=`, `SSL_CERT_FILE`) that cannot be read.
-    #[error("{what} {}: {source}", path.display())]
+    /// A CA file (`--ca-file`, `ca_file=`, `SSL_CERT_FILE`) that cannot be read. (The I/O
+    /// error is in the message, not a `source`, so that `{:#}` says it once.)
+    #[error("{what} {}: {error}", path.display())]
     Read {
         what: &'static str,
         path: PathBuf,
-        source: std::io::Error,
+        error: std::io::Error,
     },
     /// A CA file without a usable PEM certificate.
     #[error("{what} {}: {detail}", path.display())]
@@ -101,10 +102,10 @@ fn add_pem_file(
     path: &Path,
     what: &'static str,
 ) -> Result<(), TlsError> {
-    let read = |source| TlsError::Read {
+    let read = |error| TlsError::Read {
         what,
         path: path.to_path_buf(),
-        source,
+        error,
     };
     let file = std::fs::File::open(path).map_err(read)?;
     let certs: Vec<CertificateDer<'static>> =
