@@ -63,9 +63,14 @@ pub enum Command {
         /// Run in this process with the local executor (`--workers × --slots` threads).
         #[arg(long, conflicts_with = "supervisor")]
         local: bool,
-        /// Submit to a running supervisor at HOST:PORT (native protocol).
+        /// Submit to a running supervisor at HOST:PORT (native protocol), or to its web API at
+        /// http://HOST:PORT or https://HOST:PORT (bearer token from ARES_TOKEN).
         #[arg(long)]
         supervisor: Option<String>,
+        /// Trust the certificates in this PEM file too (an https:// supervisor's self-signed
+        /// certificate or its CA), besides SSL_CERT_FILE or the system's roots.
+        #[arg(long, value_name = "PATH", requires = "supervisor")]
+        ca_file: Option<PathBuf>,
         /// Print one JSON object (`result`, `shape`, `dtype`, `timings`) instead of text.
         #[arg(long)]
         json: bool,

@@ -80,7 +80,13 @@ pub fn explain(opts: &PrepareOpts, format: Format, limit: usize) -> Result<()> {
 
 /// `ares run`: on local slot threads (`--local`), the embedded cluster, or a running
 /// supervisor; prints the result (or what was written) and the timings.
-pub fn run(opts: &PrepareOpts, local: bool, supervisor: Option<&str>, json: bool) -> Result<()> {
+pub fn run(
+    opts: &PrepareOpts,
+    local: bool,
+    supervisor: Option<&str>,
+    ca_file: Option<&std::path::Path>,
+    json: bool,
+) -> Result<()> {
     let total = Instant::now();
     let mut timings = serde_json::Map::new();
     let (result, summary) = if local {
@@ -95,7 +101,7 @@ pub fn run(opts: &PrepareOpts, local: bool, supervisor: Option<&str>, json: bool
         crate::runner::add_output(&mut summary, output, &result);
         (result, summary)
     } else {
-        crate::runner::run_on_cluster(opts, supervisor, !json, &mut timings)?
+        crate::runner::run_on_cluster(opts, supervisor, ca_file, !json, &mut timings)?
     };
     timings.insert("total".into(), json!(total.elapsed().as_secs_f64()));
     if json {

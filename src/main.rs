@@ -47,8 +47,15 @@ fn run() -> Result<()> {
             prepare,
             local,
             supervisor,
+            ca_file,
             json,
-        } => commands::run(&prepare, local, supervisor.as_deref(), json),
+        } => commands::run(
+            &prepare,
+            local,
+            supervisor.as_deref(),
+            ca_file.as_deref(),
+            json,
+        ),
         Command::Node {
             role,
             config,

@@ -17,6 +17,7 @@ use std::time::{Duration, Instant};
 pub fn run_on_cluster(
     opts: &PrepareOpts,
     supervisor: Option<&str>,
+    ca_file: Option<&std::path::Path>,
     progress: bool,
     timings: &mut Map<String, Value>,
 ) -> Result<(ArrayData, Value)> {
@@ -44,7 +45,7 @@ pub fn run_on_cluster(
         Some(cluster) => cluster.credentials.client_secret(),
         None => Credentials::load(&config.cluster)?.client_secret(),
     };
-    let mut client = ares::api::connect_with(&addr, Duration::from_secs(10), &secret)?;
+    let mut client = ares::api::connect_with(&addr, Duration::from_secs(10), &secret, ca_file)?;
     let graph = Tensor::graph(&[&tensor]);
     let bar = if progress {
         indicatif::ProgressBar::new(1000)

@@ -358,3 +358,110 @@ fn the_web_api_serves_https_with_a_secure_cookie() {
     assert_ne!(plain, "200");
     still_serves(&cluster);
 }
+
+/// A fresh self-signed certificate for `127.0.0.1` (openssl): a leaf (`CA:FALSE`) that names
+/// the address in its `subjectAltName`, as rustls requires. Returns (cert.pem, key.pem).
+fn self_signed_cert(dir: &std::path::Path) -> (std::path::PathBuf, std::path::PathBuf) {
+    let (cert, key) = (dir.join("cert.pem"), dir.join("key.pem"));
+    let made = std::process::Command::new("openssl")
+        .args([
+            "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+        ])
+        .args([
+            "-subj",
+            "/CN=127.0.0.1",
+            "-addext",
+            "subjectAltName=IP:127.0.0.1",
+        ])
+        .args(["-addext", "basicConstraints=critical,CA:FALSE", "-keyout"])
+        .arg(&key)
+        .arg("-out")
+        .arg(&cert)
+        .output()
+        .expect("openssl makes the test certificate");
+    assert!(
+        made.status.success(),
+        "{}",
+        String::from_utf8_lossy(&made.stderr)
+    );
+    (cert, key)
+}
+
+/// Row 7: `ares run --supervisor https://…` reaches a supervisor serving a self-signed
+/// certificate when told to trust it (`--ca-file`, or `SSL_CERT_FILE`), and computes the
+/// right result; without it, it fails at once with one line naming the fix, and a CA file
+/// that does not exist is an error naming it.
+#[test]
+fn ares_run_reaches_an_https_supervisor_it_is_told_to_trust() {
+    const TOKEN: &str = "tls-run-t0ken";
+    let certs = tempfile::tempdir().unwrap();
+    let (cert, key) = self_signed_cert(certs.path());
+    let cluster = Cluster::start_with(
+        1,
+        1,
+        &format!(
+            "web:\n  listen: 127.0.0.1:0\n  token: {TOKEN}\n  tls_cert: {}\n  tls_key: {}\n",
+            cert.display(),
+            key.display()
+        ),
+    );
+    let url = format!("https://{}", cluster.web.clone().unwrap());
+    let run = |args: &[&str], ssl_cert_file: Option<&std::path::Path>| {
+        let mut cmd = assert_cmd::Command::cargo_bin("ares").unwrap();
+        cmd.env("ARES_TOKEN", TOKEN).env_remove("SSL_CERT_FILE");
+        if let Some(bundle) = ssl_cert_file {
+            cmd.env("SSL_CERT_FILE", bundle);
+        }
+        let start = std::time::Instant::now();
+        let out = cmd
+            .args(["run", "--json", "--supervisor", &url])
+            .args(args)
+            .args(["--expr", "m = ones((40, 30), chunk=7); sum(m @ m.T)"])
+            .timeout(Duration::from_secs(60))
+            .output()
+            .unwrap();
+        (out, start.elapsed())
+    };
+    let ok = |(out, _): (std::process::Output, Duration)| {
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert!(
+            out.status.success(),
+            "{text}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(v["result"], 48000.0, "{v}");
+        assert_eq!(v["cluster"], "remote-http", "{v}");
+    };
+    ok(run(&["--ca-file", cert.to_str().unwrap()], None));
+    ok(run(&[], Some(&cert)));
+    // Not trusted: refused at the handshake, not retried until the 10 s connect wait.
+    let (out, took) = run(&[], None);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(
+        err.contains("certificate not trusted")
+            && err.contains("--ca-file")
+            && err.contains("SSL_CERT_FILE")
+            && !err.contains("panicked"),
+        "{err}"
+    );
+    assert!(took < Duration::from_secs(5), "{took:?}: {err}");
+    // A CA file that is not there, or holds no certificate: an error naming it.
+    let (out, _) = run(&["--ca-file", "/nonexistent/ca.pem"], None);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success()
+            && err.trim()
+                == "Error: CA file /nonexistent/ca.pem: No such file or directory (os error 2)",
+        "{err}"
+    );
+    let (out, _) = run(&["--ca-file", key.to_str().unwrap()], None);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && err.contains("key.pem") && err.contains("no PEM certificate"),
+        "{err}"
+    );
+    still_serves(&cluster);
+}

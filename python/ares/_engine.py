@@ -81,24 +81,35 @@ def start(workers: int | None = None, slots: int | None = None, config: str | No
 
 
 def connect(address: str, token: str | None = None, secret: str | None = None,
-            upload_dir: str | None = None, session: str | None = None, timeout: float = 10.0):
+            upload_dir: str | None = None, session: str | None = None, timeout: float = 10.0,
+            ca_file: str | os.PathLike | None = None):
     """Computes on a running cluster from now on.
 
-    ``http://HOST:PORT`` (or https) uses the web API with a bearer ``token`` (default
-    ``ARES_TOKEN``) in web session ``session`` (default ``"python"``); ``ares://HOST:PORT`` or
-    ``HOST:PORT`` the native protocol, proving ``secret`` (default ``ARES_CLIENT_SECRET``, else
-    ``ARES_CLUSTER_SECRET``). An argument the chosen protocol has no use for is refused, not
-    ignored: ``token``/``session`` over ``ares://``, ``secret`` over ``http://``. ``upload_dir``
-    is a directory this process and the cluster's workers share (inside their data roots),
-    where ``from_numpy`` writes its arrays; without it, ``from_numpy`` uploads them.
+    ``http://HOST:PORT`` or ``https://HOST:PORT`` uses the web API with a bearer ``token``
+    (default ``ARES_TOKEN``) in web session ``session`` (default ``"python"``);
+    ``ares://HOST:PORT`` or ``HOST:PORT`` the native protocol, proving ``secret`` (default
+    ``ARES_CLIENT_SECRET``, else ``ARES_CLUSTER_SECRET``). Over ``https://`` the supervisor's
+    certificate is verified against ``SSL_CERT_FILE`` (a PEM bundle) if set, else the system's
+    roots, plus the PEM file ``ca_file`` (its self-signed certificate or its CA); one that
+    none of them vouches for raises ``ConnectionError`` ("certificate not trusted: pass
+    --ca-file / ca_file= or set SSL_CERT_FILE"). There is no way to skip the check. An
+    argument the chosen protocol has no use for is refused, not ignored: ``token``/``session``
+    over ``ares://``, ``secret`` over ``http://``, ``ca_file`` anywhere but ``https://``.
+    ``upload_dir`` is a directory this process and the cluster's workers share (inside their
+    data roots), where ``from_numpy`` writes its arrays; without it, ``from_numpy`` uploads
+    them.
     """
     global _engine, _upload_dir
+    if ca_file is not None and not address.startswith("https://"):
+        raise ValueError("connect: ca_file= is for an https:// supervisor (the CA that "
+                         "signed its certificate), not " + address)
     if address.startswith(("http://", "https://")):
         if secret is not None:
             raise ValueError("connect: secret= is the native protocol's (ares://); over "
                              "http:// the web API takes token=")
         token = token if token is not None else (os.environ.get("ARES_TOKEN") or None)
-        engine = _ares.Engine.http(address, token, session or "python", timeout)
+        ca = os.fspath(ca_file) if ca_file is not None else None
+        engine = _ares.Engine.http(address, token, session or "python", timeout, ca)
     else:
         if token is not None:
             raise ValueError("connect: token= is the web API's (http://); the native protocol "

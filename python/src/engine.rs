@@ -166,19 +166,22 @@ impl Engine {
         Ok(Engine::new(Client::Native(client), None, "native", addr))
     }
 
-    /// The web API at `http://HOST:PORT`, with a bearer `token`, in session `session`.
+    /// The web API at `http://HOST:PORT` or `https://HOST:PORT`, with a bearer `token`, in
+    /// session `session`; over https, the PEM file `ca_file` is trusted besides
+    /// `SSL_CERT_FILE` or the system's roots.
     #[staticmethod]
-    #[pyo3(signature = (url, token=None, session="python".to_string(), timeout=10.0))]
+    #[pyo3(signature = (url, token=None, session="python".to_string(), timeout=10.0, ca_file=None))]
     fn http(
         py: Python<'_>,
         url: String,
         token: Option<String>,
         session: String,
         timeout: f64,
+        ca_file: Option<std::path::PathBuf>,
     ) -> PyResult<Engine> {
         let wait = Duration::from_secs_f64(timeout.max(0.0));
         let client = py
-            .detach(|| WebTaskApi::connect(&url, &session, token, wait))
+            .detach(|| WebTaskApi::connect_with_ca(&url, &session, token, ca_file.as_deref(), wait))
             .map_err(connect_error)?;
         Ok(Engine::new(Client::Web(client), None, "http", url))
     }

@@ -29,7 +29,9 @@ pub fn value_error(e: impl std::fmt::Display) -> PyErr {
 /// A client call failed.
 pub fn api_error(e: ApiError) -> PyErr {
     match e {
-        ApiError::Connect { .. } | ApiError::Codec(_) => PyConnectionError::new_err(e.to_string()),
+        ApiError::Connect { .. } | ApiError::Codec(_) | ApiError::Tls(_) => {
+            PyConnectionError::new_err(e.to_string())
+        }
         ApiError::Refused(reason) => TaskError::new_err(reason),
         ApiError::Task(message) => TaskError::new_err(message),
         // The task's own error, as `run` has always raised it.

@@ -53,9 +53,10 @@ class Cluster:
     By default one config for every node, with a data root; `shipped=True` starts them from
     the project's own `config/supervisor.yml` and `config/worker.yml` instead, changed only
     where a test must be (the supervisor's RPC and web ports are 0, the web API has a token):
-    no data root, as a new user's cluster."""
+    no data root, as a new user's cluster. `web_yaml` adds lines under `web:` (indented)."""
 
-    def __init__(self, tmp: str, workers: int = 2, extra_yaml: str = "", shipped: bool = False):
+    def __init__(self, tmp: str, workers: int = 2, extra_yaml: str = "", shipped: bool = False,
+                 web_yaml: str = ""):
         self.tmp = tmp
         self.secret = secrets.token_hex(16)
         self.token = secrets.token_hex(8)
@@ -69,7 +70,7 @@ class Cluster:
                 f.write(
                     "cluster:\n  listen: 127.0.0.1:0\n"
                     "worker:\n  slots: 1\n  data_listen: 127.0.0.1:0\n  memory_limit: 1GiB\n"
-                    f"web:\n  listen: 127.0.0.1:0\n  token: {self.token}\n"
+                    f"web:\n  listen: 127.0.0.1:0\n  token: {self.token}\n" + web_yaml +
                     f"data:\n  roots: [{json.dumps(self.data)}]\n"
                     + extra_yaml
                 )

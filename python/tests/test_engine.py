@@ -4,6 +4,7 @@ native protocol and HTTP."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -15,6 +16,7 @@ import numpy as np
 import pytest
 
 import ares as ar
+from conftest import Cluster
 from helpers import assert_same
 
 
@@ -200,3 +202,59 @@ def test_cluster_auth_is_checked(cluster):
         ar.connect(f"ares://{cluster.rpc}", secret="wrong" * 8, timeout=2)
     with pytest.raises(ConnectionError):
         ar.connect(f"http://{cluster.web}", token="wrong", timeout=2)
+
+
+def _self_signed(tmp: str) -> tuple[str, str]:
+    """A fresh self-signed leaf certificate for 127.0.0.1 (openssl), as tests/hostile_limits.rs
+    makes its own: (cert.pem, key.pem)."""
+    cert, key = os.path.join(tmp, "cert.pem"), os.path.join(tmp, "key.pem")
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+                    "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
+                    "-addext", "basicConstraints=critical,CA:FALSE",
+                    "-keyout", key, "-out", cert], check=True, capture_output=True)
+    return cert, key
+
+
+@pytest.fixture(scope="module")
+def https_cluster(tmp_path_factory):
+    """A supervisor whose web API serves HTTPS with a self-signed certificate, one worker."""
+    certs = str(tmp_path_factory.mktemp("certs"))
+    cert, key = _self_signed(certs)
+    c = Cluster(str(tmp_path_factory.mktemp("https")), workers=1,
+                web_yaml=f"  tls_cert: {json.dumps(cert)}\n  tls_key: {json.dumps(key)}\n")
+    c.cert = cert
+    try:
+        yield c
+    finally:
+        ar.close()
+        c.stop()
+
+
+def test_https_connect_trusts_ca_file_and_nothing_else(https_cluster, monkeypatch):
+    c = https_cluster
+    monkeypatch.delenv("SSL_CERT_FILE", raising=False)
+    url = f"https://{c.web}"
+    ar.connect(url, token=c.token, ca_file=c.cert)
+    try:
+        m = ar.ones((40, 30), chunks=7)
+        assert float(ar.sum(m @ m.T)) == 48000.0
+    finally:
+        ar.close()
+    # Without ca_file the self-signed certificate is refused at once, naming the fix.
+    start = time.monotonic()
+    with pytest.raises(ConnectionError, match=r"certificate not trusted: pass --ca-file / "
+                       r"ca_file= or set SSL_CERT_FILE"):
+        ar.connect(url, token=c.token, timeout=10)
+    assert time.monotonic() - start < 5
+    # SSL_CERT_FILE names it instead.
+    monkeypatch.setenv("SSL_CERT_FILE", c.cert)
+    ar.connect(url, token=c.token)
+    try:
+        assert float(ar.sum(ar.arange(100, chunks=7))) == 4950.0
+    finally:
+        ar.close()
+    monkeypatch.delenv("SSL_CERT_FILE")
+    with pytest.raises(ConnectionError, match="nonexistent-ca.pem"):
+        ar.connect(url, token=c.token, ca_file="/nonexistent-ca.pem")
+    with pytest.raises(ValueError, match="https://"):
+        ar.connect(f"http://{c.web}", token=c.token, ca_file=c.cert)

@@ -4,7 +4,7 @@
 
 use crate::config::Config;
 use crate::protocol::secret::Credentials;
-use crate::shutdown::{terminating, watch_termination};
+use crate::shutdown::Shutdown;
 use crate::{supervisor, worker};
 use std::net::SocketAddr;
 use std::path::Path;
@@ -77,7 +77,7 @@ pub fn run_node(
             creds.check_exposure("the worker's data plane", &config.worker.data_listen, allow)?
         }
     }
-    watch_termination();
+    let stop = Shutdown::on_signals();
     if role == Role::Worker {
         // Resident bytes the accounting does not see count toward the spill and pause
         // thresholds (started before any store: its baseline is the bare process).
@@ -90,7 +90,7 @@ pub fn run_node(
     loop {
         let system = actix_rt::System::new();
         let ready = ready_file.map(Path::to_path_buf);
-        let (config, creds) = (config.clone(), creds.clone());
+        let (config, creds, node_stop) = (config.clone(), creds.clone(), stop.clone());
         let supervisor_addr = supervisor_addr.clone();
         let started: anyhow::Result<_> = system.block_on(async move {
             let mut manager = None;
@@ -108,7 +108,7 @@ pub fn run_node(
                     let sup = supervisor_addr
                         .or(config.cluster.supervisor.clone())
                         .ok_or_else(|| anyhow::anyhow!("a worker needs --supervisor HOST:PORT or cluster.supervisor in its config"))?;
-                    let (w, data) = worker::start(&config, &creds, &sup, wait).await?;
+                    let (w, data) = worker::start(&config, &creds, &sup, wait, &node_stop).await?;
                     worker_addr = Some(w);
                     (data, None)
                 }
@@ -143,7 +143,7 @@ pub fn run_node(
         });
         let spool = match started {
             Ok(spool) => spool,
-            Err(e) if role == Role::Worker && terminating() => {
+            Err(e) if role == Role::Worker && stop.requested() => {
                 tracing::info!("stopped by a signal while joining the supervisor: {e}");
                 return Ok(());
             }
@@ -155,7 +155,7 @@ pub fn run_node(
             s.remove();
         }
         let code = code?;
-        if role == Role::Worker && code == worker::REJOIN_EXIT && terminating() {
+        if role == Role::Worker && code == worker::REJOIN_EXIT && stop.requested() {
             tracing::info!("stopped by a signal after losing the supervisor: not rejoining");
             return Ok(());
         }
@@ -268,7 +268,14 @@ async fn start_worker_thread(
     let (done, started) = tokio::sync::oneshot::channel();
     let thread = actix_rt::Arbiter::new();
     let spawned = thread.spawn(async move {
-        let result = worker::start(&config, &creds, &supervisor, Duration::from_secs(10)).await;
+        let result = worker::start(
+            &config,
+            &creds,
+            &supervisor,
+            Duration::from_secs(10),
+            &Shutdown::never(),
+        )
+        .await;
         let _ = done.send(result.map(|_| ()));
     });
     let stopped = || std::io::Error::other("the worker's thread stopped while it started");

@@ -7,6 +7,7 @@ mod native;
 mod run;
 mod session;
 mod stream;
+pub mod tls;
 mod upload;
 mod web;
 
@@ -53,6 +54,9 @@ pub enum ApiError {
     /// The supervisor refused or failed an upload (too large, not an `.npy`, a failed load).
     #[error("upload: {0}")]
     Upload(String),
+    /// A CA file that cannot be used, or a server certificate that is not trusted.
+    #[error(transparent)]
+    Tls(#[from] tls::TlsError),
     #[error("HTTP {status}: {error}: {detail}")]
     Http {
         status: u16,
@@ -101,28 +105,37 @@ pub trait TaskApi {
     fn explain(&mut self, graph: &TileableGraph, limit: usize) -> ApiResult<String>;
 }
 
-/// Connects with the client the address asks for: `http://HOST:PORT` → HTTP (bearer token
-/// from `ARES_TOKEN` if set), else the native protocol (client secret from the environment).
+/// Connects with the client the address asks for: `http://HOST:PORT` or `https://HOST:PORT`
+/// → HTTP (bearer token from `ARES_TOKEN` if set; TLS trust as [`tls`] says), else the native
+/// protocol (client secret from the environment).
 pub fn connect(addr: &str, wait: Duration) -> ApiResult<Box<dyn TaskApi>> {
     let creds = crate::protocol::secret::Credentials::load(&Default::default())
         .map_err(|e| ApiError::Refused(e.to_string()))?;
-    connect_with(addr, wait, &creds.client_secret())
+    connect_with(addr, wait, &creds.client_secret(), None)
 }
 
-/// [`connect`], proving `secret` on the native protocol.
+/// [`connect`], proving `secret` on the native protocol, and trusting the PEM file
+/// `ca_file` too over `https://` (refused for any other address).
 pub fn connect_with(
     addr: &str,
     wait: Duration,
     secret: &crate::protocol::secret::Secret,
+    ca_file: Option<&std::path::Path>,
 ) -> ApiResult<Box<dyn TaskApi>> {
     if addr.starts_with("http://") || addr.starts_with("https://") {
         let token = std::env::var("ARES_TOKEN").ok().filter(|t| !t.is_empty());
-        Ok(Box::new(WebTaskApi::connect(
+        Ok(Box::new(WebTaskApi::connect_with_ca(
             addr,
             web::DEFAULT_SESSION_FOR_RUN,
             token,
+            ca_file,
             wait,
         )?))
+    } else if let Some(path) = ca_file {
+        Err(ApiError::Refused(format!(
+            "a CA file ({}) is for an https:// supervisor, not {addr}",
+            path.display()
+        )))
     } else {
         Ok(Box::new(NativeClient::connect_with(addr, wait, secret)?))
     }

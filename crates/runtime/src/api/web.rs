@@ -6,7 +6,11 @@ use ares_core::array::ArrayData;
 use ares_core::graph::TileableGraph;
 use ares_core::ids::TaskId;
 use serde_json::{json, Value};
+use std::path::Path;
 use std::time::{Duration, Instant};
+
+/// How long a request may wait for the next byte (to read or to write) before it fails.
+const IDLE: Duration = Duration::from_secs(120);
 
 /// The session `ares run --supervisor http://...` submits to.
 pub const DEFAULT_SESSION_FOR_RUN: &str = "default";
@@ -19,16 +23,42 @@ pub struct WebTaskApi {
 }
 
 impl WebTaskApi {
-    /// Connects to `http://HOST:PORT`, creating `session` if needed; retries until `wait`.
+    /// Connects to `http://HOST:PORT` or `https://HOST:PORT` (trusting what
+    /// [`super::tls`] describes), creating `session` if needed; retries until `wait`.
     pub fn connect(
         base: &str,
         session: &str,
         token: Option<String>,
         wait: Duration,
     ) -> ApiResult<Self> {
-        let agent = ureq::AgentBuilder::new()
+        Self::connect_with_ca(base, session, token, None, wait)
+    }
+
+    /// [`WebTaskApi::connect`], trusting the certificates of the PEM file `ca_file` too (the
+    /// supervisor's self-signed certificate or its CA); refused for an `http://` address.
+    pub fn connect_with_ca(
+        base: &str,
+        session: &str,
+        token: Option<String>,
+        ca_file: Option<&Path>,
+        wait: Duration,
+    ) -> ApiResult<Self> {
+        // Every read and write has a deadline (a server that accepts and then goes silent,
+        // mid-handshake or mid-answer, is an error after IDLE); a long wait's request gets
+        // its own (see `wait_task`).
+        let mut agent = ureq::AgentBuilder::new()
             .timeout_connect(Duration::from_secs(5))
-            .build();
+            .timeout_read(IDLE)
+            .timeout_write(IDLE);
+        if base.starts_with("https://") {
+            agent = agent.tls_config(super::tls::client_config(ca_file)?);
+        } else if let Some(path) = ca_file {
+            return Err(ApiError::Refused(format!(
+                "a CA file ({}) is for an https:// supervisor, not {base}",
+                path.display()
+            )));
+        }
+        let agent = agent.build();
         let api = Self {
             base: base.trim_end_matches('/').to_string(),
             session: session.to_string(),
@@ -65,15 +95,32 @@ impl WebTaskApi {
                     detail: body["detail"].as_str().unwrap_or("").to_string(),
                 }
             }
-            ureq::Error::Transport(t) => ApiError::Connect {
-                addr: self.base.clone(),
-                source: std::io::Error::other(t.to_string()),
+            ureq::Error::Transport(t) => match super::tls::classify(&self.base, &t) {
+                Some(tls) => ApiError::Tls(tls),
+                None => ApiError::Connect {
+                    addr: self.base.clone(),
+                    source: std::io::Error::other(t.to_string()),
+                },
             },
         }
     }
 
     fn call(&self, method: &str, path: &str, body: Option<Value>) -> ApiResult<Value> {
-        let req = self.request(method, path);
+        self.call_within(method, path, body, None)
+    }
+
+    /// [`Self::call`] with a deadline for the whole request instead of [`IDLE`] per byte.
+    fn call_within(
+        &self,
+        method: &str,
+        path: &str,
+        body: Option<Value>,
+        deadline: Option<Duration>,
+    ) -> ApiResult<Value> {
+        let mut req = self.request(method, path);
+        if let Some(d) = deadline {
+            req = req.timeout(d);
+        }
         let resp = match body {
             Some(b) => req.send_json(b),
             None => req.call(),
@@ -129,7 +176,7 @@ impl TaskApi for WebTaskApi {
     }
 
     fn wait_task(&mut self, task: TaskId, timeout: Duration) -> ApiResult<TaskInfo> {
-        Self::info(self.call(
+        Self::info(self.call_within(
             "GET",
             &format!(
                 "{}?action=wait&timeout={}",
@@ -137,6 +184,7 @@ impl TaskApi for WebTaskApi {
                 timeout.as_secs_f64()
             ),
             None,
+            Some(timeout + IDLE),
         )?)
     }
 

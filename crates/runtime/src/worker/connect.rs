@@ -15,6 +15,7 @@ pub(super) async fn supervisor(
     creds: &Credentials,
     config: &Config,
     wait: Duration,
+    stop: &crate::shutdown::Shutdown,
 ) -> std::io::Result<TcpStream> {
     let deadline = tokio::time::Instant::now() + wait;
     let handshake = Duration::from_millis(config.cluster.handshake_timeout_ms);
@@ -49,9 +50,7 @@ pub(super) async fn supervisor(
         };
         match attempt.await {
             Ok(done) => return done,
-            Err(e) if tokio::time::Instant::now() >= deadline || crate::shutdown::terminating() => {
-                return Err(e)
-            }
+            Err(e) if tokio::time::Instant::now() >= deadline || stop.requested() => return Err(e),
             Err(_) => tokio::time::sleep(Duration::from_millis(100)).await,
         }
     }

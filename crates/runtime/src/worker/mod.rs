@@ -340,6 +340,7 @@ pub async fn start(
     creds: &Credentials,
     supervisor: &str,
     wait: Duration,
+    stop: &crate::shutdown::Shutdown,
 ) -> std::io::Result<(Addr<Worker>, SocketAddr)> {
     let max_frame = config.cluster.max_frame_bytes;
     let storage = storage::open(&config.worker)?;
@@ -347,7 +348,7 @@ pub async fn start(
     let gate = transfer::gate(creds.keys(), config);
     let data_addr =
         transfer::serve(&config.worker.data_listen, storage.clone(), max_frame, gate).await?;
-    let stream = connect::supervisor(supervisor, creds, config, wait).await?;
+    let stream = connect::supervisor(supervisor, creds, config, wait, stop).await?;
     // Bound to all interfaces: advertise the address this host reaches the supervisor from,
     // which its peers can reach too (containers, multi-homed hosts).
     let data_addr = if data_addr.ip().is_unspecified() {

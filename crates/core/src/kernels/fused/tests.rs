@@ -3,6 +3,23 @@
 use super::*;
 use crate::ids::ArgsIdx;
 
+/// Step `op` of a FUSE node with its arguments at `args` of the table, on the first input.
+fn step(op: Op, args: u32) -> FuseStep {
+    FuseStep {
+        op,
+        args: ArgsIdx(args),
+        position: 0,
+    }
+}
+
+/// A reduction over axis 0, dropping it.
+fn sum_axis0() -> OpArgs {
+    OpArgs::Reduce {
+        axes: [0].into_iter().collect(),
+        keepdims: false,
+    }
+}
+
 /// `where` heads a lane segment: FUSE[where, multiply by 2, sum] in one pass, NaN kept.
 #[test]
 fn where_heads_a_lane_segment() {
@@ -12,16 +29,8 @@ fn where_heads_a_lane_segment() {
             value: crate::array::Scalar::F64(2.0),
             scalar_left: false,
         },
-        OpArgs::Reduce {
-            axes: [0].into_iter().collect(),
-            keepdims: false,
-        },
+        sum_axis0(),
     ];
-    let step = |op, i| FuseStep {
-        op,
-        args: ArgsIdx(i),
-        position: 0,
-    };
     let steps = [step(Op::Where, 0), step(Op::Mul, 1), step(Op::Sum, 2)];
     let dtypes = [DType::Bool, DType::F64, DType::F64];
     let plan = plan_segment(&steps, 0, &table, &dtypes, false).expect("a lane plan");
@@ -118,16 +127,8 @@ fn shifts_run_outside_the_lanes() {
         scalar(Scalar::F64(2.0)),
         scalar(Scalar::F64(1.0)),
         scalar(Scalar::I64(62)),
-        OpArgs::Reduce {
-            axes: [0].into_iter().collect(),
-            keepdims: false,
-        },
+        sum_axis0(),
     ];
-    let step = |op, i| FuseStep {
-        op,
-        args: ArgsIdx(i),
-        position: 0,
-    };
     let steps = [
         step(Op::Mul, 0),
         step(Op::Gt, 1),
