@@ -15,11 +15,9 @@
 //! float32 chunk, accumulated in float64, is float32 (more accurate than NumPy's float32
 //! pairwise sum, never less).
 
-mod batched;
 pub mod fused;
 mod indexing;
 mod lanes;
-mod linalg;
 mod partition;
 mod regrid;
 pub mod select;
@@ -231,7 +229,7 @@ fn apply_native(
         ) => reduction::combine(*inner, inputs, axes, *keepdims),
         (Family::Combine, _) => reduction::combine(Op::Sum, inputs, &[], true),
         (Family::Linalg, _) => match inputs {
-            [a, b] => linalg::matmul(a, b),
+            [a, b] => crate::ops::family::linalg::kernels::matmul(a, b),
             _ => kerr(format!("expects 2 inputs, got {}", inputs.len())),
         },
         (_, OpArgs::Slice(dims)) => indexing::slice(one(inputs)?, dims),

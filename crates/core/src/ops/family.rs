@@ -3,8 +3,9 @@
 //!
 //! Moved so far: `elementwise` (the ufunc table, dtype rules, array kernels, scalar loops),
 //! `reduction` (its table of folds and scans, dtype rule, kernels, the fused kernel's fold
-//! steps, tiling) and `creation` (constructors, tiling, kernels, block generators). The
-//! other families list their functions here and keep their code where it was
+//! steps, tiling), `creation` (constructors, tiling, kernels, block generators) and `linalg`
+//! (the matmul shape rule, NumPy's products, tiling into block products, the GEMM kernels).
+//! The other families list their functions here and keep their code where it was
 //! (`prepare/tile`, `kernels`, `tensor`).
 
 pub mod creation;

@@ -200,7 +200,7 @@ pub fn infer(op: Op, args: &OpArgs, inputs: &[(&Shape, DType)]) -> Result<(Shape
         }
         (Family::Linalg, OpArgs::None) => {
             arity(op, inputs.len(), 2)?;
-            let shape = super::matmul_shape::matmul_shape(inputs[0].0, inputs[1].0)?;
+            let shape = super::family::linalg::shape::matmul_shape(inputs[0].0, inputs[1].0)?;
             (shape, inputs[0].1.promote(inputs[1].1))
         }
         (

@@ -14,7 +14,6 @@ pub mod dtypes;
 pub mod family;
 pub mod infer;
 mod infer_select;
-pub mod matmul_shape;
 pub mod registry;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};

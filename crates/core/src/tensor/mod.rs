@@ -18,7 +18,6 @@ mod bitwise;
 mod compose;
 
 mod io;
-mod linalg;
 mod ops;
 mod select;
 mod shuffle;

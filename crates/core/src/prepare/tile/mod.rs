@@ -10,7 +10,6 @@ mod elementwise;
 mod grid;
 mod indexing;
 mod io;
-mod matmul;
 mod reshape;
 mod select;
 pub(crate) mod shuffle;
@@ -24,7 +23,7 @@ use crate::ids::{ArgsIdx, ChunkIdx, ChunkKey, OpKey};
 use crate::ops::{Family, Op, OpArgs};
 
 pub use crate::ops::chunk_seed;
-pub(crate) use grid::linear;
+pub(crate) use grid::{linear, unify};
 pub use grid::{offsets, split_dim, splits_for, Odometer};
 
 /// A tiled tensor: chunk lengths per dimension and the chunk grid in C order.

@@ -4,10 +4,10 @@
 //! (`gemm` for float64, wrapping int64, bool as the or of ands), read in place from the
 //! stack and written once into the result.
 
-use super::linalg::{as_f64, gemm_f64, to_i64, wrapping_matmul_i64};
-use super::{kerr, KResult};
+use super::kernels::{as_f64, gemm_f64, to_i64, wrapping_matmul_i64};
+use super::shape::matmul_shape;
 use crate::array::{ArrayData, DType};
-use crate::ops::matmul_shape::matmul_shape;
+use crate::kernels::{kerr, KResult};
 use ndarray::{ArrayD, ArrayView2, ArrayViewD, Axis, Ix2, IxDyn};
 
 /// The 2-D matrix of `x` at batch position `at` of a batch of `batch` dimensions (aligned
@@ -85,8 +85,8 @@ pub fn matmul_stack(a: &ArrayData, b: &ArrayData) -> KResult<ArrayData> {
             }
         }
         DType::F32 => {
-            let (x, y) = (super::linalg::as_f32(a), super::linalg::as_f32(b));
-            let f = |p: ArrayView2<f32>, q: ArrayView2<f32>| super::linalg::gemm_float(p, q);
+            let (x, y) = (super::kernels::as_f32(a), super::kernels::as_f32(b));
+            let f = |p: ArrayView2<f32>, q: ArrayView2<f32>| super::kernels::gemm_float(p, q);
             ArrayData::F32(fill(&shape, x.view(), y.view(), f)?)
         }
         DType::I64 | DType::I32 | DType::Bool => {

@@ -15,8 +15,8 @@
 //! for the shapes where gemm does not go through its packed micro-kernel (see
 //! [`gemm_f64`]).
 
-use super::{KResult, KernelError};
 use crate::array::{ArrayData, DType};
+use crate::kernels::{KResult, KernelError};
 use ndarray::{Array2, ArrayD, ArrayView2, Ix2};
 use std::borrow::Cow;
 

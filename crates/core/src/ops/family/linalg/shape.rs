@@ -31,19 +31,20 @@ pub fn matmul_shape(a: &[usize], b: &[usize]) -> Result<Shape> {
             ),
         ));
     }
-    let batch = super::infer::broadcast("matmul", &a[..na - 2], &b[..nb - 2]).map_err(|_| {
-        AresError::shape(
-            "matmul",
-            format!(
-                "the batch dimensions of {} and {} do not broadcast",
-                fmt_shape(a),
-                fmt_shape(b)
-            ),
-        )
-    })?;
+    let batch =
+        crate::ops::infer::broadcast("matmul", &a[..na - 2], &b[..nb - 2]).map_err(|_| {
+            AresError::shape(
+                "matmul",
+                format!(
+                    "the batch dimensions of {} and {} do not broadcast",
+                    fmt_shape(a),
+                    fmt_shape(b)
+                ),
+            )
+        })?;
     let mut out = batch;
     out.extend([a[na - 2], b[nb - 1]]);
-    super::infer::check_shape("matmul", &out)?;
+    crate::ops::infer::check_shape("matmul", &out)?;
     Ok(out)
 }
 

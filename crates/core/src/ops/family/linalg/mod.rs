@@ -1,4 +1,13 @@
-//! Linear algebra: matrix products.
+//! Linear algebra: matrix products. The family owns the `matmul` primitive's shape rule
+//! ([`shape`]), NumPy's products composed on it ([`tensor`]: vectors, `inner`,
+//! `tensordot`), its tiling into block products and `tree_add` combines ([`tile`]), and the
+//! kernels of one block and of stacks of blocks ([`kernels`], [`batched`]).
+
+pub(crate) mod batched;
+pub(crate) mod kernels;
+pub mod shape;
+mod tensor;
+mod tile;
 
 use crate::ops::registry::{Function, OpFamily};
 use crate::ops::{Family, Op};

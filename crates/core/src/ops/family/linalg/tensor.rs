@@ -2,10 +2,10 @@
 //! with broadcast batch dimensions): vectors, `inner` and `tensordot`, composed from
 //! `matmul`, transposes and reshapes.
 
-use super::Tensor;
 use crate::array::fmt_shape;
 use crate::error::{AresError, Result};
 use crate::ops::Op;
+use crate::tensor::Tensor;
 
 impl Tensor {
     /// NumPy's `matmul` (`@`): a 1-D operand is a row (on the left) or a column (on the

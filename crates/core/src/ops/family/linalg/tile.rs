@@ -8,15 +8,14 @@
 //! like a reduction's combines. So a stack of 10^5 small matrices is a handful of chunks,
 //! not 10^5 graph nodes.
 
-use super::grid::{unify, Odometer};
-use super::{Tiled, Tiler};
+use super::shape::batch_dims;
 use crate::array::{DType, Shape};
 use crate::ids::ChunkIdx;
-use crate::ops::matmul_shape::batch_dims;
 use crate::ops::{Op, OpArgs};
+use crate::prepare::tile::{unify, Odometer, Tiled, Tiler};
 
 impl Tiler {
-    pub(super) fn tile_matmul(
+    pub(crate) fn tile_matmul(
         &mut self,
         dtype: DType,
         out_shape: &[usize],
