@@ -4,7 +4,8 @@
 //! Moved so far: `elementwise` (the ufunc table, dtype rules, array kernels, scalar loops),
 //! `reduction` (its table of folds and scans, dtype rule, kernels, the fused kernel's fold
 //! steps, tiling), `creation` (constructors, tiling, kernels, block generators) and `linalg`
-//! (the matmul shape rule, NumPy's products, tiling into block products, the GEMM kernels).
+//! (the matmul shape rule, NumPy's products, tiling into block products, the GEMM kernels)
+//! and `io` (the file constructors and writes, their tiling).
 //! The other families list their functions here and keep their code where it was
 //! (`prepare/tile`, `kernels`, `tensor`).
 

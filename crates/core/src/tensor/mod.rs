@@ -17,7 +17,6 @@
 mod bitwise;
 mod compose;
 
-mod io;
 mod ops;
 mod select;
 mod shuffle;
@@ -25,8 +24,8 @@ pub use shuffle::shuffle_bench;
 mod slice_arg;
 
 pub use crate::ops::family::creation::tensor::*;
+pub use crate::ops::family::io::tensor::{from_npy, from_spool, from_zarr};
 pub use compose::{select, stack};
-pub use io::{from_npy, from_spool, from_zarr};
 pub use ops::{concatenate, SliceArg};
 
 use crate::array::{DType, Shape};

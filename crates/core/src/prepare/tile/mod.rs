@@ -9,7 +9,6 @@
 mod elementwise;
 mod grid;
 mod indexing;
-mod io;
 mod reshape;
 mod select;
 pub(crate) mod shuffle;

@@ -1,4 +1,10 @@
-//! Files: `.npy` and Zarr sources and sinks (see `crate::io`).
+//! Files: `.npy` and Zarr sources and sinks. The family owns the constructors and the
+//! writes of the tensor API ([`tensor`]) and their tiling into one source chunk per grid
+//! cell and one sink per chunk ([`tile`]); reading and writing the formats themselves, with
+//! the data roots and the bounds on hostile files, is `crate::io`'s.
+
+pub(crate) mod tensor;
+mod tile;
 
 use crate::ops::registry::{Function, OpFamily};
 use crate::ops::{Family, Op};

@@ -7,19 +7,18 @@
 //! partial name; a last `Commit` chunk, which depends on the sum, hence on every write,
 //! renames it to the path (a failed task never leaves a complete-looking file there).
 
-use super::grid::{offsets, splits_for, Odometer};
-use super::{Tiled, Tiler};
 use crate::array::{DType, Shape};
 use crate::error::{AresError, Result};
 use crate::io::{DataRef, Format};
 use crate::ops::{ChunkSpec, Op, OpArgs};
+use crate::prepare::tile::{offsets, splits_for, Odometer, Tiled, Tiler};
 
 fn io_err(op: Op, e: crate::io::IoError) -> AresError {
     AresError::prepare(op.name(), e.to_string())
 }
 
 impl Tiler {
-    pub(super) fn tile_source(
+    pub(crate) fn tile_source(
         &mut self,
         op: Op,
         data: &DataRef,
@@ -47,7 +46,7 @@ impl Tiler {
         Ok(Tiled { splits, chunks })
     }
 
-    pub(super) fn tile_sink(
+    pub(crate) fn tile_sink(
         &mut self,
         op: Op,
         data: &DataRef,

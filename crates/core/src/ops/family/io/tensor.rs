@@ -4,11 +4,11 @@
 //! rest of the expression); its data is read by the workers. A sink's result is the number of
 //! bytes written (an int64 scalar); the file is created when the graph is tiled.
 
-use super::Tensor;
 use crate::array::Shape;
 use crate::error::Result;
 use crate::io::{Codec, DataRef, Format};
 use crate::ops::{ChunkSpec, Op, OpArgs};
+use crate::tensor::Tensor;
 
 fn source(op: Op, format: Format, path: &str, chunk: Option<ChunkSpec>) -> Result<Tensor> {
     let (canonical, meta) = crate::io::source_meta(format, path)?;
