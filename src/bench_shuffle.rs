@@ -12,7 +12,7 @@ use crate::bench_tps::BenchCluster;
 use anyhow::{bail, Context, Result};
 use ares::api::TaskApi;
 use ares::protocol::{codec, ClientRequest, TaskStatus};
-use ares_core::kernels::shuffle::bench_expected as expected;
+use ares_core::ops::family::shuffle::kernels::bench_expected as expected;
 use ares_core::tensor::{self, Tensor};
 use serde_json::{json, Value};
 use std::time::{Duration, Instant};

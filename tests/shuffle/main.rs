@@ -189,7 +189,7 @@ fn run(c: &mut ares::api::NativeClient, t: &Tensor) -> ArrayData {
 }
 
 fn bench_result(n: u32, m: u32, rows: u64) -> Vec<f64> {
-    ares_core::kernels::shuffle::bench_expected(n, m, rows)
+    ares_core::ops::family::shuffle::kernels::bench_expected(n, m, rows)
         .iter()
         .flatten()
         .map(|v| *v as f64)

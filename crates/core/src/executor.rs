@@ -275,7 +275,7 @@ pub fn assemble(
             .iter()
             .map(|c| get(*c))
             .collect::<Result<Vec<_>>>()?;
-        return crate::kernels::shuffle::reduce(
+        return crate::ops::family::shuffle::kernels::reduce(
             &crate::ops::ReduceKind::Concat { arg: false },
             &parts,
         )

@@ -18,10 +18,9 @@
 pub mod fused;
 mod indexing;
 mod lanes;
-mod partition;
 mod regrid;
 pub mod select;
-pub mod shuffle;
+use crate::ops::family::shuffle::kernels as shuffle;
 pub mod take;
 
 use crate::array::{ArrayData, DType};

@@ -2,7 +2,7 @@
 //! values split by value range, then merged per range), `x[mask]` and `searchsorted`.
 //!
 //! They compare values by NumPy's sort order through one `u64` key ([`skey`]): the sort key
-//! of [`super::shuffle::Key`] with `-0.0` folded onto `+0.0` (NumPy finds them equal, so
+//! of [`crate::ops::family::shuffle::kernels::Key`] with `-0.0` folded onto `+0.0` (NumPy finds them equal, so
 //! `unique` keeps one zero and `searchsorted` does not tell them apart) and every NaN equal
 //! and last (NumPy 2's `equal_nan=True`: one NaN). Zeros are folded before the shuffle, so
 //! equal values always land in the same reducer.
@@ -10,9 +10,9 @@
 //! `unique` with counts moves `(key, count)` int64 pairs (the key as its bits), so mappers
 //! and reducers need no dtype; [`pick`] decodes keys back to values at the end.
 
-use super::shuffle::Key;
 use super::{kerr, KResult};
 use crate::array::{ArrayData, DType};
+use crate::ops::family::shuffle::kernels::Key;
 use ndarray::{ArrayD, IxDyn};
 
 /// NumPy's order as a `u64`: zeros folded, NaN last.
@@ -72,7 +72,7 @@ fn distinct(mut pairs: Vec<(u64, i64)>, runs: bool) -> Vec<(u64, i64)> {
     if runs {
         pairs.sort_by_key(|p| p.0);
     } else {
-        super::shuffle::sort_by_key(&mut pairs, |p| p.0);
+        crate::ops::family::shuffle::kernels::sort_by_key(&mut pairs, |p| p.0);
     }
     let mut out: Vec<(u64, i64)> = Vec::with_capacity(pairs.len().min(1 << 20));
     for (k, c) in pairs {
@@ -91,7 +91,7 @@ fn distinct_values<T: SKey + Copy + From0>(v: impl Iterator<Item = T>, runs: boo
     if runs {
         all.sort_by_key(|x| x.skey());
     } else {
-        super::shuffle::sort_by_key(&mut all, |x| x.skey());
+        crate::ops::family::shuffle::kernels::sort_by_key(&mut all, |x| x.skey());
     }
     all.dedup_by_key(|x| x.skey());
     all

@@ -19,8 +19,7 @@ mod compose;
 
 mod ops;
 mod select;
-mod shuffle;
-pub use shuffle::shuffle_bench;
+pub use crate::ops::family::shuffle::tensor::shuffle_bench;
 mod slice_arg;
 
 pub use crate::ops::family::creation::tensor::*;

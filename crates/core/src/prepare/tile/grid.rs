@@ -7,9 +7,9 @@
 //! goes through the shuffle instead (`kernels::regrid`): N + M + 1 nodes, the pairs only
 //! as pieces at run time.
 
-use super::shuffle::ReducerSpec;
 use super::{Tiled, Tiler};
 use crate::array::{DType, Shape};
+use crate::ops::family::shuffle::tile::ReducerSpec;
 use crate::ops::{ChunkSpec, DimIndex, MapKind, Op, OpArgs, ReduceKind};
 use smallvec::SmallVec;
 

@@ -11,7 +11,6 @@ mod grid;
 mod indexing;
 mod reshape;
 mod select;
-pub(crate) mod shuffle;
 mod take;
 
 use crate::array::{DType, Shape};

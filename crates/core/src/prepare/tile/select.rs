@@ -11,11 +11,11 @@
 //! split of the input's size (an upper bound in total), and results of data-dependent
 //! length are assembled by concatenation (`crate::executor::assemble`).
 
-use super::shuffle::ReducerSpec;
 use super::{Tiled, Tiler};
 use crate::array::{DType, Shape};
 use crate::error::Result;
 use crate::ids::ChunkIdx;
+use crate::ops::family::shuffle::tile::ReducerSpec;
 use crate::ops::{MapKind, Op, OpArgs, ReduceKind};
 use smallvec::smallvec;
 

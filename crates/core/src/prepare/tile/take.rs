@@ -11,11 +11,11 @@
 //! chunk is a division. About 2 × (row chunks + index chunks) nodes per column band.
 
 use super::grid::split_dim;
-use super::shuffle::ReducerSpec;
 use super::{Tiled, Tiler};
 use crate::array::{DType, Shape};
 use crate::error::Result;
 use crate::ids::ChunkIdx;
+use crate::ops::family::shuffle::tile::ReducerSpec;
 use crate::ops::{MapKind, ReduceKind};
 use smallvec::smallvec;
 

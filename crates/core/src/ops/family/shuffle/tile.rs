@@ -8,13 +8,12 @@
 //! that cuts the sorted buckets into output chunks of static length, using the bucket
 //! lengths the first mappers recorded. About 5N nodes and 8N edges.
 
-use super::grid::split_dim;
-use super::{Tiled, Tiler};
 use crate::array::{DType, Shape};
 use crate::error::{AresError, Result};
 use crate::graph::shuffle::MAX_PIECES;
 use crate::ids::ChunkIdx;
 use crate::ops::{MapKind, Op, OpArgs, ReduceKind};
+use crate::prepare::tile::{split_dim, Tiled, Tiler};
 use smallvec::smallvec;
 
 /// One reducer to create: what it does, its shape and dtype.
@@ -93,7 +92,7 @@ impl Tiler {
     }
 
     /// dask#3872: `in_parts` generating mappers, `out_parts` reducers of one `(1, 3)` row.
-    pub(super) fn tile_shuffle_bench(
+    pub(crate) fn tile_shuffle_bench(
         &mut self,
         in_parts: u32,
         out_parts: u32,
@@ -119,7 +118,7 @@ impl Tiler {
     /// `sort`/`argsort` along the last axis. A last axis in one chunk sorts chunk by chunk;
     /// an N-D tensor whose last axis spans chunks is first rechunked to whole rows; a 1-D
     /// tensor in several chunks goes through PSRS.
-    pub(super) fn tile_sort(
+    pub(crate) fn tile_sort(
         &mut self,
         arg: bool,
         in_dtype: DType,

@@ -9,7 +9,7 @@
 //! key's cell; a binary search only in a crowded cell), and every piece is sized by a first
 //! counting pass so each element is written once.
 
-use super::shuffle::Key;
+use super::kernels::Key;
 use ndarray::ArrayD;
 use std::borrow::Cow;
 

@@ -7,8 +7,8 @@
 //! `kind='stable'`). Argsort buckets are int64 pairs `(key, position)`.
 
 use super::partition::{split, values, Buckets, Pieces};
-use super::{kerr, KResult};
 use crate::array::ArrayData;
+use crate::kernels::{kerr, KResult};
 use crate::ops::{MapKind, ReduceKind};
 use ndarray::{ArrayD, Axis, IxDyn};
 use rand::{RngCore, SeedableRng};
@@ -111,15 +111,15 @@ pub fn map(
                 axis,
             },
             [idx],
-        ) => super::take::route(idx, m, *len, *chunk, *offset, *axis)?,
+        ) => crate::kernels::take::route(idx, m, *len, *chunk, *offset, *axis)?,
         (MapKind::TakeServe { out_chunk }, [rows, requests]) => {
-            super::take::serve(rows, requests, m, *out_chunk)?
+            crate::kernels::take::serve(rows, requests, m, *out_chunk)?
         }
         (MapKind::UniquePartition { counts }, [data]) => {
-            super::select::unique_partition(data, None, m, *counts)?
+            crate::kernels::select::unique_partition(data, None, m, *counts)?
         }
         (MapKind::UniquePartition { counts }, [data, splitters]) => {
-            super::select::unique_partition(data, Some(splitters), m, *counts)?
+            crate::kernels::select::unique_partition(data, Some(splitters), m, *counts)?
         }
         _ => {
             return kerr(format!(
@@ -233,7 +233,7 @@ pub fn reduce(kind: &ReduceKind, pieces: &[&ArrayData]) -> KResult<ArrayData> {
             ArrayData::F64(a) => ArrayData::F64(sorted(a)),
             ArrayData::I64(a) => ArrayData::I64(sorted(a)),
             ArrayData::Bool(a) => ArrayData::Bool(sorted(a)),
-            other => return super::not_widened(other.dtype()),
+            other => return crate::kernels::not_widened(other.dtype()),
         }),
         ReduceKind::SortMerge { arg: true } => {
             let ArrayData::I64(all) = concat(pieces)? else {
@@ -250,8 +250,8 @@ pub fn reduce(kind: &ReduceKind, pieces: &[&ArrayData]) -> KResult<ArrayData> {
             start,
             rows,
             width,
-        } => super::take::place(pieces, *dtype, *start, *rows, *width),
-        ReduceKind::UniqueMerge { counts } => super::select::unique_merge(pieces, *counts),
+        } => crate::kernels::take::place(pieces, *dtype, *start, *rows, *width),
+        ReduceKind::UniqueMerge { counts } => crate::kernels::select::unique_merge(pieces, *counts),
         ReduceKind::RechunkPlace { .. } => kerr("rechunk reducers run kernels::regrid::place"),
         ReduceKind::Concat { arg: false } => concat(pieces),
         ReduceKind::Concat { arg: true } => {
@@ -287,7 +287,7 @@ const RADIX_FROM: usize = 256;
 /// Stable sort by an order-preserving `u64` key: LSD radix sort (`radsort`) on long slices,
 /// the standard stable sort on short ones. Every sort of the sort, argsort and unique kernels
 /// goes through here.
-pub(super) fn sort_by_key<T>(v: &mut [T], mut key: impl FnMut(&T) -> u64) {
+pub(crate) fn sort_by_key<T>(v: &mut [T], mut key: impl FnMut(&T) -> u64) {
     if v.len() < RADIX_FROM {
         v.sort_by_key(|x| key(x));
     } else {
@@ -340,7 +340,7 @@ pub fn sort_lanes(data: &ArrayData, arg: bool) -> KResult<ArrayData> {
         (ArrayData::F64(a), true) => ArrayData::I64(go(a, true).1),
         (ArrayData::I64(a), true) => ArrayData::I64(go(a, true).1),
         (ArrayData::Bool(a), true) => ArrayData::I64(go(a, true).1),
-        (other, _) => return super::not_widened(other.dtype()),
+        (other, _) => return crate::kernels::not_widened(other.dtype()),
     })
 }
 

@@ -1,5 +1,15 @@
 //! Map-reduce shuffles and data-dependent lengths: sort, unique, take, searchsorted (and
-//! their chunk-level map, proxy and reduce ops).
+//! their chunk-level map, proxy and reduce ops). The family owns the tensor API's
+//! `shuffle_bench` ([`tensor`]), the tiling of a shuffle into N mappers, one proxy and M
+//! reducers and of sort ([`tile`]), and the mapper and reducer kernels with their
+//! partitioning ([`kernels`], [`partition`]); the chunk-level graph of pieces is
+//! `crate::graph::shuffle`'s, and the per-op pieces of take and unique are their own
+//! kernels' (`crate::kernels::{take, select}`).
+
+pub mod kernels;
+mod partition;
+pub(crate) mod tensor;
+pub(crate) mod tile;
 
 use crate::ops::registry::{Function, OpFamily};
 use crate::ops::{Family, Op};

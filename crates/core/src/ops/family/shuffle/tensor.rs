@@ -2,9 +2,9 @@
 //! graph. Their tileable nodes are O(1) in the number of partitions; the supervisor expands
 //! them ([`crate::prepare::tile`]).
 
-use super::Tensor;
 use crate::error::Result;
 use crate::ops::{Op, OpArgs};
+use crate::tensor::Tensor;
 
 impl Tensor {
     /// Sorted along the last axis (NaN last, as NumPy).
