@@ -16,10 +16,9 @@
 //! pairwise sum, never less).
 
 pub mod fused;
-mod indexing;
 mod lanes;
-mod regrid;
 pub mod select;
+use crate::ops::family::manipulation::{kernels as indexing, regrid};
 use crate::ops::family::shuffle::kernels as shuffle;
 pub mod take;
 

@@ -5,8 +5,9 @@
 //! `reduction` (its table of folds and scans, dtype rule, kernels, the fused kernel's fold
 //! steps, tiling), `creation` (constructors, tiling, kernels, block generators) and `linalg`
 //! (the matmul shape rule, NumPy's products, tiling into block products, the GEMM kernels)
-//! `io` (the file constructors and writes, their tiling) and `shuffle` (tiling into
-//! mappers, a proxy and reducers; sort; the mapper and reducer kernels).
+//! `io` (the file constructors and writes, their tiling), `shuffle` (tiling into
+//! mappers, a proxy and reducers; sort; the mapper and reducer kernels) and `manipulation`
+//! (slice, transpose, concatenate, reshape: tiling and kernels; rechunking by shuffle).
 //! The other families list their functions here and keep their code where it was
 //! (`prepare/tile`, `kernels`, `tensor`).
 

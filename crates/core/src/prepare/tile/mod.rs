@@ -8,8 +8,6 @@
 
 mod elementwise;
 mod grid;
-mod indexing;
-mod reshape;
 mod select;
 mod take;
 

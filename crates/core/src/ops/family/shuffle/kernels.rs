@@ -252,7 +252,7 @@ pub fn reduce(kind: &ReduceKind, pieces: &[&ArrayData]) -> KResult<ArrayData> {
             width,
         } => crate::kernels::take::place(pieces, *dtype, *start, *rows, *width),
         ReduceKind::UniqueMerge { counts } => crate::kernels::select::unique_merge(pieces, *counts),
-        ReduceKind::RechunkPlace { .. } => kerr("rechunk reducers run kernels::regrid::place"),
+        ReduceKind::RechunkPlace { .. } => kerr("rechunk reducers run manipulation::regrid::place"),
         ReduceKind::Concat { arg: false } => concat(pieces),
         ReduceKind::Concat { arg: true } => {
             let ArrayData::I64(all) = concat(pieces)? else {

@@ -2,10 +2,9 @@
 //! file, rechunk is `Tiler::rechunk_to`). Slicing touches only the chunks the slice reaches and reuses a chunk
 //! untouched when the slice covers it whole; concatenation re-indexes the input chunks.
 
-use super::grid::{offsets, unify, Odometer};
-use super::{Tiled, Tiler};
 use crate::array::{DType, Shape};
 use crate::ops::{DimIndex, Op, OpArgs};
+use crate::prepare::tile::{offsets, unify, Odometer, Tiled, Tiler};
 use smallvec::SmallVec;
 
 /// The chunks a slice of one dimension touches, in output order, with the local index.
@@ -77,7 +76,7 @@ fn slice_pieces(splits: &[usize], idx: DimIndex) -> Vec<(usize, DimIndex)> {
 }
 
 impl Tiler {
-    pub(super) fn tile_slice(&mut self, dims: &[DimIndex], dtype: DType, input: &Tiled) -> Tiled {
+    pub(crate) fn tile_slice(&mut self, dims: &[DimIndex], dtype: DType, input: &Tiled) -> Tiled {
         let per_dim: Vec<Vec<(usize, DimIndex)>> = dims
             .iter()
             .zip(&input.splits)
@@ -147,7 +146,7 @@ impl Tiler {
         Tiled { splits, chunks }
     }
 
-    pub(super) fn tile_transpose(&mut self, perm: &[usize], dtype: DType, input: &Tiled) -> Tiled {
+    pub(crate) fn tile_transpose(&mut self, perm: &[usize], dtype: DType, input: &Tiled) -> Tiled {
         let splits: Vec<Vec<usize>> = perm.iter().map(|p| input.splits[*p].clone()).collect();
         let grid: Shape = splits.iter().map(|s| s.len()).collect();
         let args = self
@@ -167,7 +166,7 @@ impl Tiler {
         Tiled { splits, chunks }
     }
 
-    pub(super) fn tile_concat(
+    pub(crate) fn tile_concat(
         &mut self,
         axis: usize,
         dtype: DType,

@@ -1,12 +1,11 @@
 //! Tiling of `reshape`: chunk by chunk when the chunks line up with the new shape, otherwise
 //! through whole rows (regrid, flatten, regrid, reshape).
 
-use super::grid::Odometer;
-use super::{Tiled, Tiler};
 use crate::array::{fmt_shape, DType, Shape};
 use crate::error::{AresError, Result};
 use crate::ids::ChunkIdx;
 use crate::ops::{Op, OpArgs};
+use crate::prepare::tile::{split_dim, Odometer, Tiled, Tiler};
 
 impl Tiler {
     /// Reshape chunk by chunk when the chunks line up with the new shape (see
@@ -14,7 +13,7 @@ impl Tiler {
     /// chunk holds whole rows (all dimensions after the first non-unit one unsplit), flattened,
     /// regridded into runs of whole output rows and reshaped. The regrids are plain
     /// slice-and-assemble rechunks, so a chunk holds at least one row of each shape.
-    pub(super) fn tile_reshape(
+    pub(crate) fn tile_reshape(
         &mut self,
         target: &Shape,
         dtype: DType,
@@ -62,7 +61,7 @@ impl Tiler {
             .iter()
             .enumerate()
             .map(|(d, len)| match d == first {
-                true => super::grid::split_dim(*len, (elems / row).max(1)),
+                true => split_dim(*len, (elems / row).max(1)),
                 false => vec![*len],
             })
             .collect();
@@ -71,7 +70,7 @@ impl Tiler {
         let flat = self.reshape_aligned(&flat_shape, dtype, &by_rows, in_shape)?;
         let (_, out_row) = row_of(target);
         let run = (elems / out_row).max(1) * out_row;
-        let flat = self.rechunk_to(&flat, &[super::grid::split_dim(n, run)], dtype);
+        let flat = self.rechunk_to(&flat, &[split_dim(n, run)], dtype);
         self.reshape_aligned(target, dtype, &flat, &flat_shape)
     }
 

@@ -1,8 +1,8 @@
 //! Slicing, transposition, reshaping and block assembly of chunks. Outputs are always in
 //! standard (C) layout so later kernels can read them as flat slices.
 
-use super::{kerr, KResult};
 use crate::array::ArrayData;
+use crate::kernels::{kerr, KResult};
 use crate::ops::DimIndex;
 use ndarray::{concatenate, ArrayD, ArrayViewD, Axis, Ix1, Ix2, IxDyn, Slice};
 
@@ -89,7 +89,7 @@ pub fn reshape(a: &ArrayData, shape: &[usize]) -> KResult<ArrayData> {
         .as_standard_layout()
         .into_owned()
         .into_shape_with_order(IxDyn(shape))
-        .map_err(|e| super::KernelError(format!(
+        .map_err(|e| crate::kernels::KernelError(format!(
             "cannot reshape {:?} to {shape:?}: {e}",
             x.shape()
         )))?))
@@ -108,13 +108,13 @@ fn assemble_one<T: Clone>(parts: Vec<ArrayViewD<T>>, grid: &[usize]) -> KResult<
             .map(|group| {
                 let vs: Vec<ArrayViewD<T>> = group.iter().map(|g| g.view()).collect();
                 concatenate(Axis(d), &vs)
-                    .map_err(|e| super::KernelError(format!("blocks do not fit: {e}")))
+                    .map_err(|e| crate::kernels::KernelError(format!("blocks do not fit: {e}")))
             })
             .collect::<KResult<_>>()?;
     }
     level
         .pop()
-        .ok_or_else(|| super::KernelError("empty assembly".into()))
+        .ok_or_else(|| crate::kernels::KernelError("empty assembly".into()))
 }
 
 pub fn assemble(inputs: &[&ArrayData], grid: &[usize]) -> KResult<ArrayData> {

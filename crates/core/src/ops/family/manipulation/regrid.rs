@@ -8,9 +8,9 @@
 //! run time, and both grids are shared entries of the argument table. The kernels are pure
 //! data movement, so every dtype keeps its own loops (no widening).
 
-use super::{kerr, KResult};
 use crate::array::ArrayData;
 use crate::ids::ArgsIdx;
+use crate::kernels::{kerr, KResult};
 use crate::ops::{ChunkSpec, OpArgs};
 use ndarray::{ArrayD, IxDyn, Slice};
 use smallvec::SmallVec;

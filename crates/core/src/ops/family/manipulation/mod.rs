@@ -1,4 +1,14 @@
 //! Shapes and chunks: slicing, transposing, joining, splitting, reshaping and rechunking.
+//! The family owns the tiling of slice, transpose and concatenate ([`tile`]) and of reshape
+//! ([`reshape_tile`]), their chunk kernels ([`kernels`]: slice, transpose, reshape, block
+//! assembly) and rechunking through a shuffle ([`regrid`]). The grid arithmetic every
+//! family's tiling shares (`unify`, `Odometer`, `Tiler::rechunk_to`) stays in
+//! `prepare::tile`.
+
+pub(crate) mod kernels;
+pub(crate) mod regrid;
+mod reshape_tile;
+mod tile;
 
 use crate::ops::registry::{Function, OpFamily};
 use crate::ops::{Family, Op};
