@@ -6,7 +6,6 @@
 //! (`splits`) and its chunk grid in C order. Chunks of one operation share one op key; the
 //! chunk key is that key plus a running index.
 
-mod elementwise;
 mod grid;
 mod select;
 mod take;

@@ -7,7 +7,8 @@
 //! rows in `ops/mod.rs`), its full name (hashed into the wire id: never rename one), its names
 //! in the expression language (the first is the op's short name), its dtype rule and NumPy's
 //! one-line summary. Everything else reads the table: result dtypes (`dtypes`), the array
-//! kernels (`kernels`), the fused kernel's lanes, fusion and tiling (by [`Family::Unary`] /
+//! kernels (`kernels`), the fused kernel's lanes, fusion, tiling (`tile`: inputs' chunk
+//! boundaries unified per axis, by [`Family::Unary`] /
 //! [`Family::Binary`]), the expression language's functions, the Python package's function
 //! list, and the registry ([`crate::ops::registry::OP_REGISTRY`]) the docs and tests check.
 //!
@@ -17,6 +18,7 @@
 pub mod dtypes;
 pub mod kernels;
 pub mod math;
+mod tile;
 
 use crate::ops::registry::{Form, Function, OpFamily};
 use crate::ops::{Family, Op};

@@ -2,14 +2,13 @@
 //! unified per output axis (rechunking an input where needed), and each output chunk applies
 //! the op to the matching input chunks; a broadcast (length-1) axis always uses chunk 0.
 
-use super::grid::{unify, Odometer};
-use super::{Tiled, Tiler};
 use crate::array::{DType, Shape};
 use crate::ops::{Op, OpArgs};
+use crate::prepare::tile::{unify, Odometer, Tiled, Tiler};
 use smallvec::SmallVec;
 
 impl Tiler {
-    pub(super) fn tile_elementwise(
+    pub(crate) fn tile_elementwise(
         &mut self,
         op: Op,
         args: &OpArgs,
