@@ -269,7 +269,7 @@ pub fn assemble(
     }
     if result.shape.len() == 1 {
         // Concatenated as they are: a 1-D result may have a length known only now
-        // (`unique`, `x[mask]`; see `crate::tensor::select`).
+        // (`unique`, `x[mask]`; see `crate::ops::family::shuffle::select`).
         let parts = result
             .chunks
             .iter()

@@ -17,10 +17,9 @@
 
 pub mod fused;
 mod lanes;
-pub mod select;
 use crate::ops::family::manipulation::{kernels as indexing, regrid};
 use crate::ops::family::shuffle::kernels as shuffle;
-pub mod take;
+use crate::ops::family::shuffle::select::kernels as select;
 
 use crate::array::{ArrayData, DType};
 use crate::error::{AresError, Result};

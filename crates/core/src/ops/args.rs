@@ -292,7 +292,7 @@ pub enum OpArgs {
         count: u32,
     },
     /// Tileable `unique` of the flattened input; with `counts`, (key, count) int64 pairs
-    /// that [`OpArgs::UniquePick`] splits (see `crate::tensor::select`).
+    /// that [`OpArgs::UniquePick`] splits (see `crate::ops::family::shuffle::select`).
     Unique {
         counts: bool,
     },

@@ -6,10 +6,11 @@
 //! steps, tiling), `creation` (constructors, tiling, kernels, block generators) and `linalg`
 //! (the matmul shape rule, NumPy's products, tiling into block products, the GEMM kernels)
 //! `io` (the file constructors and writes, their tiling), `shuffle` (tiling into
-//! mappers, a proxy and reducers; sort; the mapper and reducer kernels) and `manipulation`
-//! (slice, transpose, concatenate, reshape: tiling and kernels; rechunking by shuffle).
-//! The other families list their functions here and keep their code where it was
-//! (`prepare/tile`, `kernels`, `tensor`).
+//! mappers, a proxy and reducers; sort; the mapper and reducer kernels; `select/` for
+//! unique, `x[mask]` and searchsorted, `take/` for `x[idx]`) and `manipulation` (slice,
+//! transpose, concatenate, reshape: tiling and kernels; rechunking by shuffle). Shared
+//! outside them: the dispatch by family (`prepare::tile`, `kernels`), `OpArgs`, shape
+//! inference (`ops::infer`) and the composite functions (`tensor`).
 
 pub mod creation;
 pub mod elementwise;

@@ -277,7 +277,7 @@ pub fn infer(op: Op, args: &OpArgs, inputs: &[(&Shape, DType)]) -> Result<(Shape
     Ok(out)
 }
 
-pub use super::infer_select::infer_data_dependent;
+pub use super::family::shuffle::select::infer::infer_data_dependent;
 
 pub fn check_axes(op: &'static str, axes: &[usize], ndim: usize) -> Result<()> {
     for w in axes.windows(2) {

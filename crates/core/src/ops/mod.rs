@@ -13,7 +13,6 @@ pub mod chunk_spec;
 pub mod dtypes;
 pub mod family;
 pub mod infer;
-mod infer_select;
 pub mod registry;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};

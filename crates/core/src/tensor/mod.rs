@@ -18,7 +18,6 @@ mod bitwise;
 mod compose;
 
 mod ops;
-mod select;
 pub use crate::ops::family::shuffle::tensor::shuffle_bench;
 mod slice_arg;
 
@@ -65,7 +64,7 @@ impl Drop for Node {
 impl Tensor {
     /// Builds a node after checking `op(args)` against the inputs' shapes and dtypes.
     pub fn new(op: Op, args: OpArgs, inputs: Vec<Tensor>) -> Result<Tensor> {
-        select::check_inputs(op, &inputs)?;
+        crate::ops::family::shuffle::select::tensor::check_inputs(op, &inputs)?;
         let metas: Vec<(&Shape, DType)> = inputs.iter().map(|t| (&t.0.shape, t.0.dtype)).collect();
         let (shape, dtype) = crate::ops::infer::infer(op, &args, &metas)?;
         Ok(Tensor(Arc::new(Node {

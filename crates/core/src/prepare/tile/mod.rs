@@ -7,8 +7,6 @@
 //! chunk key is that key plus a running index.
 
 mod grid;
-mod select;
-mod take;
 
 use crate::array::{DType, Shape};
 use crate::config::TaskConfig;

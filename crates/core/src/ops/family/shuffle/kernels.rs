@@ -111,15 +111,15 @@ pub fn map(
                 axis,
             },
             [idx],
-        ) => crate::kernels::take::route(idx, m, *len, *chunk, *offset, *axis)?,
+        ) => super::take::kernels::route(idx, m, *len, *chunk, *offset, *axis)?,
         (MapKind::TakeServe { out_chunk }, [rows, requests]) => {
-            crate::kernels::take::serve(rows, requests, m, *out_chunk)?
+            super::take::kernels::serve(rows, requests, m, *out_chunk)?
         }
         (MapKind::UniquePartition { counts }, [data]) => {
-            crate::kernels::select::unique_partition(data, None, m, *counts)?
+            super::select::kernels::unique_partition(data, None, m, *counts)?
         }
         (MapKind::UniquePartition { counts }, [data, splitters]) => {
-            crate::kernels::select::unique_partition(data, Some(splitters), m, *counts)?
+            super::select::kernels::unique_partition(data, Some(splitters), m, *counts)?
         }
         _ => {
             return kerr(format!(
@@ -250,8 +250,8 @@ pub fn reduce(kind: &ReduceKind, pieces: &[&ArrayData]) -> KResult<ArrayData> {
             start,
             rows,
             width,
-        } => crate::kernels::take::place(pieces, *dtype, *start, *rows, *width),
-        ReduceKind::UniqueMerge { counts } => crate::kernels::select::unique_merge(pieces, *counts),
+        } => super::take::kernels::place(pieces, *dtype, *start, *rows, *width),
+        ReduceKind::UniqueMerge { counts } => super::select::kernels::unique_merge(pieces, *counts),
         ReduceKind::RechunkPlace { .. } => kerr("rechunk reducers run manipulation::regrid::place"),
         ReduceKind::Concat { arg: false } => concat(pieces),
         ReduceKind::Concat { arg: true } => {

@@ -8,6 +8,8 @@
 
 pub mod kernels;
 mod partition;
+pub mod select;
+pub mod take;
 pub(crate) mod tensor;
 pub(crate) mod tile;
 

@@ -1,4 +1,4 @@
-//! Tiling of integer-array indexing (`take`, `x[idx]`; `crate::kernels::take`): rows of a
+//! Tiling of integer-array indexing (`take`, `x[idx]`; `super::kernels`): rows of a
 //! 2-D `(n, R)` tensor at int64 positions, any number of them, through two shuffles.
 //!
 //! The tensor API reduces every `take` to rows: the axis moved first, the rest flattened.
@@ -10,18 +10,17 @@
 //! into chunks of uniform length first (a no-op for the usual chunkings), so a position's
 //! chunk is a division. About 2 × (row chunks + index chunks) nodes per column band.
 
-use super::grid::split_dim;
-use super::{Tiled, Tiler};
 use crate::array::{DType, Shape};
 use crate::error::Result;
 use crate::ids::ChunkIdx;
 use crate::ops::family::shuffle::tile::ReducerSpec;
 use crate::ops::{MapKind, ReduceKind};
+use crate::prepare::tile::{split_dim, Tiled, Tiler};
 use smallvec::smallvec;
 
 impl Tiler {
     /// `x` (n, R) at the positions `idx` (L,): the (L, R) rows.
-    pub(super) fn tile_take_rows(
+    pub(crate) fn tile_take_rows(
         &mut self,
         axis: u32,
         dtype: DType,

@@ -1,4 +1,4 @@
-//! Tiling of the operations whose result depends on the values (`crate::tensor::select`):
+//! Tiling of the operations whose result depends on the values (`super::tensor`):
 //! `unique` through a shuffle, `x[mask]` chunk by chunk, `searchsorted` against every chunk
 //! of the sorted operand.
 //!
@@ -11,12 +11,12 @@
 //! split of the input's size (an upper bound in total), and results of data-dependent
 //! length are assembled by concatenation (`crate::executor::assemble`).
 
-use super::{Tiled, Tiler};
 use crate::array::{DType, Shape};
 use crate::error::Result;
 use crate::ids::ChunkIdx;
 use crate::ops::family::shuffle::tile::ReducerSpec;
 use crate::ops::{MapKind, Op, OpArgs, ReduceKind};
+use crate::prepare::tile::{unify, Tiled, Tiler};
 use smallvec::smallvec;
 
 /// `n` split into `parts` lengths as evenly as possible (the declared lengths of chunks
@@ -60,7 +60,7 @@ impl Tiler {
     }
 
     /// `unique` of any tensor: (key, count) pairs when `counts`, else the values.
-    pub(super) fn tile_unique(
+    pub(crate) fn tile_unique(
         &mut self,
         counts: bool,
         dtype: DType,
@@ -97,7 +97,7 @@ impl Tiler {
     }
 
     /// Values or counts of `unique`'s pairs, chunk by chunk.
-    pub(super) fn tile_unique_pick(&mut self, args: &OpArgs, input: &Tiled) -> Tiled {
+    pub(crate) fn tile_unique_pick(&mut self, args: &OpArgs, input: &Tiled) -> Tiled {
         let (counts, dtype) = match args {
             OpArgs::UniquePick { counts, dtype } => (*counts, *dtype),
             _ => (true, DType::I64),
@@ -120,7 +120,7 @@ impl Tiler {
 
     /// `x[mask]`: both regridded into bands of whole rows along the first axis (so the
     /// chunks' selections, in order, are in C order), then selected band by band.
-    pub(super) fn tile_mask_select(
+    pub(crate) fn tile_mask_select(
         &mut self,
         dtype: DType,
         x: &Tiled,
@@ -129,7 +129,7 @@ impl Tiler {
     ) -> Tiled {
         let mut target: Vec<Vec<usize>> = shape.iter().map(|d| vec![*d]).collect();
         if let Some(first) = target.first_mut() {
-            *first = super::grid::unify(&[&x.splits[0], &mask.splits[0]]);
+            *first = unify(&[&x.splits[0], &mask.splits[0]]);
         }
         let xs = self.rechunk_to(x, &target, dtype);
         let ms = self.rechunk_to(mask, &target, DType::Bool);
@@ -153,7 +153,7 @@ impl Tiler {
     }
 
     /// `searchsorted`: each chunk of `v` against every chunk of `a`, the counts summed.
-    pub(super) fn tile_searchsorted(&mut self, right: bool, a: &Tiled, v: &Tiled) -> Tiled {
+    pub(crate) fn tile_searchsorted(&mut self, right: bool, a: &Tiled, v: &Tiled) -> Tiled {
         let key = self.key();
         let args = self.graph.intern_args(OpArgs::SearchSorted { right });
         let sum_key = self.key();

@@ -10,8 +10,8 @@
 //! `unique` with counts moves `(key, count)` int64 pairs (the key as its bits), so mappers
 //! and reducers need no dtype; [`pick`] decodes keys back to values at the end.
 
-use super::{kerr, KResult};
 use crate::array::{ArrayData, DType};
+use crate::kernels::{kerr, KResult};
 use crate::ops::family::shuffle::kernels::Key;
 use ndarray::{ArrayD, IxDyn};
 
@@ -142,7 +142,7 @@ pub fn unique_partition(
         Some(ArrayData::F64(s)) => s.iter().map(|x| x.skey()).collect(),
         Some(ArrayData::I64(s)) => s.iter().map(|x| x.skey()).collect(),
         Some(ArrayData::Bool(s)) => s.iter().map(|x| x.skey()).collect(),
-        Some(other) => return super::not_widened(other.dtype()),
+        Some(other) => return crate::kernels::not_widened(other.dtype()),
     };
     if m == 0 {
         return kerr("unique: a shuffle without reducers");
@@ -152,7 +152,7 @@ pub fn unique_partition(
             ArrayData::F64(a) => distinct(a.iter().map(|x| (x.skey(), 1)).collect(), false),
             ArrayData::I64(a) => distinct(a.iter().map(|x| (x.skey(), 1)).collect(), false),
             ArrayData::Bool(a) => distinct(a.iter().map(|x| (x.skey(), 1)).collect(), false),
-            other => return super::not_widened(other.dtype()),
+            other => return crate::kernels::not_widened(other.dtype()),
         };
         let mut parts: Vec<Vec<i64>> = vec![Vec::new(); m];
         for (k, c) in pairs {
@@ -180,7 +180,7 @@ pub fn unique_partition(
             .into_iter()
             .map(|p| ArrayData::Bool(vec1(p)))
             .collect(),
-        other => return super::not_widened(other.dtype()),
+        other => return crate::kernels::not_widened(other.dtype()),
     })
 }
 
@@ -212,7 +212,7 @@ pub fn strided_sample(data: &ArrayData, count: u32) -> KResult<ArrayData> {
         ArrayData::F64(a) => ArrayData::F64(go(a, count)),
         ArrayData::I64(a) => ArrayData::I64(go(a, count)),
         ArrayData::Bool(a) => ArrayData::Bool(go(a, count)),
-        other => return super::not_widened(other.dtype()),
+        other => return crate::kernels::not_widened(other.dtype()),
     })
 }
 
@@ -252,7 +252,7 @@ pub fn unique_merge(pieces: &[&ArrayData], counts: bool) -> KResult<ArrayData> {
         Some(ArrayData::F64(_)) => merge!(F64),
         Some(ArrayData::I64(_)) => merge!(I64),
         Some(ArrayData::Bool(_)) => merge!(Bool),
-        Some(other) => return super::not_widened(other.dtype()),
+        Some(other) => return crate::kernels::not_widened(other.dtype()),
     })
 }
 
@@ -310,7 +310,7 @@ pub fn mask_select(x: &ArrayData, mask: &ArrayData) -> KResult<ArrayData> {
         ArrayData::F64(a) => ArrayData::F64(sel!(a)),
         ArrayData::I64(a) => ArrayData::I64(sel!(a)),
         ArrayData::Bool(a) => ArrayData::Bool(sel!(a)),
-        other => return super::not_widened(other.dtype()),
+        other => return crate::kernels::not_widened(other.dtype()),
     })
 }
 

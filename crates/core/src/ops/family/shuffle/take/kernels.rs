@@ -4,8 +4,8 @@
 //! rows it received ([`place`]). Rows travel as int64 records `(position, values as bits)`,
 //! so the shuffle's pieces have one dtype whatever the data's.
 
-use super::{kerr, KResult};
 use crate::array::{ArrayData, DType};
+use crate::kernels::{kerr, KResult};
 use ndarray::{ArrayD, IxDyn};
 
 fn vec1(v: Vec<i64>) -> ArrayData {
@@ -126,7 +126,7 @@ pub fn place(
         return kerr(format!("take: {seen} rows arrived for a chunk of {rows}"));
     }
     let shape = IxDyn(&[rows, width]);
-    let wrap = |e| super::KernelError(format!("take: {e}"));
+    let wrap = |e| crate::kernels::KernelError(format!("take: {e}"));
     Ok(match dtype.wide() {
         DType::I64 | DType::I32 => {
             ArrayData::I64(ArrayD::from_shape_vec(shape, out).map_err(wrap)?)

@@ -12,9 +12,9 @@
 //! iteratively (the supervisor learns the lengths after the stage and tiles what follows
 //! then); that is the way to lift the restriction.
 
-use super::Tensor;
 use crate::error::{AresError, Result};
 use crate::ops::{Op, OpArgs};
+use crate::tensor::Tensor;
 
 impl Tensor {
     /// Whether the length of this (1-D) tensor is known only once it has run; its shape is
@@ -86,7 +86,7 @@ impl Tensor {
 }
 
 /// Refuses `op` on a tensor whose length depends on the data (see the module doc).
-pub(super) fn check_inputs(op: Op, inputs: &[Tensor]) -> Result<()> {
+pub(crate) fn check_inputs(op: Op, inputs: &[Tensor]) -> Result<()> {
     if op == Op::UniquePick {
         return Ok(());
     }

@@ -3,10 +3,10 @@
 //! that depends on the data is given as its upper bound. Split from `infer` so each stays
 //! readable; `infer` falls through to [`infer_data_dependent`] for every op it does not know.
 
-use super::infer::{arity, MAX_ELEMENTS};
-use super::{Op, OpArgs};
 use crate::array::{fmt_shape, DType, Shape};
 use crate::error::{AresError, Result};
+use crate::ops::infer::{arity, MAX_ELEMENTS};
+use crate::ops::{Op, OpArgs};
 use smallvec::smallvec;
 
 /// Shape and dtype of a shuffle-based `op(args)`; an error naming the op for arguments that

@@ -1,0 +1,9 @@
+//! The operations whose result depends on the values: `unique` (through a shuffle),
+//! `x[mask]` (chunk by chunk) and `searchsorted` (against every chunk of the sorted operand):
+//! their tensor API and shape rules ([`tensor`], [`infer`]), tiling ([`tile`]) and kernels
+//! ([`kernels`]).
+
+pub(crate) mod infer;
+pub mod kernels;
+pub(crate) mod tensor;
+mod tile;
