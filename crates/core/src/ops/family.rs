@@ -1,11 +1,11 @@
 //! The op families, one module each (see [`crate::ops::registry`]): a family owns its ops'
 //! table, and, as the families move in, their argument checks, inference, tiling and kernels.
 //!
-//! Moved so far: `elementwise` (the ufunc table, dtype rules, array kernels, scalar loops),
-//! `reduction` (its table of folds and scans, dtype rule, kernels, the fused kernel's fold
-//! steps, tiling), `creation` (constructors, tiling, kernels, block generators) and `linalg`
-//! (the matmul shape rule, NumPy's products, tiling into block products, the GEMM kernels)
-//! `io` (the file constructors and writes, their tiling), `shuffle` (tiling into
+//! Each family's folder: `elementwise` (the ufunc table, dtype rules, array kernels,
+//! scalar loops, tiling), `reduction` (its table of folds and scans, dtype rule, kernels,
+//! the fused kernel's fold steps, tiling), `creation` (constructors, tiling, kernels, block
+//! generators), `linalg` (the matmul shape rule, NumPy's products, tiling into block
+//! products, the GEMM kernels), `io` (the file constructors and writes, their tiling), `shuffle` (tiling into
 //! mappers, a proxy and reducers; sort; the mapper and reducer kernels; `select/` for
 //! unique, `x[mask]` and searchsorted, `take/` for `x[idx]`) and `manipulation` (slice,
 //! transpose, concatenate, reshape: tiling and kernels; rechunking by shuffle). Shared
