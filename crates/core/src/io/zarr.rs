@@ -186,8 +186,8 @@ fn whole_chunk(a: &ZArray, subset: &[Range<u64>]) -> Option<Vec<u64>> {
     (whole.to_ranges() == subset).then_some(indices)
 }
 
-/// A region that is one whole store chunk of `bytes` + `zstd`, decoded straight into its
-/// buffer ([`super::zstd_direct`]); `None`: take `zarrs`' path.
+/// A region that is one whole store chunk of `bytes` + `zstd` or `bytes` + `gzip`, decoded
+/// straight into its buffer ([`super::zstd_direct`]); `None`: take `zarrs`' path.
 fn read_direct(
     path: &Path,
     a: &ZArray,
@@ -195,7 +195,8 @@ fn read_direct(
     subset: &[Range<u64>],
     shape: &[usize],
 ) -> Result<Option<ArrayData>, IoError> {
-    if dtype == DType::Bool || !super::zstd_direct::plain_zstd(a) {
+    let gzip = super::zstd_direct::plain_gzip(a);
+    if dtype == DType::Bool || !(gzip || super::zstd_direct::plain_zstd(a)) {
         return Ok(None);
     }
     let Some(indices) = whole_chunk(a, subset) else {
@@ -210,7 +211,11 @@ fn read_direct(
     macro_rules! direct {
         ($($v:ident: $t:ty),*) => {
             match dtype {
-                $(DType::$v => super::zstd_direct::read_chunk::<$t>(a, &indices, n)
+                $(DType::$v => if gzip {
+                        super::zstd_direct::read_gzip_chunk::<$t>(a, &indices, n)
+                    } else {
+                        super::zstd_direct::read_chunk::<$t>(a, &indices, n)
+                    }
                     .map_err(bad)?
                     .map(|v| ArrayD::from_shape_vec(dims, v).map(ArrayData::$v))
                     .transpose()

@@ -8,6 +8,11 @@
 //! vector that becomes the chunk, and the vector's length is set to what zstd wrote. Every
 //! other layout, a region that is not exactly one store chunk, a missing chunk (fill value)
 //! and bool arrays take `zarrs`' own path.
+//!
+//! `bytes` then `gzip` takes the same road ([`read_gzip_chunk`]): decoded straight into a
+//! buffer of the chunk's size, so it is bounded by construction (a stream longer than the
+//! chunk fails after one more byte) and decoded once. Through `zarrs` a gzip chunk is first
+//! counted ([`super::inflation`]), then decoded: twice the work.
 
 use super::zarr::ZArray;
 use zarrs::metadata::v3::MetadataV3;
@@ -38,6 +43,16 @@ unsafe impl<T: bytemuck::Pod> WriteBuf for Elements<'_, T> {
 /// Whether chunks are `bytes` (little endian, on a little-endian host) then `zstd`, with no
 /// storage transformer.
 pub fn plain_zstd(a: &ZArray) -> bool {
+    plain(a, "zstd")
+}
+
+/// Whether chunks are `bytes` (little endian, on a little-endian host) then `gzip`, with no
+/// storage transformer.
+pub fn plain_gzip(a: &ZArray) -> bool {
+    plain(a, "gzip")
+}
+
+fn plain(a: &ZArray, compressor: &str) -> bool {
     let zarrs::metadata::ArrayMetadata::V3(m) = a.metadata() else {
         return false;
     };
@@ -51,7 +66,7 @@ pub fn plain_zstd(a: &ZArray) -> bool {
         && m.codecs.len() == 2
         && m.codecs[0].name() == "bytes"
         && little(&m.codecs[0])
-        && m.codecs[1].name() == "zstd"
+        && m.codecs[1].name() == compressor
 }
 
 /// Why a chunk did not take the direct path's read or write.
@@ -61,6 +76,10 @@ pub enum DirectError {
     NotV3,
     #[error("zstd: {0}")]
     Zstd(&'static str),
+    #[error("gzip: {0}")]
+    Gzip(std::io::Error),
+    #[error("the gzip stream decompresses to more than {0} bytes, the most its chunk shape holds: refusing to decode it")]
+    GzipBomb(usize),
     #[error("{0}")]
     Store(String),
     #[error("the chunk decodes to {written} bytes, its shape holds {holds}")]
@@ -123,6 +142,34 @@ pub fn read_chunk<T: bytemuck::Pod>(
             written,
             holds: n * std::mem::size_of::<T>(),
         });
+    }
+    Ok(Some(out))
+}
+
+/// The `n` elements of the gzip-compressed store chunk at `indices`, decoded into a buffer of
+/// exactly their size; `Ok(None)` when the chunk is not stored. A stream that decodes to
+/// fewer bytes, or to one more, is refused: the decoder never writes past the buffer.
+pub fn read_gzip_chunk<T: bytemuck::Pod>(
+    a: &ZArray,
+    indices: &[u64],
+    n: usize,
+) -> Result<Option<Vec<T>>, DirectError> {
+    use std::io::Read;
+    let Some(encoded) = a
+        .retrieve_encoded_chunk(indices)
+        .map_err(|e| DirectError::Store(e.to_string()))?
+    else {
+        return Ok(None);
+    };
+    let mut out: Vec<T> = vec![T::zeroed(); n];
+    let holds = n * std::mem::size_of::<T>();
+    let mut stream = flate2::read::GzDecoder::new(&encoded[..]);
+    stream
+        .read_exact(bytemuck::cast_slice_mut(&mut out))
+        .map_err(DirectError::Gzip)?;
+    let mut more = [0u8; 1];
+    if stream.read(&mut more).map_err(DirectError::Gzip)? != 0 {
+        return Err(DirectError::GzipBomb(holds));
     }
     Ok(Some(out))
 }
