@@ -195,8 +195,10 @@ fn read_direct(
     subset: &[Range<u64>],
     shape: &[usize],
 ) -> Result<Option<ArrayData>, IoError> {
-    let gzip = super::zstd_direct::plain_gzip(a);
-    if dtype == DType::Bool || !(gzip || super::zstd_direct::plain_zstd(a)) {
+    let Some(compressor) = super::zstd_direct::plain_compressor(a) else {
+        return Ok(None);
+    };
+    if dtype == DType::Bool {
         return Ok(None);
     }
     let Some(indices) = whole_chunk(a, subset) else {
@@ -211,11 +213,7 @@ fn read_direct(
     macro_rules! direct {
         ($($v:ident: $t:ty),*) => {
             match dtype {
-                $(DType::$v => if gzip {
-                        super::zstd_direct::read_gzip_chunk::<$t>(a, &indices, n)
-                    } else {
-                        super::zstd_direct::read_chunk::<$t>(a, &indices, n)
-                    }
+                $(DType::$v => super::zstd_direct::read_chunk::<$t>(a, &indices, n, compressor)
                     .map_err(bad)?
                     .map(|v| ArrayD::from_shape_vec(dims, v).map(ArrayData::$v))
                     .transpose()

@@ -9,7 +9,7 @@
 //! other layout, a region that is not exactly one store chunk, a missing chunk (fill value)
 //! and bool arrays take `zarrs`' own path.
 //!
-//! `bytes` then `gzip` takes the same road ([`read_gzip_chunk`]): decoded straight into a
+//! `bytes` then `gzip` takes the same road ([`read_chunk`] with [`Compressor::Gzip`]): decoded straight into a
 //! buffer of the chunk's size, so it is bounded by construction (a stream longer than the
 //! chunk fails after one more byte) and decoded once. Through `zarrs` a gzip chunk is first
 //! counted ([`super::inflation`]), then decoded: twice the work.
@@ -46,10 +46,15 @@ pub fn plain_zstd(a: &ZArray) -> bool {
     plain(a, "zstd")
 }
 
-/// Whether chunks are `bytes` (little endian, on a little-endian host) then `gzip`, with no
-/// storage transformer.
-pub fn plain_gzip(a: &ZArray) -> bool {
-    plain(a, "gzip")
+/// The compressor when chunks are `bytes` (little endian) then `zstd` or `gzip` alone.
+pub fn plain_compressor(a: &ZArray) -> Option<Compressor> {
+    if plain(a, "zstd") {
+        Some(Compressor::Zstd)
+    } else if plain(a, "gzip") {
+        Some(Compressor::Gzip)
+    } else {
+        None
+    }
 }
 
 fn plain(a: &ZArray, compressor: &str) -> bool {
@@ -121,12 +126,21 @@ pub fn write_chunk<T: bytemuck::Pod>(
         .map_err(|e| DirectError::Store(e.to_string()))
 }
 
-/// The `n` elements of the store chunk at `indices`, decoded in place; `Ok(None)` when the
-/// chunk is not stored (the caller fills it).
+/// The compressor of a chunk layout the direct path decodes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Compressor {
+    Zstd,
+    Gzip,
+}
+
+/// The `n` elements of the store chunk at `indices`, decoded straight into a buffer of their
+/// size; `Ok(None)` when the chunk is not stored (the caller fills it). A stream that
+/// decodes to another size is refused; neither decoder writes past the buffer.
 pub fn read_chunk<T: bytemuck::Pod>(
     a: &ZArray,
     indices: &[u64],
     n: usize,
+    compressor: Compressor,
 ) -> Result<Option<Vec<T>>, DirectError> {
     let Some(encoded) = a
         .retrieve_encoded_chunk(indices)
@@ -134,8 +148,17 @@ pub fn read_chunk<T: bytemuck::Pod>(
     else {
         return Ok(None);
     };
+    match compressor {
+        Compressor::Zstd => zstd_elements(&encoded, n),
+        Compressor::Gzip => gzip_elements(&encoded, n),
+    }
+    .map(Some)
+}
+
+/// zstd decodes into the uninitialised capacity of the element vector.
+fn zstd_elements<T: bytemuck::Pod>(encoded: &[u8], n: usize) -> Result<Vec<T>, DirectError> {
     let mut out: Vec<T> = Vec::with_capacity(n);
-    let written = zstd_safe::decompress(&mut Elements(&mut out), &encoded)
+    let written = zstd_safe::decompress(&mut Elements(&mut out), encoded)
         .map_err(|code| DirectError::Zstd(zstd_safe::get_error_name(code)))?;
     if written != n * std::mem::size_of::<T>() {
         return Err(DirectError::Size {
@@ -143,35 +166,22 @@ pub fn read_chunk<T: bytemuck::Pod>(
             holds: n * std::mem::size_of::<T>(),
         });
     }
-    Ok(Some(out))
+    Ok(out)
 }
 
-/// The `n` elements of the gzip-compressed store chunk at `indices`, decoded into a buffer of
-/// exactly their size; `Ok(None)` when the chunk is not stored. A stream that decodes to
-/// fewer bytes, or to one more, is refused: the decoder never writes past the buffer.
-pub fn read_gzip_chunk<T: bytemuck::Pod>(
-    a: &ZArray,
-    indices: &[u64],
-    n: usize,
-) -> Result<Option<Vec<T>>, DirectError> {
+/// gzip fills a zeroed vector exactly; one more byte in the stream is a refusal.
+fn gzip_elements<T: bytemuck::Pod>(encoded: &[u8], n: usize) -> Result<Vec<T>, DirectError> {
     use std::io::Read;
-    let Some(encoded) = a
-        .retrieve_encoded_chunk(indices)
-        .map_err(|e| DirectError::Store(e.to_string()))?
-    else {
-        return Ok(None);
-    };
     let mut out: Vec<T> = vec![T::zeroed(); n];
-    let holds = n * std::mem::size_of::<T>();
-    let mut stream = flate2::read::GzDecoder::new(&encoded[..]);
+    let mut stream = flate2::read::GzDecoder::new(encoded);
     stream
         .read_exact(bytemuck::cast_slice_mut(&mut out))
         .map_err(DirectError::Gzip)?;
     let mut more = [0u8; 1];
     if stream.read(&mut more).map_err(DirectError::Gzip)? != 0 {
-        return Err(DirectError::GzipBomb(holds));
+        return Err(DirectError::GzipBomb(n * std::mem::size_of::<T>()));
     }
-    Ok(Some(out))
+    Ok(out)
 }
 
 #[cfg(test)]
@@ -184,12 +194,21 @@ mod tests {
     /// chunk take zarrs' path: all read back what was written, bit for bit.
     #[test]
     fn direct_and_zarrs_reads_agree() {
+        for (codec, compressor) in [
+            (Codec::Zstd { level: 1 }, super::Compressor::Zstd),
+            (Codec::Gzip { level: 6 }, super::Compressor::Gzip),
+        ] {
+            agree(codec, compressor);
+        }
+    }
+
+    fn agree(codec: Codec, compressor: super::Compressor) {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("z.zarr");
         let full = ArrayD::from_shape_fn(IxDyn(&[10, 6]), |i| (i[0] * 6 + i[1]) as f64 - 7.5);
-        zarr::create(&p, &[10, 6], DType::F64, &[4, 6], Codec::Zstd { level: 1 }).unwrap();
+        zarr::create(&p, &[10, 6], DType::F64, &[4, 6], codec).unwrap();
         let a = zarr::open_for_tests(&p);
-        assert!(super::plain_zstd(&a));
+        assert_eq!(super::plain_compressor(&a), Some(compressor));
         for (i, rows) in [(0u64, 0..4), (1, 4..8)] {
             let part = full.slice(ndarray::s![rows, ..]).to_owned().into_dyn();
             zarr::write_chunk(&p, &[i, 0], &ArrayData::F64(part)).unwrap();
@@ -200,7 +219,9 @@ mod tests {
         let want = |r: std::ops::Range<usize>| {
             ArrayData::F64(full.slice(ndarray::s![r, ..]).to_owned().into_dyn())
         };
-        let direct = super::read_chunk::<f64>(&a, &[1, 0], 24).unwrap().unwrap();
+        let direct = super::read_chunk::<f64>(&a, &[1, 0], 24, compressor)
+            .unwrap()
+            .unwrap();
         assert_eq!(
             ArrayData::F64(ArrayD::from_shape_vec(IxDyn(&[4, 6]), direct).unwrap()),
             want(4..8)
@@ -208,7 +229,9 @@ mod tests {
         assert_eq!(read(&[4, 0], &[4, 6]), want(4..8));
         assert_eq!(read(&[2, 0], &[4, 6]), want(2..6));
         // Chunk 2 (rows 8..10, an edge chunk) was never written: the fill value, 0.
-        assert!(super::read_chunk::<f64>(&a, &[2, 0], 24).unwrap().is_none());
+        assert!(super::read_chunk::<f64>(&a, &[2, 0], 24, compressor)
+            .unwrap()
+            .is_none());
         let edge = read(&[8, 0], &[2, 6]);
         assert!(edge.iter_f64().all(|v| v == 0.0), "{edge:?}");
         // Written directly, read by zarrs' own path (a region across two chunks).
@@ -219,6 +242,6 @@ mod tests {
         decoded.truncate(48);
         assert_eq!(decoded, full.iter().take(48).copied().collect::<Vec<f64>>());
         // A chunk of the wrong size is an error, not a short chunk.
-        assert!(super::read_chunk::<f64>(&a, &[0, 0], 12).is_err());
+        assert!(super::read_chunk::<f64>(&a, &[0, 0], 12, compressor).is_err());
     }
 }
