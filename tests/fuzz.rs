@@ -135,7 +135,7 @@ fn fuzz_handshake(n: usize, seed: u64) {
     let serves = [Role::Worker, Role::Client];
     for i in 0..n {
         // A hello that is valid with probability 1/2, else random or mutated.
-        let (connector, mut hello) = Connector::hello(Role::Client);
+        let (connector, mut hello) = Connector::hello(Role::Client, false);
         if i % 2 == 1 {
             let k = rng.gen_range(0..HELLO_LEN);
             if rng.gen_bool(0.5) {
@@ -144,7 +144,7 @@ fn fuzz_handshake(n: usize, seed: u64) {
                 hello[k] = rng.gen();
             }
         }
-        match Listener::answer(&keys, &serves, &hello) {
+        match Listener::answer(&keys, &serves, &hello, false) {
             Ok(Answer::Challenge(listener, challenge)) => {
                 // A random proof never passes; the connector's real one does.
                 let mut proof = [0u8; 32];
@@ -206,7 +206,7 @@ proptest! {
         let mut hello = [0u8; HELLO_LEN];
         hello[..32].copy_from_slice(&bytes);
         hello[32..].copy_from_slice(&tail);
-        let _ = Listener::answer(&Credentials::default().keys(), &[Role::Peer], &hello);
+        let _ = Listener::answer(&Credentials::default().keys(), &[Role::Peer], &hello, false);
     }
 }
 

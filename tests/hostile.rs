@@ -65,14 +65,14 @@ fn truncated_and_random_bytes_close_one_connection() {
         let mut s = session(&cluster);
         let bytes: Vec<u8> = (0..len).map(|_| rng.byte()).collect();
         let _ = s.write_all(&bytes);
-        let _ = s.shutdown(std::net::Shutdown::Write);
+        let _ = s.tcp().shutdown(std::net::Shutdown::Write);
         assert_closed(s);
     }
     // A header promising 1000 bytes, then 10 and a half-close.
     let mut s = session(&cluster);
     s.write_all(&1000u32.to_be_bytes()).unwrap();
     s.write_all(&[0u8; 10]).unwrap();
-    s.shutdown(std::net::Shutdown::Write).unwrap();
+    s.tcp().shutdown(std::net::Shutdown::Write).unwrap();
     assert_closed(s);
     still_serves(&cluster);
 }
@@ -240,7 +240,7 @@ fn slow_handshakes_are_dropped_at_the_timeout() {
         start.elapsed()
     );
     // The wrong protocol version is told so.
-    let (_, mut hello) = ares::protocol::handshake::Connector::hello(Role::Client);
+    let (_, mut hello) = ares::protocol::handshake::Connector::hello(Role::Client, false);
     hello[4..8].copy_from_slice(&999u32.to_be_bytes());
     let mut s = raw(&cluster.addr);
     s.write_all(&hello).unwrap();
@@ -283,8 +283,10 @@ fn live_fuzz_over_authenticated_connections() {
             }
         }
         let _ = codec::write_frame(&mut s, &frame);
-        let _ = s.shutdown(std::net::Shutdown::Write);
-        s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        let _ = s.tcp().shutdown(std::net::Shutdown::Write);
+        s.tcp()
+            .set_read_timeout(Some(Duration::from_secs(10)))
+            .unwrap();
         match codec::read_frame(&mut s, 1 << 26) {
             Ok(_) => answered += 1,
             Err(_) => closed += 1,

@@ -7,9 +7,10 @@ use ares::protocol::auth;
 use ares::protocol::codec;
 use ares::protocol::handshake::{HandshakeError, Role};
 use ares::protocol::secret::Secret;
+use ares::protocol::secure::BlockingConn;
 use ares::protocol::{ClientReply, ClientRequest, Direction, FromWorker, TaskStatus, ToWorker};
 use ares_core::ids::TaskId;
-use std::io::Read;
+use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
@@ -23,25 +24,24 @@ pub fn raw(addr: &str) -> TcpStream {
     s
 }
 
-/// A connection to `addr` after the handshake as `role` proving `secret`.
-pub fn authed(addr: &str, role: Role, secret: &Secret) -> Result<TcpStream, HandshakeError> {
-    let mut s = raw(addr);
-    auth::connect_blocking(&mut s, role, secret, Duration::from_secs(10))?;
-    Ok(s)
+/// A connection to `addr` after the handshake as `role` proving `secret` (in clear unless
+/// the listener seals every link).
+pub fn authed(addr: &str, role: Role, secret: &Secret) -> Result<BlockingConn, HandshakeError> {
+    auth::connect_blocking(raw(addr), role, secret, false, Duration::from_secs(10))
 }
 
 /// An authenticated client connection to the supervisor (frames may follow).
-pub fn session(cluster: &Cluster) -> TcpStream {
+pub fn session(cluster: &Cluster) -> BlockingConn {
     authed(&cluster.addr, Role::Client, &cluster.client_secret).unwrap()
 }
 
 /// Sends messages as one frame.
-pub fn send<M: Direction>(s: &mut TcpStream, messages: &[M]) {
+pub fn send<M: Direction>(s: &mut impl Write, messages: &[M]) {
     codec::write_frame(s, &codec::encode_frame(messages).unwrap()).unwrap();
 }
 
 /// The next frame's messages.
-pub fn receive<M: Direction>(s: &mut TcpStream) -> Vec<M> {
+pub fn receive<M: Direction>(s: &mut impl Read) -> Vec<M> {
     codec::decode_frame(&codec::read_frame(s, 1 << 26).unwrap()).unwrap()
 }
 
@@ -59,7 +59,7 @@ pub fn submit_and_keep(cluster: &Cluster, expr: &str) -> TaskId {
 
 /// Waits until the peer closes `s` (reading and dropping whatever it still sends, such as a
 /// refusal); panics if it stays open for 10 s.
-pub fn assert_closed(mut s: TcpStream) {
+pub fn assert_closed(mut s: impl Read) {
     let start = Instant::now();
     let mut buf = [0u8; 4096];
     loop {

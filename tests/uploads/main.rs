@@ -105,7 +105,7 @@ fn listed(web: &str, session: &str) -> Vec<String> {
 }
 
 /// Sends one upload request on a raw client connection; its answer, as text.
-fn ask(s: &mut std::net::TcpStream, m: ClientRequest) -> Result<String, String> {
+fn ask(s: &mut ares::protocol::secure::BlockingConn, m: ClientRequest) -> Result<String, String> {
     send(s, &[m]);
     match receive::<ClientReply>(s).remove(0) {
         ClientReply::Upload { answer, .. } => answer.map(|a| format!("{a:?}")),

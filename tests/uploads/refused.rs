@@ -72,7 +72,7 @@ fn out_of_step_idle_and_unauthenticated_uploads_go_nowhere() {
         .trim_end_matches(" }")
         .parse()
         .unwrap();
-    let answers = |s: &mut std::net::TcpStream, n: usize| {
+    let answers = |s: &mut ares::protocol::secure::BlockingConn, n: usize| {
         let mut got = Vec::new();
         while got.len() < n {
             got.extend(receive::<ClientReply>(s).iter().map(|a| format!("{a:?}")));

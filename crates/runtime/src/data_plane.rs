@@ -16,6 +16,7 @@
 use crate::protocol::codec::{self, CodecError};
 use crate::protocol::handshake::Role;
 use crate::protocol::secret::Secret;
+use crate::protocol::secure::BlockingConn;
 use crate::protocol::{auth, data, pieces};
 use ares_core::array::ArrayData;
 use ares_core::ids::{ChunkIdx, TaskId};
@@ -29,6 +30,8 @@ use std::time::Duration;
 #[derive(Clone, Debug)]
 pub struct DataPlane {
     pub secret: Secret,
+    /// Ask for encrypted links (`cluster.encrypt`).
+    pub seal: bool,
     pub max_frame: usize,
     pub timeout: Duration,
 }
@@ -53,22 +56,24 @@ pub enum FetchError {
 /// more than moving a small chunk).
 pub struct Connections {
     secret: Secret,
+    seal: bool,
     timeout: Duration,
-    idle: Mutex<HashMap<String, Vec<TcpStream>>>,
+    idle: Mutex<HashMap<String, Vec<BlockingConn>>>,
 }
 
 impl Connections {
-    /// Connections that prove `secret` to the peers they open; a stalled connect, handshake,
-    /// read or write fails after `timeout`.
-    pub fn new(secret: Secret, timeout: Duration) -> Self {
+    /// Connections that prove `secret` to the peers they open (asking for encryption when
+    /// `seal`); a stalled connect, handshake, read or write fails after `timeout`.
+    pub fn new(secret: Secret, seal: bool, timeout: Duration) -> Self {
         Self {
             secret,
+            seal,
             timeout,
             idle: Mutex::default(),
         }
     }
 
-    fn take(&self, addr: &str) -> Result<TcpStream, FetchError> {
+    fn take(&self, addr: &str) -> Result<BlockingConn, FetchError> {
         if let Some(s) = self
             .idle
             .lock()
@@ -82,24 +87,24 @@ impl Connections {
             .parse()
             .map_err(|e| FetchError::Refused(format!("bad peer address {addr}: {e}")))?;
         let unreachable = |e: &dyn std::fmt::Display| FetchError::Unreachable(format!("{e}"));
-        let mut stream =
+        let stream =
             TcpStream::connect_timeout(&sock, self.timeout).map_err(|e| unreachable(&e))?;
         stream.set_nodelay(true).map_err(|e| unreachable(&e))?;
-        auth::connect_blocking(&mut stream, Role::Peer, &self.secret, self.timeout).map_err(
-            |e| match e {
-                crate::protocol::handshake::HandshakeError::Timeout
-                | crate::protocol::handshake::HandshakeError::Io(_) => unreachable(&e),
-                e => FetchError::Refused(format!("{addr}: {e}")),
-            },
-        )?;
-        stream
-            .set_read_timeout(Some(self.timeout))
-            .and_then(|_| stream.set_write_timeout(Some(self.timeout)))
+        let conn =
+            auth::connect_blocking(stream, Role::Peer, &self.secret, self.seal, self.timeout)
+                .map_err(|e| match e {
+                    crate::protocol::handshake::HandshakeError::Timeout
+                    | crate::protocol::handshake::HandshakeError::Io(_) => unreachable(&e),
+                    e => FetchError::Refused(format!("{addr}: {e}")),
+                })?;
+        let tcp = conn.tcp();
+        tcp.set_read_timeout(Some(self.timeout))
+            .and_then(|_| tcp.set_write_timeout(Some(self.timeout)))
             .map_err(|e| unreachable(&e))?;
-        Ok(stream)
+        Ok(conn)
     }
 
-    fn give_back(&self, addr: &str, stream: TcpStream) {
+    fn give_back(&self, addr: &str, stream: BlockingConn) {
         self.idle
             .lock()
             .unwrap_or_else(|p| p.into_inner())
@@ -181,7 +186,12 @@ pub fn fetch(
     task: TaskId,
     chunks: &[ChunkIdx],
 ) -> Result<Vec<(ChunkIdx, ArrayData)>, FetchError> {
-    Connections::new(plane.secret.clone(), plane.timeout).fetch(addr, task, chunks, plane.max_frame)
+    Connections::new(plane.secret.clone(), plane.seal, plane.timeout).fetch(
+        addr,
+        task,
+        chunks,
+        plane.max_frame,
+    )
 }
 
 /// Rows `rows` of one chunk on a fresh connection (a result chunk larger than a part).
@@ -194,7 +204,7 @@ pub fn fetch_rows(
 ) -> Result<ArrayData, FetchError> {
     let request = data::encode_rows_request(task, chunk, rows)
         .map_err(|e| FetchError::Refused(e.to_string()))?;
-    let got = Connections::new(plane.secret.clone(), plane.timeout).fetch_request(
+    let got = Connections::new(plane.secret.clone(), plane.seal, plane.timeout).fetch_request(
         addr,
         &request,
         plane.max_frame,

@@ -3,17 +3,19 @@
 //! not queued. When accept itself fails (EMFILE: the process is out of file descriptors) the
 //! loop backs off from 10 ms to 1 s instead of spinning, and logs through the rate limit
 //! (the old loop used 100% CPU and logged 98 MB/s). Every connection then runs the handshake
-//! under `cluster.handshake_timeout_ms` before its handler sees a byte of it.
+//! under `cluster.handshake_timeout_ms` before its handler sees a byte of it, and comes out
+//! sealed when the handshake agreed to encrypt (`cluster.encrypt`).
 
 use crate::protocol::auth;
 use crate::protocol::handshake::Role;
 use crate::protocol::secret::Keys;
+use crate::protocol::secure::Conn;
 use crate::telemetry::peer_rejected;
 use std::net::SocketAddr;
 use std::rc::Rc;
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::net::{TcpListener, TcpStream};
+use tokio::net::TcpListener;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 /// Who may come in through a port.
@@ -26,11 +28,13 @@ pub struct Gate {
     pub serves: &'static [Role],
     pub handshake_timeout: Duration,
     pub max_connections: usize,
+    /// Encrypt every link (`cluster.encrypt`), not only those whose connector asks.
+    pub seal: bool,
 }
 
 /// A connection that passed the gate; dropping `permit` frees its place.
 pub struct Admitted {
-    pub stream: TcpStream,
+    pub stream: Conn,
     pub peer: SocketAddr,
     pub role: Role,
     pub permit: OwnedSemaphorePermit,
@@ -47,7 +51,7 @@ pub fn accept_loop(listener: TcpListener, gate: Gate, admit: impl Fn(Admitted) +
     actix_rt::spawn(async move {
         let mut backoff = FIRST_BACKOFF;
         loop {
-            let (mut stream, peer) = match listener.accept().await {
+            let (stream, peer) = match listener.accept().await {
                 Ok(accepted) => {
                     backoff = FIRST_BACKOFF;
                     accepted
@@ -74,10 +78,15 @@ pub fn accept_loop(listener: TcpListener, gate: Gate, admit: impl Fn(Admitted) +
             let (gate, admit) = (gate.clone(), admit.clone());
             actix_rt::spawn(async move {
                 let _ = stream.set_nodelay(true);
-                match auth::accept(&mut stream, &gate.keys, gate.serves, gate.handshake_timeout)
-                    .await
-                {
-                    Ok(role) => admit(Admitted {
+                let accepted = auth::accept(
+                    stream,
+                    &gate.keys,
+                    gate.serves,
+                    gate.seal,
+                    gate.handshake_timeout,
+                );
+                match accepted.await {
+                    Ok((role, stream)) => admit(Admitted {
                         stream,
                         peer,
                         role,

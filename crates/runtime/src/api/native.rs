@@ -6,6 +6,7 @@ use crate::protocol::auth;
 use crate::protocol::codec;
 use crate::protocol::handshake::Role;
 use crate::protocol::secret::{Credentials, Secret};
+use crate::protocol::secure::BlockingConn;
 use crate::protocol::{ClientReply, ClientRequest, TaskInfo, PROTOCOL_VERSION};
 use ares_core::array::ArrayData;
 use ares_core::graph::TileableGraph;
@@ -16,7 +17,7 @@ use std::time::{Duration, Instant};
 const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 
 pub struct NativeClient {
-    stream: TcpStream,
+    stream: BlockingConn,
     next_request: u64,
     max_frame: usize,
     /// Replies read while looking for another one (a frame may carry several, and an
@@ -63,8 +64,9 @@ impl NativeClient {
             }
         };
         stream.set_nodelay(true).ok();
-        let mut stream = stream;
-        auth::connect_blocking(&mut stream, Role::Client, secret, HANDSHAKE_TIMEOUT)
+        // Encrypted when the supervisor is beyond loopback (or itself seals every link).
+        let seal = !crate::protocol::secret::is_loopback(addr);
+        let stream = auth::connect_blocking(stream, Role::Client, secret, seal, HANDSHAKE_TIMEOUT)
             .map_err(|e| ApiError::Refused(e.to_string()))?;
         let mut client = Self {
             stream,

@@ -58,6 +58,11 @@ pub struct ClusterConfig {
     pub allow_unauthenticated: bool,
     /// A connection that has not finished the handshake by then is closed.
     pub handshake_timeout_ms: u64,
+    /// Encrypt the links between nodes and from clients (Noise with the role's secret as
+    /// pre-shared key). Unset: whenever this node listens on, or joins a supervisor at, an
+    /// address beyond loopback. A link is encrypted when either of its ends asks, so `false`
+    /// only stops this node from asking.
+    pub encrypt: Option<bool>,
     /// A task with work left fails after this long without any live worker.
     pub no_worker_timeout_ms: u64,
     /// A worker silent this long is suspect: what it runs or has queued runs again
@@ -77,9 +82,22 @@ impl Default for ClusterConfig {
             client_secret_file: None,
             allow_unauthenticated: false,
             handshake_timeout_ms: 5000,
+            encrypt: None,
             no_worker_timeout_ms: 30_000,
             suspect_after_ms: 3000,
         }
+    }
+}
+
+impl ClusterConfig {
+    /// Whether a node asks for encrypted links: `encrypt` when set, else whether any of
+    /// `addrs` (what the node listens on and connects to) is beyond loopback.
+    pub fn seals(&self, addrs: &[&str]) -> bool {
+        self.encrypt.unwrap_or_else(|| {
+            addrs
+                .iter()
+                .any(|a| !crate::protocol::secret::is_loopback(a))
+        })
     }
 }
 

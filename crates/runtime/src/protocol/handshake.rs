@@ -3,12 +3,17 @@
 //! is decoded (no bincode, no length prefix) before it proved it holds the secret of its role.
 //!
 //! ```text
-//! connector → listener  hello     "ARES" | version u32 BE | role u8 | connector nonce [32]
-//! listener  → connector challenge status u8 | version u32 BE | listener nonce [32]
-//!                                 | HMAC(key, "ares listener" | role | cnonce | lnonce)
-//! connector → listener  proof     HMAC(key, "ares connector" | role | lnonce | cnonce)
+//! connector → listener  hello     "ARES" | version u32 BE | role u8 | seal u8 | connector nonce [32]
+//! listener  → connector challenge status u8 | version u32 BE | sealed u8 | listener nonce [32]
+//!                                 | HMAC(key, "ares listener" | role | seal | sealed | cnonce | lnonce)
+//! connector → listener  proof     HMAC(key, "ares connector" | role | seal | sealed | lnonce | cnonce)
 //! listener  → connector verdict   status u8
+//! then, if sealed = 1: the Noise handshake of [`super::secure::noise`] (48 bytes each way)
 //! ```
+//!
+//! `seal` is 1 when the connector asks for an encrypted link (`cluster.encrypt`), `sealed`
+//! the listener's decision: 1 when either end asks. Both MACs cover both bytes, so a man in
+//! the middle who flips them to get a link in clear fails the exchange.
 //!
 //! Both sides pick fresh random nonces and the two MACs carry different labels, so neither
 //! a recorded exchange nor a listener's own answer can be replayed as a proof. The key is the
@@ -17,6 +22,7 @@
 //! empty key: the exchange still runs, so both sides speak one protocol, but proves nothing.
 
 use super::secret::{Keys, Secret};
+use super::secure::{Agreement, SealError};
 use super::PROTOCOL_VERSION;
 use hmac::{Hmac, Mac};
 use rand::RngCore;
@@ -26,8 +32,10 @@ use thiserror::Error;
 pub const MAGIC: [u8; 4] = *b"ARES";
 pub const NONCE: usize = 32;
 pub const MAC_LEN: usize = 32;
-pub const HELLO_LEN: usize = 4 + 4 + 1 + NONCE;
-pub const CHALLENGE_LEN: usize = 1 + 4 + NONCE + MAC_LEN;
+pub const HELLO_LEN: usize = 4 + 4 + 1 + 1 + NONCE;
+pub const CHALLENGE_LEN: usize = 1 + 4 + 1 + NONCE + MAC_LEN;
+/// Where the listener's nonce starts in its challenge.
+const CHALLENGE_NONCE: usize = 1 + 4 + 1;
 pub const PROOF_LEN: usize = MAC_LEN;
 
 /// Who is connecting.
@@ -42,7 +50,7 @@ pub enum Role {
 }
 
 impl Role {
-    fn byte(self) -> u8 {
+    pub(crate) fn byte(self) -> u8 {
         match self {
             Role::Worker => 1,
             Role::Client => 2,
@@ -78,6 +86,12 @@ pub enum HandshakeError {
     ListenerProof,
     #[error("the listener refused the handshake: wrong secret for the {0:?} role")]
     Refused(Role),
+    #[error("seal byte {0} is not 0 or 1")]
+    BadSealByte(u8),
+    #[error("the listener would not encrypt the link, though this node asked (cluster.encrypt)")]
+    Unsealed,
+    #[error("{0}")]
+    Seal(#[from] SealError),
     #[error("handshake timed out")]
     Timeout,
     #[error("handshake: {0}")]
@@ -86,13 +100,22 @@ pub enum HandshakeError {
 
 type HmacSha256 = Hmac<Sha256>;
 
-fn mac(key: &Secret, label: &[u8], role: Role, a: &[u8], b: &[u8]) -> HmacSha256 {
+fn mac(key: &Secret, label: &[u8], role: Role, seal: [u8; 2], a: &[u8], b: &[u8]) -> HmacSha256 {
     let mut m = HmacSha256::new_from_slice(key.bytes()).expect("HMAC takes any key length");
     m.update(label);
     m.update(&[role.byte()]);
+    m.update(&seal);
     m.update(a);
     m.update(b);
     m
+}
+
+fn seal_byte(b: u8) -> Result<bool, HandshakeError> {
+    match b {
+        0 => Ok(false),
+        1 => Ok(true),
+        b => Err(HandshakeError::BadSealByte(b)),
+    }
 }
 
 fn nonce() -> [u8; NONCE] {
@@ -104,20 +127,24 @@ fn nonce() -> [u8; NONCE] {
 /// The connector's side between its hello and the listener's challenge.
 pub struct Connector {
     role: Role,
+    seal: bool,
     nonce: [u8; NONCE],
 }
 
 impl Connector {
-    pub fn hello(role: Role) -> (Connector, [u8; HELLO_LEN]) {
+    /// `seal`: ask for an encrypted link.
+    pub fn hello(role: Role, seal: bool) -> (Connector, [u8; HELLO_LEN]) {
         let c = Connector {
             role,
+            seal,
             nonce: nonce(),
         };
         let mut out = [0u8; HELLO_LEN];
         out[..4].copy_from_slice(&MAGIC);
         out[4..8].copy_from_slice(&PROTOCOL_VERSION.to_be_bytes());
         out[8] = role.byte();
-        out[9..].copy_from_slice(&c.nonce);
+        out[9] = u8::from(seal);
+        out[10..].copy_from_slice(&c.nonce);
         (c, out)
     }
 
@@ -139,24 +166,37 @@ impl Connector {
             ROLE_NOT_SERVED => return Err(HandshakeError::RoleNotServed(self.role)),
             _ => return Err(HandshakeError::NotAres),
         }
-        let their_nonce = &challenge[5..5 + NONCE];
+        let sealed = seal_byte(challenge[5])?;
+        let mode = [u8::from(self.seal), u8::from(sealed)];
+        let their_nonce = &challenge[CHALLENGE_NONCE..CHALLENGE_NONCE + NONCE];
         mac(
             secret,
             b"ares listener",
             self.role,
+            mode,
             &self.nonce,
             their_nonce,
         )
-        .verify_slice(&challenge[5 + NONCE..])
+        .verify_slice(&challenge[CHALLENGE_NONCE + NONCE..])
         .map_err(|_| HandshakeError::ListenerProof)?;
+        if self.seal && !sealed {
+            return Err(HandshakeError::Unsealed);
+        }
         let proof = mac(
             secret,
             b"ares connector",
             self.role,
+            mode,
             their_nonce,
             &self.nonce,
         );
         Ok(proof.finalize().into_bytes().into())
+    }
+
+    /// What seals the link, if the (verified) challenge said to.
+    pub fn sealing(&self, secret: &Secret, challenge: &[u8; CHALLENGE_LEN]) -> Option<Agreement> {
+        let their_nonce = &challenge[CHALLENGE_NONCE..CHALLENGE_NONCE + NONCE];
+        (challenge[5] == 1).then(|| Agreement::new(secret, self.role, &self.nonce, their_nonce))
     }
 
     /// Reads the listener's verdict byte.
@@ -172,6 +212,8 @@ impl Connector {
 pub struct Listener {
     role: Role,
     key: Secret,
+    /// The connector's seal byte and this listener's decision.
+    mode: [u8; 2],
     theirs: [u8; NONCE],
     ours: [u8; NONCE],
 }
@@ -183,11 +225,13 @@ pub enum Answer {
 }
 
 impl Listener {
-    /// Reads a hello. Bytes that are not an ares hello get no answer at all.
+    /// Reads a hello. Bytes that are not an ares hello get no answer at all. `seal`: this
+    /// listener encrypts every link (else only those whose connector asks).
     pub fn answer(
         keys: &Keys,
         serves: &[Role],
         hello: &[u8; HELLO_LEN],
+        seal: bool,
     ) -> Result<Answer, HandshakeError> {
         if hello[..4] != MAGIC {
             return Err(HandshakeError::NotAres);
@@ -208,15 +252,19 @@ impl Listener {
             out[0] = ROLE_NOT_SERVED;
             return Ok(Answer::Refuse(out, HandshakeError::RoleNotServed(role)));
         }
+        let asked = seal_byte(hello[9])?;
+        let sealed = asked || seal;
         let l = Listener {
             role,
             key: keys.for_role(role).clone(),
-            theirs: hello[9..].try_into().expect("nonce"),
+            mode: [u8::from(asked), u8::from(sealed)],
+            theirs: hello[10..].try_into().expect("nonce"),
             ours: nonce(),
         };
-        out[5..5 + NONCE].copy_from_slice(&l.ours);
-        let m = mac(&l.key, b"ares listener", role, &l.theirs, &l.ours);
-        out[5 + NONCE..].copy_from_slice(&m.finalize().into_bytes());
+        out[5] = u8::from(sealed);
+        out[CHALLENGE_NONCE..CHALLENGE_NONCE + NONCE].copy_from_slice(&l.ours);
+        let m = mac(&l.key, b"ares listener", role, l.mode, &l.theirs, &l.ours);
+        out[CHALLENGE_NONCE + NONCE..].copy_from_slice(&m.finalize().into_bytes());
         Ok(Answer::Challenge(l, out))
     }
 
@@ -226,6 +274,7 @@ impl Listener {
             &self.key,
             b"ares connector",
             self.role,
+            self.mode,
             &self.ours,
             &self.theirs,
         )
@@ -234,6 +283,11 @@ impl Listener {
             Ok(()) => (OK, Ok(self.role)),
             Err(_) => (BAD_PROOF, Err(HandshakeError::BadProof(self.role))),
         }
+    }
+
+    /// What seals the link, if this exchange decided to (call after a proof verified).
+    pub fn sealing(&self) -> Option<Agreement> {
+        (self.mode[1] == 1).then(|| Agreement::new(&self.key, self.role, &self.theirs, &self.ours))
     }
 }
 

@@ -17,6 +17,7 @@ pub mod memory_stats;
 pub mod outbound;
 pub mod pieces;
 pub mod secret;
+pub mod secure;
 
 pub use memory_stats::MemoryStats;
 
@@ -31,8 +32,8 @@ use serde::{Deserialize, Serialize};
 /// heartbeat's `unmanaged_bytes`; 9: a FUSE step's `position`, random fills keep the op's
 /// seed; 10: `rand` draws from eight interleaved generators, so nodes of two versions would
 /// compute different values for one tensor; 11: an upload's load reads `Format::Spool`;
-/// 12: `Explain`).
-pub const PROTOCOL_VERSION: u32 = 12;
+/// 12: `Explain`; 13: the handshake's seal bytes and encrypted links).
+pub const PROTOCOL_VERSION: u32 = 13;
 
 /// One subtask to run: its index in the task's subtask graph and where its inputs are.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -11,12 +11,12 @@
 //! `FramedWrite` did: `error` when a write fails, `finished` once closed and written out.
 
 use super::codec::{self, CodecError};
+use super::secure::ConnWrite;
 use super::Direction;
 use actix::io::WriteHandler;
 use actix::prelude::*;
 use bytes::Bytes;
 use tokio::io::AsyncWriteExt;
-use tokio::net::tcp::OwnedWriteHalf;
 use tokio::sync::mpsc;
 
 /// Asks the owning actor to write its queue out.
@@ -35,7 +35,7 @@ pub struct Outbound<M: Direction> {
 }
 
 impl<M: Direction> Outbound<M> {
-    pub fn new<A>(write: OwnedWriteHalf, limit: codec::FrameLimit, ctx: &mut Context<A>) -> Self
+    pub fn new<A>(write: ConnWrite, limit: codec::FrameLimit, ctx: &mut Context<A>) -> Self
     where
         A: Actor<Context = Context<A>> + WriteHandler<std::io::Error>,
     {
@@ -99,7 +99,7 @@ impl<M: Direction> Outbound<M> {
 
 /// Writes each frame's pieces in order until the queue closes, then shuts the write half.
 async fn write_frames(
-    mut write: OwnedWriteHalf,
+    mut write: ConnWrite,
     mut frames: mpsc::UnboundedReceiver<Vec<Bytes>>,
 ) -> std::io::Result<()> {
     while let Some(pieces) = frames.recv().await {

@@ -84,6 +84,7 @@ pub async fn start(config: &Config, creds: &Credentials) -> std::io::Result<Supe
         serves: &[Role::Worker, Role::Client],
         handshake_timeout: Duration::from_millis(c.handshake_timeout_ms),
         max_connections: config.limits.max_connections,
+        seal: c.seals(&[&c.listen]),
     };
     let link_service = service.clone();
     accept_loop(listener, gate, move |admitted| match admitted.role {

@@ -182,6 +182,7 @@ impl TaskManager {
         let c = &self.config;
         let data = crate::data_plane::DataPlane {
             secret: self.node_secret.clone(),
+            seal: c.cluster.seals(&[&c.cluster.listen]),
             max_frame: c.cluster.max_frame_bytes,
             timeout: Duration::from_millis(c.worker.fetch_timeout_ms),
         };

@@ -6,17 +6,20 @@ use crate::config::Config;
 use crate::protocol::auth;
 use crate::protocol::handshake::{HandshakeError, Role};
 use crate::protocol::secret::Credentials;
+use crate::protocol::secure::Conn;
 use std::time::Duration;
 use tokio::net::TcpStream;
 
-/// An authenticated stream to `supervisor`, tried for up to `wait`.
+/// An authenticated connection to `supervisor` (sealed when either end asks: `seal`), tried
+/// for up to `wait`.
 pub(super) async fn supervisor(
     supervisor: &str,
     creds: &Credentials,
+    seal: bool,
     config: &Config,
     wait: Duration,
     stop: &crate::shutdown::Shutdown,
-) -> std::io::Result<TcpStream> {
+) -> std::io::Result<Conn> {
     let deadline = tokio::time::Instant::now() + wait;
     let handshake = Duration::from_millis(config.cluster.handshake_timeout_ms);
     // Connect and prove the secret, retrying until `wait` runs out while the supervisor is
@@ -27,7 +30,7 @@ pub(super) async fn supervisor(
             // Bounded too: resolving a name whose container is gone can hang on a host
             // without DNS far longer than `wait`, and the worker must then exit on time.
             let connect = TcpStream::connect(supervisor);
-            let mut s = tokio::time::timeout(left.max(Duration::from_millis(50)), connect)
+            let s = tokio::time::timeout(left.max(Duration::from_millis(50)), connect)
                 .await
                 .map_err(|_| {
                     std::io::Error::new(
@@ -37,8 +40,9 @@ pub(super) async fn supervisor(
                 })??;
             s.set_nodelay(true)?;
             let timeout = handshake.min(left).max(Duration::from_millis(50));
-            match auth::connect_async(&mut s, Role::Worker, &creds.node_secret(), timeout).await {
-                Ok(()) => Ok(Ok(s)),
+            let secret = creds.node_secret();
+            match auth::connect_async(s, Role::Worker, &secret, seal, timeout).await {
+                Ok(conn) => Ok(Ok(conn)),
                 Err(e @ (HandshakeError::Timeout | HandshakeError::Io(_))) => Err(
                     std::io::Error::new(std::io::ErrorKind::TimedOut, e.to_string()),
                 ),

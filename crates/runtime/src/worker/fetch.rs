@@ -13,6 +13,7 @@ use crate::data_plane::FetchError;
 use crate::protocol::codec::CodecError;
 use crate::protocol::handshake::{HandshakeError, Role};
 use crate::protocol::secret::Secret;
+use crate::protocol::secure::Conn;
 use crate::protocol::{auth, data, pieces};
 use ares_core::array::ArrayData;
 use ares_core::ids::{ChunkIdx, TaskId};
@@ -50,15 +51,18 @@ pub struct TcpFetch(Arc<Inner>);
 
 struct Inner {
     secret: Secret,
+    /// Ask the peers for encrypted links.
+    seal: bool,
     timeout: Duration,
     max_frame: usize,
-    idle: Mutex<HashMap<String, Vec<TcpStream>>>,
+    idle: Mutex<HashMap<String, Vec<Conn>>>,
 }
 
 impl TcpFetch {
-    pub fn new(secret: Secret, timeout: Duration, max_frame: usize) -> Self {
+    pub fn new(secret: Secret, seal: bool, timeout: Duration, max_frame: usize) -> Self {
         TcpFetch(Arc::new(Inner {
             secret,
+            seal,
             timeout,
             max_frame,
             idle: Mutex::default(),
@@ -112,7 +116,7 @@ impl Inner {
         }
     }
 
-    async fn connect(&self, addr: &str) -> Result<TcpStream, FetchError> {
+    async fn connect(&self, addr: &str) -> Result<Conn, FetchError> {
         let idle = self
             .idle
             .lock()
@@ -122,20 +126,19 @@ impl Inner {
         if let Some(s) = idle {
             return Ok(s);
         }
-        let mut s = self
+        let s = self
             .timed(addr, "connect", TcpStream::connect(addr))
             .await?;
         s.set_nodelay(true)
             .map_err(|e| FetchError::Unreachable(format!("{addr}: {e}")))?;
-        auth::connect_async(&mut s, Role::Peer, &self.secret, self.timeout)
+        auth::connect_async(s, Role::Peer, &self.secret, self.seal, self.timeout)
             .await
             .map_err(|e| match e {
                 HandshakeError::Timeout | HandshakeError::Io(_) => {
                     FetchError::Unreachable(format!("{addr}: handshake: {e}"))
                 }
                 e => FetchError::Refused(format!("{addr}: {e}")),
-            })?;
-        Ok(s)
+            })
     }
 
     /// One try: the request, then the answer's frames, each piece appended to its chunk as
@@ -174,7 +177,7 @@ impl Inner {
     async fn read_frame(
         &self,
         addr: &str,
-        s: &mut TcpStream,
+        s: &mut Conn,
         buf: &mut Vec<u8>,
     ) -> Result<(), FetchError> {
         let mut head = [0u8; 4];

@@ -345,10 +345,15 @@ pub async fn start(
     let max_frame = config.cluster.max_frame_bytes;
     let storage = storage::open(&config.worker)?;
     let memory_limit = storage.stats().limit;
-    let gate = transfer::gate(creds.keys(), config);
+    // Encrypted links (`cluster.encrypt`): asked for by this worker's data plane, its
+    // fetches and its link to the supervisor alike.
+    let seal = config
+        .cluster
+        .seals(&[&config.worker.data_listen, supervisor]);
+    let gate = transfer::gate(creds.keys(), config, seal);
     let data_addr =
         transfer::serve(&config.worker.data_listen, storage.clone(), max_frame, gate).await?;
-    let stream = connect::supervisor(supervisor, creds, config, wait, stop).await?;
+    let stream = connect::supervisor(supervisor, creds, seal, config, wait, stop).await?;
     // Bound to all interfaces: advertise the address this host reaches the supervisor from,
     // which its peers can reach too (containers, multi-homed hosts).
     let data_addr = if data_addr.ip().is_unspecified() {
@@ -368,6 +373,7 @@ pub async fn start(
     let fetch_timeout = Duration::from_millis(config.worker.fetch_timeout_ms);
     let fetcher = Arc::new(fetch::TcpFetch::new(
         creds.node_secret(),
+        seal,
         fetch_timeout,
         max_frame,
     ));

@@ -12,6 +12,7 @@ use super::storage::Storage;
 use crate::net::{accept_loop, Admitted, Gate};
 use crate::protocol::codec::{self, CodecError};
 use crate::protocol::handshake::Role;
+use crate::protocol::secure::Conn;
 use crate::protocol::{data, pieces};
 use crate::telemetry::peer_rejected;
 use ares_core::array::ArrayData;
@@ -63,7 +64,7 @@ fn rows_of(d: &ArrayData, rows: data::Rows) -> Result<(Cow<'_, [u8]>, Vec<usize>
 /// the chunk itself ([`pieces::piece_frame_head`]): its bytes are copied only by the kernel.
 /// Returns false when the connection failed.
 async fn answer(
-    framed: &mut Framed<tokio::net::TcpStream, codec::Framing>,
+    framed: &mut Framed<Conn, codec::Framing>,
     storage: &Storage,
     (task, chunks, rows): (TaskId, Vec<ChunkIdx>, data::Rows),
     part: usize,
@@ -133,7 +134,7 @@ async fn answer(
 /// straight from where they lie. The framed writer is flushed here: everything before went
 /// out with `send`.
 async fn send_whole(
-    stream: &mut tokio::net::TcpStream,
+    stream: &mut Conn,
     chunk: ChunkIdx,
     layout: (ares_core::array::DType, &[usize]),
     raw: &[u8],
@@ -200,13 +201,18 @@ pub async fn serve(
     Ok(addr)
 }
 
-/// The gate of a data plane: peers proving the cluster secret.
-pub fn gate(keys: crate::protocol::secret::Keys, config: &crate::config::Config) -> Gate {
+/// The gate of a data plane: peers proving the cluster secret; `seal`: encrypt every link.
+pub fn gate(
+    keys: crate::protocol::secret::Keys,
+    config: &crate::config::Config,
+    seal: bool,
+) -> Gate {
     Gate {
         what: "data plane",
         keys,
         serves: &[Role::Peer],
         handshake_timeout: Duration::from_millis(config.cluster.handshake_timeout_ms),
         max_connections: config.limits.max_connections,
+        seal,
     }
 }
