@@ -8,7 +8,7 @@
 //! expands it. The result is checked against an independent computation over the same
 //! values (all of them sorted by `(value % out_parts, value)` in this process).
 
-use crate::bench_tps::BenchCluster;
+use crate::bench_tps::{BenchCluster, NodeSpec};
 use anyhow::{bail, Context, Result};
 use ares::api::TaskApi;
 use ares::protocol::{codec, ClientRequest, TaskStatus};
@@ -34,6 +34,9 @@ pub struct ShuffleBench {
     /// Measured runs on the same cluster; the median is reported.
     #[arg(long, default_value_t = 3)]
     pub repeat: usize,
+    /// Seals every link (`cluster.encrypt: true`), for the cost of encryption.
+    #[arg(long)]
+    pub encrypt: bool,
 }
 
 pub fn bench_shuffle(b: ShuffleBench) -> Result<Value> {
@@ -46,7 +49,12 @@ pub fn bench_shuffle(b: ShuffleBench) -> Result<Value> {
     })?
     .len();
     let want = expected(b.in_parts, b.out_parts, b.rows);
-    let mut cluster = BenchCluster::start(b.workers, b.slots, 1)?;
+    let mut cluster = BenchCluster::start(NodeSpec {
+        workers: b.workers,
+        slots: b.slots,
+        prefetch: 1,
+        encrypt: b.encrypt,
+    })?;
     let mut runs = Vec::new();
     let mut correct = true;
     let mut subtasks = 0;
@@ -94,6 +102,7 @@ pub fn bench_shuffle(b: ShuffleBench) -> Result<Value> {
         "first_subtask_s": first_subtask_s,
         "subtasks": subtasks,
         "workers": b.workers,
+        "encrypt": b.encrypt,
         "slots_per_worker": b.slots,
         "peak_rss_kb": cluster.peak_rss(),
     }))

@@ -62,6 +62,18 @@ pub fn proc_usage(pid: u32) -> (f64, u64) {
     (cpu, hwm)
 }
 
+/// The processes of a bench cluster.
+#[derive(Clone, Copy, Debug)]
+pub struct NodeSpec {
+    pub workers: usize,
+    /// Slots per worker.
+    pub slots: usize,
+    /// `scheduling.worker_prefetch`.
+    pub prefetch: usize,
+    /// `cluster.encrypt`: every link sealed (loopback alone would leave them in clear).
+    pub encrypt: bool,
+}
+
 /// A supervisor and workers as separate processes on loopback, with a connected client.
 pub struct BenchCluster {
     pub nodes: Nodes,
@@ -71,8 +83,8 @@ pub struct BenchCluster {
 
 impl BenchCluster {
     /// Starts the nodes, connects, and runs a warm-up task so every worker has registered.
-    pub fn start(workers: usize, slots: usize, prefetch: usize) -> Result<Self> {
-        let (nodes, client, dir) = start_cluster(workers, slots, prefetch)?;
+    pub fn start(spec: NodeSpec) -> Result<Self> {
+        let (nodes, client, dir) = start_cluster(spec)?;
         Ok(Self { nodes, client, dir })
     }
 
@@ -89,13 +101,15 @@ impl Drop for BenchCluster {
     }
 }
 
-/// Starts the supervisor and `workers` workers (each with `slots` slots) with a random secret,
-/// connects a client and runs a warm-up task.
-fn start_cluster(
-    workers: usize,
-    slots: usize,
-    prefetch: usize,
-) -> Result<(Nodes, NativeClient, PathBuf)> {
+/// Starts the supervisor and the workers of `spec` with a random secret, connects a client
+/// and runs a warm-up task.
+fn start_cluster(spec: NodeSpec) -> Result<(Nodes, NativeClient, PathBuf)> {
+    let NodeSpec {
+        workers,
+        slots,
+        prefetch,
+        encrypt,
+    } = spec;
     let dir = std::env::temp_dir().join(format!("ares-bench-{}", std::process::id()));
     std::fs::create_dir_all(&dir)?;
     let config = dir.join("bench.yml");
@@ -109,7 +123,7 @@ fn start_cluster(
     )?;
     std::fs::write(
         &config,
-        format!("cluster:\n  listen: 127.0.0.1:0\n  secret_file: {}\nworker:\n  slots: {slots}\nscheduling:\n  worker_prefetch: {prefetch}\ntask:\n  default_config:\n    initial_same_color_num: 1\n", secret_file.display()),
+        format!("cluster:\n  listen: 127.0.0.1:0\n  encrypt: {encrypt}\n  secret_file: {}\nworker:\n  slots: {slots}\nscheduling:\n  worker_prefetch: {prefetch}\ntask:\n  default_config:\n    initial_same_color_num: 1\n", secret_file.display()),
     )?;
     let exe = std::env::current_exe()?;
     let spawn = |args: &[&str], ready: &PathBuf| -> Result<Child> {
@@ -159,16 +173,21 @@ fn start_cluster(
     Ok((nodes, client, dir))
 }
 
-/// `cluster` is (workers, slots per worker, `scheduling.worker_prefetch`); `whole` prepares
-/// the graph in one piece even when it would stream.
+/// `whole` prepares the graph in one piece even when it would stream.
 pub fn bench_tps(
     shape: Shape,
     n: usize,
-    (workers, slots, prefetch): (usize, usize, usize),
+    spec: NodeSpec,
     repeat: usize,
     whole: bool,
 ) -> Result<Value> {
-    let (nodes, mut client, dir) = start_cluster(workers, slots, prefetch)?;
+    let (nodes, mut client, dir) = start_cluster(spec)?;
+    let NodeSpec {
+        workers,
+        slots,
+        prefetch,
+        ..
+    } = spec;
     let (graph, fuse) = match shape {
         Shape::Indep => (
             Tensor::graph(&[&tensor::rand(&[n], 1, Some(1))?]),
@@ -235,6 +254,7 @@ pub fn bench_tps(
         // Each run's rate in the order they ran.
         "subtasks_per_s_runs": in_order,
         "workers": workers,
+        "encrypt": spec.encrypt,
         "slots_per_worker": slots,
         "worker_prefetch": prefetch,
         "whole": whole,

@@ -128,6 +128,9 @@ pub enum Bench {
         /// (`task.default_config.stream_from_chunks: null`), for comparison.
         #[arg(long)]
         whole: bool,
+        /// Seals every link (`cluster.encrypt: true`), for the cost of encryption.
+        #[arg(long)]
+        encrypt: bool,
     },
     /// dask#3872's all-to-all shuffle end to end (`in_parts` mappers × `out_parts` reducers of
     /// `rows` int64 per mapper), checked against an independent computation.

@@ -158,9 +158,15 @@ pub fn bench(bench: Bench) -> Result<()> {
             prefetch,
             repeat,
             whole,
+            encrypt,
         } => {
-            let cluster = (workers, slots, prefetch);
-            crate::bench_tps::bench_tps(shape, subtasks, cluster, repeat, whole)?
+            let spec = crate::bench_tps::NodeSpec {
+                workers,
+                slots,
+                prefetch,
+                encrypt,
+            };
+            crate::bench_tps::bench_tps(shape, subtasks, spec, repeat, whole)?
         }
         Bench::Shuffle(b) => crate::bench_shuffle::bench_shuffle(b)?,
     };

@@ -58,3 +58,23 @@ fn bad_value_is_rejected() {
         Config::from_yaml("task:\n  default_config:\n    combine_size: 1\n", "t.yml").unwrap_err();
     assert!(err.to_string().contains("combine_size"));
 }
+
+#[test]
+fn links_are_sealed_beyond_loopback_unless_told_otherwise() {
+    let mut c = ClusterConfig::default();
+    // Unset: on loopback in clear, anywhere else (or unresolvable) sealed.
+    assert!(!c.seals(&["127.0.0.1:0"]));
+    assert!(!c.seals(&["localhost:7700", "[::1]:1"]));
+    assert!(c.seals(&["127.0.0.1:0", "0.0.0.0:7800"]));
+    assert!(c.seals(&["10.1.2.3:7700"]));
+    assert!(c.seals(&["no-such-host.invalid:7700"]));
+    // Set: what it says.
+    c.encrypt = Some(true);
+    assert!(c.seals(&["127.0.0.1:0"]));
+    c.encrypt = Some(false);
+    assert!(!c.seals(&["0.0.0.0:7800"]));
+    let parsed: Config = yaml_serde::from_str("cluster:\n  encrypt: true\n").unwrap();
+    assert_eq!(parsed.cluster.encrypt, Some(true));
+    let parsed: Config = yaml_serde::from_str("cluster:\n  encrypt: null\n").unwrap();
+    assert_eq!(parsed.cluster.encrypt, None);
+}

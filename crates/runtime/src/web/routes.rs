@@ -211,9 +211,7 @@ async fn submit(
         (Some(g), None) => g,
         (None, Some(expr)) => {
             let bindings = session_bindings(&state, &sid).await?;
-            let t = ares_core::expr::evaluate_with(&expr, &bindings)
-                .map_err(|e| ApiError::bad_request(format!("expr: {e}")))?;
-            ares_core::tensor::Tensor::graph(&[&t])
+            graph_of_expr(expr, bindings).await?
         }
         _ => {
             return Err(ApiError::bad_request(
@@ -240,6 +238,35 @@ async fn submit(
         .submit(&sid, graph, config, body.fuse_enabled, body.name);
     let task = submitted.await?;
     Ok(HttpResponse::Created().json(json!({ "task_id": task.0 })))
+}
+
+/// How long an `expr` may take to evaluate (it opens the files it names).
+const EXPR_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The graph of an expression. Evaluating it reads the `.npy` headers and Zarr metadata it
+/// names (files in `data.roots`, as hostile as any peer): on a blocking thread under
+/// [`EXPR_TIMEOUT`], never on this web worker, which keeps answering (`/api/health`) meanwhile.
+async fn graph_of_expr(
+    expr: String,
+    bindings: Vec<(String, ares_core::tensor::Tensor)>,
+) -> Result<TileableGraph, ApiError> {
+    let evaluate = web::block(move || {
+        ares_core::expr::evaluate_with(&expr, &bindings)
+            .map(|t| ares_core::tensor::Tensor::graph(&[&t]))
+    });
+    match tokio::time::timeout(EXPR_TIMEOUT, evaluate).await {
+        Ok(Ok(Ok(graph))) => Ok(graph),
+        Ok(Ok(Err(e))) => Err(ApiError::bad_request(format!("expr: {e}"))),
+        Ok(Err(e)) => Err(ApiError::internal(format!("expr: {e}"))),
+        Err(_) => Err(ApiError::new(
+            actix_web::http::StatusCode::SERVICE_UNAVAILABLE,
+            "timeout",
+            format!(
+                "expr: not evaluated within {} s (a file it names may be stalled)",
+                EXPR_TIMEOUT.as_secs()
+            ),
+        )),
+    }
 }
 
 async fn list_tasks(
