@@ -202,10 +202,10 @@ proptest! {
 
     /// Any hello: an answer, a refusal or an error, never a panic.
     #[test]
-    fn any_hello_is_answered_cleanly(bytes in proptest::array::uniform32(any::<u8>()), tail in proptest::array::uniform9(any::<u8>())) {
+    fn any_hello_is_answered_cleanly(bytes in proptest::array::uniform32(any::<u8>()), tail in proptest::array::uniform10(any::<u8>())) {
         let mut hello = [0u8; HELLO_LEN];
         hello[..32].copy_from_slice(&bytes);
-        hello[32..].copy_from_slice(&tail);
+        hello[32..].copy_from_slice(&tail); // HELLO_LEN = 32 + 10
         let _ = Listener::answer(&Credentials::default().keys(), &[Role::Peer], &hello, false);
     }
 }

@@ -11,6 +11,7 @@ pub mod fuse;
 pub mod limits;
 pub mod optimize_chunk;
 pub mod optimize_tileable;
+pub mod stages;
 pub mod stream;
 pub mod tile;
 

@@ -45,6 +45,9 @@ struct Node {
     inputs: Vec<Tensor>,
     shape: Shape,
     dtype: DType,
+    /// The length of axis 0 is known only once the data is (`x[mask]`, `unique`, and what
+    /// is computed element by element from them): `shape[0]` is an upper bound.
+    length_from_data: bool,
 }
 
 /// Dropping the last handle of a long chain (`a = a + 1` repeated 10^5 times) would recurse
@@ -64,15 +67,17 @@ impl Drop for Node {
 impl Tensor {
     /// Builds a node after checking `op(args)` against the inputs' shapes and dtypes.
     pub fn new(op: Op, args: OpArgs, inputs: Vec<Tensor>) -> Result<Tensor> {
-        crate::ops::family::shuffle::select::tensor::check_inputs(op, &inputs)?;
         let metas: Vec<(&Shape, DType)> = inputs.iter().map(|t| (&t.0.shape, t.0.dtype)).collect();
         let (shape, dtype) = crate::ops::infer::infer(op, &args, &metas)?;
+        let length_from_data =
+            crate::ops::family::shuffle::select::tensor::check_inputs(op, &args, &inputs, &shape)?;
         Ok(Tensor(Arc::new(Node {
             op,
             args,
             inputs,
             shape,
             dtype,
+            length_from_data,
         })))
     }
 
@@ -90,6 +95,18 @@ impl Tensor {
 
     pub fn op(&self) -> Op {
         self.0.op
+    }
+
+    /// Whether the length of axis 0 is known only once the tensor has run (its shape is
+    /// then an upper bound): `x[mask]`, `unique(...)`, and what is computed element by
+    /// element from them (`ops::family::shuffle::select::tensor`).
+    pub fn length_from_data(&self) -> bool {
+        self.0.length_from_data
+    }
+
+    /// The tensors this one is computed from.
+    pub fn inputs(&self) -> &[Tensor] {
+        &self.0.inputs
     }
 
     pub fn size(&self) -> usize {

@@ -142,6 +142,13 @@ impl Tensor {
     /// integer sums never wrap before the division); float32 data gives a float32 mean, as
     /// NumPy's does.
     pub fn mean(&self, axes: Option<&[i64]>, keepdims: bool) -> Result<Tensor> {
+        if self.length_from_data() {
+            // How many elements there are is known only with the data: counted by the same
+            // reduction, over `x ** 0` (1 for every value, NaN included).
+            let x = self.as_float()?;
+            let ones = x.binary_scalar(Op::Pow, Scalar::F64(0.0), false)?;
+            return &x.sum(axes, keepdims)? / &ones.sum(axes, keepdims)?;
+        }
         let n = self.reduced_count("mean", axes)?;
         self.as_float()?
             .sum(axes, keepdims)?

@@ -243,11 +243,16 @@ pub struct GetGraph {
     pub limit: usize,
 }
 
-/// Arguments of an `Op::Fetch` reading output `0` of this task, if it succeeded and its
-/// results are still held.
-#[derive(Message)]
+/// Arguments of an `Op::Fetch` reading this output of this task (with the chunks' real
+/// lengths, for a 1-D result), if it succeeded and its results are still held.
+#[derive(Clone, Copy, Message)]
 #[rtype(result = "Option<ares_core::ops::OpArgs>")]
-pub struct GetFetchArgs;
+pub struct GetFetchArgs(pub u32);
+
+impl GetFetchArgs {
+    /// The first (or only) result.
+    pub const FIRST: GetFetchArgs = GetFetchArgs(0);
+}
 
 /// One subtask as status pages show it.
 #[derive(Clone, Debug, serde::Serialize)]

@@ -13,6 +13,7 @@ pub mod link;
 pub mod messages;
 pub mod scheduler;
 pub mod service;
+pub mod staged_task;
 pub mod task_manager;
 pub mod task_processor;
 pub mod upload;

@@ -176,9 +176,35 @@ impl TaskManager {
             .and_then(|_| config.validate())
             .map_err(|e| ServiceError::BadGraph(e.to_string()))?;
         self.admission.admit_chunks(&graph)?;
+        // A graph that goes on from a data-dependent length runs in stages, each a task.
+        let staged = ares_core::prepare::stages::next_stage(&graph)
+            .map_err(|e| ServiceError::BadGraph(e.to_string()))?
+            .is_some();
         let entry = self.sessions.get_mut(session).expect("checked above");
         let task = TaskId(self.next);
         self.next += 1;
+        if staged {
+            let me = ctx.address();
+            let manager = super::staged_task::Manager {
+                submit: me.clone().recipient(),
+                find: me.clone().recipient(),
+                on_end: me.recipient(),
+            };
+            let (s, cfg) = (session.to_string(), Some(config));
+            let handle: TaskHandle =
+                super::staged_task::StagedTask::new(task, s, graph, cfg, fuse_enabled, manager)
+                    .start()
+                    .into();
+            self.admission.started(task, session);
+            entry.tasks.push(task);
+            let superseded = name.and_then(|n| entry.names.insert(n, task));
+            self.tasks.insert(task, (session.to_string(), handle));
+            if let Some(old) = superseded {
+                self.free_superseded(session, old);
+            }
+            tracing::info!(%task, session, "task submitted (in stages)");
+            return Ok(task);
+        }
         let c = &self.config;
         let data = crate::data_plane::DataPlane {
             secret: self.node_secret.clone(),

@@ -382,7 +382,7 @@ pub(super) async fn load(
         .into());
     }
     let fetch: OpArgs = p
-        .send(GetFetchArgs)
+        .send(GetFetchArgs::FIRST)
         .await?
         .ok_or(ServiceError::NoResult(ResultError::NoneHeld(task)))?;
     unclaimed.claim();

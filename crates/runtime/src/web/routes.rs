@@ -158,7 +158,7 @@ async fn session_bindings(
 ) -> Result<Vec<(String, ares_core::tensor::Tensor)>, ApiError> {
     let mut out = Vec::new();
     for (name, _, p) in state.service.names(sid).await? {
-        if let Some(args) = p.send(GetFetchArgs).await.map_err(mailbox)? {
+        if let Some(args) = p.send(GetFetchArgs::FIRST).await.map_err(mailbox)? {
             let t = ares_core::tensor::Tensor::new(ares_core::ops::Op::Fetch, args, vec![])
                 .map_err(|e| ApiError::internal(e.to_string()))?;
             out.push((name, t));

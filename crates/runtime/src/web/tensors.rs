@@ -301,7 +301,7 @@ pub async fn list_tensors(
     let mut tensors = Vec::new();
     for (name, task, p) in names {
         if let Some(OpArgs::FetchResult { shape, dtype, .. }) =
-            p.send(GetFetchArgs).await.map_err(mailbox)?
+            p.send(GetFetchArgs::FIRST).await.map_err(mailbox)?
         {
             tensors.push(json!({"name": name, "task_id": task.0, "shape": shape, "dtype": dtype}));
         }

@@ -37,9 +37,22 @@ impl Tiled {
     }
 }
 
-/// Tiles a whole tileable graph into one chunk graph (one stage: every op here has static
-/// shapes, so no operation needs to wait for runtime metadata).
+/// Tiles a whole tileable graph into one chunk graph: one stage, every chunk's shape known.
+/// A graph that goes on from a data-dependent length is refused: tiled with its bound it
+/// would compute wrong numbers; it runs in stages (`prepare::stages`), each tiled here.
 pub fn tile(graph: &TileableGraph, config: &TaskConfig) -> Result<ChunkGraph> {
+    if let Some(stage) = super::stages::next_stage(graph)? {
+        let node = graph.node(stage.boundary[0]);
+        return Err(AresError::Prepare {
+            pass: "tile",
+            detail: format!(
+                "the length of t{} ({}) depends on the data and other ops go on from it: the \
+                 graph runs in stages, which a supervisor does (`ares run`, `ar.compute`); \
+                 compute that tensor first to plan the rest",
+                stage.boundary[0].0, node.op
+            ),
+        });
+    }
     let mut tiler = Tiler::new(config.combine_size, estimate_chunks(graph));
     let mut tiled: Vec<Option<Tiled>> = vec![None; graph.nodes.len()];
     // Drop a tileable's grid once its last consumer has been tiled.

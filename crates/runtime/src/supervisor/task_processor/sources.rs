@@ -38,7 +38,7 @@ pub fn read_tasks(graph: &TileableGraph) -> Vec<TaskId> {
 pub async fn current(sources: Vec<(TaskId, Recipient<GetFetchArgs>)>) -> HashMap<TaskId, OpArgs> {
     let asks = sources
         .into_iter()
-        .map(|(t, p)| async move { (t, p.send(GetFetchArgs).await.ok().flatten()) });
+        .map(|(t, p)| async move { (t, p.send(GetFetchArgs::FIRST).await.ok().flatten()) });
     match tokio::time::timeout(SOURCE_WAIT, futures_util::future::join_all(asks)).await {
         Ok(answers) => answers
             .into_iter()

@@ -69,18 +69,18 @@ impl Handler<GetGraph> for TaskProcessor {
 /// results are still held.
 impl Handler<GetFetchArgs> for TaskProcessor {
     type Result = ResponseActFuture<Self, Option<ares_core::ops::OpArgs>>;
-    fn handle(&mut self, _: GetFetchArgs, ctx: &mut Context<Self>) -> Self::Result {
+    fn handle(&mut self, m: GetFetchArgs, ctx: &mut Context<Self>) -> Self::Result {
         guard(self, ctx, "GetFetchArgs", |act, ctx| -> Self::Result {
-            if let Some(later) = act.after_recompute(ctx, GetFetchArgs, |_| None) {
+            if let Some(later) = act.after_recompute(ctx, m, |_| None) {
                 return later;
             }
             let layout = match (act.life.status(), act.life.state()) {
-                (TaskStatus::Succeeded, Some(s)) => s.result_layout(0),
+                (TaskStatus::Succeeded, Some(s)) => s.result_layout(m.0 as usize),
                 _ => None,
             };
             let args = layout.map(|(result, chunks)| ares_core::ops::OpArgs::FetchResult {
                 task: act.task,
-                output: 0,
+                output: m.0,
                 shape: result.shape,
                 dtype: result.dtype,
                 splits: result.splits,

@@ -37,8 +37,9 @@ impl TaskState {
             .map(|c| self.location[c.index()].map(|(w, _)| (c.0, w.0)))
             .collect::<Option<Vec<_>>>()?;
         let mut r = r.clone();
-        if r.shape.len() == 1 && r.chunks.len() > 1 {
-            // As long as the workers found the chunks (`unique`, `x[mask]`).
+        if r.shape.len() == 1 {
+            // As long as the workers found the chunks (`unique`, `x[mask]`: the planned
+            // shape is a bound).
             let item = r.dtype.itemsize() as u64;
             r.splits[0] = r
                 .chunks

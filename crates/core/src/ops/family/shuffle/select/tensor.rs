@@ -1,35 +1,33 @@
 //! Operations whose result depends on the values, not only the shapes: `unique`, `x[mask]`
 //! (their length is known only when they have run) and `searchsorted`.
 //!
-//! ares tiles a whole graph once, on the supervisor, before anything runs: every chunk's
-//! shape is fixed then. A tensor whose length depends on the data therefore carries its upper
-//! bound (the input's size) as its shape, and [`Tensor::length_from_data`] says so. Such a
-//! tensor can only be a result: the executor concatenates its chunks, whatever their real
-//! lengths, when it assembles a 1-D result. Using it as the input of another operation is
-//! refused when the expression is built ("... the length of unique(...) depends on the
-//! data"), except `unique`'s own split into values and counts, and so is reading that length
-//! in a program (`x[mask].shape[0]` would give the bound). Mars instead tiles
-//! iteratively (the supervisor learns the lengths after the stage and tiles what follows
-//! then); that is the way to lift the restriction.
+//! A tensor whose length depends on the data carries its upper bound (the input's size) as
+//! its shape, and [`Tensor::length_from_data`] says so; so does whatever is computed from
+//! it element by element. Such a tensor may feed the operations that do not need its length
+//! to be built ([`check_inputs`]: elementwise functions, reductions, sorting, `unique`,
+//! further masks). The supervisor then runs the graph in stages (`prepare::stages`): the
+//! stage that computes the data-dependent tensors first, then, with their real chunk lengths
+//! read from the workers' reports, the rest, tiled again. Operations that need the length
+//! while the expression is built (slicing, reshaping, concatenating, matmul, `take`) are
+//! refused with an error that names the fix (compute it first). Reading the length in a
+//! program (`x[mask].shape[0]`) is refused the same way: the bound is not the length.
 
 use crate::error::{AresError, Result};
 use crate::ops::{Op, OpArgs};
 use crate::tensor::Tensor;
 
 impl Tensor {
-    /// Whether the length of this (1-D) tensor is known only once it has run; its shape is
-    /// then an upper bound.
-    pub fn length_from_data(&self) -> bool {
-        self.data_dependent_name().is_some()
-    }
-
-    /// How an error names a tensor whose length depends on the data: `x[mask]` or
-    /// `unique(...)`; `None` for every other tensor.
+    /// How an error names the tensor a data-dependent length comes from: `x[mask]` or
+    /// `unique(...)` (this tensor's, or the first input's it inherits it from); `None` when
+    /// the length is known.
     pub fn data_dependent_name(&self) -> Option<&'static str> {
-        match self.op() {
-            Op::MaskSelect => Some("x[mask]"),
-            Op::Unique | Op::UniquePick => Some("unique(...)"),
-            _ => None,
+        let mut t = self;
+        loop {
+            match t.op() {
+                Op::MaskSelect => return Some("x[mask]"),
+                Op::Unique | Op::UniquePick => return Some("unique(...)"),
+                _ => t = t.inputs().iter().find(|i| i.length_from_data())?,
+            }
         }
     }
 
@@ -85,21 +83,56 @@ impl Tensor {
     }
 }
 
-/// Refuses `op` on a tensor whose length depends on the data (see the module doc).
-pub(crate) fn check_inputs(op: Op, inputs: &[Tensor]) -> Result<()> {
-    if op == Op::UniquePick {
-        return Ok(());
+/// Whether `op` (with output `shape`) may take inputs whose length depends on the data:
+/// it needs no length to be built, and its own length (if any) is theirs.
+fn takes_unknown_lengths(op: Op, shape: &[usize]) -> bool {
+    use crate::ops::family::{elementwise::Elementwise, reduction::Reduction};
+    use crate::ops::registry::OpFamily;
+    match op {
+        // Their own length depends on the data; a masked `x[mask]` or `x[mask][...]` too.
+        Op::Unique | Op::UniquePick | Op::MaskSelect | Op::Sort => true,
+        // Element by element: the result keeps axis 0 (1-D, as the data-dependent tensors).
+        _ if Elementwise.owns(op) => shape.len() <= 1,
+        // Reductions and scans read every element, however many there are.
+        _ if Reduction.owns(op) => true,
+        _ => false,
     }
-    match inputs.iter().find_map(|t| t.data_dependent_name()) {
-        Some(name) => Err(AresError::arg(
+}
+
+/// Checks `op`'s inputs (see the module doc); whether the result's length depends on the
+/// data.
+pub(crate) fn check_inputs(
+    op: Op,
+    args: &OpArgs,
+    inputs: &[Tensor],
+    shape: &[usize],
+) -> Result<bool> {
+    let own = matches!(op, Op::Unique | Op::UniquePick | Op::MaskSelect);
+    let Some(from) = inputs.iter().find(|t| t.length_from_data()) else {
+        return Ok(own);
+    };
+    if !takes_unknown_lengths(op, shape) {
+        let name = from.data_dependent_name().unwrap_or("x[mask]");
+        return Err(AresError::arg(
             op.name(),
             format!(
-                "the length of {name} depends on the data, so it can only be the result of the \
-                 program (ares tiles before running)"
+                "needs the length of {name} while the expression is built, and that length \
+                 depends on the data: compute it first (Python: `x.compute_chunk_sizes()` or \
+                 `x.compute()`), then build {} from the result",
+                op.name()
             ),
-        )),
-        None => Ok(()),
+        ));
     }
+    // A reduction over axis 0 (all there is of a 1-D tensor) knows its length; everything
+    // else keeps the unknown one.
+    let reduces_axis_0 = match args {
+        OpArgs::Reduce { axes, .. }
+        | OpArgs::Moments { axes, .. }
+        | OpArgs::Combine { axes, .. } => axes.contains(&0),
+        OpArgs::Arg { axis, .. } => *axis == 0,
+        _ => false,
+    };
+    Ok(own || !(shape.is_empty() || reduces_axis_0))
 }
 
 impl Tensor {

@@ -1,0 +1,164 @@
+//! Data-dependent shapes, in stages: what runs first, and the graph that follows once the
+//! lengths are known.
+//!
+//! ares tiles a graph before anything runs, and tiling needs every chunk's shape. The length
+//! of `x[mask]` and `unique(...)` is known only when they have run, so a graph that goes on
+//! from them runs in stages, as Mars' task processor does: [`next_stage`] cuts out what
+//! computes the data-dependent tensors that others consume (the *boundary*); the supervisor
+//! runs it as a task of its own, reads each boundary tensor's real chunk lengths from the
+//! workers' reports (its result layout), and [`substitute`] builds the rest of the graph
+//! again on top of those results (fetches with exact shapes: every op's shape and dtype
+//! inferred anew, so a length that does not fit is an error here, naming the op). That
+//! graph may hold data-dependent tensors consumed further (`x[m][x[m] > 0]`): the loop goes
+//! on until [`next_stage`] finds none.
+//!
+//! ```text
+//!   stage 1:  x ── mask ──▶ x[mask]                    (boundary: its chunks' lengths)
+//!   stage 2:  fetch(x[mask], exact splits) ──▶ * 2 ──▶ sum      (tiled with the real lengths)
+//! ```
+//!
+//! Which ops may consume a tensor of unknown length at all is decided when the expression is
+//! built (`ops::family::shuffle::select::tensor::check_inputs`): nothing downstream of the
+//! boundary has arguments computed from the bound.
+
+use crate::error::{AresError, Result};
+use crate::graph::TileableGraph;
+use crate::ids::TileableIdx;
+use crate::ops::{Op, OpArgs};
+use crate::tensor::Tensor;
+use std::collections::HashMap;
+
+/// The part of a graph that runs before the rest can be tiled.
+#[derive(Clone, Debug)]
+pub struct Stage {
+    /// Computes the boundary tensors, as its outputs, in the order of `boundary`.
+    pub graph: TileableGraph,
+    /// The nodes of the whole graph the stage computes.
+    pub boundary: Vec<TileableIdx>,
+}
+
+fn stage_error(detail: String) -> AresError {
+    AresError::Prepare {
+        pass: "stages",
+        detail,
+    }
+}
+
+/// Whether `op` makes a length from the data (rather than inheriting one).
+fn makes_length(op: Op) -> bool {
+    matches!(op, Op::MaskSelect | Op::Unique | Op::UniquePick)
+}
+
+/// The graph's nodes as tensors (every shape and dtype inferred again), with the nodes of
+/// `replaced` taken as given.
+fn tensors_of(
+    graph: &TileableGraph,
+    replaced: &HashMap<TileableIdx, Tensor>,
+) -> Result<Vec<Tensor>> {
+    let mut tensors: Vec<Tensor> = Vec::with_capacity(graph.nodes.len());
+    for (i, node) in graph.nodes.iter().enumerate() {
+        let idx = TileableIdx(i as u32);
+        let t = match replaced.get(&idx) {
+            Some(t) => t.clone(),
+            None => {
+                let inputs = node.inputs.iter().map(|i| tensors[i.index()].clone());
+                Tensor::new(node.op, node.args.clone(), inputs.collect()).map_err(|e| {
+                    stage_error(format!(
+                        "node t{i} ({}) with the lengths computed by the stage before: {e}",
+                        node.op
+                    ))
+                })?
+            }
+        };
+        tensors.push(t);
+    }
+    Ok(tensors)
+}
+
+/// The stage to run before `graph` can be tiled: the data-dependent tensors that other ops
+/// consume and whose own inputs are all known. `None`: the graph tiles as it is (its
+/// data-dependent tensors, if any, are only results).
+pub fn next_stage(graph: &TileableGraph) -> Result<Option<Stage>> {
+    if !graph.nodes.iter().any(|n| makes_length(n.op)) {
+        return Ok(None);
+    }
+    let tensors = tensors_of(graph, &HashMap::new())?;
+    // A data-dependent tensor another op goes on from (`unique`'s split into values and
+    // counts is tiled with `unique` itself).
+    let mut consumed = vec![false; graph.nodes.len()];
+    for node in &graph.nodes {
+        if node.op == Op::UniquePick {
+            continue;
+        }
+        for i in &node.inputs {
+            consumed[i.index()] = true;
+        }
+    }
+    let boundary: Vec<usize> = (0..graph.nodes.len())
+        .filter(|&i| consumed[i] && makes_length(graph.nodes[i].op))
+        .collect();
+    if boundary.is_empty() {
+        return Ok(None);
+    }
+    // The frontier: boundary nodes with no boundary node upstream (nodes come in
+    // topological order, so one forward pass marks what lies below each).
+    let mut below = vec![false; graph.nodes.len()];
+    let is_boundary = |i: usize| boundary.binary_search(&i).is_ok();
+    for (i, node) in graph.nodes.iter().enumerate() {
+        below[i] = node
+            .inputs
+            .iter()
+            .any(|p| below[p.index()] || is_boundary(p.index()));
+    }
+    let frontier: Vec<TileableIdx> = boundary
+        .iter()
+        .filter(|&&i| !below[i])
+        .map(|&i| TileableIdx(i as u32))
+        .collect();
+    let outputs: Vec<&Tensor> = frontier.iter().map(|i| &tensors[i.index()]).collect();
+    Ok(Some(Stage {
+        graph: Tensor::graph(&outputs),
+        boundary: frontier,
+    }))
+}
+
+/// `graph` with each `boundary` node replaced by the fetch of its computed result
+/// (`OpArgs::FetchResult` with the real splits), every node after it built again.
+pub fn substitute(
+    graph: &TileableGraph,
+    boundary: &[TileableIdx],
+    fetched: Vec<OpArgs>,
+) -> Result<TileableGraph> {
+    if boundary.len() != fetched.len() {
+        return Err(stage_error(format!(
+            "{} boundary tensors but {} results",
+            boundary.len(),
+            fetched.len()
+        )));
+    }
+    let mut replaced = HashMap::new();
+    for (idx, args) in boundary.iter().zip(fetched) {
+        let node = graph
+            .nodes
+            .get(idx.index())
+            .ok_or_else(|| stage_error(format!("boundary node t{} is not in the graph", idx.0)))?;
+        let fetch = Tensor::new(Op::Fetch, args, vec![])?;
+        if fetch.dtype() != node.dtype || fetch.ndim() != node.shape.len() {
+            return Err(stage_error(format!(
+                "the stage's result for t{} is {:?} {}, the graph expects {:?} {}",
+                idx.0,
+                fetch.shape(),
+                fetch.dtype(),
+                node.shape,
+                node.dtype
+            )));
+        }
+        replaced.insert(*idx, fetch);
+    }
+    let tensors = tensors_of(graph, &replaced)?;
+    let outputs: Vec<&Tensor> = graph.outputs.iter().map(|o| &tensors[o.index()]).collect();
+    Ok(Tensor::graph(&outputs))
+}
+
+#[cfg(test)]
+mod tests;

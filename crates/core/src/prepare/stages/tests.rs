@@ -1,0 +1,142 @@
+//! Stages cut at data-dependent tensors, and the graph built again on their results.
+
+use super::*;
+use crate::array::{DType, Scalar};
+use crate::ids::TaskId;
+use crate::tensor;
+
+fn masked() -> (Tensor, Tensor) {
+    let x = tensor::rand(&[1000], 100, Some(1)).unwrap();
+    let mask = x.binary_scalar(Op::Gt, Scalar::F64(0.5), false).unwrap();
+    (x.clone(), x.mask_select(&mask).unwrap())
+}
+
+/// The fetch of a stage's 1-D float64 result with these chunk lengths.
+fn fetched(task: u32, splits: &[usize]) -> OpArgs {
+    OpArgs::FetchResult {
+        task: TaskId(task),
+        output: 0,
+        shape: smallvec::smallvec![splits.iter().sum()],
+        dtype: DType::F64,
+        splits: vec![splits.to_vec()],
+        chunks: (0..splits.len() as u32).map(|c| (c, 0)).collect(),
+    }
+}
+
+#[test]
+fn a_graph_whose_data_dependent_tensors_are_only_results_has_one_stage() {
+    let (x, m) = masked();
+    assert!(next_stage(&Tensor::graph(&[&m])).unwrap().is_none());
+    // `unique`'s values and counts are tiled with it.
+    let (u, c) = x.unique(true).unwrap();
+    assert!(next_stage(&Tensor::graph(&[&u, &c.unwrap()]))
+        .unwrap()
+        .is_none());
+    // `unique(x[mask])` goes on from the mask: two stages.
+    let (u, _) = m.unique(false).unwrap();
+    assert!(next_stage(&Tensor::graph(&[&u])).unwrap().is_some());
+}
+
+#[test]
+fn what_goes_on_from_a_mask_runs_after_it_with_the_real_lengths() {
+    //   x ── gt ──┐
+    //   x ────────┴─ mask_select ── * 2 ── sum        stage 1: mask_select
+    let (_, m) = masked();
+    assert!(m.length_from_data());
+    let doubled = m.binary_scalar(Op::Mul, Scalar::F64(2.0), false).unwrap();
+    assert!(
+        doubled.length_from_data(),
+        "elementwise keeps the unknown length"
+    );
+    let total = doubled.sum(None, false).unwrap();
+    assert!(!total.length_from_data());
+    let graph = Tensor::graph(&[&total]);
+    let stage = next_stage(&graph).unwrap().expect("a stage");
+    assert_eq!(stage.boundary.len(), 1);
+    assert_eq!(graph.node(stage.boundary[0]).op, Op::MaskSelect);
+    assert_eq!(stage.graph.outputs.len(), 1);
+    assert_eq!(stage.graph.node(stage.graph.outputs[0]).op, Op::MaskSelect);
+    assert!(!stage.graph.nodes.iter().any(|n| n.op == Op::Sum));
+
+    let rest = substitute(&graph, &stage.boundary, vec![fetched(7, &[3, 0, 5])]).unwrap();
+    assert!(next_stage(&rest).unwrap().is_none());
+    let fetch = rest.nodes.iter().find(|n| n.op == Op::Fetch).unwrap();
+    assert_eq!(fetch.shape.as_slice(), &[8]);
+    let mul = rest.nodes.iter().find(|n| n.op == Op::Mul).unwrap();
+    assert_eq!(
+        mul.shape.as_slice(),
+        &[8],
+        "shapes inferred again from the real length"
+    );
+    assert_eq!(rest.node(rest.outputs[0]).op, Op::Sum);
+    assert!(!rest.nodes.iter().any(|n| n.op == Op::MaskSelect));
+}
+
+#[test]
+fn nested_masks_run_in_as_many_stages() {
+    // m = x[x > .5]; sum(m[m > .75]): m first, then m[m > .75], then the sum.
+    let (_, m) = masked();
+    let inner = m.binary_scalar(Op::Gt, Scalar::F64(0.75), false).unwrap();
+    let mm = m.mask_select(&inner).unwrap();
+    let graph = Tensor::graph(&[&mm.sum(None, false).unwrap()]);
+    let first = next_stage(&graph).unwrap().unwrap();
+    assert_eq!(
+        first.boundary.len(),
+        1,
+        "only the outer mask: the inner one is below it"
+    );
+    let rest = substitute(&graph, &first.boundary, vec![fetched(1, &[40, 60])]).unwrap();
+    let second = next_stage(&rest)
+        .unwrap()
+        .expect("the inner mask is a stage of its own");
+    assert_eq!(rest.node(second.boundary[0]).op, Op::MaskSelect);
+    let last = substitute(&rest, &second.boundary, vec![fetched(2, &[10, 0])]).unwrap();
+    assert!(next_stage(&last).unwrap().is_none());
+}
+
+#[test]
+fn mean_counts_the_elements_it_has_not_the_bound() {
+    let (_, m) = masked();
+    let mean = m.mean(None, false).unwrap();
+    let graph = Tensor::graph(&[&mean]);
+    // No `/ 1000` baked in: the count is a reduction of its own.
+    let bound = graph
+        .nodes
+        .iter()
+        .any(|n| matches!(&n.args, OpArgs::Scalar { value: Scalar::F64(v), .. } if *v == 1000.0));
+    assert!(!bound, "the mean divides by the bound");
+    assert_eq!(graph.nodes.iter().filter(|n| n.op == Op::Sum).count(), 2);
+}
+
+#[test]
+fn a_length_that_does_not_fit_is_an_error_naming_the_op() {
+    // x[m] + y[m2]: both bounded by 1000, but the real lengths differ.
+    let (x, m) = masked();
+    let m2 = x
+        .mask_select(&x.binary_scalar(Op::Lt, Scalar::F64(0.1), false).unwrap())
+        .unwrap();
+    let sum = (&m + &m2).unwrap().sum(None, false).unwrap();
+    let graph = Tensor::graph(&[&sum]);
+    let stage = next_stage(&graph).unwrap().unwrap();
+    assert_eq!(stage.boundary.len(), 2);
+    let e = substitute(
+        &graph,
+        &stage.boundary,
+        vec![fetched(1, &[5]), fetched(1, &[6])],
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("add"), "{e}");
+}
+
+#[test]
+fn ops_that_need_the_length_to_be_built_are_refused_with_the_fix() {
+    let (_, m) = masked();
+    for e in [
+        m.reshape(&[10, 100]).map(|_| ()),
+        m.rechunk(10usize).map(|_| ()),
+    ] {
+        let e = e.unwrap_err().to_string();
+        assert!(e.contains("x[mask]") && e.contains("compute"), "{e}");
+    }
+}
