@@ -65,9 +65,19 @@ pub fn explain(opts: &PrepareOpts, format: Format, limit: usize) -> Result<()> {
         println!("{}", serde_json::to_string_pretty(&Tensor::graph(&[&t]))?);
         return Ok(());
     }
+    if format == Format::Text {
+        // Stage by stage when the program goes on from a data-dependent length.
+        let (t, _) = crate::runner::program(opts, &load_config(opts.config.as_deref())?)?;
+        let cluster = uniform_cluster(opts.workers, opts.slots);
+        let text =
+            explain::staged_text(&Tensor::graph(&[&t]), &task_config(opts)?, &cluster, limit)
+                .context("preparing the graph")?;
+        print!("{text}");
+        return Ok(());
+    }
     let (p, _) = plan(opts, &mut Default::default())?;
     match format {
-        Format::Text => print!("{}", explain::text(&p, limit)),
+        Format::Text => unreachable!("handled above"),
         Format::Json => println!(
             "{}",
             serde_json::to_string_pretty(&explain::to_json(&p, limit))?

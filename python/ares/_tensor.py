@@ -132,7 +132,7 @@ def is_function(name: str) -> bool:
 class Tensor:
     """A lazily evaluated n-dimensional array, computed by ``compute()``."""
 
-    __slots__ = ("_handle", "_keep", "_chunks", "__weakref__")
+    __slots__ = ("_handle", "_keep", "_chunks", "_length", "__weakref__")
     # NumPy defers to these operators (`np_array + tensor` stays lazy).
     __array_priority__ = 20
 
@@ -140,12 +140,15 @@ class Tensor:
         self._handle = handle
         self._keep = keep
         self._chunks = None
+        self._length = None
 
     # -- metadata -------------------------------------------------------------------------
-    # The length of `x[mask]` and `unique(x)` depends on the data: the core plans with an
-    # upper bound, which must never reach the user as if it were the length. Such a
-    # dimension is `None` in `.shape` (the array API's unknown dimension, `nan` in `.chunks`
-    # as in dask), and whatever needs it as a number (`len`, `.size`, `.nbytes`) raises.
+    # The length of `x[mask]` and `unique(x)` (and of what is computed element by element
+    # from them) depends on the data: the core plans with an upper bound, which must never
+    # reach the user as if it were the length. Such a dimension is `None` in `.shape` (the
+    # array API's unknown dimension, `nan` in `.chunks` as in dask); `len`, `.size` and
+    # `.nbytes` resolve it by running the stage that computes it (a count: the values stay
+    # where they are), and `compute_chunk_sizes()` makes every chunk length known.
     @property
     def shape(self) -> tuple:
         shape = self._handle.shape
@@ -163,22 +166,53 @@ class Tensor:
 
     @property
     def size(self) -> int:
-        self._require_known_length("size")
+        if self._handle.length_from_data:
+            rest = 1
+            for d in self._handle.shape[1:]:
+                rest *= d
+            return self._resolved_length() * rest
         return self._handle.size
 
     @property
     def nbytes(self) -> int:
-        self._require_known_length("nbytes")
-        return self._handle.size * self.dtype.itemsize
+        return self.size * self.dtype.itemsize
+
+    def _resolved_length(self) -> int:
+        """The real length of axis 0 when it depends on the data: counted by a task that
+        runs the stages computing it (``sum(x ** 0)``: 1 for every element, NaN included),
+        once per tensor."""
+        if self._length is None:
+            import ares
+
+            ones = ares.astype(self, ares.float64) ** 0
+            while ones.ndim > 1:
+                ones = ones.sum(axis=-1)
+            self._length = int(ones.sum().compute())
+        return self._length
+
+    def compute_chunk_sizes(self) -> "Tensor":
+        """dask's name: computes the tensor (running the stages its length depends on) and
+        keeps its values as a tensor of known shape, in as many chunks; returns ``self``,
+        whose ``.shape`` and ``.chunks`` are then numbers."""
+        if not self._handle.length_from_data:
+            return self
+        import ares
+
+        value = self.compute()
+        parts = max(1, len(self.chunks[0]) if self.ndim else 1)
+        step = max(1, -(-len(value) // parts))
+        known = ares.asarray(value, chunks=(step,) + tuple(value.shape[1:]))
+        self._handle, self._keep, self._chunks = known._handle, known._keep, None
+        self._length = len(value)
+        return self
 
     def _require_known_length(self, what: str) -> None:
         if self._handle.length_from_data:
-            source = "x[mask]" if self._handle.op == "mask_select" else "unique(...)"
-            fix = "len(x.compute())" if what == "len()" else f"x.compute().{what}"
+            source = self._handle.data_dependent_name or "x[mask]"
             raise ValueError(
                 f"{what}: the length of {source} depends on the data and is not known before "
-                f"it runs (ares does not resolve data-dependent shapes yet): compute the "
-                f"tensor first, e.g. `{fix}`"
+                f"it runs: call `x.compute_chunk_sizes()` first (it runs the stage), or use "
+                f"`len(x)` / `x.size`, which count it"
             )
 
     @property
@@ -215,7 +249,8 @@ class Tensor:
     def __len__(self) -> int:
         if not self.ndim:
             raise TypeError("len() of a 0-d tensor")
-        self._require_known_length("len()")
+        if self._handle.length_from_data:
+            return self._resolved_length()
         return self._handle.shape[0]
 
     def __repr__(self) -> str:

@@ -23,9 +23,8 @@ pub fn explain_text(
     py.detach(|| {
         // Sinks are planned, not created (as `ares explain` does).
         ares_core::io::plan_only(|| {
-            ares_core::prepare::prepare(&graph, config, &cluster, TaskId(1))
+            ares_core::explain::staged_text(&graph, config, &cluster, limit)
         })
-        .map(|p| ares_core::explain::text(&p, limit))
     })
     .map_err(value_error)
 }

@@ -87,11 +87,17 @@ impl PyTensor {
         self.tensor.op().name()
     }
 
-    /// Whether the length is known only once it has run (`unique`, `x[mask]`): the shape is
-    /// then an upper bound.
+    /// Whether the length is known only once it has run (`unique`, `x[mask]`, and what is
+    /// computed element by element from them): the shape is then an upper bound.
     #[getter]
     fn length_from_data(&self) -> bool {
         self.tensor.length_from_data()
+    }
+
+    /// Where an unknown length comes from (`x[mask]`, `unique(...)`), for error messages.
+    #[getter]
+    fn data_dependent_name(&self) -> Option<&'static str> {
+        self.tensor.data_dependent_name()
     }
 
     /// The chunk lengths per dimension, as tiling would make them (dask's `chunks`).

@@ -74,23 +74,38 @@ def test_shift_operators_are_numpys(engine):
 
 def test_a_length_that_depends_on_the_data_is_never_reported_as_known():
     rng = np.random.default_rng(0)
-    x = ar.from_numpy(rng.standard_normal(10**5), chunks=10**4)
+    a = rng.standard_normal(10**5)
+    x = ar.from_numpy(a, chunks=10**4)
     pos = x[x > 0]
     assert pos.shape == (None,)
-    for read in (len, lambda t: t.size, lambda t: t.nbytes, ar.ones_like):
-        with pytest.raises(ValueError, match="depends on the data.*compute"):
-            read(pos)
+    assert (pos * 2).shape == (None,), "computed from x[mask]: unknown too"
+    with pytest.raises(ValueError, match="depends on the data.*compute_chunk_sizes"):
+        ar.ones_like(pos)
+    assert all(c != c for c in pos.chunks[0])  # nan, as dask's unknown chunks
+    assert "shape=(?,)" in repr(pos)
+    # len(), .size and .nbytes run the stage and count: NumPy's numbers, never the bound.
+    want = a[a > 0]
+    assert len(pos) == len(want)
+    assert pos.size == want.size and pos.nbytes == want.nbytes
     labels = ar.from_numpy(rng.integers(0, 7, 20000), chunks=5000)
     u = ar.unique(labels)
     assert u.shape == (None,)
-    with pytest.raises(ValueError, match=r"unique\(\.\.\.\) depends on the data"):
-        len(u)
-    assert all(c != c for c in pos.chunks[0])  # nan, as dask's unknown chunks
-    assert "shape=(?,)" in repr(pos)
-    # What the user meant, computed: NumPy's numbers.
-    xv = x.compute()
-    assert len(pos.compute()) / x.size == pytest.approx(len(xv[xv > 0]) / xv.size)
-    assert len(u.compute()) == 7
+    assert u.size == 7 and len(u) == 7
+
+
+def test_programs_go_on_from_a_data_dependent_length_in_stages():
+    rng = np.random.default_rng(1)
+    a = rng.standard_normal(10**5)
+    x = ar.from_numpy(a, chunks=7000)
+    assert x[x > 0].mean().compute() == pytest.approx(a[a > 0].mean(), rel=1e-12)
+    assert ar.sum(x[x > 0.5] * 2).compute() == pytest.approx((a[a > 0.5] * 2).sum(), rel=1e-12)
+    m = x[x > 0]
+    assert ar.sum(m[m > 1]).compute() == pytest.approx(a[a > 1].sum(), rel=1e-12)
+    # compute_chunk_sizes (dask's name): the shape and chunks become numbers.
+    m = x[x > 0].compute_chunk_sizes()
+    assert m.shape == (int((a > 0).sum()),)
+    assert sum(m.chunks[0]) == m.shape[0]
+    np.testing.assert_array_equal(m[-3:].compute(), a[a > 0][-3:])
 
 
 def test_the_shape_of_an_unknown_length_is_never_read_in_the_expression_language():

@@ -176,6 +176,59 @@ fn ids(row: &[u32], prefix: &str) -> String {
         .join(", ")
 }
 
+/// The text of [`text`] for `graph` prepared for `workers`, stage by stage when it runs in
+/// stages (`prepare::stages`): the first stage's plan in full, then what waits for the
+/// lengths it computes, with each unknown length printed `?` (the later stages are planned
+/// only once those lengths are known, as a submission plans them).
+pub fn staged_text(
+    graph: &TileableGraph,
+    config: &crate::config::TaskConfig,
+    workers: &[crate::prepare::WorkerSlots],
+    limit: usize,
+) -> crate::error::Result<String> {
+    let task = crate::ids::TaskId(1);
+    let Some(stage) = crate::prepare::stages::next_stage(graph)? else {
+        let p = crate::prepare::prepare(graph, config, workers, task)?;
+        return Ok(text(&p, limit));
+    };
+    let p = crate::prepare::prepare(&stage.graph, config, workers, task)?;
+    let mut out = String::new();
+    let waiting: Vec<String> = stage
+        .boundary
+        .iter()
+        .map(|b| format!("t{} ({})", b.0, graph.node(*b).op))
+        .collect();
+    let _ = writeln!(
+        out,
+        "== stage 1: computes {} (lengths that depend on the data) ==",
+        waiting.join(", ")
+    );
+    out.push_str(&text(&p, limit));
+    let _ = writeln!(
+        out,
+        "== after stage 1: planned once those lengths are known (? = not known yet) =="
+    );
+    let unknown = crate::prepare::stages::unknown_lengths(graph)?;
+    let shown = capped(graph.nodes.len(), limit);
+    for (i, (n, unknown)) in graph.nodes.iter().zip(unknown).enumerate().take(shown) {
+        let mut shape: Vec<String> = n.shape.iter().map(|d| d.to_string()).collect();
+        if unknown && !shape.is_empty() {
+            shape[0] = "?".into();
+        }
+        let inputs: Vec<String> = n.inputs.iter().map(|x| x.to_string()).collect();
+        let comma = if shape.len() == 1 { "," } else { "" };
+        let _ = writeln!(
+            out,
+            "t{i} {} ({}{comma}) {} [{}]",
+            n.op,
+            shape.join(", "),
+            n.dtype,
+            inputs.join(", ")
+        );
+    }
+    Ok(out)
+}
+
 pub fn text(p: &Prepared, limit: usize) -> String {
     let mut out = String::new();
     let t: &TileableGraph = &p.tileable;

@@ -75,6 +75,14 @@ fn tensors_of(
     Ok(tensors)
 }
 
+/// For each node of `graph`, whether the length of its axis 0 depends on the data.
+pub fn unknown_lengths(graph: &TileableGraph) -> Result<Vec<bool>> {
+    Ok(tensors_of(graph, &HashMap::new())?
+        .iter()
+        .map(Tensor::length_from_data)
+        .collect())
+}
+
 /// The stage to run before `graph` can be tiled: the data-dependent tensors that other ops
 /// consume and whose own inputs are all known. `None`: the graph tiles as it is (its
 /// data-dependent tensors, if any, are only results).

@@ -20,7 +20,6 @@
 
 use crate::config::TaskConfig;
 use ares_core::graph::TileableGraph;
-use ares_core::ids::TaskId;
 use ares_core::prepare::WorkerSlots;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -99,10 +98,9 @@ pub fn prepare_text(
             config.stream_from_chunks.unwrap_or_default()
         )));
     }
-    let prepared =
-        ares_core::io::plan_only(|| ares_core::prepare::prepare(graph, config, workers, TaskId(1)))
+    let text =
+        ares_core::io::plan_only(|| ares_core::explain::staged_text(graph, config, workers, limit))
             .map_err(refused)?;
-    let text = ares_core::explain::text(&prepared, limit);
     if text.len() > max_bytes {
         return Err(ExplainError::Refused(format!(
             "the explanation is {} bytes, over {max_bytes} (half of cluster.max_frame_bytes): ask with a smaller limit",
@@ -115,6 +113,7 @@ pub fn prepare_text(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use ares_core::ids::TaskId;
 
     fn graph(expr: &str) -> TileableGraph {
         ares_core::tensor::Tensor::graph(&[&ares_core::expr::evaluate(expr).unwrap()])

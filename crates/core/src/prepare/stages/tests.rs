@@ -140,3 +140,24 @@ fn ops_that_need_the_length_to_be_built_are_refused_with_the_fix() {
         assert!(e.contains("x[mask]") && e.contains("compute"), "{e}");
     }
 }
+
+#[test]
+fn explain_shows_the_first_stage_and_what_waits_for_its_lengths() {
+    let (_, m) = masked();
+    let total = m.binary_scalar(Op::Mul, Scalar::F64(2.0), false).unwrap();
+    let graph = Tensor::graph(&[&total.sum(None, false).unwrap()]);
+    let cluster = crate::prepare::uniform_cluster(2, 2);
+    let config = crate::config::TaskConfig::default();
+    let text = crate::explain::staged_text(&graph, &config, &cluster, 50).unwrap();
+    assert!(text.starts_with("== stage 1: computes t"), "{text}");
+    assert!(text.contains("mask_select (?,) float64"), "{text}");
+    assert!(text.contains("multiply (?,) float64"), "{text}");
+    assert!(text.contains("sum () float64"), "{text}");
+    // A graph without stages prints exactly what `explain::text` prints.
+    let plain = Tensor::graph(&[&m]);
+    let p = crate::prepare::prepare(&plain, &config, &cluster, TaskId(1)).unwrap();
+    assert_eq!(
+        crate::explain::staged_text(&plain, &config, &cluster, 50).unwrap(),
+        crate::explain::text(&p, 50)
+    );
+}

@@ -1,0 +1,144 @@
+//! Data-dependent shapes in stages, with real supervisor and worker processes: programs that
+//! go on from `x[mask]` and `unique(...)` give NumPy's numbers (computed here independently),
+//! a length that does not fit fails the task naming the op, and a staged task can be
+//! cancelled.
+
+mod common;
+
+use ares::api::{NativeClient, TaskApi};
+use ares::protocol::TaskStatus;
+use ares_core::array::ArrayData;
+use ares_core::tensor::Tensor;
+use common::cluster::Cluster;
+use std::time::Duration;
+
+fn run(c: &mut NativeClient, expr: &str) -> Result<ArrayData, String> {
+    let t = ares_core::expr::evaluate(expr).map_err(|e| e.to_string())?;
+    let task = c
+        .submit_tileable_graph(&Tensor::graph(&[&t]), None)
+        .map_err(|e| e.to_string())?;
+    let info = c.wait_task(task, Duration::from_secs(120)).unwrap();
+    if info.status != TaskStatus::Succeeded {
+        return Err(info.error.unwrap_or_default());
+    }
+    let got = c.fetch(task).unwrap().remove(0);
+    c.cancel_task(task).unwrap();
+    Ok(got)
+}
+
+fn scalar(d: ArrayData) -> f64 {
+    d.to_f64().iter().next().copied().unwrap()
+}
+
+/// `sin(arange(n)) * 1000`, as the programs build it.
+fn x(n: usize) -> Vec<f64> {
+    (0..n).map(|i| (i as f64).sin() * 1000.0).collect()
+}
+
+fn close(got: f64, want: f64) {
+    assert!(
+        (got - want).abs() <= 1e-9 * want.abs().max(1.0),
+        "got {got}, want {want}"
+    );
+}
+
+#[test]
+fn programs_that_go_on_from_a_mask_give_numpys_numbers() {
+    let cluster = Cluster::start(2, 2);
+    let mut c = cluster.client();
+    let xs = x(200_000);
+    let pre = "x = sin(arange(200000, chunk=7000)) * 1000; ";
+
+    // The program: a reduction of x[mask].
+    let want: f64 = xs.iter().filter(|v| **v > 500.0).sum();
+    close(
+        scalar(run(&mut c, &format!("{pre}sum(x[x > 500])")).unwrap()),
+        want,
+    );
+
+    // mean divides by the count of what the mask kept, not by the bound (200000).
+    let kept: Vec<f64> = xs.iter().copied().filter(|v| *v > 0.0).collect();
+    let want = kept.iter().sum::<f64>() / kept.len() as f64;
+    close(
+        scalar(run(&mut c, &format!("{pre}mean(x[x > 0])")).unwrap()),
+        want,
+    );
+
+    // Three stages: the outer mask, the inner mask, then the sum of an elementwise result.
+    let m: Vec<f64> = xs.iter().copied().filter(|v| *v > 500.0).collect();
+    let want: f64 = m.iter().filter(|v| **v > 900.0).map(|v| v * 2.0).sum();
+    let got = run(&mut c, &format!("{pre}m = x[x > 500]; sum(m[m > 900] * 2)")).unwrap();
+    close(scalar(got), want);
+
+    // The length itself: how many values `unique` found (0..99999 / 7, truncated).
+    let got = run(
+        &mut c,
+        "a = arange(100000, chunk=1000); u = unique(astype(a / 7, \"int64\")); sum(u * 0 + 1)",
+    )
+    .unwrap();
+    assert_eq!(scalar(got), 14_286.0);
+
+    // A 1-D result after the stage: every element, in order, with its real length.
+    let got = run(&mut c, &format!("{pre}x[x > 990] * 2")).unwrap();
+    let want: Vec<f64> = xs.iter().filter(|v| **v > 990.0).map(|v| v * 2.0).collect();
+    assert_eq!(got.shape(), &[want.len()]);
+    assert_eq!(got.to_f64().iter().copied().collect::<Vec<_>>(), want);
+}
+
+#[test]
+fn a_length_that_does_not_fit_fails_naming_the_op_and_the_lengths() {
+    let cluster = Cluster::start(1, 1);
+    let mut c = cluster.client();
+    let e = run(
+        &mut c,
+        "x = sin(arange(2000, chunk=100)); x[x > 0] + x[x < 0]",
+    )
+    .unwrap_err();
+    assert!(
+        e.contains("add") && e.contains("(999,)") && e.contains("(1000,)"),
+        "{e}"
+    );
+    // Ops that need the length while the program is built say so at once.
+    let e = run(
+        &mut c,
+        "x = sin(arange(2000, chunk=100)); reshape(x[x > 0], (10, -1))",
+    )
+    .unwrap_err();
+    assert!(
+        e.contains("reshape") && e.contains("compute it first"),
+        "{e}"
+    );
+    // The cluster goes on serving.
+    close(
+        scalar(run(&mut c, "sum(arange(10, chunk=3))").unwrap()),
+        45.0,
+    );
+}
+
+#[test]
+fn a_staged_task_is_cancelled_and_a_1d_result_comes_back_whole() {
+    let cluster = Cluster::start(2, 1);
+    let mut c = cluster.client();
+    let t = ares_core::expr::evaluate(
+        "x = rand(2000000, chunk=10000, seed=1); m = x[x > 0.5]; sum(m[m > 0.75])",
+    )
+    .unwrap();
+    let task = c
+        .submit_tileable_graph(&Tensor::graph(&[&t]), None)
+        .unwrap();
+    let info = c.cancel_task(task).unwrap();
+    assert_eq!(info.status, TaskStatus::Cancelled, "{info:?}");
+    let info = c.wait_task(task, Duration::from_secs(30)).unwrap();
+    assert_eq!(info.status, TaskStatus::Cancelled);
+    assert!(c.fetch(task).is_err(), "a cancelled task has no result");
+
+    // A 1-D result of a later stage comes back whole, in order.
+    let xs = x(50_000);
+    let want: Vec<f64> = xs.iter().copied().filter(|v| *v > 0.0).collect();
+    let got = run(
+        &mut c,
+        "x = sin(arange(50000, chunk=3000)) * 1000; x[x > 0] + 0",
+    )
+    .unwrap();
+    assert_eq!(got.to_f64().iter().copied().collect::<Vec<_>>(), want);
+}
