@@ -3,7 +3,6 @@
 
 use crate::errors::value_error;
 use crate::tensor::PyTensor;
-use ares_core::ids::TaskId;
 use ares_core::tensor::Tensor;
 use pyo3::prelude::*;
 
