@@ -142,3 +142,31 @@ fn a_staged_task_is_cancelled_and_a_1d_result_comes_back_whole() {
     .unwrap();
     assert_eq!(got.to_f64().iter().copied().collect::<Vec<_>>(), want);
 }
+
+/// A worker dies once the first stage has run: the chunks it held are the input of the next
+/// stage, which gets them back from lineage (the first stage's task recomputes them), and
+/// the result is still NumPy's.
+#[test]
+fn a_worker_lost_between_stages_changes_nothing() {
+    let mut cluster = Cluster::start(3, 1);
+    let mut c = cluster.client();
+    // Three stages: m; then sort(m) and its mask; then the sum.
+    let program = "x = sin(arange(3000000, chunk=100000)) * 1000; m = x[x > 0]; \
+                   s = sort(m); sum(s[s > 500])";
+    let t = ares_core::expr::evaluate(program).unwrap();
+    let task = c
+        .submit_tileable_graph(&Tensor::graph(&[&t]), None)
+        .unwrap();
+    // The first stage is the next task of the session.
+    let first = ares_core::ids::TaskId(task.0 + 1);
+    let info = c.wait_task(first, Duration::from_secs(120)).unwrap();
+    assert_eq!(info.status, TaskStatus::Succeeded, "{info:?}");
+    let victim = cluster.nodes.remove(1);
+    let mut victim = victim;
+    victim.kill().unwrap();
+    victim.wait().unwrap();
+    let info = c.wait_task(task, Duration::from_secs(180)).unwrap();
+    assert_eq!(info.status, TaskStatus::Succeeded, "{info:?}");
+    let want: f64 = x(3_000_000).iter().filter(|v| **v > 500.0).sum();
+    close(scalar(c.fetch(task).unwrap().remove(0)), want);
+}

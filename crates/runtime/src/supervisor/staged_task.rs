@@ -39,6 +39,9 @@ use tokio::sync::watch;
 /// How long one wait on a stage lasts before it is asked again.
 const STAGE_POLL: Duration = Duration::from_secs(30);
 
+/// Times a stage runs again because results of an earlier stage moved while it ran.
+const MAX_STAGE_RETRIES: u32 = 3;
+
 /// What a staged task needs from the task manager.
 pub struct Manager {
     pub submit: Recipient<SubmitTask>,
@@ -46,10 +49,12 @@ pub struct Manager {
     pub on_end: Recipient<TaskEnded>,
 }
 
-/// One stage: its task and what it reported last.
+/// One stage: its task, what it reported last, and where its results were when the next
+/// stage was built on them.
 struct Stage {
     handle: TaskHandle,
     info: TaskInfo,
+    fetched: Vec<ares_core::ops::OpArgs>,
 }
 
 pub struct StagedTask {
@@ -65,6 +70,8 @@ pub struct StagedTask {
     boundary: Vec<TileableIdx>,
     status: TaskStatus,
     error: Option<String>,
+    /// Stages run again after an earlier stage's results moved (see `retry_or_fail`).
+    stage_retries: u32,
     started: Instant,
     ended_at: Option<Instant>,
     ended: watch::Sender<bool>,
@@ -90,6 +97,7 @@ impl StagedTask {
             boundary: Vec::new(),
             status: TaskStatus::Pending,
             error: None,
+            stage_retries: 0,
             started: Instant::now(),
             ended_at: None,
             ended: watch::channel(false).0,
@@ -183,7 +191,11 @@ impl StagedTask {
                     prepare_seconds: None,
                     elapsed: 0.0,
                 };
-                act.stages.push(Stage { handle, info });
+                act.stages.push(Stage {
+                    handle,
+                    info,
+                    fetched: Vec::new(),
+                });
                 if act.status == TaskStatus::Pending {
                     act.status = TaskStatus::Running;
                 }
@@ -217,12 +229,51 @@ impl StagedTask {
                     act.end(TaskStatus::Succeeded, None)
                 }
                 TaskStatus::Succeeded => act.go_on(ctx),
+                TaskStatus::Failed => act.retry_or_fail(info, ctx),
                 status => {
                     let n = act.stages.len();
                     let why = info.error.unwrap_or_else(|| format!("{status:?}"));
                     act.end(status, Some(format!("stage {n}: {why}")));
                 }
             }
+        }));
+    }
+
+    /// A stage failed. If results of an earlier stage moved meanwhile (their worker died
+    /// while this stage read them: the earlier stage recomputed them from lineage), the
+    /// stage runs again, reading them where they are now (its submission waits for a
+    /// recompute under way); otherwise this task fails with the stage's error.
+    fn retry_or_fail(&mut self, info: TaskInfo, ctx: &mut Context<Self>) {
+        let n = self.stages.len();
+        let why = format!(
+            "stage {n}: {}",
+            info.error.unwrap_or_else(|| "failed".into())
+        );
+        let earlier: Vec<(TaskHandle, Vec<ares_core::ops::OpArgs>)> = self.stages[..n - 1]
+            .iter()
+            .map(|s| (s.handle.clone(), s.fetched.clone()))
+            .collect();
+        if earlier.is_empty() || self.stage_retries >= MAX_STAGE_RETRIES {
+            return self.end(TaskStatus::Failed, Some(why));
+        }
+        let moved = async move {
+            for (handle, fetched) in earlier {
+                for (i, then) in fetched.iter().enumerate() {
+                    let now = handle.send(GetFetchArgs(i as u32)).await.ok().flatten();
+                    if now.as_ref() != Some(then) {
+                        return true;
+                    }
+                }
+            }
+            false
+        };
+        ctx.spawn(moved.into_actor(self).map(move |moved, act, ctx| {
+            if !moved || act.status.is_terminal() {
+                return act.end(TaskStatus::Failed, Some(why));
+            }
+            act.stage_retries += 1;
+            tracing::warn!(task = %act.task, stage = n, "results of an earlier stage moved while the stage ran: running it again ({why})");
+            act.next(ctx);
         }));
     }
 
@@ -244,6 +295,9 @@ impl StagedTask {
                     Some(format!("stage {n}: its results are no longer held")),
                 );
             };
+            if let Some(s) = act.stages.last_mut() {
+                s.fetched = fetched.clone();
+            }
             match stages::substitute(&act.graph, &act.boundary, fetched) {
                 Ok(graph) => {
                     act.graph = graph;
