@@ -108,6 +108,25 @@ fn a_length_that_does_not_fit_fails_naming_the_op_and_the_lengths() {
         e.contains("reshape") && e.contains("compute it first"),
         "{e}"
     );
+    // A reduction without identity of a length found empty fails as NumPy's does, never
+    // giving the identity; with an identity, it gives it.
+    let e = run(&mut c, "x = arange(100, chunk=10); min(x[x > 555])").unwrap_err();
+    assert!(e.contains("zero-size array to reduction operation"), "{e}");
+    let e = run(&mut c, "x = arange(100, chunk=10); argmin(x[x > 555])").unwrap_err();
+    assert!(e.contains("empty sequence"), "{e}");
+    close(
+        scalar(run(&mut c, "x = arange(100, chunk=10); sum(x[x > 555])").unwrap()),
+        0.0,
+    );
+    close(
+        scalar(run(&mut c, "x = arange(100, chunk=10); argmax(x[x < 15])").unwrap()),
+        14.0,
+    );
+    let got = run(&mut c, "x = arange(100, chunk=10); cumsum(x[x > 95])").unwrap();
+    assert_eq!(
+        got.to_f64().iter().copied().collect::<Vec<_>>(),
+        [96.0, 193.0, 291.0, 390.0]
+    );
     // The cluster goes on serving.
     close(
         scalar(run(&mut c, "sum(arange(10, chunk=3))").unwrap()),

@@ -96,7 +96,11 @@ impl Tensor {
     /// The tensor as 1-D in C order; whole rows per chunk first, so the reshape is
     /// chunk-aligned whatever the chunking.
     pub fn flatten(&self) -> Result<Tensor> {
-        if self.ndim() <= 1 || self.size() == 0 {
+        if self.ndim() == 1 {
+            // Already flat (and a data-dependent length needs no reshape).
+            return Ok(self.clone());
+        }
+        if self.ndim() == 0 || self.size() == 0 {
             return self.reshape(&[-1]);
         }
         let row: usize = self.shape()[1..].iter().product();
