@@ -3,6 +3,7 @@
 
 mod bounds;
 mod clients;
+mod dashboard;
 #[path = "../common/mod.rs"]
 mod common;
 mod explain;
