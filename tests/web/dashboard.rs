@@ -42,7 +42,9 @@ fn the_task_stream_and_memory_history_of_a_known_job() {
     let (before, _) = stream_of(&api, 0, None);
     // 64 chunks of rand + 1, fused, in subtasks of one or more chunks.
     let tid = submit(&api, "ts", "x = rand(64000, chunk=1000, seed=3); x + 1");
-    let (_, info) = api.get(&format!("/api/session/ts/task/{tid}?action=wait&timeout=30"));
+    let (_, info) = api.get(&format!(
+        "/api/session/ts/task/{tid}?action=wait&timeout=30"
+    ));
     assert_eq!(info["status"], "succeeded", "{info}");
     let subtasks = info["subtasks"].as_u64().unwrap();
     assert!(subtasks > 0, "{info}");
@@ -70,7 +72,10 @@ fn the_task_stream_and_memory_history_of_a_known_job() {
         workers.insert(e["worker"].as_str().unwrap().to_string());
     }
     assert_eq!(workers.len(), 2, "both workers ran some: {workers:?}");
-    let kept: u64 = runs.values().map(|e| e["bytes_out"].as_u64().unwrap()).sum();
+    let kept: u64 = runs
+        .values()
+        .map(|e| e["bytes_out"].as_u64().unwrap())
+        .sum();
     assert_eq!(kept, 64_000 * 8, "the result's float64 bytes, all kept");
     // Incremental: nothing of it arrives again after `now`.
     assert!(stream_of(&api, tid, Some(now)).1.is_empty());

@@ -3,9 +3,9 @@
 
 mod bounds;
 mod clients;
-mod dashboard;
 #[path = "../common/mod.rs"]
 mod common;
+mod dashboard;
 mod explain;
 mod named;
 

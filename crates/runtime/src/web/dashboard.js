@@ -293,9 +293,14 @@
     }).then(function (lists) {
       var all = [].concat.apply([], lists);
       var running = all.filter(function (t) { return t.info.status === "running" || t.info.status === "pending"; }).slice(0, 8);
-      var small = all.filter(function (t) { return t.info.subtasks > 0 && t.info.subtasks <= GRAPH_MAX; });
+      // The newest small task whose graph is still held, running ones first.
+      var small = all.filter(function (t) {
+        return t.info.subtasks > 0 && t.info.subtasks <= GRAPH_MAX && t.info.status !== "cancelled";
+      });
       if (small.length) {
-        small.sort(function (a, b) { return a.info.status === "running" ? -1 : b.info.task - a.info.task; });
+        small.sort(function (a, b) {
+          return (b.info.status === "running") - (a.info.status === "running") || b.info.task - a.info.task;
+        });
         lastSmall = small[0];
       }
       return Promise.all(running.map(function (t) {
@@ -342,7 +347,7 @@
   // The subtask graph of a small task: a layer per depth, an arrow per dependency.
   function drawGraph(t, g) {
     var box = $("graph");
-    if (!box) return;
+    if (!box || !g.subtasks.length) return;
     var layers = {};
     g.subtasks.forEach(function (s, i) { (layers[s.depth] = layers[s.depth] || []).push(i); });
     var depths = Object.keys(layers).map(Number).sort(function (a, b) { return a - b; });

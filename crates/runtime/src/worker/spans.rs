@@ -109,10 +109,7 @@ pub fn subtask_op(graph: &WorkerGraph, subtask: SubtaskIdx) -> Op {
 /// How a report's outcome is drawn, and the bytes it kept.
 pub fn outcome_of(report: &SubtaskReport) -> (SpanStatus, u64) {
     match &report.outcome {
-        Ok(outputs) => (
-            SpanStatus::Succeeded,
-            outputs.iter().map(|(_, b)| b).sum(),
-        ),
+        Ok(outputs) => (SpanStatus::Succeeded, outputs.iter().map(|(_, b)| b).sum()),
         Err(SubtaskError::Fetch(_) | SubtaskError::PeerUnreachable { .. }) => {
             (SpanStatus::FetchFailed, 0)
         }

@@ -253,13 +253,24 @@ mod tests {
             spill_at: 60,
             pause_at: 80,
         };
-        h.record(WorkerId(0), &MemoryStats::default(), report(vec![span(0, 1000)]));
+        h.record(
+            WorkerId(0),
+            &MemoryStats::default(),
+            report(vec![span(0, 1000)]),
+        );
         let first = h.task_stream(None, usize::MAX);
         assert_eq!(first.entries.len(), 1);
         let e = &first.entries[0];
         assert!(e.start < e.end && e.end <= first.now, "{e:?} {}", first.now);
-        assert_eq!((e.op, e.family, e.status), ("rand", "creation", "succeeded"));
-        h.record(WorkerId(1), &MemoryStats::default(), report(vec![span(1, 0)]));
+        assert_eq!(
+            (e.op, e.family, e.status),
+            ("rand", "creation", "succeeded")
+        );
+        h.record(
+            WorkerId(1),
+            &MemoryStats::default(),
+            report(vec![span(1, 0)]),
+        );
         let next = h.task_stream(Some(first.now), usize::MAX);
         let got: Vec<(String, u32)> = (next.entries.iter())
             .map(|e| (e.worker.clone(), e.subtask))

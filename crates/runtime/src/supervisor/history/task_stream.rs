@@ -152,7 +152,11 @@ mod tests {
         assert_eq!(subtasks(&r.since(Some(400), usize::MAX)), vec![5, 6]);
         assert_eq!(subtasks(&r.since(Some(250), usize::MAX)), vec![3, 4, 5, 6]);
         assert_eq!(subtasks(&r.since(Some(600), usize::MAX)), Vec::<u32>::new());
-        assert_eq!(subtasks(&r.since(None, 2)), vec![5, 6], "the newest within limit");
+        assert_eq!(
+            subtasks(&r.since(None, 2)),
+            vec![5, 6],
+            "the newest within limit"
+        );
     }
 
     #[test]
@@ -172,7 +176,10 @@ mod tests {
             r.push(entry(i, i as u32));
         }
         assert_eq!(r.len(), cap);
-        assert_eq!(r.allocated_bytes(), cap * std::mem::size_of::<StreamEntry>());
+        assert_eq!(
+            r.allocated_bytes(),
+            cap * std::mem::size_of::<StreamEntry>()
+        );
         assert!(
             std::mem::size_of::<StreamEntry>() <= 80,
             "{}",
