@@ -71,7 +71,7 @@ impl TaskStreamRing {
         if self.entries.len() < self.capacity {
             // Grows by doubling up to the capacity, never past it.
             if self.entries.len() == self.entries.capacity() {
-                let want = (self.entries.len() * 2).clamp(1024, self.capacity);
+                let want = (self.entries.len() * 2).max(1024).min(self.capacity);
                 self.entries.reserve_exact(want - self.entries.len());
             }
             self.entries.push(e);
