@@ -35,7 +35,9 @@ fn in_memory() {
     let (_, mut open) = l.split();
     let data = vec![0x5au8; WRITE];
     let reps = 64;
-    let mut batches = vec![Vec::with_capacity(WRITE + WRITE / 1000); reps];
+    let mut batches: Vec<Vec<u8>> = (0..reps)
+        .map(|_| Vec::with_capacity(WRITE + WRITE / 1000))
+        .collect();
     let t = Instant::now();
     for wire in &mut batches {
         seal.seal(&data, wire).unwrap();
