@@ -17,6 +17,17 @@ python_only=false
 [[ "${1:-}" == "--python" ]] && python_only=true
 
 if ! $python_only; then
+  # The dashboard's browser test (tests/web/dashboard.rs) renders it in headless Chromium:
+  # Debian's package, installed here when absent; without apt it is skipped, saying so.
+  if ! command -v chromium > /dev/null; then
+    if command -v apt-get > /dev/null && [[ $(id -u) == 0 ]]; then
+      echo "== apt-get install chromium (the dashboard's browser test)"
+      { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium > /dev/null; } \
+        || echo "chromium could not be installed: the dashboard's browser test will be skipped"
+    else
+      echo "no chromium and no apt-get (as root): the dashboard's browser test will be skipped"
+    fi
+  fi
   echo "== cargo test"
   cargo test
   echo "== cargo test --features fault-injection --test faults_restart (actor restarts)"

@@ -13,6 +13,7 @@ native protocol.
 from __future__ import annotations
 
 import atexit
+import html
 import os
 import sys
 import threading
@@ -24,6 +25,8 @@ from ._tensor import Tensor
 _lock = threading.RLock()
 _engine = None
 _upload_dir: str | None = None
+# The dashboard of the cluster `connect` reached, shown beside the progress bar.
+_dashboard: str | None = None
 _roots: list[str] | None = None
 
 
@@ -99,7 +102,7 @@ def connect(address: str, token: str | None = None, secret: str | None = None,
     data roots), where ``from_numpy`` writes its arrays; without it, ``from_numpy`` uploads
     them.
     """
-    global _engine, _upload_dir
+    global _engine, _upload_dir, _dashboard
     if ca_file is not None and not address.startswith("https://"):
         raise ValueError("connect: ca_file= is for an https:// supervisor (the CA that "
                          "signed its certificate), not " + address)
@@ -110,6 +113,7 @@ def connect(address: str, token: str | None = None, secret: str | None = None,
         token = token if token is not None else (os.environ.get("ARES_TOKEN") or None)
         ca = os.fspath(ca_file) if ca_file is not None else None
         engine = _ares.Engine.http(address, token, session or "python", timeout, ca)
+        dashboard = address.rstrip("/") + "/"
     else:
         if token is not None:
             raise ValueError("connect: token= is the web API's (http://); the native protocol "
@@ -119,6 +123,8 @@ def connect(address: str, token: str | None = None, secret: str | None = None,
                              "over the native protocol (ares://) are in the session 'default'")
         addr = address[len("ares://"):] if address.startswith("ares://") else address
         engine = _ares.Engine.native(addr, secret, timeout)
+        # The web API listens apart from the native port: only the user knows where.
+        dashboard = os.environ.get("ARES_DASHBOARD") or None
     if upload_dir is not None:
         upload_dir = os.path.abspath(upload_dir)
         ensure_roots()
@@ -126,7 +132,15 @@ def connect(address: str, token: str | None = None, secret: str | None = None,
     with _lock:
         _close_locked()
         _engine, _upload_dir = engine, upload_dir
+        _dashboard = dashboard
     return engine
+
+
+def dashboard_link() -> str | None:
+    """The dashboard of the cluster ``ar.connect`` reached (its ``http(s)://`` address, or
+    ``ARES_DASHBOARD`` for ``ares://``); None for the embedded engine."""
+    with _lock:
+        return _dashboard if _engine is not None and _engine.kind != "embedded" else None
 
 
 def _close_locked():
@@ -185,18 +199,36 @@ def _progress_enabled(flag) -> bool:
 
 class _Progress:
     """Called by the engine after each wait: draws tqdm's bar (``tqdm.auto``: a widget in
-    Jupyter) or a one-line bar of its own, once the job has run half a second."""
+    Jupyter) or a one-line bar of its own, once the job has run half a second; connected to a
+    cluster, a link to its dashboard first (a clickable one in Jupyter)."""
 
     DELAY = 0.5
 
-    def __init__(self):
+    def __init__(self, dashboard: str | None = None):
         self.start = time.monotonic()
         self.bar = None
         self.plain = False
+        self.dashboard = dashboard
+
+    def _show_dashboard(self) -> None:
+        url, self.dashboard = self.dashboard, None
+        if _in_jupyter():
+            try:
+                from IPython.display import HTML, display
+
+                href = html.escape(url, quote=True)
+                display(HTML(f'ares dashboard: <a href="{href}" target="_blank">{href}</a>'))
+                return
+            except ImportError:
+                pass
+        sys.stderr.write(f"ares dashboard: {url}\n")
+        sys.stderr.flush()
 
     def __call__(self, fraction: float, subtasks: int) -> None:
         if time.monotonic() - self.start < self.DELAY:
             return
+        if self.dashboard:
+            self._show_dashboard()
         if self.bar is None and not self.plain:
             try:
                 from tqdm.auto import tqdm
@@ -267,7 +299,7 @@ def compute(*values, progress=None):
                     f"this tensor reads an array uploaded to {keep.engine!r}, which is no longer "
                     "the engine (ar.close or ar.connect since): build it again with from_numpy"
                 )
-    bar = _Progress() if _progress_enabled(progress) else None
+    bar = _Progress(dashboard_link()) if _progress_enabled(progress) else None
     try:
         results = eng.run([t._handle for t in tensors], bar)
     finally:

@@ -265,6 +265,21 @@ class Tensor:
             f"npartitions={self.npartitions}>"
         )
 
+    def _repr_html_(self) -> str:
+        """A notebook's view: bytes, shape, chunk shape, chunk count and dtype beside an SVG of
+        the chunk grid (``?`` for a length that depends on the data)."""
+        from ._html import tensor_html
+
+        return tensor_html(self)
+
+    def visualize(self, filename=None, format=None):
+        """The chunk graph (planned as ``ar.explain`` plans it): an SVG picture without
+        ``filename`` (Jupyter shows it), else written there: ``.svg`` drawn without Graphviz,
+        ``.dot`` as Graphviz text, other formats (``.png``, ``.pdf``) by Graphviz's ``dot``."""
+        from ._visualize import visualize
+
+        return visualize([self], filename=filename, format=format)
+
     # -- computing ------------------------------------------------------------------------
     def compute(self, **kwargs):
         """The value: a NumPy array, or a Python scalar when 0-d."""

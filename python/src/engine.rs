@@ -392,5 +392,6 @@ impl Drive for PythonDrive<'_, '_> {
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Engine>()?;
-    m.add_function(wrap_pyfunction!(crate::explain::explain, m)?)
+    m.add_function(wrap_pyfunction!(crate::explain::explain, m)?)?;
+    m.add_function(wrap_pyfunction!(crate::explain::explain_graph, m)?)
 }

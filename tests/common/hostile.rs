@@ -144,6 +144,7 @@ pub fn every_message(task: TaskId) -> Kinds {
                 stored_chunks: 0,
                 stored_bytes: 0,
                 memory: Default::default(),
+                stream: Default::default(),
             },
             FromWorker::SubtasksFinished {
                 task,

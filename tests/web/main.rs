@@ -5,6 +5,7 @@ mod bounds;
 mod clients;
 #[path = "../common/mod.rs"]
 mod common;
+mod dashboard;
 mod explain;
 mod named;
 

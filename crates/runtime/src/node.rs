@@ -253,6 +253,7 @@ pub async fn start_supervisor(
             sup.manager.clone(),
             sup.scheduler.clone(),
             sup.service.clone(),
+            sup.history.clone(),
         )?),
         None => None,
     };

@@ -156,6 +156,9 @@ pub enum Expr {
     T(Box<Expr>),
     /// `x.shape`, a tuple of ints (`x.shape[0]` is an `Index` of it).
     Shape(Box<Expr>),
+    /// `x[m]` with `m` a bool tensor of `x`'s shape: the selected elements, 1-D in C order
+    /// (a length that depends on the data).
+    Mask(Box<Expr>, Box<Expr>),
 }
 
 /// Statements `name = expr`, then the result expression.
@@ -255,6 +258,7 @@ pub fn render(e: &Expr, lang: Lang) -> String {
         Expr::T(x) => format!("{}.T", r(x)),
         Expr::Shape(x) if np => format!("np.shape({})", r(x)),
         Expr::Shape(x) => format!("{}.shape", r(x)),
+        Expr::Mask(x, m) => format!("{}[{}]", r(x), r(m)),
     }
 }
 

@@ -6,7 +6,7 @@ use super::ares::{ClusterRunner, MODES};
 use super::ast::Program;
 use super::gen::Gen;
 use super::refeval;
-use super::value::{judge, judge_numpy, Outcome};
+use super::value::{judge_mode, judge_numpy, Outcome};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::time::Instant;
@@ -18,6 +18,10 @@ pub struct Case {
     pub reference: Outcome,
     /// The value follows a documented deviation from NumPy: NumPy is not compared.
     pub deviates: bool,
+    /// A data-dependent length is consumed further: the program runs in stages.
+    pub staged: bool,
+    /// The program has `x[m]` or `unique`.
+    pub data_dependent: bool,
 }
 
 /// The program of one seed, or `None` when the reference calls it unsupported.
@@ -29,12 +33,15 @@ pub fn case(seed: u64) -> Option<Case> {
         return None;
     }
     let text = program.ares();
+    let dd = super::refdd::analyse(&program);
     Some(Case {
         seed,
         program,
         text,
         reference,
         deviates,
+        staged: dd.staged,
+        data_dependent: dd.present,
     })
 }
 
@@ -42,6 +49,11 @@ pub struct Report {
     pub programs: usize,
     pub errors_expected: usize,
     pub numpy_checked: usize,
+    /// Programs with `x[m]` or `unique`; of them, those that run in stages and those ares
+    /// must refuse (an op needs the length while the expression is built).
+    pub data_dependent: usize,
+    pub staged: usize,
+    pub refused: usize,
     pub disagreements: Vec<String>,
     pub summary: Vec<String>,
     pub functions: BTreeMap<String, usize>,
@@ -86,10 +98,18 @@ pub fn run(base: u64, n: usize, with_numpy: bool) -> Report {
         programs: cases.len(),
         errors_expected: cases.iter().filter(|c| c.reference.is_error()).count(),
         numpy_checked: 0,
+        data_dependent: cases.iter().filter(|c| c.data_dependent).count(),
+        staged: cases.iter().filter(|c| c.staged).count(),
+        refused: cases
+            .iter()
+            .filter(|c| matches!(c.reference, Outcome::AresOnly(_)))
+            .count(),
         disagreements: vec![],
         summary: vec![],
         functions: BTreeMap::new(),
     };
+    // `ARES_DIFF_PRINT=1` prints every program, `=dd` those with `x[m]` or `unique`.
+    let print = std::env::var("ARES_DIFF_PRINT").ok().map(|v| v == "dd");
     let mut cluster = ClusterRunner::start();
     for batch in cases.chunks(2000) {
         let numpy = if with_numpy {
@@ -100,6 +120,9 @@ pub fn run(base: u64, n: usize, with_numpy: bool) -> Report {
         };
         for (i, c) in batch.iter().enumerate() {
             count_functions(&c.text, &mut report.functions);
+            if print.is_some_and(|dd| !dd || c.data_dependent) {
+                eprintln!("seed {}: {}\n  reference: {}", c.seed, c.text, c.reference);
+            }
             let np = numpy.as_ref().filter(|_| !c.deviates).map(|v| v[i].clone());
             let modes = cluster.all_modes(&c.text);
             let mut why = vec![];
@@ -116,7 +139,7 @@ pub fn run(base: u64, n: usize, with_numpy: bool) -> Report {
                 _ => c.reference.clone(),
             };
             for (m, got) in MODES.iter().zip(&modes) {
-                if let Some(w) = judge(got, &c.reference) {
+                if let Some(w) = judge_mode(m, got, &c.reference, c.staged) {
                     why.push(format!("{m}: {w}"));
                     report
                         .summary
@@ -145,10 +168,13 @@ pub fn run(base: u64, n: usize, with_numpy: bool) -> Report {
         }
     }
     eprintln!(
-        "differential: {} programs ({} expected errors, {} checked against NumPy), seeds {base}..{seed}, {:.1}s, {} cluster restarts, {} disagreements",
+        "differential: {} programs ({} expected errors, {} checked against NumPy; {} with x[mask] or unique, {} of them in stages, {} refused), seeds {base}..{seed}, {:.1}s, {} cluster restarts, {} disagreements",
         report.programs,
         report.errors_expected,
         report.numpy_checked,
+        report.data_dependent,
+        report.staged,
+        report.refused,
         start.elapsed().as_secs_f64(),
         cluster.restarts,
         report.disagreements.len()

@@ -12,7 +12,8 @@
 //! matmul/dot/`@`, transpose with axes and `.T`, concatenate, rechunk, reshape (whether or
 //! not the chunks line up with the new rows), astype, slicing with steps, negative steps,
 //! integers and `None`, zero-size and size-1 dimensions, named intermediate results used
-//! more than once, and the functions of `ops2.rs`.
+//! more than once, the functions of `ops2.rs`, and `x[mask]` and `unique` with what goes on
+//! from them (`gendd.rs`).
 
 use super::ast::{call, ints, BinOp, Expr, Program};
 use super::refarr::Arr;
@@ -299,6 +300,9 @@ impl Gen {
                     Expr::Name(self.pick(&self.bound.clone()))
                 } else if self.p(0.06) {
                     self.number_expr()
+                } else if self.p(0.02) {
+                    // A reduction of `x[m]` or `unique(x)`: a 0-d tensor like any other.
+                    super::gendd::reduced(self)
                 } else {
                     self.leaf(None)
                 }
@@ -315,7 +319,22 @@ impl Gen {
         (e, a)
     }
 
-    /// A whole program: up to two named intermediates, then the result.
+    /// Binds `e` (value `a`) to the next name `vN` of `stmts`; an ordinary `tensor` may use
+    /// it, a data-dependent one (not `tensor`) only `gendd` (its length cannot be sliced,
+    /// reshaped or read by `.shape`).
+    pub fn bind(&mut self, stmts: &mut Vec<(String, Expr)>, e: Expr, a: Arr, tensor: bool) -> Expr {
+        let name = format!("v{}", stmts.len());
+        self.env.insert(name.clone(), V::A(a));
+        if tensor {
+            self.bound.push(name.clone());
+            self.tensors.push(name.clone());
+        }
+        stmts.push((name.clone(), e));
+        Expr::Name(name)
+    }
+
+    /// A whole program: up to two named intermediates, then the result (about one in
+    /// fourteen goes on from a data-dependent length: `gendd`).
     pub fn program(&mut self) -> Program {
         let mut stmts = vec![];
         for i in 0..self.rng.gen_range(0..3) {
@@ -330,11 +349,16 @@ impl Gen {
             }
             stmts.push((name, e));
         }
-        let depth = self.rng.gen_range(1..4);
-        let (mut result, _) = self.tensor(depth);
-        if self.p(0.12) {
-            result = super::errors::inject(self, result);
-        }
+        let result = if self.p(super::gendd::share()) {
+            super::gendd::result(self, &mut stmts)
+        } else {
+            let depth = self.rng.gen_range(1..4);
+            let (mut result, _) = self.tensor(depth);
+            if self.p(0.12) {
+                result = super::errors::inject(self, result);
+            }
+            result
+        };
         let mut p = Program { stmts, result };
         prune(&mut p);
         p
@@ -362,7 +386,7 @@ fn uses(e: &Expr, name: &str) -> bool {
         Expr::Neg(x) | Expr::Invert(x) | Expr::T(x) | Expr::Shape(x) | Expr::Index(x, _) => {
             uses(x, name)
         }
-        Expr::Bin(_, a, b, _) => uses(a, name) || uses(b, name),
+        Expr::Bin(_, a, b, _) | Expr::Mask(a, b) => uses(a, name) || uses(b, name),
         Expr::Call { args, kwargs, .. } => {
             args.iter().any(|x| uses(x, name)) || kwargs.iter().any(|(_, v)| uses(v, name))
         }

@@ -12,7 +12,7 @@ use rand::Rng;
 /// The unary ufuncs drawn on any numeric tensor, read from the op registry's ufunc table:
 /// those that keep the dtype or give a float (`isnan`... and `invert` are drawn in `ops2`).
 /// A ufunc added to the table is drawn here, and the reference must learn it.
-fn unary_functions() -> Vec<&'static str> {
+pub fn unary_functions() -> Vec<&'static str> {
     use ares_core::ops::family::elementwise::{Rule, UnaryRule, UFUNCS};
     UFUNCS
         .iter()
@@ -27,7 +27,7 @@ fn unary_functions() -> Vec<&'static str> {
 }
 
 /// The reductions (`f(a, axis, keepdims)`), read from the op registry.
-fn reduce_functions() -> Vec<&'static str> {
+pub fn reduce_functions() -> Vec<&'static str> {
     ares_core::ops::registry::functions()
         .iter()
         .filter(|l| l.function.form == ares_core::ops::registry::Form::Reduce)
@@ -165,7 +165,7 @@ fn axis_form(g: &mut Gen, nd: usize) -> Option<Expr> {
     }
 }
 
-fn reduction(g: &mut Gen, x: Expr, a: &Arr) -> Expr {
+pub fn reduction(g: &mut Gen, x: Expr, a: &Arr) -> Expr {
     let f = *reduce_functions().choose(&mut g.rng).unwrap();
     let nd = a.shape().len();
     let mut args = vec![x];

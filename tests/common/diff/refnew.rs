@@ -257,7 +257,7 @@ pub fn call(f: &str, pos: &[V], get: Get) -> R<Arr> {
             };
             super::reflinalg::tensordot(&a, &b, &xa, &xb)
         }
-        f => unsupported(format!("function {f}")),
+        f => super::refdd::call(f, pos, get),
     }
 }
 

@@ -37,6 +37,12 @@ pub struct WebConfig {
     /// A session no request names for this many ms, with no task pending or running, is
     /// deleted (its tasks cancelled, their data freed). `default` never expires.
     pub session_idle_timeout_ms: u64,
+    /// Subtask runs the dashboard's task stream keeps (the newest; each worker also keeps
+    /// at most this many between two heartbeats). 0 = no task stream: workers record
+    /// nothing.
+    pub task_stream_capacity: usize,
+    /// Seconds of memory history per worker the dashboard draws (one sample a heartbeat).
+    pub history_seconds: u64,
 }
 
 /// Tokens travel in headers and a cookie: printable ASCII, no separators.
@@ -84,6 +90,8 @@ impl Default for WebConfig {
             idle_timeout_ms: 30000,
             max_sessions: 64,
             session_idle_timeout_ms: 3_600_000,
+            task_stream_capacity: 100_000,
+            history_seconds: 600,
         }
     }
 }

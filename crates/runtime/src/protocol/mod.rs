@@ -18,6 +18,7 @@ pub mod outbound;
 pub mod pieces;
 pub mod secret;
 pub mod secure;
+pub mod task_stream;
 
 pub use memory_stats::MemoryStats;
 
@@ -32,8 +33,8 @@ use serde::{Deserialize, Serialize};
 /// heartbeat's `unmanaged_bytes`; 9: a FUSE step's `position`, random fills keep the op's
 /// seed; 10: `rand` draws from eight interleaved generators, so nodes of two versions would
 /// compute different values for one tensor; 11: an upload's load reads `Format::Spool`;
-/// 12: `Explain`; 13: the handshake's seal bytes and encrypted links).
-pub const PROTOCOL_VERSION: u32 = 13;
+/// 12: `Explain`; 13: the handshake's seal bytes and encrypted links; 14: heartbeat task-stream entries).
+pub const PROTOCOL_VERSION: u32 = 14;
 
 /// One subtask to run: its index in the task's subtask graph and where its inputs are.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -139,6 +140,8 @@ pub enum FromWorker {
         stored_bytes: u64,
         /// Accounting against `worker.memory_limit`: reserved, peak, spilled, pauses.
         memory: crate::protocol::MemoryStats,
+        /// The subtasks that ended since the previous heartbeat, for the dashboard.
+        stream: task_stream::StreamReport,
     },
     SubtasksFinished {
         task: TaskId,

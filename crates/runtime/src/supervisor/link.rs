@@ -35,6 +35,8 @@ pub struct Link {
     peer: SocketAddr,
     _permit: tokio::sync::OwnedSemaphorePermit,
     scheduler: SchedulerHandle,
+    /// Where each heartbeat's memory sample and subtask spans go (the dashboard's).
+    history: super::history::ClusterHistory,
 }
 
 impl From<Addr<Link>> for LinkHandle {
@@ -47,7 +49,12 @@ impl From<Addr<Link>> for LinkHandle {
 }
 
 impl Link {
-    pub fn spawn(admitted: Admitted, max_frame: usize, scheduler: SchedulerHandle) -> Addr<Link> {
+    pub fn spawn(
+        admitted: Admitted,
+        max_frame: usize,
+        scheduler: SchedulerHandle,
+        history: super::history::ClusterHistory,
+    ) -> Addr<Link> {
         let Admitted {
             stream,
             peer,
@@ -64,6 +71,7 @@ impl Link {
                 peer,
                 _permit: permit,
                 scheduler,
+                history,
             }
         })
     }
@@ -124,8 +132,10 @@ impl Link {
                     stored_chunks,
                     stored_bytes,
                     memory,
+                    stream,
                 },
             ) => {
+                self.history.record(w, &memory, stream);
                 self.scheduler.heartbeat.do_send(Heartbeat {
                     worker: w,
                     stored_chunks,

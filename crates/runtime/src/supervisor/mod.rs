@@ -9,6 +9,7 @@ pub mod admission;
 pub mod client_link;
 pub mod explain;
 pub mod handles;
+pub mod history;
 pub mod link;
 pub mod messages;
 pub mod scheduler;
@@ -39,6 +40,8 @@ pub struct SupervisorHandle {
     /// The front door every client request goes through: the native links' and the HTTP
     /// API's.
     pub service: service::Service,
+    /// The task stream and memory history the dashboard plots, fed by the heartbeats.
+    pub history: history::ClusterHistory,
 }
 
 /// Binds `cluster.listen` and starts the supervisor's actors on the current actix system.
@@ -88,9 +91,11 @@ pub async fn start(config: &Config, creds: &Credentials) -> std::io::Result<Supe
         seal: c.seals(&[&c.listen]),
     };
     let link_service = service.clone();
+    let history = history::ClusterHistory::new(&config.web, c.heartbeat_interval_ms);
+    let link_history = history.clone();
     accept_loop(listener, gate, move |admitted| match admitted.role {
         Role::Worker => {
-            link::Link::spawn(admitted, max_frame, s.clone().into());
+            link::Link::spawn(admitted, max_frame, s.clone().into(), link_history.clone());
         }
         _ => client_link::ClientLink::spawn(
             admitted,
@@ -107,5 +112,6 @@ pub async fn start(config: &Config, creds: &Credentials) -> std::io::Result<Supe
         manager,
         spool,
         service,
+        history,
     })
 }

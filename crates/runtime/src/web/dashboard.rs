@@ -1,7 +1,16 @@
-//! The dashboard: server-rendered HTML that refreshes itself (no JavaScript build, no npm).
+//! The dashboard: server-rendered HTML, and on `/` plots drawn by a small script shipped in
+//! the binary ([`SCRIPT`], `dashboard.js`: no JavaScript build, no npm, no CDN; the machine
+//! serving it may have no internet, and neither may the browser).
 //!
-//! `/` shows the cluster (workers, slots in use, memory) and the tasks of every session with
-//! progress, newest first, 50 a page (`?page=N`). `/dashboard/{sid}/{tid}` shows a task's subtask graph coloured by status: always
+//! `/` plots the task stream (a row per worker slot, a bar per subtask coloured by op
+//! family, failures red, aggregated per pixel column when a window holds more bars than
+//! pixels), memory over time per worker with its limit and spill and pause thresholds, the
+//! progress of each running task by depth and op, and the subtask graph of a small task, all
+//! from the JSON routes (`web::activity`, the task routes), fetched incrementally with the
+//! page's token cookie. Below them, the cluster (workers, slots in use, memory) and the
+//! tasks of every session with progress, newest first, 50 a page (`?page=N`), rendered here
+//! and refreshed by the script every 2 s. Without JavaScript the tables are still there.
+//! `/dashboard/{sid}/{tid}` shows a task's subtask graph coloured by status: always
 //! as one bar per depth level (usable on 10^5 subtasks), plus the first subtasks one by one.
 
 use super::routes::{find, task_infos};
@@ -18,6 +27,16 @@ const TASKS_PER_PAGE: usize = 50;
 
 /// Subtasks drawn one by one on a task page.
 const DRAWN_SUBTASKS: usize = 400;
+
+/// The client script of `/`, compiled into the binary.
+const SCRIPT: &str = include_str!("dashboard.js");
+
+/// The plots' places on `/`, filled by [`SCRIPT`].
+const PLOTS: &str = r#"<h2>Task stream</h2><p id="task-stream-windows" class="windows"></p><div id="task-stream" class="plot"></div><p id="task-stream-info" class="info"></p>
+<h2>Memory</h2><div id="memory" class="plot"></div>
+<h2>Progress</h2><div id="progress"></div>
+<h2>Graph of a small task</h2><p id="graph-info" class="info"></p><div id="graph" class="plot"></div>
+<p id="errors" class="failed"></p>"#;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.route("/", web::get().to(index))
@@ -41,15 +60,29 @@ fn escape(s: &str) -> String {
         .replace('"', "&quot;")
 }
 
-fn page(title: &str, body: &str) -> HttpResponse {
+/// How a page keeps itself current.
+enum Refresh {
+    /// Reloads every 2 s.
+    Reload,
+    /// Runs [`SCRIPT`], which updates the plots and tables in place.
+    Script,
+}
+
+fn page(title: &str, body: &str, refresh: Refresh) -> HttpResponse {
+    let (meta, script) = match refresh {
+        Refresh::Reload => (r#"<meta http-equiv="refresh" content="2">"#, String::new()),
+        Refresh::Script => ("", format!("<script>{SCRIPT}</script>")),
+    };
     let html = format!(
-        r#"<!doctype html><html><head><meta charset="utf-8"><meta http-equiv="refresh" content="2">
+        r#"<!doctype html><html><head><meta charset="utf-8">{meta}
 <title>{title}</title><style>
 body{{font-family:system-ui,sans-serif;margin:1.5em;color:#222}} table{{border-collapse:collapse;margin-bottom:1.5em}}
 td,th{{border:1px solid #ccc;padding:.25em .6em;text-align:right;white-space:nowrap}} th{{background:#f3f3f3}} td.l,th.l{{text-align:left}} td.err{{white-space:normal;max-width:36em}}
 .bar{{display:inline-block;height:.9em;vertical-align:middle}} .waiting{{background:#bbb}} .submitted{{background:#f0a020}} .done{{background:#3a3}}
 .sq{{display:inline-block;width:10px;height:10px;margin:1px}} .succeeded{{color:#3a3}} .failed{{color:#c22}} .running{{color:#f0a020}}
-</style></head><body><h1>{title}</h1>{body}</body></html>"#
+.plot svg{{border:1px solid #eee;margin:0 .5em .5em 0;user-select:none}} .info{{color:#666;font-size:.85em}} .windows button{{margin-right:.3em}}
+.legend span{{margin-left:.8em;font-size:.85em}} .legend i{{display:inline-block;width:10px;height:10px;margin-right:3px}} .task-progress h3{{font-size:1em;margin:.4em 0}}
+</style></head><body><h1>{title}</h1>{body}{script}</body></html>"#
     );
     HttpResponse::Ok()
         .content_type("text/html; charset=utf-8")
@@ -70,7 +103,7 @@ async fn index(
         .send(ListSessions(None))
         .await
         .map_err(|e| ApiError::internal(e.to_string()))?;
-    let mut body = String::from("<h2>Cluster</h2><table><tr><th class=l>worker</th><th>slots</th><th>running</th><th>queued</th><th>chunks held</th><th>memory</th><th>limit</th><th>peak</th><th>spilled</th><th>spills</th><th>pauses</th><th class=l>data address</th></tr>");
+    let mut body = format!("{PLOTS}<div id=\"tables\"><h2>Cluster</h2><table><tr><th class=l>worker</th><th>slots</th><th>running</th><th>queued</th><th>chunks held</th><th>memory</th><th>limit</th><th>peak</th><th>spilled</th><th>spills</th><th>pauses</th><th class=l>data address</th></tr>");
     for n in &nodes {
         let m = &n.memory;
         let limit = if m.limit == 0 {
@@ -147,8 +180,8 @@ async fn index(
     if page_no + 1 < pages {
         let _ = write!(body, " · <a href=\"/?page={}\">older</a>", page_no + 1);
     }
-    body.push_str("</p>");
-    Ok(page("ares", &body))
+    body.push_str("</p></div>");
+    Ok(page("ares", &body, Refresh::Script))
 }
 
 async fn task_page(
@@ -208,5 +241,5 @@ async fn task_page(
         );
     }
     body.push_str("</p>");
-    Ok(page(&format!("task {}", info.task), &body))
+    Ok(page(&format!("task {}", info.task), &body, Refresh::Reload))
 }

@@ -29,6 +29,7 @@
 //! [`prepare`], before the supervisor starts any actor: a failure is then a plain error, not
 //! a teardown of half-started actors outside their runtime (which panicked).
 
+mod activity;
 pub mod auth;
 mod dashboard;
 mod idle;
@@ -63,6 +64,8 @@ pub struct WebState {
     pub hosts: Option<auth::Hosts>,
     /// `web.idle_timeout_ms`: the longest wait for the next piece of a request body.
     pub body_idle: std::time::Duration,
+    /// The task stream and memory history ([`activity`]).
+    pub history: crate::supervisor::history::ClusterHistory,
 }
 
 /// Why the web API cannot start: each a one-line message naming the key to fix.
@@ -222,6 +225,7 @@ pub fn start(
     manager: Addr<TaskManager>,
     scheduler: Addr<Scheduler>,
     service: Service,
+    history: crate::supervisor::history::ClusterHistory,
 ) -> std::io::Result<SocketAddr> {
     let Prepared {
         listener,
@@ -243,6 +247,7 @@ pub fn start(
         service,
         hosts,
         body_idle: std::time::Duration::from_millis(config.idle_timeout_ms),
+        history,
     });
     let request_timeout = std::time::Duration::from_millis(config.request_timeout_ms);
     let limit = config.max_body_bytes;
@@ -277,6 +282,7 @@ pub fn start(
             .wrap(from_fn(auth::authorize))
             .wrap(DefaultHeaders::new().add(("Referrer-Policy", "no-referrer")))
             .configure(metrics::configure)
+            .configure(activity::configure)
             .configure(routes::configure)
             .configure(dashboard::configure)
     })

@@ -21,6 +21,8 @@ pub const ROUTES: &[(&str, &str)] = &[
     ("get", "/api/health"),
     ("get", "/api/openapi.json"),
     ("get", "/api/cluster/nodes"),
+    ("get", "/api/cluster/task_stream"),
+    ("get", "/api/cluster/memory_history"),
     ("get", "/api/session"),
     ("put", "/api/session/{sid}"),
     ("delete", "/api/session/{sid}"),

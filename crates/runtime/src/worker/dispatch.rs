@@ -4,7 +4,7 @@
 
 use super::cancelled::Cancelled;
 use super::state::{CoreOut, FetchId, Need, Room};
-use super::{execute, pool, Flush, Worker};
+use super::{execute, pool, spans, Flush, Worker};
 use crate::data_plane::FetchError;
 use crate::guard::guard;
 use crate::protocol::{RunSubtask, SubtaskError, SubtaskReport};
@@ -63,9 +63,9 @@ struct Group {
     runs: Vec<Run>,
 }
 
-/// A subtask on the pool: what was fetched for it (and the bytes counted for that), and its
-/// projected bytes.
-type Run = (RunSubtask, (execute::Fetched, u64), u64);
+/// A subtask on the pool: what was fetched for it (and the bytes counted for that), its
+/// projected bytes, and the microseconds it waited for its fetches (the task stream's).
+type Run = (RunSubtask, (execute::Fetched, u64), u64, u64);
 
 /// The subtasks of a compute job not run yet. A job dropped before it ran them all (its task
 /// ended and the pool discarded it, or the pool closed) gives back what each one held: the
@@ -80,7 +80,7 @@ struct Unrun {
 
 impl Drop for Unrun {
     fn drop(&mut self) {
-        for (run, (_, transit), _) in self.runs.by_ref() {
+        for (run, (_, transit), _, _) in self.runs.by_ref() {
             self.shared.storage.release_transit(transit);
             let local = super::memory::local_inputs(&run.inputs, self.me);
             self.shared.storage.want(self.task, &local, false);
@@ -117,18 +117,47 @@ impl Group {
                 cancelled: &cancelled,
             };
             let mut reports = Vec::with_capacity(count);
-            for (run, fetched, run_bytes) in unrun.runs.by_ref() {
+            // The task stream: one clock read per subtask (its end is the next one's start).
+            let mut spans = Vec::new();
+            let mut clock = shared.record_spans.then(std::time::Instant::now);
+            for (run, fetched, run_bytes, fetch_us) in unrun.runs.by_ref() {
                 if shared.draining.load(Ordering::Acquire) {
                     shared.storage.release_transit(fetched.1);
                     reports.push(SubtaskReport {
                         subtask: run.subtask,
                         outcome: Err(SubtaskError::NotRun("the worker is draining".into())),
                     });
-                } else if let Some(report) =
-                    execute::execute_one(&of, run, me, &shared, fetched, run_bytes)
-                {
+                    continue;
+                }
+                let (subtask, depth) = (run.subtask, run.depth);
+                let done = execute::execute_one(&of, run, me, &shared, fetched, run_bytes);
+                if let Some(start) = clock {
+                    let end = std::time::Instant::now();
+                    clock = Some(end);
+                    if let Some((report, bytes_in)) = &done {
+                        let (status, bytes_out) = spans::outcome_of(report);
+                        spans.push(spans::PendingSpan {
+                            task,
+                            subtask,
+                            slot: pool::current_slot(),
+                            depth,
+                            op: spans::subtask_op(&graph, subtask),
+                            status,
+                            start,
+                            end,
+                            fetch_us,
+                            bytes_in: *bytes_in,
+                            bytes_out,
+                        });
+                    }
+                }
+                if let Some((report, _)) = done {
                     reports.push(report);
                 }
+            }
+            if !spans.is_empty() {
+                let mut buffer = shared.spans.lock().unwrap_or_else(|p| p.into_inner());
+                buffer.extend(spans);
             }
             if !reports.is_empty() {
                 let mut finished = shared.finished.lock().unwrap_or_else(|p| p.into_inner());
@@ -193,6 +222,10 @@ impl Worker {
             let local = super::memory::local_inputs(&run.inputs, me);
             self.shared.storage.want(task, &local, true);
             let needs = self.needs(&graph, task, &run, me);
+            if self.shared.record_spans && !needs.is_empty() {
+                let since = std::time::Instant::now();
+                self.fetch_started.insert((task, run.subtask), since);
+            }
             self.core.accept(task, run, needs);
         }
         self.carry_out(ctx);
@@ -371,6 +404,11 @@ impl Worker {
         let size = (starts.len() / (4 * self.slots.max(1))).clamp(1, MAX_GROUP);
         let mut groups: Vec<Group> = Vec::new();
         for (task, run, fetched) in starts {
+            let fetch_us = match fetched.0.is_empty() {
+                true => 0,
+                false => (self.fetch_started.remove(&(task, run.subtask)))
+                    .map_or(0, |t| t.elapsed().as_micros() as u64),
+            };
             let (graph, cancelled) = match groups.last() {
                 Some(g) if g.task == task => (g.graph.clone(), g.cancelled.clone()),
                 _ => match self.graphs.get(&task) {
@@ -391,7 +429,7 @@ impl Worker {
                         && g.depth == run.depth
                         && g.runs.len() < size =>
                 {
-                    g.runs.push((run, fetched, run_bytes))
+                    g.runs.push((run, fetched, run_bytes, fetch_us))
                 }
                 _ => groups.push(Group {
                     task,
@@ -399,7 +437,7 @@ impl Worker {
                     graph,
                     cancelled,
                     trivial,
-                    runs: vec![(run, fetched, run_bytes)],
+                    runs: vec![(run, fetched, run_bytes, fetch_us)],
                 }),
             }
         }

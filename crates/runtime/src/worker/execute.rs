@@ -29,7 +29,8 @@ pub(super) struct OfTask<'a> {
 /// Reads the local inputs, computes with them and the fetched ones (`transit` bytes counted
 /// for them in the ledger, taken into the subtask's lease), stores the outputs. `run_bytes`
 /// is the subtask's projection ([`super::memory::run_bytes`]), made when it was submitted.
-/// `None`: cancelled, nothing to report.
+/// `None`: cancelled, nothing to report. Beside the report, the bytes of the inputs it read
+/// (for the task stream).
 pub(super) fn execute_one(
     of: &OfTask,
     run: RunSubtask,
@@ -37,7 +38,7 @@ pub(super) fn execute_one(
     shared: &Shared,
     (mut fetched, transit): (Fetched, u64),
     run_bytes: u64,
-) -> Option<SubtaskReport> {
+) -> Option<(SubtaskReport, u64)> {
     let OfTask {
         task,
         graph,
@@ -46,6 +47,7 @@ pub(super) fn execute_one(
     let s = run.subtask;
     let local = super::memory::local_inputs(&run.inputs, me);
     shared.storage.want(task, &local, false);
+    let mut bytes_in = 0;
     if cancelled.take(s) {
         shared.storage.release_transit(transit);
         return None;
@@ -85,6 +87,7 @@ pub(super) fn execute_one(
                 fetched.insert(idx, d);
             }
         }
+        bytes_in = fetched.values().map(|d| d.nbytes() as u64).sum();
         let (members, outputs) = (graph.members.row(s.index()), graph.outputs.row(s.index()));
         let outputs = run_subtask(&graph.chunks, members, outputs, &fetched)
             .map_err(|e| SubtaskError::Failed(e.to_string()))?;
@@ -115,8 +118,9 @@ pub(super) fn execute_one(
     if cancelled.take(s) {
         return None;
     }
-    Some(SubtaskReport {
+    let report = SubtaskReport {
         subtask: s,
         outcome,
-    })
+    };
+    Some((report, bytes_in))
 }

@@ -35,6 +35,7 @@ pub mod memory;
 pub mod monitor;
 pub mod pool;
 mod shared_graph;
+pub mod spans;
 pub mod spill;
 pub mod state;
 pub mod storage;
@@ -79,6 +80,10 @@ struct Shared {
     draining: AtomicBool,
     /// Subtasks handed to the pool and not yet reported.
     in_pool: AtomicUsize,
+    /// What ran since the last heartbeat, for the dashboard's task stream ([`spans`]).
+    spans: Mutex<spans::SpanBuffer>,
+    /// `web.task_stream_capacity > 0`: compute threads record spans.
+    record_spans: bool,
 }
 
 pub struct Worker {
@@ -111,6 +116,11 @@ pub struct Worker {
     supervisor_timeout: Duration,
     /// The drain after SIGTERM is over: the link closing is expected.
     leaving: bool,
+    /// When each subtask with remote inputs was accepted (its fetch time, for the task
+    /// stream); removed when it reaches the pool or its task is forgotten.
+    fetch_started: HashMap<(TaskId, ares_core::ids::SubtaskIdx), std::time::Instant>,
+    /// `worker.memory.spill` and `.pause` in bytes (0 = no limit), for the dashboard.
+    thresholds: (u64, u64),
 }
 
 /// Reports what a worker holds, for tests and status.
@@ -260,10 +270,15 @@ impl Worker {
             return;
         }
         let storage = &self.shared.storage;
+        let mut stream = (self.shared.spans.lock())
+            .unwrap_or_else(|p| p.into_inner())
+            .take(std::time::Instant::now());
+        (stream.spill_at, stream.pause_at) = self.thresholds;
         let beat = FromWorker::Heartbeat {
             stored_chunks: storage.len() as u64,
             stored_bytes: storage.bytes() as u64,
             memory: storage.stats(),
+            stream,
         };
         self.out.push(beat, ctx)
     }
@@ -329,6 +344,7 @@ impl Worker {
         }
         self.graphs.remove(&task);
         self.growing.remove(&task);
+        self.fetch_started.retain(|(t, _), _| *t != task);
         self.shared.storage.remove_task(task);
     }
 }
@@ -369,7 +385,14 @@ pub async fn start(
         storage,
         draining: AtomicBool::new(false),
         in_pool: AtomicUsize::new(0),
+        spans: Mutex::new(spans::SpanBuffer::new(config.web.task_stream_capacity)),
+        record_spans: config.web.task_stream_capacity > 0,
     });
+    let fraction = |f: f64| (memory_limit as f64 * f) as u64;
+    let thresholds = (
+        fraction(config.worker.memory.spill),
+        fraction(config.worker.memory.pause),
+    );
     let fetch_timeout = Duration::from_millis(config.worker.fetch_timeout_ms);
     let fetcher = Arc::new(fetch::TcpFetch::new(
         creds.node_secret(),
@@ -411,6 +434,8 @@ pub async fn start(
             last_heard: std::time::Instant::now(),
             supervisor_timeout,
             leaving: false,
+            fetch_started: HashMap::new(),
+            thresholds,
         }
     });
     Ok((addr, data_addr))

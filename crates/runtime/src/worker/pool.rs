@@ -44,6 +44,8 @@ impl PartialOrd for Job {
 /// A job being run, by the thread running it.
 struct Running {
     thread: u64,
+    /// The slot the thread runs as (a new thread taking an abandoned job's slot inherits it).
+    slot: u32,
     task: TaskId,
     /// Its task ended: a new thread took its slot, and this one stops after the job.
     abandoned: bool,
@@ -71,8 +73,8 @@ impl ComputePool {
         let slots = slots.max(1);
         {
             let mut q = queue.0.lock().unwrap_or_else(|p| p.into_inner());
-            for _ in 0..slots {
-                spawn_thread(&queue, &mut q)?;
+            for slot in 0..slots {
+                spawn_thread(&queue, &mut q, slot as u32)?;
             }
         }
         Ok(Self { queue, slots })
@@ -141,7 +143,8 @@ impl ComputePool {
             if q.running[i].task != task || q.running[i].abandoned {
                 continue;
             }
-            if let Err(e) = spawn_thread(&self.queue, &mut q) {
+            let slot = q.running[i].slot;
+            if let Err(e) = spawn_thread(&self.queue, &mut q, slot) {
                 // No thread to take its slot: this one keeps it.
                 tracing::warn!("cannot start a compute thread: {e}");
                 break;
@@ -159,16 +162,27 @@ impl ComputePool {
     }
 }
 
+thread_local! {
+    /// The slot this compute thread runs as (0 off the pool).
+    static SLOT: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
+}
+
+/// The slot of the compute thread calling this, `0..slots` (the task stream's row).
+pub fn current_slot() -> u32 {
+    SLOT.with(|s| s.get())
+}
+
 /// Starts a compute thread: it takes jobs deepest-first until the pool closes, or until the
 /// job it ran was abandoned ([`ComputePool::abandon`]: another thread has its slot).
 /// `q` is the queue, locked by the caller (the new thread waits for it).
-fn spawn_thread(queue: &Shared, q: &mut Queue) -> std::io::Result<()> {
+fn spawn_thread(queue: &Shared, q: &mut Queue, slot: u32) -> std::io::Result<()> {
     let queue = queue.clone();
     q.next_thread += 1;
     let me = q.next_thread;
     std::thread::Builder::new()
         .name(format!("ares-compute-{me}"))
         .spawn(move || {
+            SLOT.with(|s| s.set(slot));
             let mut ran = false;
             loop {
                 let job = {
@@ -186,6 +200,7 @@ fn spawn_thread(queue: &Shared, q: &mut Queue) -> std::io::Result<()> {
                             let task = job.task;
                             q.running.push(Running {
                                 thread: me,
+                                slot,
                                 task,
                                 abandoned: false,
                             });

@@ -44,6 +44,7 @@ fn every_message_round_trips_in_one_mixed_frame() {
             stored_chunks: 3,
             stored_bytes: 24,
             memory: Default::default(),
+            stream: Default::default(),
         },
         FromWorker::SubtasksFinished {
             task: TaskId(1),
@@ -166,6 +167,7 @@ fn frames_of_another_direction_do_not_decode() {
         stored_chunks: 0,
         stored_bytes: 0,
         memory: Default::default(),
+        stream: Default::default(),
     }])
     .unwrap();
     let err = decode_frame::<ClientRequest>(&frame).unwrap_err();
