@@ -516,10 +516,10 @@ fn reductions_of_an_empty_selection_raise_or_give_the_identity() {
     check_staged(&format!("{x}; prod(x[x > 20])"), f(&[], &[1.0]));
 }
 
-// `any`/`all` are `max`/`min` of bools: since `min`/`max` of an empty selection raise (the
-// working tree's change of `ops::infer`), `any`/`all` of one raise too.
+// `any`/`all` are `max`/`min` of bools: when `min`/`max` of an empty selection were made
+// to raise (`ops::infer`), `any`/`all` of one raised too; over bools the identity is the
+// answer (False / True).
 #[test]
-#[ignore = "any/all of an empty selection raise: zero-size array to reduction operation"]
 fn any_and_all_of_an_empty_selection_are_false_and_true() {
     let x = "x = arange(10, chunk=3) - 4.5";
     check_staged(&format!("{x}; any(x[x > 20])"), b(&[], &[false]));

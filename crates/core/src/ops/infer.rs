@@ -193,8 +193,10 @@ pub fn infer(op: Op, args: &OpArgs, inputs: &[(&Shape, DType)]) -> Result<(Shape
         (Family::Reduction, OpArgs::Reduce { axes, keepdims }) => {
             arity(op, inputs.len(), 1)?;
             check_axes(name, axes, inputs[0].0.len())?;
-            // Here, not only where the expression is built: a data-dependent length found
-            // empty when the next stage is built again must fail, not give the identity.
+            // Here too, not only where the expression is built (`Tensor::reduce`): a
+            // data-dependent length found empty when the next stage is built again must
+            // fail, not give the identity (`any`/`all` of such a tensor are counts, see
+            // `Tensor::any`).
             let no_identity =
                 super::family::reduction::fold(op).is_some_and(|row| !row.monoid.reduces_empty());
             if no_identity && axes.iter().any(|a| inputs[0].0[*a] == 0) {

@@ -62,6 +62,20 @@ impl Tensor {
         keepdims: bool,
     ) -> Result<Tensor> {
         let norm = self.normalize_axes(name, axes)?;
+        if self.length_from_data() {
+            // Its length may turn out 0, where the bool max/min have no identity: counted
+            // instead (`any`: some true; `all`: no false), which is defined over nothing.
+            let t = self.truthy()?;
+            let (counted, test) = if empty {
+                (t.logical_not()?, Op::Eq)
+            } else {
+                (t, Op::Gt)
+            };
+            return counted
+                .astype(DType::I64)?
+                .sum(axes, keepdims)?
+                .binary_scalar(test, Scalar::I64(0), false);
+        }
         if norm.iter().any(|a| self.shape()[*a] == 0) {
             let shape = reduced_shape(self.shape(), &norm, keepdims);
             return full(&shape, Scalar::Bool(empty), super::auto_chunk(&shape));

@@ -104,12 +104,18 @@ impl Tensor {
     /// A reduction of the family's table (`sum`, `prod`, `min`, `max`...) over `axes`
     /// (`None` = all).
     pub fn reduce(&self, op: Op, axes: Option<&[i64]>, keepdims: bool) -> Result<Tensor> {
-        // An empty axis of a fold without identity (`min`, `max`) is refused where the
-        // shape is inferred (`ops::infer`), so a stage built again is checked too.
-        if crate::ops::family::reduction::fold(op).is_none() {
+        let Some(row) = crate::ops::family::reduction::fold(op) else {
             return Err(AresError::arg(op.name(), "not a reduction"));
-        }
+        };
         let axes = self.normalize_axes(op.name(), axes)?;
+        // (`ops::infer` checks it again where shapes are inferred, so a stage built again
+        // on an empty data-dependent length is refused too.)
+        if !row.monoid.reduces_empty() && axes.iter().any(|a| self.shape()[*a] == 0) {
+            return Err(AresError::arg(
+                op.name(),
+                "zero-size array to reduction operation which has no identity",
+            ));
+        }
         Tensor::new(op, OpArgs::Reduce { axes, keepdims }, vec![self.clone()])
     }
 
