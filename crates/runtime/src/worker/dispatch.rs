@@ -222,10 +222,6 @@ impl Worker {
             let local = super::memory::local_inputs(&run.inputs, me);
             self.shared.storage.want(task, &local, true);
             let needs = self.needs(&graph, task, &run, me);
-            if self.shared.record_spans && !needs.is_empty() {
-                let since = std::time::Instant::now();
-                self.fetch_started.insert((task, run.subtask), since);
-            }
             self.core.accept(task, run, needs);
         }
         self.carry_out(ctx);
@@ -283,7 +279,8 @@ impl Worker {
                     run,
                     fetched,
                     transit,
-                } => starts.push((task, run, (fetched, transit))),
+                    fetch_us,
+                } => starts.push((task, run, (fetched, transit), fetch_us)),
                 CoreOut::Fetch {
                     id,
                     task,
@@ -397,18 +394,13 @@ impl Worker {
     /// job of its own, its report sent back the moment it ends.
     fn submit(
         &mut self,
-        starts: Vec<(TaskId, RunSubtask, (execute::Fetched, u64))>,
+        starts: Vec<(TaskId, RunSubtask, (execute::Fetched, u64), u64)>,
         ctx: &mut Context<Self>,
     ) {
         let me = self.me.unwrap_or(WorkerId(u32::MAX));
         let size = (starts.len() / (4 * self.slots.max(1))).clamp(1, MAX_GROUP);
         let mut groups: Vec<Group> = Vec::new();
-        for (task, run, fetched) in starts {
-            let fetch_us = match fetched.0.is_empty() {
-                true => 0,
-                false => (self.fetch_started.remove(&(task, run.subtask)))
-                    .map_or(0, |t| t.elapsed().as_micros() as u64),
-            };
+        for (task, run, fetched, fetch_us) in starts {
             let (graph, cancelled) = match groups.last() {
                 Some(g) if g.task == task => (g.graph.clone(), g.cancelled.clone()),
                 _ => match self.graphs.get(&task) {

@@ -116,9 +116,6 @@ pub struct Worker {
     supervisor_timeout: Duration,
     /// The drain after SIGTERM is over: the link closing is expected.
     leaving: bool,
-    /// When each subtask with remote inputs was accepted (its fetch time, for the task
-    /// stream); removed when it reaches the pool or its task is forgotten.
-    fetch_started: HashMap<(TaskId, ares_core::ids::SubtaskIdx), std::time::Instant>,
     /// `worker.memory.spill` and `.pause` in bytes (0 = no limit), for the dashboard.
     thresholds: (u64, u64),
 }
@@ -344,7 +341,6 @@ impl Worker {
         }
         self.graphs.remove(&task);
         self.growing.remove(&task);
-        self.fetch_started.retain(|(t, _), _| *t != task);
         self.shared.storage.remove_task(task);
     }
 }
@@ -434,7 +430,6 @@ pub async fn start(
             last_heard: std::time::Instant::now(),
             supervisor_timeout,
             leaving: false,
-            fetch_started: HashMap::new(),
             thresholds,
         }
     });

@@ -106,6 +106,9 @@ pub enum CoreOut<D> {
         run: RunSubtask,
         fetched: FxHashMap<ChunkIdx, D>,
         transit: u64,
+        /// How long its fetches took, from the first sent to the last landed (0: every
+        /// input was here), for the dashboard's task stream.
+        fetch_us: u64,
     },
     /// Report the subtask failed without running.
     Fail {
@@ -117,6 +120,8 @@ pub enum CoreOut<D> {
 
 struct Fetching<D> {
     run: RunSubtask,
+    /// When its fetches were sent.
+    since: std::time::Instant,
     /// Per fetch still out: which member each requested chunk becomes.
     pending: BTreeMap<FetchId, Vec<(ChunkIdx, ChunkIdx)>>,
     fetched: FxHashMap<ChunkIdx, D>,
@@ -182,6 +187,7 @@ impl<D: Held, R: Room> WorkerCore<D, R> {
                 run,
                 fetched,
                 transit,
+                fetch_us: 0,
             });
             return;
         }
@@ -250,6 +256,7 @@ impl<D: Held, R: Room> WorkerCore<D, R> {
                 key,
                 Fetching {
                     run,
+                    since: std::time::Instant::now(),
                     pending,
                     fetched,
                     counted: bytes,
@@ -304,6 +311,7 @@ impl<D: Held, R: Room> WorkerCore<D, R> {
                 run: f.run,
                 fetched: f.fetched,
                 transit: f.counted,
+                fetch_us: u64::try_from(f.since.elapsed().as_micros()).unwrap_or(u64::MAX),
             });
         }
         self.fill_window();
