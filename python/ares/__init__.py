@@ -318,10 +318,15 @@ def pow(x1, x2, /) -> Tensor:  # noqa: A001
 
 
 def sort(x, /, *, axis=-1, descending=False, stable=True) -> Tensor:
-    """Sorted along ``axis``. ares' sort is always stable, which ``stable=False`` allows."""
-    if descending:
-        raise ValueError("sort: descending=True is not supported yet")
-    return _apply("sort", (x,), {"axis": axis})
+    """Sorted along any ``axis``, ascending or ``descending`` (NaN last, or first when
+    descending). ares' sort is always stable, which ``stable=False`` allows."""
+    return _apply("sort", (x,), {"axis": axis, "descending": bool(descending)})
+
+
+def argsort(x, /, *, axis=-1, descending=False, stable=True) -> Tensor:
+    """Positions that sort ``axis``; ties keep their order, also ``descending`` (always
+    stable, which ``stable=False`` allows)."""
+    return _apply("argsort", (x,), {"axis": axis, "descending": bool(descending)})
 
 
 def take(a, indices, /, axis=None):

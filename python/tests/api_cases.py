@@ -794,6 +794,14 @@ def _sort_np(a, axis=-1, descending=False, stable=True):
     return np.flip(np.sort(np.flip(a, axis), axis=axis), axis) if descending else out
 
 
+def _argsort_np(a, axis=-1, descending=False, stable=True):
+    if not descending:
+        return np.argsort(a, axis=axis, stable=True)
+    # Stable descending: the reversed axis sorted stably, positions counted from its end.
+    n = a.shape[axis]
+    return n - 1 - np.flip(np.argsort(np.flip(a, axis), axis=axis, stable=True), axis)
+
+
 def _like_chunks(result, args, kwargs):
     return args[0].chunks if kwargs.get("chunks") is None else None
 
@@ -842,8 +850,8 @@ CASES.update({
     "astype": Case(_ar("astype"), lambda a, dtype: a.astype(dtype), astype_args(),
                    method="astype"),
     "sort": Case(_ar("sort"), _sort_np, sort_args(), method=None),
-    "argsort": Case(_ar("argsort"), lambda a, axis=-1: np.argsort(a, axis=axis, stable=True),
-                    sort_args(descending=False), check=_argsort_check, method="argsort"),
+    "argsort": Case(_ar("argsort"), _argsort_np, sort_args(), check=_argsort_check,
+                    method="argsort"),
     "unique": Case(_ar("unique"), _zeros_folded(np.unique), unique_args(), method="unique"),
     # (NumPy >= 2.3's unique_values/unique_counts leave the order unspecified, as the array
     # API does; ares sorts, as np.unique)
@@ -1180,8 +1188,6 @@ KNOWN_UNSUPPORTED = [
     Unsupported(("sort", "argsort", "x.argsort(...)"),
                 lambda c, e: c.kwargs.get("axis", -1) not in (-1, c.args[0].a.ndim - 1),
                 "the shuffle sorts along the last axis only"),
-    Unsupported(("sort",), lambda c, e: c.kwargs.get("descending"),
-                "descending=True is not implemented (raises ValueError)"),
     *(Unsupported((f"Tensor.__{op}__", f"Tensor.__r{op}__"),
                   lambda c, e, fn=fn: isinstance(e, TypeError) and not ar._ares.is_function(fn),
                   f"the core has no {fn} kernel (yet): the operator raises TypeError")

@@ -120,6 +120,56 @@ proptest! {
     }
 }
 
+/// Independent sort / stable argsort of a 2-D `x` along axis 0, ascending or descending
+/// (the array API's stable descending order: ties keep their order, NaN first).
+fn reference_axis0(x: &ArrayData, arg: bool, descending: bool) -> Vec<f64> {
+    let (rows, cols) = (x.shape()[0], x.shape()[1]);
+    let v: Vec<f64> = x.iter_f64().collect();
+    let mut out = vec![0.0; v.len()];
+    for c in 0..cols {
+        let col: Vec<f64> = (0..rows).map(|r| v[r * cols + c]).collect();
+        let mut idx: Vec<usize> = (0..rows).collect();
+        idx.sort_by(|a, b| {
+            let o = order(col[*a], col[*b]);
+            if descending {
+                o.reverse()
+            } else {
+                o
+            }
+        });
+        for (r, i) in idx.iter().enumerate() {
+            out[r * cols + c] = if arg { *i as f64 } else { col[*i] };
+        }
+    }
+    out
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+
+    #[test]
+    fn sort_along_axis_0_and_descending_match_the_reference(
+        rows in 1usize..30,
+        cols in 1usize..6,
+        chunk in (1usize..12, 1usize..6),
+        kind in 0u8..4,
+        seed in 0u64..1000,
+        descending in any::<bool>(),
+    ) {
+        let program = input(kind, &[rows, cols], &[chunk.0, chunk.1], seed);
+        let x = ares_core::expr::evaluate(&program).unwrap();
+        let config = TaskConfig::default();
+        let data = common::run(&x, &config, 2, 2);
+        for arg in [false, true] {
+            let t = x.sort_along(0, descending, arg).unwrap();
+            let got = common::run(&t, &config, 2, 2);
+            let what = format!("sort_along(0, descending={descending}, arg={arg}) of {program}");
+            prop_assert_eq!(got.shape(), x.shape());
+            same(&got, &reference_axis0(&data, arg, descending), &what);
+        }
+    }
+}
+
 #[test]
 fn chunks_of_one_and_every_value_in_one_reducer() {
     for p in [

@@ -264,20 +264,11 @@ impl Ctx {
             "from_npy" | "from_zarr" | "to_npy" | "to_zarr" => self.call_io(name, a),
             // Shuffle (issue 11).
             "sort" | "argsort" => {
-                a.check(2, &["a", "axis"])?;
+                a.check(3, &["a", "axis", "descending"])?;
                 let x = a.tensor(0, "a")?;
                 let axis = a.int_or(1, "axis", -1)?;
-                if axis != -1 && axis != x.ndim() as i64 - 1 {
-                    return err(
-                        p,
-                        format!("{name}: only the last axis (axis=-1) is supported"),
-                    );
-                }
-                wrap(if name == "sort" {
-                    x.sort()
-                } else {
-                    x.argsort()
-                })
+                let descending = to_bool(a.get(2, "descending"))?;
+                wrap(x.sort_along(axis, descending, name == "argsort"))
             }
             "unique" => {
                 a.check(2, &["ar", "return_counts", "equal_nan"])?;

@@ -2,7 +2,8 @@
 //! graph. Their tileable nodes are O(1) in the number of partitions; the supervisor expands
 //! them ([`crate::prepare::tile`]).
 
-use crate::error::Result;
+use crate::array::Scalar;
+use crate::error::{AresError, Result};
 use crate::ops::{Op, OpArgs};
 use crate::tensor::Tensor;
 
@@ -16,6 +17,81 @@ impl Tensor {
     pub fn argsort(&self) -> Result<Tensor> {
         Tensor::new(Op::Sort, OpArgs::Sort { arg: true }, vec![self.clone()])
     }
+
+    /// `sort` (`arg` = false) or `argsort` along `axis` (negative from the end), ascending
+    /// or `descending`, always stable (the array API's `stable=True`). Another axis than the
+    /// last is moved last, sorted there and moved back (two transposes around the one
+    /// sort). Descending is the ascending order of the axis reversed, the positions
+    /// counted from its end: ties keep their order, NaN first (the array API's order for
+    /// a descending sort of NumPy's NaN-last ascending one).
+    pub fn sort_along(&self, axis: i64, descending: bool, arg: bool) -> Result<Tensor> {
+        let name = if arg { "argsort" } else { "sort" };
+        let nd = self.ndim() as i64;
+        if nd == 0 {
+            return Err(AresError::arg(
+                name,
+                "a 0-d tensor has no axis to sort along",
+            ));
+        }
+        let a = if axis < 0 { axis + nd } else { axis };
+        if !(0..nd).contains(&a) {
+            return Err(AresError::arg(
+                name,
+                format!("axis {axis} is out of bounds for array of dimension {nd}"),
+            ));
+        }
+        let (a, last) = (a as usize, nd as usize - 1);
+        let mut perm: Vec<usize> = (0..=last).filter(|d| *d != a).collect();
+        perm.push(a);
+        let mut back = vec![0; perm.len()];
+        for (i, p) in perm.iter().enumerate() {
+            back[*p] = i;
+        }
+        let moved = if a == last {
+            self.clone()
+        } else {
+            self.transpose(Some(&perm))?
+        };
+        let sorted = if !descending {
+            if arg {
+                moved.argsort()?
+            } else {
+                moved.sort()?
+            }
+        } else {
+            let flip = |t: &Tensor| t.slice(&reverse_last(t.ndim()));
+            if arg {
+                // Reversed, sorted stably, reversed back: equal elements keep their order;
+                // positions in the reversed axis are counted back from its end.
+                let n = moved.shape()[last] as i64;
+                flip(&flip(&moved)?.argsort()?)?.binary_scalar(Op::Sub, Scalar::I64(n - 1), true)?
+            } else {
+                flip(&moved.sort()?)?
+            }
+        };
+        if a == last {
+            Ok(sorted)
+        } else {
+            sorted.transpose(Some(&back))
+        }
+    }
+}
+
+/// `[..., ::-1]` for a tensor of `ndim` dimensions.
+fn reverse_last(ndim: usize) -> Vec<crate::tensor::SliceArg> {
+    use crate::tensor::SliceArg;
+    let all = SliceArg::Range {
+        start: None,
+        stop: None,
+        step: None,
+    };
+    let mut index = vec![all; ndim];
+    index[ndim - 1] = SliceArg::Range {
+        start: None,
+        stop: None,
+        step: Some(-1),
+    };
+    index
 }
 
 /// dask#3872's all-to-all shuffle: `in_parts` mappers of `rows` random int64 each (seed =
