@@ -78,6 +78,20 @@ fn programs_that_go_on_from_a_mask_give_numpys_numbers() {
     .unwrap();
     assert_eq!(scalar(got), 14_286.0);
 
+    // nonzero of a 3-D mask: one index array per dimension, from the flat positions.
+    let t: Vec<f64> = (0..24).map(|i| (i as f64).sin()).collect();
+    let want: f64 = (0..24)
+        .filter(|i| t[*i] > 0.5)
+        .map(|i| ((i / 12) * 100 + (i / 4 % 3) * 10 + i % 4) as f64)
+        .sum();
+    let got = run(
+        &mut c,
+        "x = reshape(sin(arange(24, chunk=5)), (2, 3, 4)); n = nonzero(x > 0.5); \
+         sum(n[0] * 100 + n[1] * 10 + n[2])",
+    )
+    .unwrap();
+    close(scalar(got), want);
+
     // A 1-D result after the stage: every element, in order, with its real length.
     let got = run(&mut c, &format!("{pre}x[x > 990] * 2")).unwrap();
     let want: Vec<f64> = xs.iter().filter(|v| **v > 990.0).map(|v| v * 2.0).collect();

@@ -320,13 +320,13 @@ def pow(x1, x2, /) -> Tensor:  # noqa: A001
 def sort(x, /, *, axis=-1, descending=False, stable=True) -> Tensor:
     """Sorted along any ``axis``, ascending or ``descending`` (NaN last, or first when
     descending). ares' sort is always stable, which ``stable=False`` allows."""
-    return _apply("sort", (x,), {"axis": axis, "descending": bool(descending)})
+    return _apply("sort", (x,), {"axis": axis, "descending": True if descending else False})
 
 
 def argsort(x, /, *, axis=-1, descending=False, stable=True) -> Tensor:
     """Positions that sort ``axis``; ties keep their order, also ``descending`` (always
     stable, which ``stable=False`` allows)."""
-    return _apply("argsort", (x,), {"axis": axis, "descending": bool(descending)})
+    return _apply("argsort", (x,), {"axis": axis, "descending": True if descending else False})
 
 
 def take(a, indices, /, axis=None):

@@ -863,6 +863,8 @@ CASES.update({
     "searchsorted": Case(_ar("searchsorted"), np.searchsorted, searchsorted_args(),
                          method="searchsorted"),
     "take": Case(_ar("take"), np.take, take_args(), method="take"),
+    "nonzero": Case(_ar("nonzero"), np.nonzero,
+                    st.builds(lambda x: Call((x,)), tensor(min_dims=1)), method="nonzero"),
     # creation (NumPy has no `chunks`)
     "ones": Case(_ar("ones"), _unchunked(np.ones), create()),
     "zeros": Case(_ar("zeros"), _unchunked(np.zeros), create()),
@@ -1141,6 +1143,8 @@ NOT_NUMERIC = {
 for _d in DTYPES:
     NOT_NUMERIC[_d] = ("a dtype", "== np.dtype(name); every case draws it")
 NOT_NUMERIC["bool"] = ("a dtype", "== np.dtype('bool'); every case draws it")
+NOT_NUMERIC["Tensor.visualize"] = (
+    "draws the chunk graph", "test_notebook.py: an SVG naming the tensor's ops, .dot text")
 NOT_NUMERIC["Tensor.compute_chunk_sizes"] = (
     "resolves a data-dependent length by computing",
     "test_no_silent_divergence.py: the shape and chunks after it are NumPy's and the values "

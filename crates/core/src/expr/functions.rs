@@ -270,6 +270,12 @@ impl Ctx {
                 let descending = to_bool(a.get(2, "descending"))?;
                 wrap(x.sort_along(axis, descending, name == "argsort"))
             }
+            "nonzero" => {
+                a.check(1, &["a"])?;
+                let x = a.tensor(0, "a")?;
+                let parts = x.nonzero().or_else(|e| err(p, e.to_string()))?;
+                Ok(Value::Tuple(parts.into_iter().map(Value::Tensor).collect()))
+            }
             "unique" => {
                 a.check(2, &["ar", "return_counts", "equal_nan"])?;
                 let x = a.tensor(0, "ar")?;

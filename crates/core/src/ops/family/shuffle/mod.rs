@@ -20,6 +20,10 @@ const SHUFFLE_FUNCTIONS: &[Function] = &[
     Function::other("sort", "A sorted copy of an array."),
     Function::other("argsort", "The indices that would sort an array."),
     Function::other("unique", "The sorted unique elements of an array."),
+    Function::other(
+        "nonzero",
+        "The indices of the elements that are non-zero, one array per dimension.",
+    ),
     Function::other("take", "Take elements from an array along an axis."),
     Function::other(
         "searchsorted",

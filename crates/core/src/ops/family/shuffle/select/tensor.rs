@@ -55,6 +55,60 @@ impl Tensor {
         Ok((pick(false)?, Some(pick(true)?)))
     }
 
+    /// `np.nonzero(self)`: for each dimension, the int64 indices along it of the non-zero
+    /// elements, in C order. Their length depends on the data: the flat positions are
+    /// `arange(size)[x != 0]`, and each dimension's index is computed from them element
+    /// by element (`(p // stride) % n`, with exact float divisions below 2^53), so what
+    /// follows runs in stages.
+    pub fn nonzero(&self) -> Result<Vec<Tensor>> {
+        use crate::array::{DType, Scalar};
+        if self.ndim() == 0 {
+            return Err(AresError::arg(
+                "nonzero",
+                "calling nonzero on 0d arrays is not allowed; use atleast_1d(x).nonzero()",
+            ));
+        }
+        if self.length_from_data() {
+            let name = self.data_dependent_name().unwrap_or("x[mask]");
+            return Err(AresError::arg(
+                "nonzero",
+                format!(
+                    "needs the length of {name} while the expression is built: compute it \
+                     first (Python: `x.compute_chunk_sizes()`)"
+                ),
+            ));
+        }
+        let size = self.size();
+        let flat = self.flatten()?;
+        let positions = crate::tensor::arange(
+            Scalar::I64(0),
+            Scalar::I64(size as i64),
+            Scalar::I64(1),
+            size.clamp(1, 1 << 20),
+        )?;
+        // NumPy's truth: non-zero, NaN included.
+        let nonzero = flat.truthy()?;
+        let p = positions.mask_select(&nonzero)?;
+        let shape = self.shape().to_vec();
+        let mut stride: usize = shape.iter().product();
+        let mut out = Vec::with_capacity(shape.len());
+        for n in shape {
+            stride /= n.max(1);
+            // q = p // stride, then q % n, in float64 (exact: every value is below 2^53).
+            let pf = p.astype(DType::F64)?;
+            let q = pf
+                .binary_scalar(Op::Div, Scalar::F64(stride.max(1) as f64), false)?
+                .astype(DType::I64)?;
+            let whole = q
+                .astype(DType::F64)?
+                .binary_scalar(Op::Div, Scalar::F64(n.max(1) as f64), false)?
+                .astype(DType::I64)?
+                .binary_scalar(Op::Mul, Scalar::I64(n as i64), false)?;
+            out.push((&q - &whole)?);
+        }
+        Ok(out)
+    }
+
     /// `x[mask]`: the elements where the bool `mask` (of `x`'s shape) is true, in C order.
     pub fn mask_select(&self, mask: &Tensor) -> Result<Tensor> {
         Tensor::new(
