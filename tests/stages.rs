@@ -92,6 +92,29 @@ fn programs_that_go_on_from_a_mask_give_numpys_numbers() {
     .unwrap();
     close(scalar(got), want);
 
+    // A 1-D mask along the first axis of a 3-D tensor selects whole rows (xarray's time
+    // selection), in C order, with the real row count; reductions go on from it.
+    let got = run(
+        &mut c,
+        "t = reshape(sin(arange(1400, chunk=300)), (40, 5, 7)); \
+         m = sin(arange(40, chunk=9)) > 0.2; t[m]",
+    )
+    .unwrap();
+    let rows: Vec<usize> = (0..40).filter(|r| (*r as f64).sin() > 0.2).collect();
+    let want: Vec<f64> = rows
+        .iter()
+        .flat_map(|r| (r * 35..(r + 1) * 35).map(|i| (i as f64).sin()))
+        .collect();
+    assert_eq!(got.shape(), &[rows.len(), 5, 7]);
+    assert_eq!(got.to_f64().iter().copied().collect::<Vec<_>>(), want);
+    let got = run(
+        &mut c,
+        "t = reshape(sin(arange(1400, chunk=300)), (40, 5, 7)); \
+         m = sin(arange(40, chunk=9)) > 0.2; mean(t[m])",
+    )
+    .unwrap();
+    close(scalar(got), want.iter().sum::<f64>() / want.len() as f64);
+
     // A 1-D result after the stage: every element, in order, with its real length.
     let got = run(&mut c, &format!("{pre}x[x > 990] * 2")).unwrap();
     let want: Vec<f64> = xs.iter().filter(|v| **v > 990.0).map(|v| v * 2.0).collect();

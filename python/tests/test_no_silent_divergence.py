@@ -101,6 +101,12 @@ def test_programs_go_on_from_a_data_dependent_length_in_stages():
     assert ar.sum(x[x > 0.5] * 2).compute() == pytest.approx((a[a > 0.5] * 2).sum(), rel=1e-12)
     m = x[x > 0]
     assert ar.sum(m[m > 1]).compute() == pytest.approx(a[a > 1].sum(), rel=1e-12)
+    # A 1-D mask along the first axis selects whole rows (xarray's time selection).
+    t = rng.standard_normal((60, 4, 5))
+    keep = rng.standard_normal(60) > 0
+    got = ar.from_numpy(t, chunks=(7, 4, 5))[ar.from_numpy(keep, chunks=11)]
+    np.testing.assert_array_equal(got.compute(), t[keep])
+    assert got.mean().compute() == pytest.approx(t[keep].mean(), rel=1e-12)
     # compute_chunk_sizes (dask's name): the shape and chunks become numbers.
     m = x[x > 0].compute_chunk_sizes()
     assert m.shape == (int((a > 0).sum()),)

@@ -61,8 +61,13 @@ fn tensors_of(
         let t = match replaced.get(&idx) {
             Some(t) => t.clone(),
             None => {
-                let inputs = node.inputs.iter().map(|i| tensors[i.index()].clone());
-                Tensor::new(node.op, node.args.clone(), inputs.collect()).map_err(|e| {
+                let inputs: Vec<Tensor> = node
+                    .inputs
+                    .iter()
+                    .map(|i| tensors[i.index()].clone())
+                    .collect();
+                let args = carried_rows(node, &inputs);
+                Tensor::new(node.op, args, inputs).map_err(|e| {
                     stage_error(format!(
                         "node t{i} ({}) with the lengths computed by the stage before: {e}",
                         node.op
@@ -81,6 +86,24 @@ pub fn unknown_lengths(graph: &TileableGraph) -> Result<Vec<bool>> {
         .iter()
         .map(Tensor::length_from_data)
         .collect())
+}
+
+/// `node`'s arguments for `inputs`: a reshape that keeps its rows' shape (of a tensor whose
+/// row count depends on the data) takes the row count its input has now.
+fn carried_rows(node: &crate::graph::TileableNode, inputs: &[Tensor]) -> OpArgs {
+    match (&node.args, inputs.first()) {
+        (OpArgs::Reshape(out), Some(x)) if node.op == Op::Reshape && !out.is_empty() => {
+            let row: usize = out[1..].iter().product();
+            let size = x.size();
+            if row > 0 && size % row == 0 && x.shape()[1..].iter().product::<usize>() == row {
+                let mut out = out.clone();
+                out[0] = size / row;
+                return OpArgs::Reshape(out);
+            }
+            node.args.clone()
+        }
+        _ => node.args.clone(),
+    }
 }
 
 /// The stage to run before `graph` can be tiled: the data-dependent tensors that other ops

@@ -109,8 +109,19 @@ impl Tensor {
         Ok(out)
     }
 
-    /// `x[mask]`: the elements where the bool `mask` (of `x`'s shape) is true, in C order.
+    /// `x[mask]`: the elements where the bool `mask` (of `x`'s shape) is true, in C order;
+    /// a 1-D `mask` along the first axis of an N-D `x` selects whole rows (NumPy's
+    /// `t[mask_1d]`), as `take(x, nonzero(mask)[0], axis=0)`: in stages.
     pub fn mask_select(&self, mask: &Tensor) -> Result<Tensor> {
+        if self.ndim() > 1
+            && mask.ndim() == 1
+            && mask.dtype() == crate::array::DType::Bool
+            && mask.shape()[0] == self.shape()[0]
+            && !self.length_from_data()
+        {
+            let rows = mask.nonzero()?.remove(0);
+            return self.take(&rows, Some(0));
+        }
         Tensor::new(
             Op::MaskSelect,
             OpArgs::MaskSelect,
@@ -139,14 +150,28 @@ impl Tensor {
 
 /// Whether `op` (with output `shape`) may take inputs whose length depends on the data:
 /// it needs no length to be built, and its own length (if any) is theirs.
-fn takes_unknown_lengths(op: Op, shape: &[usize]) -> bool {
+fn takes_unknown_lengths(op: Op, args: &OpArgs, inputs: &[Tensor], shape: &[usize]) -> bool {
     use crate::ops::family::{elementwise::Elementwise, reduction::Reduction};
     use crate::ops::registry::OpFamily;
     match op {
         // Their own length depends on the data; a masked `x[mask]` or `x[mask][...]` too.
         Op::Unique | Op::UniquePick | Op::MaskSelect | Op::Sort => true,
-        // Element by element: the result keeps axis 0 (1-D, as the data-dependent tensors).
-        _ if Elementwise.owns(op) => shape.len() <= 1,
+        // Rows at data-dependent positions (`x[mask_1d]`): as many rows as positions.
+        Op::TakeRows => !inputs[0].length_from_data(),
+        // Only the rows' shape changes; their number is carried over when the stage
+        // before is known (`stages::tensors_of`).
+        Op::Reshape => match (args, inputs.first()) {
+            (OpArgs::Reshape(out), Some(x)) if !out.is_empty() && x.ndim() > 0 => {
+                out[1..].iter().product::<usize>() == x.shape()[1..].iter().product::<usize>()
+            }
+            _ => false,
+        },
+        // Element by element, when the unknown axis stays axis 0 (no dimension broadcast in
+        // before it).
+        _ if Elementwise.owns(op) => inputs
+            .iter()
+            .filter(|t| t.length_from_data())
+            .all(|t| t.ndim() == shape.len()),
         // Reductions and scans read every element, however many there are.
         _ if Reduction.owns(op) => true,
         _ => false,
@@ -165,7 +190,7 @@ pub(crate) fn check_inputs(
     let Some(from) = inputs.iter().find(|t| t.length_from_data()) else {
         return Ok(own);
     };
-    if !takes_unknown_lengths(op, shape) {
+    if !takes_unknown_lengths(op, args, inputs, shape) {
         let name = from.data_dependent_name().unwrap_or("x[mask]");
         return Err(AresError::arg(
             op.name(),
@@ -202,7 +227,11 @@ impl Tensor {
             ));
         }
         let to_i64 = |v: usize| v as i64;
-        let positions = idx.reshape(&[to_i64(idx.size())])?;
+        let positions = if idx.ndim() == 1 {
+            idx.clone()
+        } else {
+            idx.reshape(&[to_i64(idx.size())])?
+        };
         let rows = |x: &Tensor, axis: u32| {
             Tensor::new(
                 Op::TakeRows,
