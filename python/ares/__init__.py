@@ -15,6 +15,7 @@ array API standard (2023.12) where ares has the function. Errors building a tens
 from __future__ import annotations
 
 import builtins as _builtins
+import collections as _collections
 import math as _math
 
 import numpy as _np
@@ -338,9 +339,34 @@ def take(a, indices, /, axis=None):
     return _apply("take", (a, indices), {"axis": axis})
 
 
-def unique(ar, return_counts=False):
-    """NumPy's ``unique``: the sorted distinct values (and their counts)."""
-    return _apply("unique", (ar,), {"return_counts": return_counts})
+def unique(ar, return_index=False, return_inverse=False, return_counts=False):
+    """NumPy's ``unique``: the sorted distinct values, and as asked the index of each one's
+    first occurrence, the inverse indices (shaped as ``ar``, as NumPy 2) and the counts.
+    The values' length depends on the data: what goes on from them runs in stages."""
+    if not (return_index or return_inverse):
+        return _apply("unique", (ar,), {"return_counts": return_counts})
+    values, indices, inverse, counts = _apply("unique_all", (ar,))
+    out = [values]
+    for asked, part in ((return_index, indices), (return_inverse, inverse),
+                        (return_counts, counts)):
+        if asked:
+            out.append(part)
+    return tuple(out)
+
+
+_UniqueAll = _collections.namedtuple(
+    "UniqueAllResult", ["values", "indices", "inverse_indices", "counts"])
+_UniqueInverse = _collections.namedtuple("UniqueInverseResult", ["values", "inverse_indices"])
+
+
+def unique_all(x, /):
+    """The array API's ``unique_all``: values, first indices, inverse indices, counts."""
+    return _UniqueAll(*_apply("unique_all", (x,)))
+
+
+def unique_inverse(x, /):
+    """The array API's ``unique_inverse``: values and inverse indices (shaped as ``x``)."""
+    return _UniqueInverse(*_apply("unique_inverse", (x,)))
 
 
 def unique_values(x, /) -> Tensor:

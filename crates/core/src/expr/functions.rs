@@ -270,6 +270,17 @@ impl Ctx {
                 let descending = to_bool(a.get(2, "descending"))?;
                 wrap(x.sort_along(axis, descending, name == "argsort"))
             }
+            "unique_all" | "unique_inverse" => {
+                a.check(1, &["x"])?;
+                let x = a.tensor(0, "x")?;
+                let parts = if name == "unique_all" {
+                    x.unique_all().map(|p| p.to_vec())
+                } else {
+                    x.unique_inverse().map(|p| p.to_vec())
+                };
+                let parts = parts.or_else(|e| err(p, e.to_string()))?;
+                Ok(Value::Tuple(parts.into_iter().map(Value::Tensor).collect()))
+            }
             "nonzero" => {
                 a.check(1, &["a"])?;
                 let x = a.tensor(0, "a")?;

@@ -21,6 +21,14 @@ const SHUFFLE_FUNCTIONS: &[Function] = &[
     Function::other("argsort", "The indices that would sort an array."),
     Function::other("unique", "The sorted unique elements of an array."),
     Function::other(
+        "unique_all",
+        "The unique values, their first indices, the inverse indices and the counts.",
+    ),
+    Function::other(
+        "unique_inverse",
+        "The unique values and, for each element, the index of its value.",
+    ),
+    Function::other(
         "nonzero",
         "The indices of the elements that are non-zero, one array per dimension.",
     ),

@@ -55,6 +55,45 @@ impl Tensor {
         Ok((pick(false)?, Some(pick(true)?)))
     }
 
+    /// The array API's `unique_all`: the sorted distinct values of the flattened tensor,
+    /// the index of each one's first occurrence, for every element the index of its value
+    /// (shaped as `self`), and the counts. Built from `unique` (with counts), a stable
+    /// argsort and two `searchsorted`: the values' length depends on the data, so this runs
+    /// in stages.
+    pub fn unique_all(&self) -> Result<[Tensor; 4]> {
+        let (values, counts, inverse) = self.unique_inverse_counts()?;
+        let flat = self.flatten_any()?;
+        // The first occurrence: where each value starts in the stably sorted elements.
+        let first = flat.sort()?.searchsorted(&values, false)?;
+        let indices = flat.argsort()?.take(&first, Some(0))?;
+        Ok([values, indices, inverse, counts])
+    }
+
+    /// The array API's `unique_inverse`: the values, and for every element the index of
+    /// its value in them (shaped as `self`).
+    pub fn unique_inverse(&self) -> Result<[Tensor; 2]> {
+        let (values, _, inverse) = self.unique_inverse_counts()?;
+        Ok([values, inverse])
+    }
+
+    fn unique_inverse_counts(&self) -> Result<(Tensor, Tensor, Tensor)> {
+        let flat = self.flatten_any()?;
+        let (values, counts) = flat.unique(true)?;
+        let counts = counts.expect("asked for counts");
+        let shape: Vec<i64> = self.shape().iter().map(|d| *d as i64).collect();
+        let inverse = values.searchsorted(&flat, false)?.reshape(&shape)?;
+        Ok((values, counts, inverse))
+    }
+
+    /// 1-D in C order, a 0-d tensor as one element.
+    fn flatten_any(&self) -> Result<Tensor> {
+        if self.ndim() == 0 {
+            self.reshape(&[1])
+        } else {
+            self.flatten()
+        }
+    }
+
     /// `np.nonzero(self)`: for each dimension, the int64 indices along it of the non-zero
     /// elements, in C order. Their length depends on the data: the flat positions are
     /// `arange(size)[x != 0]`, and each dimension's index is computed from them element
@@ -158,6 +197,9 @@ fn takes_unknown_lengths(op: Op, args: &OpArgs, inputs: &[Tensor], shape: &[usiz
         Op::Unique | Op::UniquePick | Op::MaskSelect | Op::Sort => true,
         // Rows at data-dependent positions (`x[mask_1d]`): as many rows as positions.
         Op::TakeRows => !inputs[0].length_from_data(),
+        // Positions in a sorted data-dependent tensor (`unique_inverse`), or of values of
+        // data-dependent length in a sorted known one (`unique_all`'s first indices).
+        Op::SearchSorted => true,
         // Only the rows' shape changes; their number is carried over when the stage
         // before is known (`stages::tensors_of`).
         Op::Reshape => match (args, inputs.first()) {
@@ -202,16 +244,21 @@ pub(crate) fn check_inputs(
             ),
         ));
     }
-    // A reduction over axis 0 (all there is of a 1-D tensor) knows its length; everything
-    // else keeps the unknown one.
-    let reduces_axis_0 = match args {
-        OpArgs::Reduce { axes, .. }
-        | OpArgs::Moments { axes, .. }
-        | OpArgs::Combine { axes, .. } => axes.contains(&0),
-        OpArgs::Arg { axis, .. } => *axis == 0,
-        _ => false,
+    // Whether the unknown axis reaches the result's axis 0: not through a reduction over
+    // it, nor from the input that only gives values to look in (`take`'s rows,
+    // `searchsorted`'s sorted array).
+    let passes = match (op, args) {
+        (Op::TakeRows | Op::SearchSorted, _) => inputs[1].length_from_data(),
+        (
+            _,
+            OpArgs::Reduce { axes, .. }
+            | OpArgs::Moments { axes, .. }
+            | OpArgs::Combine { axes, .. },
+        ) => !axes.contains(&0),
+        (_, OpArgs::Arg { axis, .. }) => *axis != 0,
+        _ => true,
     };
-    Ok(own || !(shape.is_empty() || reduces_axis_0))
+    Ok(own || (passes && !shape.is_empty()))
 }
 
 impl Tensor {
