@@ -92,6 +92,34 @@ fn programs_that_go_on_from_a_mask_give_numpys_numbers() {
     .unwrap();
     close(scalar(got), want);
 
+    // unique_all of a 2-D tensor: NumPy's values, first indices, inverse and counts.
+    let ints: Vec<i64> = (0..30).map(|i| ((i as f64).sin() * 3.0) as i64).collect();
+    let mut values = ints.clone();
+    values.sort_unstable();
+    values.dedup();
+    let first: Vec<f64> = values
+        .iter()
+        .map(|v| ints.iter().position(|x| x == v).unwrap() as f64)
+        .collect();
+    let inverse: Vec<f64> = ints
+        .iter()
+        .map(|x| values.iter().position(|v| v == x).unwrap() as f64)
+        .collect();
+    let counts: Vec<f64> = values
+        .iter()
+        .map(|v| ints.iter().filter(|x| *x == v).count() as f64)
+        .collect();
+    let upre =
+        "x = reshape(astype(sin(arange(30, chunk=7)) * 3, \"int64\"), (5, 6)); u = unique_all(x); ";
+    for (i, want) in [(1, first), (2, inverse), (3, counts)] {
+        let got = run(&mut c, &format!("{upre}u[{i}]")).unwrap();
+        assert_eq!(
+            got.to_f64().iter().copied().collect::<Vec<_>>(),
+            want,
+            "unique_all[{i}]"
+        );
+    }
+
     // A 1-D mask along the first axis of a 3-D tensor selects whole rows (xarray's time
     // selection), in C order, with the real row count; reductions go on from it.
     let got = run(
