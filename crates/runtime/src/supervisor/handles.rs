@@ -59,6 +59,40 @@ where
 }
 
 impl TaskHandle {
+    /// The handle of an actor that answers everything a task answers (a task processor,
+    /// or a task run in stages).
+    pub fn of<A>(a: Addr<A>) -> Self
+    where
+        A: Actor<Context = Context<A>>
+            + Handler<Reports>
+            + Handler<WorkerLost>
+            + Handler<Redrive>
+            + Handler<FailTask>
+            + Handler<GetInfo>
+            + Handler<WaitDone>
+            + Handler<Cancel>
+            + Handler<FetchResult>
+            + Handler<GetGraph>
+            + Handler<GetFetchArgs>
+            + Handler<FetchPart>
+            + Handler<AwaitPrepared>,
+    {
+        TaskHandle {
+            reports: a.clone().recipient(),
+            lost: a.clone().recipient(),
+            redrive: a.clone().recipient(),
+            fail: a.clone().recipient(),
+            info: a.clone().recipient(),
+            wait: a.clone().recipient(),
+            cancel: a.clone().recipient(),
+            fetch: a.clone().recipient(),
+            graph: a.clone().recipient(),
+            fetch_args: a.clone().recipient(),
+            part: a.clone().recipient(),
+            prepared: a.recipient(),
+        }
+    }
+
     pub fn send<M>(&self, m: M) -> RecipientRequest<M>
     where
         M: Message + std::marker::Send + 'static,

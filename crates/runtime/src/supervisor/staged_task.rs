@@ -341,20 +341,7 @@ impl Actor for StagedTask {
 
 impl From<Addr<StagedTask>> for TaskHandle {
     fn from(a: Addr<StagedTask>) -> Self {
-        TaskHandle {
-            reports: a.clone().recipient(),
-            lost: a.clone().recipient(),
-            redrive: a.clone().recipient(),
-            fail: a.clone().recipient(),
-            info: a.clone().recipient(),
-            wait: a.clone().recipient(),
-            cancel: a.clone().recipient(),
-            fetch: a.clone().recipient(),
-            graph: a.clone().recipient(),
-            fetch_args: a.clone().recipient(),
-            part: a.clone().recipient(),
-            prepared: a.recipient(),
-        }
+        TaskHandle::of(a)
     }
 }
 
@@ -435,9 +422,14 @@ impl Handler<Cancel> for StagedTask {
     }
 }
 
-impl Handler<FetchResult> for StagedTask {
-    type Result = ResponseFuture<Result<Bytes, ResultError>>;
-    fn handle(&mut self, m: FetchResult, _: &mut Context<Self>) -> Self::Result {
+impl StagedTask {
+    /// Asks the last stage for one of its results, once this task succeeded.
+    fn ask_result_stage<M, T>(&self, m: M) -> ResponseFuture<Result<T, ResultError>>
+    where
+        M: Message<Result = Result<T, ResultError>> + Send + 'static,
+        T: Send + 'static,
+        TaskHandle: super::handles::Route<M>,
+    {
         let (task, status) = (self.task, self.status);
         let last = self.result_stage().map(|h| h.send(m));
         Box::pin(async move {
@@ -449,17 +441,17 @@ impl Handler<FetchResult> for StagedTask {
     }
 }
 
+impl Handler<FetchResult> for StagedTask {
+    type Result = ResponseFuture<Result<Bytes, ResultError>>;
+    fn handle(&mut self, m: FetchResult, _: &mut Context<Self>) -> Self::Result {
+        self.ask_result_stage(m)
+    }
+}
+
 impl Handler<FetchPart> for StagedTask {
     type Result = ResponseFuture<Result<ResultPart, ResultError>>;
     fn handle(&mut self, m: FetchPart, _: &mut Context<Self>) -> Self::Result {
-        let (task, status) = (self.task, self.status);
-        let last = self.result_stage().map(|h| h.send(m));
-        Box::pin(async move {
-            match last {
-                Some(asked) => asked.await.unwrap_or(Err(ResultError::NoneHeld(task))),
-                None => Err(ResultError::NotSucceeded { task, status }),
-            }
-        })
+        self.ask_result_stage(m)
     }
 }
 

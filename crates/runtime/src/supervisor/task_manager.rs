@@ -180,10 +180,10 @@ impl TaskManager {
         let staged = ares_core::prepare::stages::next_stage(&graph)
             .map_err(|e| ServiceError::BadGraph(e.to_string()))?
             .is_some();
-        let entry = self.sessions.get_mut(session).expect("checked above");
         let task = TaskId(self.next);
         self.next += 1;
-        if staged {
+        let upload = spool.is_some();
+        let handle: TaskHandle = if staged {
             let me = ctx.address();
             let manager = super::staged_task::Manager {
                 submit: me.clone().recipient(),
@@ -191,50 +191,42 @@ impl TaskManager {
                 on_end: me.recipient(),
             };
             let (s, cfg) = (session.to_string(), Some(config));
-            let handle: TaskHandle =
-                super::staged_task::StagedTask::new(task, s, graph, cfg, fuse_enabled, manager)
-                    .start()
-                    .into();
-            self.admission.started(task, session);
-            entry.tasks.push(task);
-            let superseded = name.and_then(|n| entry.names.insert(n, task));
-            self.tasks.insert(task, (session.to_string(), handle));
-            if let Some(old) = superseded {
-                self.free_superseded(session, old);
-            }
-            tracing::info!(%task, session, "task submitted (in stages)");
-            return Ok(task);
-        }
-        let c = &self.config;
-        let data = crate::data_plane::DataPlane {
-            secret: self.node_secret.clone(),
-            seal: c.cluster.seals(&[&c.cluster.listen]),
-            max_frame: c.cluster.max_frame_bytes,
-            timeout: Duration::from_millis(c.worker.fetch_timeout_ms),
+            super::staged_task::StagedTask::new(task, s, graph, cfg, fuse_enabled, manager)
+                .start()
+                .into()
+        } else {
+            let c = &self.config;
+            let data = crate::data_plane::DataPlane {
+                secret: self.node_secret.clone(),
+                seal: c.cluster.seals(&[&c.cluster.listen]),
+                max_frame: c.cluster.max_frame_bytes,
+                timeout: Duration::from_millis(c.worker.fetch_timeout_ms),
+            };
+            let (retries, scheduler) = (c.scheduling.subtask_max_retries, self.scheduler.clone());
+            let on_end = ctx.address().recipient();
+            let sources = super::task_processor::sources::read_tasks(&graph)
+                .into_iter()
+                .filter_map(|t| self.tasks.get(&t).map(|(_, p)| (t, p.fetch_args.clone())))
+                .collect();
+            let holds = Holds { spool, sources };
+            Supervisor::start(move |_| {
+                TaskProcessor::new(task, graph, config, retries, data, scheduler, on_end)
+                    .holding(holds)
+            })
+            .into()
         };
-        let (retries, scheduler) = (c.scheduling.subtask_max_retries, self.scheduler.clone());
-        let on_end = ctx.address().recipient();
-        let sources = super::task_processor::sources::read_tasks(&graph)
-            .into_iter()
-            .filter_map(|t| self.tasks.get(&t).map(|(_, p)| (t, p.fetch_args.clone())))
-            .collect();
-        let upload = spool.is_some();
-        let holds = Holds { spool, sources };
-        let processor: TaskHandle = Supervisor::start(move |_| {
-            TaskProcessor::new(task, graph, config, retries, data, scheduler, on_end).holding(holds)
-        })
-        .into();
+        let entry = self.sessions.get_mut(session).expect("checked above");
         self.admission.started(task, session);
         entry.tasks.push(task);
         if upload {
             entry.uploads.insert(task);
         }
         let superseded = name.and_then(|n| entry.names.insert(n, task));
-        self.tasks.insert(task, (session.to_string(), processor));
+        self.tasks.insert(task, (session.to_string(), handle));
         if let Some(old) = superseded {
             self.free_superseded(session, old);
         }
-        tracing::info!(%task, session, "task submitted");
+        tracing::info!(%task, session, staged, "task submitted");
         Ok(task)
     }
 }

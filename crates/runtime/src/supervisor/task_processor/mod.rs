@@ -85,20 +85,7 @@ pub struct Holds {
 
 impl From<Addr<TaskProcessor>> for TaskHandle {
     fn from(a: Addr<TaskProcessor>) -> Self {
-        TaskHandle {
-            reports: a.clone().recipient(),
-            lost: a.clone().recipient(),
-            redrive: a.clone().recipient(),
-            fail: a.clone().recipient(),
-            info: a.clone().recipient(),
-            wait: a.clone().recipient(),
-            cancel: a.clone().recipient(),
-            fetch: a.clone().recipient(),
-            graph: a.clone().recipient(),
-            fetch_args: a.clone().recipient(),
-            part: a.clone().recipient(),
-            prepared: a.recipient(),
-        }
+        TaskHandle::of(a)
     }
 }
 
