@@ -92,7 +92,9 @@ pub fn unknown_lengths(graph: &TileableGraph) -> Result<Vec<bool>> {
 /// row count depends on the data) takes the row count its input has now.
 fn carried_rows(node: &crate::graph::TileableNode, inputs: &[Tensor]) -> OpArgs {
     match (&node.args, inputs.first()) {
-        (OpArgs::Reshape(out), Some(x)) if node.op == Op::Reshape && !out.is_empty() => {
+        (OpArgs::Reshape(out), Some(x))
+            if node.op == Op::Reshape && !out.is_empty() && x.ndim() > 0 =>
+        {
             let row: usize = out[1..].iter().product();
             let size = x.size();
             if row > 0 && size % row == 0 && x.shape()[1..].iter().product::<usize>() == row {

@@ -200,11 +200,16 @@ fn takes_unknown_lengths(op: Op, args: &OpArgs, inputs: &[Tensor], shape: &[usiz
         // Positions in a sorted data-dependent tensor (`unique_inverse`), or of values of
         // data-dependent length in a sorted known one (`unique_all`'s first indices).
         Op::SearchSorted => true,
-        // Only the rows' shape changes; their number is carried over when the stage
-        // before is known (`stages::tensors_of`).
+        // Only the rows' shape changes (`take` gathers rows as 2-D, then gives them their
+        // shape); their number is carried over when the stage before is known
+        // (`stages::tensors_of`). A bound of 1 row could as well be a reshape to one row
+        // (`reshape(1, -1)`), which would then differ: refused.
         Op::Reshape => match (args, inputs.first()) {
-            (OpArgs::Reshape(out), Some(x)) if !out.is_empty() && x.ndim() > 0 => {
-                out[1..].iter().product::<usize>() == x.shape()[1..].iter().product::<usize>()
+            (OpArgs::Reshape(out), Some(x)) if out.len() >= 2 && x.ndim() >= 2 => {
+                x.shape()[0] > 1
+                    && out[0] == x.shape()[0]
+                    && out[1..].iter().product::<usize>()
+                        == x.shape()[1..].iter().product::<usize>()
             }
             _ => false,
         },
