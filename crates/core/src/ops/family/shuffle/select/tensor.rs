@@ -202,11 +202,12 @@ fn takes_unknown_lengths(op: Op, args: &OpArgs, inputs: &[Tensor], shape: &[usiz
         Op::SearchSorted => true,
         // Only the rows' shape changes (`take` gathers rows as 2-D, then gives them their
         // shape); their number is carried over when the stage before is known
-        // (`stages::tensors_of`). A bound of 1 row could as well be a reshape to one row
-        // (`reshape(1, -1)`), which would then differ: refused.
+        // (`stages::tensors_of`). Into N-D, a bound of 1 row could as well be a reshape to
+        // one row (`reshape(1, -1)`), which would then differ: refused; into 1-D it is a
+        // flatten of rows of one element either way.
         Op::Reshape => match (args, inputs.first()) {
-            (OpArgs::Reshape(out), Some(x)) if out.len() >= 2 && x.ndim() >= 2 => {
-                x.shape()[0] > 1
+            (OpArgs::Reshape(out), Some(x)) if !out.is_empty() && x.ndim() >= 2 => {
+                (out.len() == 1 || x.shape()[0] > 1)
                     && out[0] == x.shape()[0]
                     && out[1..].iter().product::<usize>()
                         == x.shape()[1..].iter().product::<usize>()
