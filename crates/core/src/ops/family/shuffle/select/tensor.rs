@@ -131,10 +131,10 @@ impl Tensor {
         let shape = self.shape().to_vec();
         let mut stride: usize = shape.iter().product();
         let mut out = Vec::with_capacity(shape.len());
+        // q = p // stride, then q % n, in float64 (exact: every value is below 2^53).
+        let pf = p.astype(DType::F64)?;
         for n in shape {
             stride /= n.max(1);
-            // q = p // stride, then q % n, in float64 (exact: every value is below 2^53).
-            let pf = p.astype(DType::F64)?;
             let q = pf
                 .binary_scalar(Op::Div, Scalar::F64(stride.max(1) as f64), false)?
                 .astype(DType::I64)?;
