@@ -100,6 +100,42 @@ fn the_task_stream_and_memory_history_of_a_known_job() {
     }
 }
 
+/// The graph route of a small finished task: counts per op that add up to its subtasks, and
+/// its chunk graph (every chunk's subtask and inputs in range, inputs before the chunk).
+#[test]
+fn the_graph_route_counts_subtasks_by_op_and_holds_a_small_tasks_chunk_graph() {
+    let cluster = web_cluster(None, 1 << 20);
+    let api = Http::of(&cluster, None);
+    assert_eq!(api.send("PUT", "/api/session/g", None).0, 200);
+    let tid = submit(&api, "g", "x = rand(8000, chunk=1000, seed=3); sum(x + 1)");
+    let (_, info) = api.get(&format!("/api/session/g/task/{tid}?action=wait&timeout=30"));
+    assert_eq!(info["status"], "succeeded", "{info}");
+    let (status, g) = api.get(&format!("/api/session/g/task/{tid}/graph?limit=100"));
+    assert_eq!(status, 200, "{g}");
+    let total = g["subtasks_total"].as_u64().unwrap();
+    let by_op = g["by_op"].as_array().unwrap();
+    let done: u64 = by_op.iter().map(|r| r["done"].as_u64().unwrap()).sum();
+    assert_eq!(done, total, "every subtask done, counted once: {g}");
+    let ops: Vec<&str> = by_op.iter().map(|r| r["op"].as_str().unwrap()).collect();
+    assert!(ops.contains(&"sum"), "the reduction's subtasks: {ops:?}");
+    let chunks = g["chunks"].as_array().unwrap();
+    assert!(chunks.len() >= 9, "8 chunks of x + 1 and the sum's: {g}");
+    for (i, c) in chunks.iter().enumerate() {
+        assert!(c["subtask"].as_u64().unwrap() < total, "{c}");
+        for input in c["inputs"].as_array().unwrap() {
+            assert!(
+                (input.as_u64().unwrap() as usize) < i,
+                "inputs come first: {c}"
+            );
+        }
+        assert!(c["family"].is_string() && c["label"].is_string(), "{c}");
+    }
+    // A limit below the task's size leaves the chunk graph out, the counts in.
+    let (_, small) = api.get(&format!("/api/session/g/task/{tid}/graph?limit=1"));
+    assert!(small["chunks"].as_array().unwrap().is_empty(), "{small}");
+    assert_eq!(small["by_op"], g["by_op"]);
+}
+
 /// Chromium, if this machine has it (`ARES_CHROMIUM` names another binary).
 fn chromium() -> Option<PathBuf> {
     if let Ok(p) = std::env::var("ARES_CHROMIUM") {
@@ -158,6 +194,16 @@ fn the_dashboard_in_headless_chromium_draws_the_jobs_bars_and_memory_lines() {
     let cluster = web_cluster(Some(TOKEN), 1 << 20);
     let api = Http::of(&cluster, Some(TOKEN));
     assert_eq!(api.send("PUT", "/api/session/view", None).0, 200);
+    // A small task, done: the page draws its chunk graph.
+    let small = submit(
+        &api,
+        "view",
+        "x = rand(4000, chunk=1000, seed=2); sum(x + 1)",
+    );
+    let (_, info) = api.get(&format!(
+        "/api/session/view/task/{small}?action=wait&timeout=30"
+    ));
+    assert_eq!(info["status"], "succeeded", "{info}");
     // Long enough to be running while the browser looks (seconds in a debug build).
     let tid = submit(
         &api,
@@ -191,6 +237,20 @@ fn the_dashboard_in_headless_chromium_draws_the_jobs_bars_and_memory_lines() {
         );
     }
     assert!(dom.contains("id=\"task-stream-svg\""), "{dom}");
+    // The running task's progress by op, and the small task's chunk graph.
+    assert!(
+        dom.contains(&format!(
+            "class=\"op-progress\" data-op=\"sum\" data-task=\"{tid}\""
+        )),
+        "no progress row of the running task's sum:\n{dom}"
+    );
+    assert!(
+        dom.contains(&format!(
+            "id=\"graph-svg\" data-task=\"{small}\" data-nodes=\"chunks\""
+        )),
+        "no chunk graph of the small task {small}:\n{dom}"
+    );
+    assert!(dom.matches("class=\"node chunk\"").count() >= 5, "{dom}");
     let shot = screenshot_path();
     let _ = std::fs::remove_file(&shot);
     headless(

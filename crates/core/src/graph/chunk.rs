@@ -333,6 +333,15 @@ impl ChunkGraph {
             .collect()
     }
 
+    /// The op a chunk is drawn as (the dashboard's colours and progress rows): its own, or
+    /// for a FUSE chunk its last step's, the op whose result it holds.
+    pub fn drawn_op(&self, idx: ChunkIdx) -> Op {
+        match (self.node(idx).op, self.args_of(idx)) {
+            (Op::Fuse, OpArgs::Fuse(steps)) => steps.last().map_or(Op::Fuse, |s| s.op),
+            (op, _) => op,
+        }
+    }
+
     /// Human-readable one-line label of a node: `rand k0.3 (100,)` or `FUSE[add, sum]`.
     pub fn label(&self, idx: ChunkIdx) -> String {
         let n = self.node(idx);

@@ -33,8 +33,9 @@ use serde::{Deserialize, Serialize};
 /// heartbeat's `unmanaged_bytes`; 9: a FUSE step's `position`, random fills keep the op's
 /// seed; 10: `rand` draws from eight interleaved generators, so nodes of two versions would
 /// compute different values for one tensor; 11: an upload's load reads `Format::Spool`;
-/// 12: `Explain`; 13: the handshake's seal bytes and encrypted links; 14: heartbeat task-stream entries).
-pub const PROTOCOL_VERSION: u32 = 14;
+/// 12: `Explain`; 13: the handshake's seal bytes and encrypted links; 14: heartbeat task-stream entries;
+/// 15: they travel as one packed byte string, timed on the worker's clock).
+pub const PROTOCOL_VERSION: u32 = 15;
 
 /// One subtask to run: its index in the task's subtask graph and where its inputs are.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -265,7 +265,33 @@ pub struct SubtaskView {
     pub preds: Vec<u32>,
 }
 
-/// A task's graphs with per-node status: counts per depth always, subtasks up to a limit.
+/// One chunk of a small task's chunk graph, as the dashboard draws it.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct ChunkView {
+    /// Its op (a FUSE chunk's last step), with the fused steps' names in `label`.
+    pub op: &'static str,
+    pub family: &'static str,
+    pub label: String,
+    pub shape: Vec<u64>,
+    /// The subtask (index into `subtasks`) that computes it.
+    pub subtask: u32,
+    /// Chunks (indices into `chunks`) it reads.
+    pub inputs: Vec<u32>,
+}
+
+/// Subtasks per op kind (the op each subtask is drawn as), as dask's progress bars group
+/// tasks by their key's prefix.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct OpProgress {
+    pub op: &'static str,
+    pub family: &'static str,
+    pub waiting: usize,
+    pub submitted: usize,
+    pub done: usize,
+}
+
+/// A task's graphs with per-node status: counts per depth and per op always, subtasks and
+/// chunks up to a limit.
 #[derive(Clone, Debug, serde::Serialize)]
 pub struct GraphView {
     pub info: TaskInfo,
@@ -273,7 +299,26 @@ pub struct GraphView {
     pub subtasks_total: usize,
     /// `[depth, waiting, submitted, done]` for every depth level.
     pub by_depth: Vec<[usize; 4]>,
+    /// Per op, in the order ops first appear in the subtask graph.
+    pub by_op: Vec<OpProgress>,
     pub subtasks: Vec<SubtaskView>,
+    /// The chunk graph, when the task has at most `limit` subtasks and `4 × limit` chunks.
+    pub chunks: Vec<ChunkView>,
+}
+
+impl GraphView {
+    /// A view with no graph (not prepared yet, or gone).
+    pub fn empty(info: TaskInfo) -> Self {
+        Self {
+            info,
+            tileable: None,
+            subtasks_total: 0,
+            by_depth: Vec::new(),
+            by_op: Vec::new(),
+            subtasks: Vec::new(),
+            chunks: Vec::new(),
+        }
+    }
 }
 
 // ---------------------------------------------------------------- to the TaskManager

@@ -484,11 +484,8 @@ impl Handler<GetGraph> for StagedTask {
             match view {
                 Some(v) => GraphView { info, ..v },
                 None => GraphView {
-                    info,
                     tileable: Some(act.graph.clone()),
-                    subtasks_total: 0,
-                    by_depth: Vec::new(),
-                    subtasks: Vec::new(),
+                    ..GraphView::empty(info)
                 },
             }
         }))

@@ -23,8 +23,6 @@
   var now = 0;              // the supervisor's clock at the last answer
   var meta = null;          // the last answer's counters
   var view = { span: 60, end: null }; // end null: follow the present
-  var opsOf = {};           // "task/depth" -> {op: true}, for the progress panel
-  var opOfSubtask = {};     // "task/subtask" -> op (small tasks' graphs)
 
   function $(id) { return document.getElementById(id); }
   function svgEl(tag, attrs, parent) {
@@ -67,9 +65,6 @@
       for (var i = 0; i < d.entries.length; i++) {
         var e = d.entries[i];
         runs.push(e);
-        var k = e.task + "/" + e.depth;
-        (opsOf[k] = opsOf[k] || {})[e.op] = true;
-        opOfSubtask[e.task + "/" + e.subtask] = e.op;
       }
       if (runs.length > KEPT) runs.splice(0, runs.length - KEPT);
       drawStream();
@@ -321,35 +316,49 @@
     });
   }
 
+  // A task's progress by op kind, as dask's progress bars group tasks by their key's
+  // prefix: a row per op a subtask is drawn as (its last chunk's), with a swatch of its
+  // family's colour and done / submitted / waiting parts.
   function progressPanel(v) {
     var t = v.t, g = v.g, div = document.createElement("div");
     div.className = "task-progress";
     var h = document.createElement("h3");
     h.textContent = "task " + t.info.task + " (" + t.sid + "): " + (t.info.progress * 100).toFixed(1) + "% of " + g.subtasks_total + " subtasks";
     div.appendChild(h);
-    var W = 640, ROW = 16, svg = svgEl("svg", { width: W, height: Math.max(1, g.by_depth.length) * ROW + 4, "class": "progress" });
-    g.by_depth.forEach(function (row, i) {
-      var depth = row[0], waiting = row[1], submitted = row[2], done = row[3], total = Math.max(1, waiting + submitted + done);
-      var ops = Object.keys(opsOf[t.info.task + "/" + depth] || {}).join(", ") || "depth " + depth;
+    var rows = g.by_op || [];
+    var W = 640, ROW = 16, svg = svgEl("svg", { width: W, height: Math.max(1, rows.length) * ROW + 4, "class": "progress" });
+    rows.forEach(function (r, i) {
+      var total = Math.max(1, r.waiting + r.submitted + r.done);
       var y = i * ROW + 2, x = 200, P = W - x - 120;
-      text(svg, 2, y + 11, ops.length > 30 ? ops.slice(0, 29) + "…" : ops);
-      [[done, "#3a3"], [submitted, "#f0a020"], [waiting, "#ddd"]].reduce(function (at, part) {
+      var row = svgEl("g", { "class": "op-progress", "data-op": r.op, "data-task": t.info.task }, svg);
+      svgEl("rect", { x: 2, y: y + 1, width: 10, height: ROW - 6, fill: COLORS[familyIndex(r.family)] }, row);
+      text(row, 16, y + 11, r.op + " (" + r.family + ")");
+      [[r.done, "#3a3"], [r.submitted, "#f0a020"], [r.waiting, "#ddd"]].reduce(function (at, part) {
         var w = part[0] / total * P;
-        if (w > 0) svgEl("rect", { x: at.toFixed(1), y: y, width: Math.max(1, w).toFixed(1), height: ROW - 4, fill: part[1] }, svg);
+        if (w > 0) svgEl("rect", { x: at.toFixed(1), y: y, width: Math.max(1, w).toFixed(1), height: ROW - 4, fill: part[1] }, row);
         return at + w;
       }, x);
-      text(svg, x + P + 6, y + 11, done + " / " + total);
+      text(row, x + P + 6, y + 11, r.done + " / " + total);
     });
     div.appendChild(svg);
     return div;
   }
 
-  // The subtask graph of a small task: a layer per depth, an arrow per dependency.
+  // The chunk graph of a small task: a layer per chunk depth (longest path from a source),
+  // a node per chunk coloured by its op's family, faded until its subtask is done, an
+  // arrow per input. Tasks too large for chunks fall back to their subtasks.
   function drawGraph(t, g) {
     var box = $("graph");
     if (!box || !g.subtasks.length) return;
+    var chunks = g.chunks && g.chunks.length;
+    var nodes = chunks ? g.chunks : g.subtasks;
+    var inputsOf = function (n) { return (chunks ? n.inputs : n.preds) || []; };
+    var depth = [];
+    nodes.forEach(function (n, i) {
+      depth[i] = chunks ? inputsOf(n).reduce(function (d, p) { return Math.max(d, depth[p] + 1); }, 0) : n.depth;
+    });
     var layers = {};
-    g.subtasks.forEach(function (s, i) { (layers[s.depth] = layers[s.depth] || []).push(i); });
+    nodes.forEach(function (n, i) { (layers[depth[i]] = layers[depth[i]] || []).push(i); });
     var depths = Object.keys(layers).map(Number).sort(function (a, b) { return a - b; });
     var widest = Math.max.apply(null, [1].concat(depths.map(function (d) { return layers[d].length; })));
     var NW = 58, NH = 22, GX = 12, GY = 40;
@@ -359,26 +368,35 @@
       var row = layers[d], step = Math.min(NW + GX, (W - 20) / row.length);
       row.forEach(function (i, k) { pos[i] = [10 + k * step, 10 + li * (NH + GY)]; });
     });
-    var svg = svgEl("svg", { width: W, height: H, id: "graph-svg", "data-task": t.info.task });
+    var svg = svgEl("svg", { width: W, height: H, id: "graph-svg", "data-task": t.info.task, "data-nodes": chunks ? "chunks" : "subtasks" });
     var defs = svgEl("defs", {}, svg), m = svgEl("marker", { id: "arrow", viewBox: "0 0 6 6", refX: 6, refY: 3, markerWidth: 6, markerHeight: 6, orient: "auto" }, defs);
     svgEl("path", { d: "M0,0 L6,3 L0,6 z", fill: "#888" }, m);
     var nodeW = Math.min(NW, (W - 20) / widest - 4);
-    g.subtasks.forEach(function (s, i) {
-      (s.preds || []).forEach(function (p) {
+    nodes.forEach(function (n, i) {
+      inputsOf(n).forEach(function (p) {
         if (!(p in pos)) return;
         svgEl("line", { "class": "edge", x1: pos[p][0] + nodeW / 2, y1: pos[p][1] + NH, x2: pos[i][0] + nodeW / 2, y2: pos[i][1], stroke: "#aaa", "marker-end": "url(#arrow)" }, svg);
       });
     });
     var fill = { waiting: "#ddd", ready: "#ccc", submitted: "#f0a020", done: "#3a3" };
-    g.subtasks.forEach(function (s, i) {
-      var node = svgEl("g", { "class": "node", transform: "translate(" + pos[i][0].toFixed(1) + "," + pos[i][1] + ")" }, svg);
-      svgEl("rect", { width: nodeW.toFixed(1), height: NH, rx: 3, fill: fill[s.state] || "#ddd", stroke: "#666" }, node);
-      var op = opOfSubtask[t.info.task + "/" + i] || "s" + i;
-      text(node, 3, 14, op.length > 9 ? op.slice(0, 8) + "…" : op);
-      svgEl("title", {}, node).textContent = "subtask " + i + " " + s.id + " depth " + s.depth + ", " + s.chunks + " chunks, " + s.state + (s.worker ? " on " + s.worker : "");
+    nodes.forEach(function (n, i) {
+      var node = svgEl("g", { "class": chunks ? "node chunk" : "node", transform: "translate(" + pos[i][0].toFixed(1) + "," + pos[i][1] + ")" }, svg);
+      var label, title;
+      if (chunks) {
+        var s = g.subtasks[n.subtask] || {};
+        svgEl("rect", { width: nodeW.toFixed(1), height: NH, rx: 3, fill: COLORS[familyIndex(n.family)], "fill-opacity": s.state === "done" ? 1 : 0.35, stroke: s.state === "submitted" ? "#f0a020" : "#666", "stroke-width": s.state === "submitted" ? 2 : 1 }, node);
+        label = n.op;
+        title = n.label + " (" + n.shape.join(", ") + ") in subtask " + n.subtask + ", " + (s.state || "?") + (s.worker ? " on " + s.worker : "");
+      } else {
+        svgEl("rect", { width: nodeW.toFixed(1), height: NH, rx: 3, fill: fill[n.state] || "#ddd", stroke: "#666" }, node);
+        label = "s" + i;
+        title = "subtask " + i + " " + n.id + " depth " + n.depth + ", " + n.chunks + " chunks, " + n.state + (n.worker ? " on " + n.worker : "");
+      }
+      text(node, 3, 14, label.length > 9 ? label.slice(0, 8) + "…" : label);
+      svgEl("title", {}, node).textContent = title;
     });
     var cap = $("graph-info");
-    if (cap) cap.textContent = "task " + t.info.task + " (" + t.sid + "), " + g.subtasks_total + " subtasks, " + g.info.status;
+    if (cap) cap.textContent = "task " + t.info.task + " (" + t.sid + "), " + (chunks ? g.chunks.length + " chunks in " : "") + g.subtasks_total + " subtasks, " + g.info.status;
     box.replaceChildren(svg);
   }
 

@@ -82,8 +82,9 @@ struct Shared {
     in_pool: AtomicUsize,
     /// What ran since the last heartbeat, for the dashboard's task stream ([`spans`]).
     spans: Mutex<spans::SpanBuffer>,
-    /// `web.task_stream_capacity > 0`: compute threads record spans.
-    record_spans: bool,
+    /// The clock compute threads time spans on; `None` when `web.task_stream_capacity` is 0
+    /// (no span is recorded).
+    span_clock: Option<spans::SpanClock>,
 }
 
 pub struct Worker {
@@ -375,14 +376,16 @@ pub async fn start(
     };
     let slots = config.worker.effective_slots();
     let pool = pool::ComputePool::new(slots)?;
+    let span_buffer = spans::SpanBuffer::new(config.web.task_stream_capacity);
+    let span_clock = span_buffer.enabled().then(|| span_buffer.clock());
     let shared = Arc::new(Shared {
         finished: Mutex::new(Vec::new()),
         drain_pending: AtomicBool::new(false),
         storage,
         draining: AtomicBool::new(false),
         in_pool: AtomicUsize::new(0),
-        spans: Mutex::new(spans::SpanBuffer::new(config.web.task_stream_capacity)),
-        record_spans: config.web.task_stream_capacity > 0,
+        spans: Mutex::new(span_buffer),
+        span_clock,
     });
     let fraction = |f: f64| (memory_limit as f64 * f) as u64;
     let thresholds = (

@@ -7,43 +7,30 @@
 //! newest are dropped and counted. A capacity of 0 turns the recording off: the compute
 //! threads then read no clock for it.
 
-use crate::protocol::task_stream::{SpanStatus, StreamReport, SubtaskSpan};
+use crate::protocol::task_stream::{PackedSpans, SpanStatus, StreamReport};
 use crate::protocol::{SubtaskError, SubtaskReport};
 use ares_core::graph::WorkerGraph;
-use ares_core::ids::{ChunkIdx, SubtaskIdx, TaskId};
-use ares_core::ops::{Op, OpArgs};
+use ares_core::ids::{ChunkIdx, SubtaskIdx};
+use ares_core::ops::Op;
 use std::time::Instant;
 
-/// A span as a compute thread records it: instants on this worker's clock.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct PendingSpan {
-    pub task: TaskId,
-    pub subtask: SubtaskIdx,
-    pub slot: u32,
-    pub depth: u32,
-    pub op: Op,
-    pub status: SpanStatus,
-    pub start: Instant,
-    pub end: Instant,
-    pub fetch_us: u64,
-    pub bytes_in: u64,
-    pub bytes_out: u64,
-}
-
-/// The spans waiting for the next heartbeat.
+/// The spans waiting for the next heartbeat, as the records they travel in.
 #[derive(Debug)]
 pub struct SpanBuffer {
-    spans: Vec<PendingSpan>,
+    spans: PackedSpans,
     capacity: usize,
     dropped: u64,
+    /// Where the worker's clock starts: span times are microseconds since then.
+    epoch: Instant,
 }
 
 impl SpanBuffer {
     pub fn new(capacity: usize) -> Self {
         Self {
-            spans: Vec::new(),
+            spans: PackedSpans::default(),
             capacity,
             dropped: 0,
+            epoch: Instant::now(),
         }
     }
 
@@ -52,37 +39,23 @@ impl SpanBuffer {
         self.capacity > 0
     }
 
-    /// Adds what one compute job ran; those over the capacity are counted, not kept.
-    pub fn extend(&mut self, spans: impl IntoIterator<Item = PendingSpan>) {
-        for s in spans {
-            if self.spans.len() < self.capacity {
-                self.spans.push(s);
-            } else {
-                self.dropped += 1;
-            }
-        }
+    /// The clock compute threads time spans on.
+    pub fn clock(&self) -> SpanClock {
+        SpanClock(self.epoch)
     }
 
-    /// Everything since the last call, with times made relative to `now` (the heartbeat).
+    /// Adds what one compute job ran; those over the capacity are counted, not kept.
+    pub fn extend(&mut self, job: &PackedSpans) {
+        let room = self.capacity.saturating_sub(self.spans.len());
+        self.dropped += self.spans.append_up_to(job, room) as u64;
+    }
+
+    /// Everything since the last call, with the clock's reading at `now` (the heartbeat).
     pub fn take(&mut self, now: Instant) -> StreamReport {
-        let spans = std::mem::take(&mut self.spans)
-            .into_iter()
-            .map(|s| SubtaskSpan {
-                task: s.task,
-                subtask: s.subtask,
-                slot: s.slot,
-                depth: s.depth,
-                op: s.op,
-                status: s.status,
-                start_us_ago: micros(now.saturating_duration_since(s.start)),
-                run_us: micros(s.end.saturating_duration_since(s.start)),
-                fetch_us: s.fetch_us,
-                bytes_in: s.bytes_in,
-                bytes_out: s.bytes_out,
-            })
-            .collect();
+        let kept = self.spans.len();
         StreamReport {
-            spans,
+            spans: std::mem::replace(&mut self.spans, PackedSpans::with_capacity(kept)),
+            now_us: self.clock().micros(now),
             dropped: std::mem::take(&mut self.dropped),
             spill_at: 0,
             pause_at: 0,
@@ -90,19 +63,23 @@ impl SpanBuffer {
     }
 }
 
-fn micros(d: std::time::Duration) -> u64 {
-    u64::try_from(d.as_micros()).unwrap_or(u64::MAX)
+/// Microseconds since the worker's span epoch.
+#[derive(Clone, Copy, Debug)]
+pub struct SpanClock(Instant);
+
+impl SpanClock {
+    pub fn micros(self, at: Instant) -> u64 {
+        u64::try_from(at.saturating_duration_since(self.0).as_micros()).unwrap_or(u64::MAX)
+    }
 }
 
-/// The op a subtask is drawn as: its last chunk's, or for a fused chunk its last step's.
+/// The op a subtask is drawn as: its last chunk's ([`ChunkGraph::drawn_op`]).
+///
+/// [`ChunkGraph::drawn_op`]: ares_core::graph::ChunkGraph::drawn_op
 pub fn subtask_op(graph: &WorkerGraph, subtask: SubtaskIdx) -> Op {
-    let Some(&last) = graph.members.row(subtask.index()).last() else {
-        return Op::Fuse;
-    };
-    let idx = ChunkIdx(last);
-    match graph.chunks.args_of(idx) {
-        OpArgs::Fuse(steps) => steps.last().map_or(Op::Fuse, |s| s.op),
-        _ => graph.chunks.node(idx).op,
+    match graph.members.row(subtask.index()).last() {
+        Some(&last) => graph.chunks.drawn_op(ChunkIdx(last)),
+        None => Op::Fuse,
     }
 }
 
@@ -120,29 +97,36 @@ pub fn outcome_of(report: &SubtaskReport) -> (SpanStatus, u64) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::protocol::task_stream::SubtaskSpan;
+    use ares_core::ids::TaskId;
     use std::time::Duration;
 
-    fn span(start: Instant, run_ms: u64) -> PendingSpan {
-        PendingSpan {
-            task: TaskId(1),
-            subtask: SubtaskIdx(7),
-            slot: 1,
-            depth: 2,
-            op: Op::Rand,
-            status: SpanStatus::Succeeded,
-            start,
-            end: start + Duration::from_millis(run_ms),
-            fetch_us: 5,
-            bytes_in: 10,
-            bytes_out: 20,
+    fn job(b: &SpanBuffer, n: u32, start: Instant, run_ms: u64) -> PackedSpans {
+        let clock = b.clock();
+        let mut p = PackedSpans::default();
+        for i in 0..n {
+            p.push(&SubtaskSpan {
+                task: TaskId(1),
+                subtask: SubtaskIdx(i),
+                slot: 1,
+                depth: 2,
+                op: Op::Rand,
+                status: SpanStatus::Succeeded,
+                start_us: clock.micros(start),
+                run_us: run_ms * 1000,
+                fetch_us: 5,
+                bytes_in: 10,
+                bytes_out: 20,
+            });
         }
+        p
     }
 
     #[test]
     fn keeps_at_most_its_capacity_and_counts_the_rest() {
-        let t0 = Instant::now();
         let mut b = SpanBuffer::new(3);
-        b.extend((0..5).map(|_| span(t0, 1)));
+        let t0 = Instant::now();
+        b.extend(&job(&b, 5, t0, 1));
         let r = b.take(t0 + Duration::from_millis(10));
         assert_eq!((r.spans.len(), r.dropped), (3, 2));
         let again = b.take(t0 + Duration::from_millis(20));
@@ -150,12 +134,13 @@ mod tests {
     }
 
     #[test]
-    fn times_are_relative_to_the_heartbeat() {
-        let t0 = Instant::now();
+    fn times_are_on_the_workers_clock_with_the_heartbeats_reading() {
         let mut b = SpanBuffer::new(10);
-        b.extend([span(t0, 4)]);
-        let s = b.take(t0 + Duration::from_millis(10)).spans[0];
-        assert_eq!((s.start_us_ago, s.run_us), (10_000, 4_000));
+        let t0 = b.epoch + Duration::from_millis(3);
+        b.extend(&job(&b, 1, t0, 4));
+        let r = b.take(t0 + Duration::from_millis(10));
+        let s = r.spans.get(0).unwrap();
+        assert_eq!((s.start_us, s.run_us, r.now_us), (3_000, 4_000, 13_000));
         assert_eq!((s.slot, s.depth, s.bytes_in, s.bytes_out), (1, 2, 10, 20));
     }
 
@@ -163,7 +148,7 @@ mod tests {
     fn zero_capacity_records_nothing() {
         let mut b = SpanBuffer::new(0);
         assert!(!b.enabled());
-        b.extend([span(Instant::now(), 1)]);
+        b.extend(&job(&b, 1, Instant::now(), 1));
         assert_eq!(b.take(Instant::now()).spans.len(), 0);
     }
 }

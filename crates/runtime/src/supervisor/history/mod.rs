@@ -79,24 +79,7 @@ impl ClusterHistory {
             inner.last_prune_us = now;
         }
         inner.dropped_by_workers = inner.dropped_by_workers.saturating_add(stream.dropped);
-        for s in stream.spans {
-            let start_us = now.saturating_sub(s.start_us_ago);
-            inner.stream.push(StreamEntry {
-                received_us: now,
-                start_us,
-                end_us: start_us.saturating_add(s.run_us).min(now),
-                fetch_us: s.fetch_us,
-                bytes_in: s.bytes_in,
-                bytes_out: s.bytes_out,
-                worker,
-                slot: s.slot,
-                task: s.task,
-                subtask: s.subtask,
-                depth: s.depth,
-                op: s.op,
-                status: s.status,
-            });
-        }
+        (inner.stream).push(now, worker, stream.now_us, stream.spans);
     }
 
     /// The runs that arrived after `since` seconds (all with `None`), at most `limit`.
@@ -223,23 +206,32 @@ pub struct WorkerMemoryView {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::task_stream::{SpanStatus, SubtaskSpan};
+    use crate::protocol::task_stream::{PackedSpans, SpanStatus, SubtaskSpan};
     use ares_core::ids::{SubtaskIdx, TaskId};
     use ares_core::ops::Op;
 
-    fn span(subtask: u32, ago_us: u64) -> SubtaskSpan {
-        SubtaskSpan {
+    /// A report sent at 10 ms on the worker's clock, of a span that started `ago_us` before.
+    fn report(subtask: u32, ago_us: u64) -> StreamReport {
+        let mut spans = PackedSpans::default();
+        spans.push(&SubtaskSpan {
             task: TaskId(3),
             subtask: SubtaskIdx(subtask),
             slot: 1,
             depth: 0,
             op: Op::Rand,
             status: SpanStatus::Succeeded,
-            start_us_ago: ago_us,
+            start_us: 10_000 - ago_us,
             run_us: 100,
             fetch_us: 0,
             bytes_in: 0,
             bytes_out: 64,
+        });
+        StreamReport {
+            spans,
+            now_us: 10_000,
+            dropped: 1,
+            spill_at: 60,
+            pause_at: 80,
         }
     }
 
@@ -247,17 +239,7 @@ mod tests {
     fn spans_land_on_the_supervisors_clock_and_since_is_incremental() {
         let h = ClusterHistory::new(&WebConfig::default(), 1000);
         std::thread::sleep(std::time::Duration::from_millis(5));
-        let report = |spans| StreamReport {
-            spans,
-            dropped: 1,
-            spill_at: 60,
-            pause_at: 80,
-        };
-        h.record(
-            WorkerId(0),
-            &MemoryStats::default(),
-            report(vec![span(0, 1000)]),
-        );
+        h.record(WorkerId(0), &MemoryStats::default(), report(0, 1000));
         let first = h.task_stream(None, usize::MAX);
         assert_eq!(first.entries.len(), 1);
         let e = &first.entries[0];
@@ -266,11 +248,7 @@ mod tests {
             (e.op, e.family, e.status),
             ("rand", "creation", "succeeded")
         );
-        h.record(
-            WorkerId(1),
-            &MemoryStats::default(),
-            report(vec![span(1, 0)]),
-        );
+        h.record(WorkerId(1), &MemoryStats::default(), report(1, 0));
         let next = h.task_stream(Some(first.now), usize::MAX);
         let got: Vec<(String, u32)> = (next.entries.iter())
             .map(|e| (e.worker.clone(), e.subtask))

@@ -1,11 +1,18 @@
-//! The task stream's ring: the newest `web.task_stream_capacity` subtask runs, in the order
-//! their heartbeats arrived. Its memory is bounded by the capacity alone, however many
-//! subtasks run (10^7 runs cost what 10^5 do), and `since` finds the runs that arrived
-//! after a time by binary search: arrival times only grow along the ring.
+//! The task stream's ring: the newest `web.task_stream_capacity` subtask runs, kept as the
+//! packed records the heartbeats carried them in ([`PackedSpans`]), one batch per
+//! heartbeat, in the order the heartbeats arrived.
+//!
+//! Recording a heartbeat is moving its byte string into the ring (no decoding on the thread
+//! that also schedules); the dashboard's query decodes the batches it returns. Its memory is
+//! bounded by the capacity alone, however many subtasks run (10^7 runs cost what 10^5 do):
+//! the oldest batches go, the oldest records of a batch when only part of one must. `since`
+//! finds the batches that arrived after a time by binary search: arrival times only grow
+//! along the ring.
 
-use crate::protocol::task_stream::SpanStatus;
+use crate::protocol::task_stream::{PackedSpans, SpanStatus};
 use ares_core::ids::{SubtaskIdx, TaskId, WorkerId};
 use ares_core::ops::Op;
+use std::collections::VecDeque;
 
 /// One subtask run on the supervisor's clock (microseconds since the history began).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -26,14 +33,50 @@ pub struct StreamEntry {
     pub status: SpanStatus,
 }
 
-/// A ring of at most `capacity` entries; the oldest are overwritten.
+/// The spans of one heartbeat.
+#[derive(Debug)]
+struct Batch {
+    received_us: u64,
+    worker: WorkerId,
+    /// The worker's clock when it sent the heartbeat (its spans' times are on that clock).
+    sent_us: u64,
+    spans: PackedSpans,
+}
+
+impl Batch {
+    /// Its spans, placed on the supervisor's clock: a span that started `d` before the
+    /// heartbeat was sent started `d` before it arrived.
+    fn entries(&self) -> impl Iterator<Item = StreamEntry> + '_ {
+        self.spans.iter().map(move |s| {
+            let start_us =
+                (self.received_us).saturating_sub(self.sent_us.saturating_sub(s.start_us));
+            StreamEntry {
+                received_us: self.received_us,
+                start_us,
+                end_us: start_us.saturating_add(s.run_us).min(self.received_us),
+                fetch_us: s.fetch_us,
+                bytes_in: s.bytes_in,
+                bytes_out: s.bytes_out,
+                worker: self.worker,
+                slot: u32::from(s.slot),
+                task: s.task,
+                subtask: s.subtask,
+                depth: s.depth,
+                op: s.op,
+                status: s.status,
+            }
+        })
+    }
+}
+
+/// At most `capacity` runs; the oldest are dropped first.
 #[derive(Debug)]
 pub struct TaskStreamRing {
-    entries: Vec<StreamEntry>,
-    /// Where the oldest entry is once the ring is full (the next to be overwritten).
-    head: usize,
+    batches: VecDeque<Batch>,
+    /// Spans held over all batches (≤ capacity).
+    held: usize,
     capacity: usize,
-    /// Entries ever pushed, and those overwritten since.
+    /// Runs ever recorded, and those dropped since to keep the bound.
     pub recorded: u64,
     pub overwritten: u64,
 }
@@ -41,8 +84,8 @@ pub struct TaskStreamRing {
 impl TaskStreamRing {
     pub fn new(capacity: usize) -> Self {
         Self {
-            entries: Vec::new(),
-            head: 0,
+            batches: VecDeque::new(),
+            held: 0,
             capacity,
             recorded: 0,
             overwritten: 0,
@@ -54,78 +97,109 @@ impl TaskStreamRing {
     }
 
     pub fn len(&self) -> usize {
-        self.entries.len()
+        self.held
     }
 
     pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
+        self.held == 0
     }
 
-    /// Adds an entry (arriving no earlier than the last one), overwriting the oldest when
-    /// full; a ring of capacity 0 keeps nothing.
-    pub fn push(&mut self, e: StreamEntry) {
-        if self.capacity == 0 {
+    /// Adds a heartbeat's spans (arriving no earlier than the last), dropping the oldest
+    /// runs past the capacity; a ring of capacity 0 keeps nothing.
+    pub fn push(
+        &mut self,
+        received_us: u64,
+        worker: WorkerId,
+        sent_us: u64,
+        mut spans: PackedSpans,
+    ) {
+        if self.capacity == 0 || spans.is_empty() {
             return;
         }
-        self.recorded += 1;
-        if self.entries.len() < self.capacity {
-            // Grows by doubling up to the capacity, never past it.
-            if self.entries.len() == self.entries.capacity() {
-                let want = (self.entries.len() * 2).max(1024).min(self.capacity);
-                self.entries.reserve_exact(want - self.entries.len());
-            }
-            self.entries.push(e);
-        } else {
-            self.entries[self.head] = e;
-            self.head = (self.head + 1) % self.capacity;
-            self.overwritten += 1;
+        let n = spans.len();
+        self.recorded += n as u64;
+        if n > self.capacity {
+            spans.drop_front(n - self.capacity);
+            self.overwritten += (n - self.capacity) as u64;
         }
-    }
-
-    /// The entries oldest first, as two slices.
-    fn halves(&self) -> (&[StreamEntry], &[StreamEntry]) {
-        let (newer, older) = self.entries.split_at(self.head);
-        (older, newer)
+        self.held += spans.len();
+        self.batches.push_back(Batch {
+            received_us,
+            worker,
+            sent_us,
+            spans,
+        });
+        while self.held > self.capacity {
+            let over = self.held - self.capacity;
+            let oldest = self.batches.front_mut().expect("held > 0 means a batch");
+            let len = oldest.spans.len();
+            if len <= over {
+                self.batches.pop_front();
+                self.held -= len;
+                self.overwritten += len as u64;
+            } else {
+                oldest.spans.drop_front(over);
+                self.held -= over;
+                self.overwritten += over as u64;
+            }
+        }
     }
 
     /// The entries that arrived after `since_us` (all with `None`), oldest first; at most
-    /// `limit`, the newest of them.
+    /// `limit`, the newest of them. Only the batches returned are decoded.
     pub fn since(&self, since_us: Option<u64>, limit: usize) -> Vec<StreamEntry> {
-        let (older, newer) = self.halves();
-        let after = |half: &[StreamEntry]| -> usize {
-            since_us.map_or(0, |t| half.partition_point(|e| e.received_us <= t))
-        };
-        let (a, b) = (&older[after(older)..], &newer[after(newer)..]);
-        let skip = (a.len() + b.len()).saturating_sub(limit);
-        a.iter().chain(b).skip(skip).copied().collect()
+        let first = since_us.map_or(0, |t| self.batches.partition_point(|b| b.received_us <= t));
+        // Walk back from the newest batch until `limit` runs are covered.
+        let (mut from, mut covered) = (self.batches.len(), 0usize);
+        while from > first && covered < limit {
+            from -= 1;
+            covered += self.batches[from].spans.len();
+        }
+        let skip = covered.saturating_sub(limit);
+        let mut out = Vec::with_capacity(covered.min(limit));
+        out.extend(
+            self.batches
+                .range(from..)
+                .flat_map(Batch::entries)
+                .skip(skip),
+        );
+        out
     }
 
-    /// Bytes the ring holds (its allocation), for the bound's test.
+    /// Bytes the ring holds (its allocations), for the bound's test.
     pub fn allocated_bytes(&self) -> usize {
-        self.entries.capacity() * std::mem::size_of::<StreamEntry>()
+        self.batches.capacity() * std::mem::size_of::<Batch>()
+            + self
+                .batches
+                .iter()
+                .map(|b| b.spans.allocated_bytes())
+                .sum::<usize>()
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::protocol::task_stream::{SubtaskSpan, SPAN_BYTES};
 
-    fn entry(received_us: u64, subtask: u32) -> StreamEntry {
-        StreamEntry {
-            received_us,
-            start_us: received_us.saturating_sub(10),
-            end_us: received_us,
-            fetch_us: 0,
-            bytes_in: 0,
-            bytes_out: 8,
-            worker: WorkerId(0),
-            slot: 0,
-            task: TaskId(1),
-            subtask: SubtaskIdx(subtask),
-            depth: 0,
-            op: Op::Rand,
-            status: SpanStatus::Succeeded,
+    fn spans(first: u32, n: u32) -> PackedSpans {
+        let mut p = PackedSpans::with_capacity(n as usize);
+        for i in first..first + n {
+            p.push(&SubtaskSpan {
+                task: TaskId(1),
+                subtask: SubtaskIdx(i),
+                slot: 0,
+                depth: 0,
+                op: Op::Rand,
+                status: SpanStatus::Succeeded,
+                start_us: 90,
+                run_us: 5,
+                fetch_us: 0,
+                bytes_in: 0,
+                bytes_out: 8,
+            });
         }
+        p
     }
 
     fn subtasks(v: &[StreamEntry]) -> Vec<u32> {
@@ -136,19 +210,42 @@ mod tests {
     fn keeps_the_newest_capacity_entries_oldest_first() {
         let mut r = TaskStreamRing::new(3);
         for i in 0..5 {
-            r.push(entry(i * 100, i as u32));
+            r.push(u64::from(i) * 100, WorkerId(0), 100, spans(i, 1));
         }
         assert_eq!(subtasks(&r.since(None, usize::MAX)), vec![2, 3, 4]);
         assert_eq!((r.recorded, r.overwritten, r.len()), (5, 2, 3));
     }
 
     #[test]
-    fn since_returns_what_arrived_after_across_the_wrap() {
+    fn the_oldest_batch_loses_its_oldest_runs_when_only_part_must_go() {
+        let mut r = TaskStreamRing::new(5);
+        r.push(100, WorkerId(0), 100, spans(0, 3));
+        r.push(200, WorkerId(1), 100, spans(3, 4));
+        assert_eq!(subtasks(&r.since(None, usize::MAX)), vec![2, 3, 4, 5, 6]);
+        r.push(300, WorkerId(1), 100, spans(7, 9));
+        assert_eq!(
+            subtasks(&r.since(None, usize::MAX)),
+            vec![11, 12, 13, 14, 15]
+        );
+        assert_eq!((r.recorded, r.overwritten, r.len()), (16, 11, 5));
+    }
+
+    #[test]
+    fn times_land_on_the_supervisors_clock() {
+        let mut r = TaskStreamRing::new(10);
+        // Sent at 100 on the worker's clock, started at 90 there, ran 5: arrived at 1000.
+        r.push(1000, WorkerId(2), 100, spans(0, 1));
+        let e = r.since(None, 1)[0];
+        assert_eq!((e.start_us, e.end_us, e.worker), (990, 995, WorkerId(2)));
+    }
+
+    #[test]
+    fn since_returns_what_arrived_after() {
         let mut r = TaskStreamRing::new(4);
         for i in 0..7 {
-            r.push(entry(i * 100, i as u32));
+            r.push(u64::from(i) * 100, WorkerId(0), 100, spans(i, 1));
         }
-        // Holds 3,4,5,6 (received 300..600), wrapped at index 3.
+        // Holds 3,4,5,6 (received 300..600).
         assert_eq!(subtasks(&r.since(Some(400), usize::MAX)), vec![5, 6]);
         assert_eq!(subtasks(&r.since(Some(250), usize::MAX)), vec![3, 4, 5, 6]);
         assert_eq!(subtasks(&r.since(Some(600), usize::MAX)), Vec::<u32>::new());
@@ -162,29 +259,28 @@ mod tests {
     #[test]
     fn capacity_zero_keeps_nothing() {
         let mut r = TaskStreamRing::new(0);
-        r.push(entry(1, 1));
+        r.push(1, WorkerId(0), 1, spans(0, 1));
         assert!(r.is_empty());
         assert_eq!(r.recorded, 0);
     }
 
-    /// 10^7 runs through a ring of 10^5: its allocation never passes the capacity's.
+    /// 10^7 runs, in heartbeats of 1,000, through a ring of 10^5: its allocation stays
+    /// within the capacity's records (and a batch per heartbeat held).
     #[test]
     fn memory_stays_within_the_capacity_at_ten_million_runs() {
         let cap = 100_000;
         let mut r = TaskStreamRing::new(cap);
-        for i in 0..10_000_000u64 {
-            r.push(entry(i, i as u32));
+        let beat = spans(0, 1000);
+        for i in 0..10_000u64 {
+            r.push(i, WorkerId(0), 100, beat.clone());
         }
-        assert_eq!(r.len(), cap);
-        assert_eq!(
-            r.allocated_bytes(),
-            cap * std::mem::size_of::<StreamEntry>()
-        );
+        assert_eq!((r.len(), r.recorded), (cap, 10_000_000));
+        let bound = cap * SPAN_BYTES + 2 * (cap / 1000) * std::mem::size_of::<Batch>();
         assert!(
-            std::mem::size_of::<StreamEntry>() <= 80,
-            "{}",
-            std::mem::size_of::<StreamEntry>()
+            r.allocated_bytes() <= bound,
+            "{} > {bound}",
+            r.allocated_bytes()
         );
-        assert_eq!(r.since(Some(9_999_997), usize::MAX).len(), 2);
+        assert_eq!(r.since(Some(9_997), usize::MAX).len(), 2000);
     }
 }
