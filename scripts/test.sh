@@ -17,15 +17,20 @@ python_only=false
 [[ "${1:-}" == "--python" ]] && python_only=true
 
 if ! $python_only; then
-  # The dashboard's browser test (tests/web/dashboard.rs) renders it in headless Chromium:
-  # Debian's package, installed here when absent; without apt it is skipped, saying so.
-  if ! command -v chromium > /dev/null; then
+  # The dashboard's browser test (tests/web/dashboard.rs) renders it in headless Chromium,
+  # and the Python package's `Tensor.visualize` test draws PNGs with Graphviz's `dot`:
+  # Debian's packages, installed here when absent; without apt those parts are skipped,
+  # saying so.
+  wanted=()
+  command -v chromium > /dev/null || wanted+=(chromium)
+  command -v dot > /dev/null || wanted+=(graphviz)
+  if ((${#wanted[@]})); then
     if command -v apt-get > /dev/null && [[ $(id -u) == 0 ]]; then
-      echo "== apt-get install chromium (the dashboard's browser test)"
-      { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium > /dev/null; } \
-        || echo "chromium could not be installed: the dashboard's browser test will be skipped"
+      echo "== apt-get install ${wanted[*]} (the dashboard's browser test, visualize's Graphviz formats)"
+      { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${wanted[@]}" > /dev/null; } \
+        || echo "${wanted[*]} could not be installed: the tests that need them will be skipped"
     else
-      echo "no chromium and no apt-get (as root): the dashboard's browser test will be skipped"
+      echo "no ${wanted[*]} and no apt-get (as root): the tests that need them will be skipped"
     fi
   fi
   echo "== cargo test"

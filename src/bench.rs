@@ -58,7 +58,7 @@ fn bench_streamed(
             &plan,
             &config,
             workers,
-            TaskId(1),
+            (TaskId(1), ares_core::ids::StageId(0)),
             |_| Ok(()),
             |d| {
                 drop(d);

@@ -54,6 +54,7 @@ pub fn bench_shuffle(b: ShuffleBench) -> Result<Value> {
         slots: b.slots,
         prefetch: 1,
         encrypt: b.encrypt,
+        task_stream: true,
     })?;
     let mut runs = Vec::new();
     let mut correct = true;

@@ -72,6 +72,8 @@ pub struct NodeSpec {
     pub prefetch: usize,
     /// `cluster.encrypt`: every link sealed (loopback alone would leave them in clear).
     pub encrypt: bool,
+    /// The dashboard's task stream on (`web.task_stream_capacity` at its default) or off (0).
+    pub task_stream: bool,
 }
 
 /// A supervisor and workers as separate processes on loopback, with a connected client.
@@ -109,6 +111,7 @@ fn start_cluster(spec: NodeSpec) -> Result<(Nodes, NativeClient, PathBuf)> {
         slots,
         prefetch,
         encrypt,
+        task_stream,
     } = spec;
     let dir = std::env::temp_dir().join(format!("ares-bench-{}", std::process::id()));
     std::fs::create_dir_all(&dir)?;
@@ -121,9 +124,14 @@ fn start_cluster(spec: NodeSpec) -> Result<(Nodes, NativeClient, PathBuf)> {
         &secret_file,
         std::os::unix::fs::PermissionsExt::from_mode(0o600),
     )?;
+    let capacity = if task_stream {
+        ares::config::WebConfig::default().task_stream_capacity
+    } else {
+        0
+    };
     std::fs::write(
         &config,
-        format!("cluster:\n  listen: 127.0.0.1:0\n  encrypt: {encrypt}\n  secret_file: {}\nworker:\n  slots: {slots}\nscheduling:\n  worker_prefetch: {prefetch}\ntask:\n  default_config:\n    initial_same_color_num: 1\n", secret_file.display()),
+        format!("cluster:\n  listen: 127.0.0.1:0\n  encrypt: {encrypt}\n  secret_file: {}\nworker:\n  slots: {slots}\nscheduling:\n  worker_prefetch: {prefetch}\nweb:\n  task_stream_capacity: {capacity}\ntask:\n  default_config:\n    initial_same_color_num: 1\n", secret_file.display()),
     )?;
     let exe = std::env::current_exe()?;
     let spawn = |args: &[&str], ready: &PathBuf| -> Result<Child> {
@@ -255,6 +263,7 @@ pub fn bench_tps(
         "subtasks_per_s_runs": in_order,
         "workers": workers,
         "encrypt": spec.encrypt,
+        "task_stream": spec.task_stream,
         "slots_per_worker": slots,
         "worker_prefetch": prefetch,
         "whole": whole,

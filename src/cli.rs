@@ -131,6 +131,10 @@ pub enum Bench {
         /// Seals every link (`cluster.encrypt: true`), for the cost of encryption.
         #[arg(long)]
         encrypt: bool,
+        /// Runs without the dashboard's task stream (`web.task_stream_capacity: 0`: workers
+        /// time no subtask and send no span), for its cost.
+        #[arg(long)]
+        no_task_stream: bool,
     },
     /// dask#3872's all-to-all shuffle end to end (`in_parts` mappers × `out_parts` reducers of
     /// `rows` int64 per mapper), checked against an independent computation.

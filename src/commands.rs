@@ -169,12 +169,14 @@ pub fn bench(bench: Bench) -> Result<()> {
             repeat,
             whole,
             encrypt,
+            no_task_stream,
         } => {
             let spec = crate::bench_tps::NodeSpec {
                 workers,
                 slots,
                 prefetch,
                 encrypt,
+                task_stream: !no_task_stream,
             };
             crate::bench_tps::bench_tps(shape, subtasks, spec, repeat, whole)?
         }

@@ -136,6 +136,47 @@ fn the_graph_route_counts_subtasks_by_op_and_holds_a_small_tasks_chunk_graph() {
     assert_eq!(small["by_op"], g["by_op"]);
 }
 
+/// A task that runs in stages: each stage's subtasks carry its number as the `stage_id` of
+/// their ids (`task | stage | seq`, little-endian hex: the stage is characters 8..12).
+#[test]
+fn each_stage_of_a_staged_task_is_the_stage_id_of_its_subtasks() {
+    let cluster = web_cluster(None, 1 << 20);
+    let api = Http::of(&cluster, None);
+    assert_eq!(api.send("PUT", "/api/session/st", None).0, 200);
+    let tid = submit(
+        &api,
+        "st",
+        "x = rand(8000, chunk=1000, seed=1); sum(x[x > 0.5] * 2)",
+    );
+    let (_, info) = api.get(&format!(
+        "/api/session/st/task/{tid}?action=wait&timeout=30"
+    ));
+    assert_eq!(info["status"], "succeeded", "{info}");
+    let (_, tasks) = api.get("/api/session/st/task");
+    let mut stages = Vec::new();
+    for t in tasks["tasks"].as_array().unwrap() {
+        let id = t["task"].as_u64().unwrap();
+        let (_, g) = api.get(&format!("/api/session/st/task/{id}/graph?limit=1000"));
+        let of_task: std::collections::BTreeSet<u16> = (g["subtasks"].as_array().unwrap())
+            .iter()
+            .map(|s| {
+                let hex = s["id"].as_str().unwrap();
+                u16::from_str_radix(&hex[10..12], 16).unwrap() << 8
+                    | u16::from_str_radix(&hex[8..10], 16).unwrap()
+            })
+            .collect();
+        if id != tid {
+            stages.push((id, of_task));
+        }
+    }
+    stages.sort();
+    let numbers: Vec<Vec<u16>> = stages
+        .iter()
+        .map(|(_, s)| s.iter().copied().collect())
+        .collect();
+    assert_eq!(numbers, vec![vec![1], vec![2]], "{stages:?}");
+}
+
 /// Chromium, if this machine has it (`ARES_CHROMIUM` names another binary).
 fn chromium() -> Option<PathBuf> {
     if let Ok(p) = std::env::var("ARES_CHROMIUM") {

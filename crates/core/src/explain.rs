@@ -191,7 +191,8 @@ pub fn staged_text(
         let p = crate::prepare::prepare(graph, config, workers, task)?;
         return Ok(text(&p, limit));
     };
-    let p = crate::prepare::prepare(&stage.graph, config, workers, task)?;
+    let first = crate::ids::StageId(1);
+    let p = crate::prepare::prepare_stage(&stage.graph, config, workers, task, first)?;
     let mut out = String::new();
     let waiting: Vec<String> = stage
         .boundary

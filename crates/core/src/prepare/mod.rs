@@ -91,6 +91,18 @@ pub fn prepare(
     workers: &[WorkerSlots],
     task: TaskId,
 ) -> Result<Prepared> {
+    prepare_stage(graph, config, workers, task, StageId(0))
+}
+
+/// [`prepare`] for one stage of a task that runs in stages ([`stages`]): the stage is the
+/// `stage_id` of its subtasks' ids.
+pub fn prepare_stage(
+    graph: &TileableGraph,
+    config: &TaskConfig,
+    workers: &[WorkerSlots],
+    task: TaskId,
+    stage: StageId,
+) -> Result<Prepared> {
     config.validate()?;
     graph.validate()?;
     let mut passes = Vec::new();
@@ -136,7 +148,7 @@ pub fn prepare(
     let mut subtasks = timed(
         &mut passes,
         "color",
-        || color::group_subtasks(chunks, config, total_slots, task, StageId(0)),
+        || color::group_subtasks(chunks, config, total_slots, task, stage),
         |g| g.len(),
     )?;
     let counts = timed(

@@ -26,7 +26,7 @@ use crate::config::TaskConfig;
 use crate::protocol::{SubtaskReport, TaskInfo, ToWorker};
 use actix::prelude::*;
 use ares_core::graph::TileableGraph;
-use ares_core::ids::{ChunkIdx, SubtaskIdx, TaskId, WorkerId};
+use ares_core::ids::{ChunkIdx, StageId, SubtaskIdx, TaskId, WorkerId};
 use ares_core::prepare::WorkerSlots;
 use bytes::Bytes;
 use std::collections::BTreeMap;
@@ -336,6 +336,9 @@ pub enum Origin {
     Client,
     /// The supervisor itself: an upload's load into the workers (`super::upload`).
     Supervisor,
+    /// The supervisor, for a stage of a task that runs in stages (`super::staged_task`): the
+    /// stage is the `stage_id` of its subtasks' ids.
+    Stage(StageId),
 }
 
 /// Submits a tileable graph to a session.

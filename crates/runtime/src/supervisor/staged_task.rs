@@ -30,7 +30,7 @@ use crate::config::TaskConfig;
 use crate::protocol::{ResultPart, TaskInfo, TaskStatus};
 use actix::prelude::*;
 use ares_core::graph::TileableGraph;
-use ares_core::ids::{TaskId, TileableIdx};
+use ares_core::ids::{StageId, TaskId, TileableIdx};
 use ares_core::prepare::stages;
 use bytes::Bytes;
 use std::time::{Duration, Instant};
@@ -41,6 +41,12 @@ const STAGE_POLL: Duration = Duration::from_secs(30);
 
 /// Times a stage runs again because results of an earlier stage moved while it ran.
 const MAX_STAGE_RETRIES: u32 = 3;
+
+/// The `stage_id` of the `n`th stage submitted (from 1; stage 0 is a task without stages),
+/// held at `u16::MAX` past it: ids stay valid, and no real graph has that many stages.
+fn stage_number(n: usize) -> u16 {
+    u16::try_from(n).unwrap_or(u16::MAX)
+}
 
 /// What a staged task needs from the task manager.
 pub struct Manager {
@@ -163,7 +169,7 @@ impl StagedTask {
             config: self.config.clone(),
             fuse_enabled: self.fuse_enabled,
             name: None,
-            origin: Origin::Supervisor,
+            origin: Origin::Stage(StageId(stage_number(self.stages.len() + 1))),
             spool: None,
         };
         let (submitter, finder) = (self.manager.submit.clone(), self.manager.find.clone());

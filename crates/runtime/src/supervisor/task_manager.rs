@@ -183,6 +183,10 @@ impl TaskManager {
         let task = TaskId(self.next);
         self.next += 1;
         let upload = spool.is_some();
+        let stage = match origin {
+            Origin::Stage(s) => s,
+            Origin::Client | Origin::Supervisor => ares_core::ids::StageId(0),
+        };
         let handle: TaskHandle = if staged {
             let me = ctx.address();
             let manager = super::staged_task::Manager {
@@ -212,6 +216,7 @@ impl TaskManager {
             Supervisor::start(move |_| {
                 TaskProcessor::new(task, graph, config, retries, data, scheduler, on_end)
                     .holding(holds)
+                    .in_stage(stage)
             })
             .into()
         };

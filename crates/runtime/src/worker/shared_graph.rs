@@ -197,7 +197,7 @@ mod tests {
             &plan,
             &config,
             &workers,
-            task,
+            (task, ares_core::ids::StageId(0)),
             |_| Ok(()),
             |d| {
                 parts.push(

@@ -74,7 +74,7 @@ pub fn prepare_streamed(
     plan: &StreamPlan,
     config: &TaskConfig,
     workers: &[WorkerSlots],
-    task: TaskId,
+    (task, stage): (TaskId, StageId),
     mut check: impl FnMut(&SubtaskGraph) -> Result<()>,
     mut emit: impl FnMut(GraphDelta) -> Result<bool>,
 ) -> Result<StreamReport> {
@@ -107,7 +107,7 @@ pub fn prepare_streamed(
         if config.fuse_enabled {
             g = fuse::fuse(g, config.fuse_generated_operands);
         }
-        let mut part = color::group_subtasks(g, config, total_slots, task, StageId(0))?;
+        let mut part = color::group_subtasks(g, config, total_slots, task, stage)?;
         assign::assign_initial(&mut part, workers)?;
         check(&part)?;
         let held: Vec<ChunkIdx> = part

@@ -68,25 +68,32 @@ fn stream(graph: &TileableGraph, config: &TaskConfig) -> (SubtaskGraph, StreamRe
         Ok(())
     };
     let workers = uniform_cluster(2, 1);
-    let report = prepare_streamed(&plan, config, &workers, TaskId(1), check, |d| {
-        assert!(!sealed, "a part after the seal");
-        assert_eq!(
-            d.expected.is_some(),
-            d.base.chunks == 0,
-            "a size on the first part"
-        );
-        sealed = d.sealed;
-        let held = d.held.clone();
-        whole.append(d).unwrap();
-        for c in held {
-            let s = whole.owner[c.index()];
-            assert!(
-                whole.outputs.row(s.index()).contains(&c.0),
-                "held {c} is kept"
+    let report = prepare_streamed(
+        &plan,
+        config,
+        &workers,
+        (TaskId(1), StageId(0)),
+        check,
+        |d| {
+            assert!(!sealed, "a part after the seal");
+            assert_eq!(
+                d.expected.is_some(),
+                d.base.chunks == 0,
+                "a size on the first part"
             );
-        }
-        Ok(true)
-    })
+            sealed = d.sealed;
+            let held = d.held.clone();
+            whole.append(d).unwrap();
+            for c in held {
+                let s = whole.owner[c.index()];
+                assert!(
+                    whole.outputs.row(s.index()).contains(&c.0),
+                    "held {c} is kept"
+                );
+            }
+            Ok(true)
+        },
+    )
     .unwrap();
     assert!(sealed);
     check_well_formed(&whole);

@@ -31,7 +31,7 @@ use crate::protocol::TaskInfo;
 use crate::supervisor::upload::Spool;
 use actix::prelude::*;
 use ares_core::graph::TileableGraph;
-use ares_core::ids::TaskId;
+use ares_core::ids::{StageId, TaskId};
 use lifecycle::Lifecycle;
 use state::{TaskEnd, TaskOut};
 use std::time::Instant;
@@ -39,6 +39,8 @@ use tokio::sync::oneshot;
 
 pub struct TaskProcessor {
     task: TaskId,
+    /// Its stage, when it is one of a task that runs in stages (else 0).
+    stage: StageId,
     /// The submitted graph, kept for status pages.
     graph: TileableGraph,
     config: TaskConfig,
@@ -101,6 +103,7 @@ impl TaskProcessor {
     ) -> Self {
         Self {
             task,
+            stage: StageId(0),
             graph,
             config,
             max_retries,
@@ -121,6 +124,12 @@ impl TaskProcessor {
             stop_streaming: Default::default(),
             holds: Holds::default(),
         }
+    }
+
+    /// The task is stage `stage` of a task that runs in stages (its subtasks' `stage_id`).
+    pub fn in_stage(mut self, stage: StageId) -> Self {
+        self.stage = stage;
+        self
     }
 
     /// The task holds or reads `holds` too.

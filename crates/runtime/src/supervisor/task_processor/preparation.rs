@@ -16,7 +16,7 @@ use crate::protocol::codec;
 use crate::supervisor::messages::{GetWorkers, MemoryLimits, SubmitReady};
 use actix::prelude::*;
 use ares_core::graph::SubtaskGraph;
-use ares_core::prepare::{prepare, uniform_cluster};
+use ares_core::prepare::{prepare_stage, uniform_cluster};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -40,7 +40,7 @@ impl TaskProcessor {
     pub(super) fn prepare_in_background(&mut self, ctx: &mut Context<Self>) {
         let mut graph = self.graph.clone();
         let sources = std::mem::take(&mut self.holds.sources);
-        let (config, task) = (self.config.clone(), self.task);
+        let (config, task, stage) = (self.config.clone(), self.task, self.stage);
         let scheduler = self.scheduler.workers.clone();
         let memory_limits = self.scheduler.memory_limits.clone();
         let (me, stop) = (ctx.address(), self.stop_streaming.clone());
@@ -74,11 +74,11 @@ impl TaskProcessor {
                     limits: &limits,
                     start,
                 };
-                if streamed.run(&graph, &config, &workers, task)? {
+                if streamed.run(&graph, &config, &workers, (task, stage))? {
                     return Ok(Prepared::Streamed);
                 }
-                let p =
-                    prepare(&graph, &config, &workers, task).map_err(|e| failed(e.to_string()))?;
+                let p = prepare_stage(&graph, &config, &workers, task, stage)
+                    .map_err(|e| failed(e.to_string()))?;
                 crate::footprint::check_fits(&p.subtasks, &limits)
                     .map_err(|e| (e.to_string(), true))?;
                 let bytes =

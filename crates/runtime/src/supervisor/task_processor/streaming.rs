@@ -12,7 +12,7 @@ use crate::protocol::codec;
 use crate::supervisor::messages::{ExtendGraph, SubmitReady};
 use actix::prelude::*;
 use ares_core::graph::{GraphDelta, TileableGraph, WorkerView};
-use ares_core::ids::TaskId;
+use ares_core::ids::{StageId, TaskId};
 use ares_core::prepare::stream::{prepare_streamed, stream_plan};
 use ares_core::prepare::WorkerSlots;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -46,7 +46,7 @@ impl StreamTo<'_> {
         graph: &TileableGraph,
         config: &TaskConfig,
         workers: &[WorkerSlots],
-        task: TaskId,
+        at: (TaskId, StageId),
     ) -> Result<bool, Failure> {
         let failed = |e: String| (e, false);
         let Some(plan) = stream_plan(graph, config).map_err(|e| failed(e.to_string()))? else {
@@ -61,7 +61,7 @@ impl StreamTo<'_> {
                 ares_core::error::AresError::prepare("memory", e)
             })
         };
-        let report = prepare_streamed(&plan, config, workers, task, check, |delta| {
+        let report = prepare_streamed(&plan, config, workers, at, check, |delta| {
             if self.stop.load(Ordering::Relaxed) {
                 return Ok(false);
             }
@@ -94,7 +94,7 @@ impl StreamTo<'_> {
         });
         match (report, refused) {
             (Ok(report), _) => {
-                tracing::info!(%task, ?report, "streamed preparation done");
+                tracing::info!(task = %at.0, ?report, "streamed preparation done");
                 Ok(true)
             }
             (Err(e), None) => Err(failed(e.to_string())),

@@ -32,7 +32,7 @@ fn parts() -> Vec<GraphDelta> {
         &plan,
         &config,
         &workers,
-        TaskId(7),
+        (TaskId(7), ares_core::ids::StageId(0)),
         |_| Ok(()),
         |d| {
             parts.push(d);
