@@ -84,23 +84,27 @@ fn u32_at(b: &[u8], i: usize) -> u32 {
 }
 
 impl SubtaskSpan {
+    /// Appends its record: laid out on the stack, then one copy (a compute slot writes one
+    /// per subtask).
     fn write(&self, out: &mut Vec<u8>) {
-        out.extend_from_slice(&u64::from(self.task.0).to_le_bytes());
-        out.extend_from_slice(&self.subtask.0.to_le_bytes());
-        out.extend_from_slice(&self.depth.to_le_bytes());
-        out.extend_from_slice(&self.op.id().0.to_le_bytes());
-        out.extend_from_slice(&self.slot.to_le_bytes());
-        out.push(self.status as u8);
-        out.push(0);
-        for v in [
+        let mut r = [0u8; SPAN_BYTES];
+        r[0..8].copy_from_slice(&u64::from(self.task.0).to_le_bytes());
+        r[8..12].copy_from_slice(&self.subtask.0.to_le_bytes());
+        r[12..16].copy_from_slice(&self.depth.to_le_bytes());
+        r[16..20].copy_from_slice(&self.op.id().0.to_le_bytes());
+        r[20..22].copy_from_slice(&self.slot.to_le_bytes());
+        r[22] = self.status as u8;
+        let times = [
             self.start_us,
             self.run_us,
             self.fetch_us,
             self.bytes_in,
             self.bytes_out,
-        ] {
-            out.extend_from_slice(&v.to_le_bytes());
+        ];
+        for (i, v) in times.iter().enumerate() {
+            r[24 + 8 * i..32 + 8 * i].copy_from_slice(&v.to_le_bytes());
         }
+        out.extend_from_slice(&r);
     }
 
     /// The span of one record, `None` if its op or status is unknown (or its task id is out
