@@ -256,9 +256,13 @@ pub enum OpArgs {
         out_parts: u32,
         rows: u64,
     },
-    /// Tileable `sort` / `argsort` of a 1-D tensor (`arg`: positions instead of values).
+    /// `sort` / `argsort` along `axis` (`arg`: positions instead of values), ascending or
+    /// `descending` (stable either way). A 1-D tensor in several chunks sorts through PSRS,
+    /// ascending only; otherwise the axis is made one chunk and each chunk sorts its lanes.
     Sort {
         arg: bool,
+        axis: u32,
+        descending: bool,
     },
     /// A mapper: how it splits its input into one piece per reducer, its position among the
     /// proxy's mappers and the first piece key of its shuffle (see [`crate::graph::shuffle`]).

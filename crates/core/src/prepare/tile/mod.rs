@@ -344,9 +344,16 @@ impl Tiler {
                     rows,
                 },
             ) => self.tile_shuffle_bench(*in_parts, *out_parts, *rows),
-            (_, OpArgs::Sort { arg }) if op == Op::Sort && inputs.len() == 1 => {
+            (
+                _,
+                OpArgs::Sort {
+                    arg,
+                    axis,
+                    descending,
+                },
+            ) if op == Op::Sort && inputs.len() == 1 => {
                 let in_dtype = self.graph.node(inputs[0].chunks[0]).dtype;
-                self.tile_sort(*arg, in_dtype, inputs[0], in_shapes[0])
+                self.tile_sort(*arg, *axis, *descending, in_dtype, inputs[0], in_shapes[0])
             }
             (_, OpArgs::Unique { counts }) if inputs.len() == 1 => {
                 let in_dtype = self.graph.node(inputs[0].chunks[0]).dtype;
