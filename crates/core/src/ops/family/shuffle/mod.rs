@@ -35,6 +35,10 @@ const SHUFFLE_FUNCTIONS: &[Function] = &[
     ),
     Function::other("take", "Take elements from an array along an axis."),
     Function::other(
+        "compress",
+        "Return selected slices of an array along given axis.",
+    ),
+    Function::other(
         "searchsorted",
         "Indices where elements should be inserted to maintain order.",
     ),
