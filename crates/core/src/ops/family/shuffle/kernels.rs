@@ -115,6 +115,12 @@ pub fn map(
         (MapKind::TakeServe { out_chunk }, [rows, requests]) => {
             super::take::kernels::serve(rows, requests, m, *out_chunk)?
         }
+        (MapKind::SearchRoute { right }, [values, bounds]) => {
+            super::select::search::route(values, bounds, m, ordinal, *right)?
+        }
+        (MapKind::SearchServe { right, offset }, [sorted, requests]) => {
+            super::select::search::serve(sorted, requests, m, *offset, *right)?
+        }
         (MapKind::UniquePartition { counts }, [data]) => {
             super::select::kernels::unique_partition(data, None, m, *counts)?
         }
@@ -251,6 +257,7 @@ pub fn reduce(kind: &ReduceKind, pieces: &[&ArrayData]) -> KResult<ArrayData> {
             rows,
             width,
         } => super::take::kernels::place(pieces, *dtype, *start, *rows, *width),
+        ReduceKind::SearchPlace { len } => super::select::search::place(pieces, *len),
         ReduceKind::UniqueMerge { counts } => super::select::kernels::unique_merge(pieces, *counts),
         ReduceKind::RechunkPlace { .. } => kerr("rechunk reducers run manipulation::regrid::place"),
         ReduceKind::Concat { arg: false } => concat(pieces),

@@ -17,7 +17,8 @@ use crate::tensor::{SliceArg, Tensor};
 impl Tensor {
     /// `np.compress(condition, self, axis)`. The condition is 1-D, read as truthiness (any
     /// dtype); shorter than the axis it counts as false beyond its end (NumPy's rule), longer
-    /// is an error. `axis=None` selects from the flattened tensor.
+    /// is an error (NumPy accepts it when the extra elements are all false, a check on the
+    /// data that the shape cannot wait for). `axis=None` selects from the flattened tensor.
     pub fn compress(&self, condition: &Tensor, axis: Option<i64>) -> Result<Tensor> {
         const NAME: &str = "compress";
         if condition.ndim() != 1 {
@@ -71,7 +72,11 @@ impl Tensor {
         if len > n {
             return Err(AresError::arg(
                 NAME,
-                format!("the condition has {len} elements, more than the {n} of the axis"),
+                format!(
+                    "the condition has {len} elements, more than the {n} of the axis (NumPy \
+                     accepts it when those beyond are all False, which is known only from \
+                     the data: pass condition[:{n}])"
+                ),
             ));
         }
         let mask = if condition.dtype() == DType::Bool {
