@@ -7,8 +7,8 @@
 //! that accepts one (`select::tensor::check_inputs`) relies on it staying there. Letting any
 //! one axis be the unknown one would change that contract for every op family (elementwise
 //! broadcasting, reductions, reshape, the stage substitution), which is not a bounded change;
-//! another axis is refused with the workaround, `moveaxis(x, axis, 0)` first, whose result
-//! has the selected slices along axis 0.
+//! another axis is refused with the workaround, the axis moved first (`transpose`, NumPy's
+//! `moveaxis(x, axis, 0)`), whose result has the selected slices along axis 0.
 
 use crate::array::DType;
 use crate::error::{AresError, Result};
@@ -48,12 +48,18 @@ impl Tensor {
                     ));
                 }
                 if k != 0 {
+                    let perm: Vec<String> = std::iter::once(k)
+                        .chain((0..nd).filter(|d| *d != k))
+                        .map(|d| d.to_string())
+                        .collect();
                     return Err(AresError::arg(
                         NAME,
                         format!(
                             "only axis 0 (or axis=None) can have a length that depends on the \
-                             data, not axis {k}: select along axis 0 of moveaxis(x, {k}, 0) \
-                             instead (the selected slices then come first)"
+                             data, not axis {k}: compress along axis 0 of transpose(a, ({})) \
+                             instead (the axis moved first; the selected slices then come \
+                             first)",
+                            perm.join(", ")
                         ),
                     ));
                 }
