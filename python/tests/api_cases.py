@@ -1213,7 +1213,22 @@ class Unsupported:
 _NO_KERNEL = (("floordiv", "floor_divide"), ("mod", "remainder"), ("lshift", "left_shift"),
               ("rshift", "right_shift"))
 
+def _compress_rows(call):
+    """How many rows `compress(condition, x, axis=0)` of an N-D `x` selects from (None: it
+    selects elements, not rows)."""
+    cond, x = call.args[0], call.args[1].a
+    if x.ndim < 2 or call.kwargs.get("axis") is None:
+        return None
+    return min(len(cond.a if isinstance(cond, T) else cond), x.shape[0])
+
+
 KNOWN_UNSUPPORTED = [
+    Unsupported(("compress",),
+                lambda c, e: _compress_rows(c) is not None and _compress_rows(c) <= 1
+                and "compute_chunk_sizes" in str(e),
+                "rows of an N-D tensor selected from at most one row (x[mask_1d]): the "
+                "reshape that gives the rows their shape cannot tell one selected row from a "
+                "reshape to one row before the stage runs (select/tensor.rs, Op::Reshape)"),
     *(Unsupported((f"Tensor.__{op}__", f"Tensor.__r{op}__"),
                   lambda c, e, fn=fn: isinstance(e, TypeError) and not ar._ares.is_function(fn),
                   f"the core has no {fn} kernel (yet): the operator raises TypeError")

@@ -73,22 +73,14 @@ fn sorted<T: Key + Default>(a: &ArrayD<T>, axis: usize, descending: bool) -> Arr
     let (shape, lanes, key) = prepare(a, axis, descending);
     let src = a.as_standard_layout();
     let src = src.as_slice().expect("a standard layout is contiguous");
-    let (n, inner) = (lanes.n, lanes.inner);
     let mut out = vec![T::default(); src.len()];
-    let mut scratch: Vec<T> = Vec::with_capacity(n * BLOCK.min(inner));
+    let mut scratch: Vec<T> = Vec::new();
     lanes.each_block(|base, width| {
-        scratch.clear();
-        for j in 0..width {
-            scratch.extend((0..n).map(|i| src[base + i * inner + j]));
-        }
-        for lane in scratch.chunks_mut(n) {
+        lanes.gather(src, base, width, &mut scratch, |x| x);
+        for lane in scratch.chunks_mut(lanes.n) {
             sort_by_key(lane, |x| key(*x));
         }
-        for (j, lane) in scratch.chunks(n).enumerate() {
-            for (i, x) in lane.iter().enumerate() {
-                out[base + i * inner + j] = *x;
-            }
-        }
+        lanes.scatter(&scratch, base, width, &mut out, |x| x);
     });
     ArrayD::from_shape_vec(IxDyn(&shape), out).expect("the input's shape")
 }
@@ -98,22 +90,17 @@ fn positions<T: Key>(a: &ArrayD<T>, axis: usize, descending: bool) -> ArrayD<i64
     let (shape, lanes, key) = prepare(a, axis, descending);
     let src = a.as_standard_layout();
     let src = src.as_slice().expect("a standard layout is contiguous");
-    let (n, inner) = (lanes.n, lanes.inner);
     let mut out = vec![0i64; src.len()];
-    let mut scratch: Vec<(u64, i64)> = Vec::with_capacity(n * BLOCK.min(inner));
+    let mut scratch: Vec<(u64, i64)> = Vec::new();
     lanes.each_block(|base, width| {
-        scratch.clear();
-        for j in 0..width {
-            scratch.extend((0..n).map(|i| (key(src[base + i * inner + j]), i as i64)));
-        }
-        for lane in scratch.chunks_mut(n) {
+        lanes.gather(src, base, width, &mut scratch, |x| (key(x), 0));
+        for lane in scratch.chunks_mut(lanes.n) {
+            for (i, p) in lane.iter_mut().enumerate() {
+                p.1 = i as i64;
+            }
             sort_by_key(lane, |p| p.0);
         }
-        for (j, lane) in scratch.chunks(n).enumerate() {
-            for (i, p) in lane.iter().enumerate() {
-                out[base + i * inner + j] = p.1;
-            }
-        }
+        lanes.scatter(&scratch, base, width, &mut out, |p| p.1);
     });
     ArrayD::from_shape_vec(IxDyn(&shape), out).expect("the input's shape")
 }
@@ -138,6 +125,45 @@ impl Lanes {
                 let width = BLOCK.min(self.inner - j0);
                 f(o * self.n * self.inner + j0, width);
                 j0 += width;
+            }
+        }
+    }
+
+    /// The block's lanes into `scratch`, one after the other (`f` of each element), reading
+    /// the source row by row: each row's `width` neighbours share a cache line.
+    fn gather<T: Copy, S: Copy + Default>(
+        &self,
+        src: &[T],
+        base: usize,
+        width: usize,
+        scratch: &mut Vec<S>,
+        f: impl Fn(T) -> S,
+    ) {
+        let n = self.n;
+        scratch.clear();
+        scratch.resize(n * width, S::default());
+        for i in 0..n {
+            let row = &src[base + i * self.inner..][..width];
+            for (j, x) in row.iter().enumerate() {
+                scratch[j * n + i] = f(*x);
+            }
+        }
+    }
+
+    /// The sorted lanes of `scratch` back into the block, row by row (`f` of each element).
+    fn scatter<S: Copy, T>(
+        &self,
+        scratch: &[S],
+        base: usize,
+        width: usize,
+        out: &mut [T],
+        f: impl Fn(S) -> T,
+    ) {
+        let n = self.n;
+        for i in 0..n {
+            let row = &mut out[base + i * self.inner..][..width];
+            for (j, x) in row.iter_mut().enumerate() {
+                *x = f(scratch[j * n + i]);
             }
         }
     }
