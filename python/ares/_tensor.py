@@ -179,14 +179,15 @@ class Tensor:
 
     def _resolved_length(self) -> int:
         """The real length of axis 0 when it depends on the data: counted by a task that
-        runs the stages computing it (``sum(x ** 0)``: 1 for every element, NaN included),
+        runs the stages computing it (``sum(x ** 0)``: 1 for every row, NaN included),
         once per tensor."""
         if self._length is None:
             import ares
 
             ones = ares.astype(self, ares.float64) ** 0
             while ones.ndim > 1:
-                ones = ones.sum(axis=-1)
+                # One per row again (0 ** 0 is 1 too, for rows of no elements).
+                ones = ones.sum(axis=-1) ** 0
             self._length = int(ones.sum().compute())
         return self._length
 
