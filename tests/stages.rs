@@ -150,6 +150,106 @@ fn programs_that_go_on_from_a_mask_give_numpys_numbers() {
     assert_eq!(got.to_f64().iter().copied().collect::<Vec<_>>(), want);
 }
 
+/// `np.compress`: along axis 0 of a 3-D tensor (whole rows), a condition shorter than the
+/// axis (false beyond it), a non-bool condition, `axis=None` (the flattened tensor), a
+/// reduction going on from the result; and the errors NumPy gives, or names the workaround.
+#[test]
+fn compress_gives_numpys_slices_and_names_what_it_refuses() {
+    let cluster = Cluster::start(1, 2);
+    let mut c = cluster.client();
+    let t: Vec<f64> = (0..1400).map(|i| (i as f64).sin()).collect();
+    let pre = "t = reshape(sin(arange(1400, chunk=300)), (40, 5, 7)); \
+               m = sin(arange(40, chunk=9)) > 0.2; ";
+    let rows =
+        |len: usize| -> Vec<usize> { (0..len).filter(|r| (*r as f64).sin() > 0.2).collect() };
+    let rows_of = |rows: &[usize]| -> Vec<f64> {
+        rows.iter()
+            .flat_map(|r| t[r * 35..(r + 1) * 35].iter().copied())
+            .collect()
+    };
+    for (expr, len) in [
+        ("compress(m, t, axis=0)", 40),
+        ("compress(m[:23], t, axis=0)", 23),
+        ("compress(astype(m, \"int64\") * 3, t, axis=-3)", 40),
+    ] {
+        let got = run(&mut c, &format!("{pre}{expr}")).unwrap();
+        let r = rows(len);
+        assert_eq!(got.shape(), &[r.len(), 5, 7], "{expr}");
+        assert_eq!(
+            got.to_f64().iter().copied().collect::<Vec<_>>(),
+            rows_of(&r),
+            "{expr}"
+        );
+    }
+    // A reduction over the rows of the result.
+    let got = run(&mut c, &format!("{pre}sum(compress(m, t, axis=0), axis=0)")).unwrap();
+    let r = rows_of(&rows(40));
+    let want: Vec<f64> = (0..35)
+        .map(|k| r.iter().skip(k).step_by(35).sum::<f64>())
+        .collect();
+    for (g, w) in got.to_f64().iter().zip(&want) {
+        close(*g, *w);
+    }
+    // axis=None: the first 300 elements of the flattened tensor where the condition holds.
+    let got = run(
+        &mut c,
+        &format!("{pre}compress(cos(arange(300, chunk=70)) > 0, t)"),
+    )
+    .unwrap();
+    let want: Vec<f64> = (0..300)
+        .filter(|i| (*i as f64).cos() > 0.0)
+        .map(|i| t[i])
+        .collect();
+    assert_eq!(got.to_f64().iter().copied().collect::<Vec<_>>(), want);
+    for (expr, says) in [
+        (
+            "compress(sin(arange(41)) > 0, t, axis=0)",
+            "more than the 40",
+        ),
+        (
+            "compress(sin(arange(5)) > 0, t, axis=1)",
+            "transpose(a, (1, 0, 2))",
+        ),
+        ("compress(t > 0, t, axis=0)", "1-d"),
+        ("compress(m, t, axis=3)", "out of bounds"),
+    ] {
+        let e = ares_core::expr::evaluate(&format!("{pre}{expr}")).unwrap_err();
+        assert!(e.to_string().contains(says), "{expr}: {e}");
+    }
+}
+
+/// Sorting a data-dependent tensor along either axis: the stage gives the rows, then the
+/// lanes sort with the real row count.
+#[test]
+fn a_data_dependent_tensor_sorts_along_any_axis() {
+    let cluster = Cluster::start(1, 2);
+    let mut c = cluster.client();
+    let pre = "t = reshape(sin(arange(400, chunk=90)) * 10, (100, 4)); \
+               s = t[sin(arange(100, chunk=30)) > 0]; ";
+    let rows: Vec<usize> = (0..100).filter(|r| (*r as f64).sin() > 0.0).collect();
+    let s: Vec<Vec<f64>> = rows
+        .iter()
+        .map(|r| (0..4).map(|k| ((r * 4 + k) as f64).sin() * 10.0).collect())
+        .collect();
+    let got = run(&mut c, &format!("{pre}sort(s, axis=0)")).unwrap();
+    assert_eq!(got.shape(), &[rows.len(), 4]);
+    let got: Vec<f64> = got.to_f64().iter().copied().collect();
+    for k in 0..4 {
+        let mut col: Vec<f64> = s.iter().map(|row| row[k]).collect();
+        col.sort_by(|a, b| a.partial_cmp(b).unwrap());
+        let g: Vec<f64> = got.iter().skip(k).step_by(4).copied().collect();
+        assert_eq!(g, col, "column {k}");
+    }
+    let got = run(&mut c, &format!("{pre}argsort(s, axis=1, descending=True)")).unwrap();
+    let got: Vec<f64> = got.to_f64().iter().copied().collect();
+    for (i, row) in s.iter().enumerate() {
+        let mut idx: Vec<usize> = (0..4).collect();
+        idx.sort_by(|a, b| row[*b].partial_cmp(&row[*a]).unwrap());
+        let want: Vec<f64> = idx.iter().map(|j| *j as f64).collect();
+        assert_eq!(&got[i * 4..(i + 1) * 4], &want[..], "row {i}");
+    }
+}
+
 #[test]
 fn a_length_that_does_not_fit_fails_naming_the_op_and_the_lengths() {
     let cluster = Cluster::start(1, 1);

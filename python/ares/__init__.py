@@ -330,6 +330,15 @@ def argsort(x, /, *, axis=-1, descending=False, stable=True) -> Tensor:
     return _apply("argsort", (x,), {"axis": axis, "descending": True if descending else False})
 
 
+def compress(condition, a, /, axis=None):
+    """NumPy's ``compress``: the slices of ``a`` along ``axis`` (0, or None for the flattened
+    tensor) where the 1-D ``condition`` holds; a condition shorter than the axis is False
+    beyond its end. The result's length depends on the data (computed in stages)."""
+    if isinstance(condition, (list, tuple, _np.ndarray)):
+        condition = from_numpy(_np.asarray(condition))
+    return _apply("compress", (condition, a), {"axis": axis})
+
+
 def take(a, indices, /, axis=None):
     """NumPy's ``take``: positions of any integer dtype (the core reads int64)."""
     if isinstance(indices, (list, _np.ndarray)):

@@ -179,14 +179,15 @@ class Tensor:
 
     def _resolved_length(self) -> int:
         """The real length of axis 0 when it depends on the data: counted by a task that
-        runs the stages computing it (``sum(x ** 0)``: 1 for every element, NaN included),
+        runs the stages computing it (``sum(x ** 0)``: 1 for every row, NaN included),
         once per tensor."""
         if self._length is None:
             import ares
 
             ones = ares.astype(self, ares.float64) ** 0
             while ones.ndim > 1:
-                ones = ones.sum(axis=-1)
+                # One per row again (0 ** 0 is 1 too, for rows of no elements).
+                ones = ones.sum(axis=-1) ** 0
             self._length = int(ones.sum().compute())
         return self._length
 
@@ -199,7 +200,12 @@ class Tensor:
         import ares
 
         value = self.compute()
-        parts = max(1, len(self.chunks[0]) if self.ndim else 1)
+        try:
+            parts = max(1, len(self.chunks[0]) if self.ndim else 1)
+        except ValueError:
+            # Several stages before it (`nonzero(x)[0]`, `v[v > 0]`): its chunks are planned
+            # only as the stages run: the values kept in one chunk.
+            parts = 1
         step = max(1, -(-len(value) // parts))
         known = ares.asarray(value, chunks=(step,) + tuple(value.shape[1:]))
         self._handle, self._keep, self._chunks = known._handle, known._keep, None
@@ -259,10 +265,14 @@ class Tensor:
             return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
 
         unknown = " (? = known once computed)" if self._handle.length_from_data else ""
+        try:
+            chunks = f"chunksize={text(self.chunksize)}, npartitions={self.npartitions}"
+        except ValueError:
+            # A tensor after several stages: its chunks are planned only as they run.
+            chunks = "chunksize=?, npartitions=?"
         return (
             f"ares.Tensor<{self._handle.op}, shape={text(self.shape)}{unknown}, "
-            f"dtype={self.dtype.name}, chunksize={text(self.chunksize)}, "
-            f"npartitions={self.npartitions}>"
+            f"dtype={self.dtype.name}, {chunks}>"
         )
 
     def _repr_html_(self) -> str:

@@ -404,7 +404,7 @@ def sort_args(draw, descending=True):
     x = draw(tensor(REAL + ("bool",), min_dims=1, max_side=5))
     kw = {}
     if draw(st.booleans()):
-        kw["axis"] = draw(st.sampled_from([-1, x.a.ndim - 1, 0]))
+        kw["axis"] = draw(st.integers(-x.a.ndim, x.a.ndim - 1))
     if descending and draw(st.integers(0, 3)) == 0:
         kw["descending"] = True
     return Call((x,), kw)
@@ -450,6 +450,25 @@ def take_args(draw):
     if isinstance(idx, list):
         idx = np.asarray(idx, dtype=np.int64)
     return Call((x, idx), {} if axis is None and draw(st.booleans()) else {"axis": axis})
+
+
+@st.composite
+def compress_args(draw):
+    """``compress(condition, x, axis)``: axis 0 (also negative) or None, a condition of any
+    dtype as a list, a NumPy array or a tensor, as long as the axis or shorter."""
+    x = draw(tensor(min_dims=1, max_dims=3, max_side=4))
+    axis = draw(st.sampled_from([None, 0, -x.a.ndim]))
+    n = x.a.size if axis is None else x.a.shape[0]
+    length = draw(st.integers(0, n))
+    dtype = draw(st.sampled_from(["bool", "int64", "float64"]))
+    cond = draw(hnp.arrays(np.dtype(dtype), length, elements=elements(dtype, "finite")))
+    form = draw(st.sampled_from(["list", "numpy", "tensor"]))
+    if form == "list":
+        cond = cond.tolist()
+    elif form == "tensor":
+        cond = T(cond, draw(chunks_for(cond.shape)))
+    kw = {"axis": axis} if axis is not None or draw(st.booleans()) else {}
+    return Call((cond, x), kw)
 
 
 @st.composite
@@ -868,6 +887,7 @@ CASES.update({
     "searchsorted": Case(_ar("searchsorted"), np.searchsorted, searchsorted_args(),
                          method="searchsorted"),
     "take": Case(_ar("take"), np.take, take_args(), method="take"),
+    "compress": Case(_ar("compress"), np.compress, compress_args()),
     "nonzero": Case(_ar("nonzero"), np.nonzero,
                     st.builds(lambda x: Call((x,)), tensor(min_dims=1)), method="nonzero"),
     # creation (NumPy has no `chunks`)
@@ -1193,10 +1213,22 @@ class Unsupported:
 _NO_KERNEL = (("floordiv", "floor_divide"), ("mod", "remainder"), ("lshift", "left_shift"),
               ("rshift", "right_shift"))
 
+def _compress_rows(call):
+    """How many rows `compress(condition, x, axis=0)` of an N-D `x` selects from (None: it
+    selects elements, not rows)."""
+    cond, x = call.args[0], call.args[1].a
+    if x.ndim < 2 or call.kwargs.get("axis") is None:
+        return None
+    return min(len(cond.a if isinstance(cond, T) else cond), x.shape[0])
+
+
 KNOWN_UNSUPPORTED = [
-    Unsupported(("sort", "argsort", "x.argsort(...)"),
-                lambda c, e: c.kwargs.get("axis", -1) not in (-1, c.args[0].a.ndim - 1),
-                "the shuffle sorts along the last axis only"),
+    Unsupported(("compress",),
+                lambda c, e: _compress_rows(c) is not None and _compress_rows(c) <= 1
+                and "compute_chunk_sizes" in str(e),
+                "rows of an N-D tensor selected from at most one row (x[mask_1d]): the "
+                "reshape that gives the rows their shape cannot tell one selected row from a "
+                "reshape to one row before the stage runs (select/tensor.rs, Op::Reshape)"),
     *(Unsupported((f"Tensor.__{op}__", f"Tensor.__r{op}__"),
                   lambda c, e, fn=fn: isinstance(e, TypeError) and not ar._ares.is_function(fn),
                   f"the core has no {fn} kernel (yet): the operator raises TypeError")

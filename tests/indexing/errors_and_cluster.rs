@@ -195,6 +195,22 @@ fn numpy_agrees_where_it_is_installed() {
             format!("x = {x}; searchsorted(sort(x), x, side='right')"),
             "np.searchsorted(np.sort(x), x, side='right')",
         ),
+        (
+            format!("x = {x}; searchsorted(sort(x), x[::-7])"),
+            "np.searchsorted(np.sort(x), x[::-7])",
+        ),
+        (
+            format!("x = {x}; compress(x > 3, x)"),
+            "np.compress(x > 3, x)",
+        ),
+        (
+            format!("x = {x}; sort(reshape(x, (60, 50)), axis=0)"),
+            "np.sort(x.reshape(60, 50), axis=0)",
+        ),
+        (
+            format!("x = {x}; argsort(reshape(x, (60, 5, 10)), axis=1)"),
+            "np.argsort(x.reshape(60, 5, 10), axis=1, kind='stable')",
+        ),
     ] {
         let Some(want) = numpy(&data, &ids, py) else {
             return;

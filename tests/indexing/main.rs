@@ -178,6 +178,80 @@ proptest! {
     }
 }
 
+/// Independent `np.searchsorted(sorted, v, side)`: counts over the whole sorted array.
+fn searchsorted_reference(sorted: &[f64], v: &[f64], right: bool) -> Vec<f64> {
+    v.iter()
+        .map(|x| {
+            sorted
+                .iter()
+                .filter(|s| match order(**s, *x) {
+                    Ordering::Less => true,
+                    Ordering::Equal => right,
+                    Ordering::Greater => false,
+                })
+                .count() as f64
+        })
+        .collect()
+}
+
+/// Ties across the borders of the sorted chunks (runs of one value spanning several chunks),
+/// NaN at the end, signed zeros, values outside the range and 2-D values; with both sides.
+#[test]
+fn searchsorted_with_ties_at_chunk_borders_and_2d_values() {
+    // a: 0,0,0,1,1,1,...: every chunk of 4 starts or ends inside a run of 3.
+    let a = "astype(astype(arange(60, chunk=4) / 3, 'int64'), 'float64') - 5";
+    let sorted: Vec<f64> = (0..60).map(|i| (i / 3) as f64 - 5.0).collect();
+    let with_nan = format!("concatenate(({a}, log(zeros(5, chunk=2) - 1)))");
+    let mut sorted_nan = sorted.clone();
+    sorted_nan.extend([f64::NAN; 5]);
+    let v = "reshape(astype(astype(arange(48, chunk=7) / 2, 'int64'), 'float64') - 9, (6, 8))";
+    let v_values: Vec<f64> = (0..48).map(|i| (i / 2) as f64 - 9.0).collect();
+    let extra = "concatenate((zeros(1) * -1, log(zeros(2) - 1), 1 / zeros(2), -1 / zeros(1), arange(3) * 7.5 - 30))";
+    let extra_values = [
+        -0.0,
+        f64::NAN,
+        f64::NAN,
+        f64::INFINITY,
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+        -30.0,
+        -22.5,
+        -15.0,
+    ];
+    for right in [false, true] {
+        let side = if right { "right" } else { "left" };
+        for (sa, s) in [(a.to_string(), &sorted), (with_nan.clone(), &sorted_nan)] {
+            for (vp, vv) in [(v, &v_values[..]), (extra, &extra_values[..])] {
+                let program = format!("searchsorted({sa}, {vp}, side='{side}')");
+                let got = run(&eval(&program), true);
+                if vp == v {
+                    assert_eq!(got.shape(), &[6, 8], "{program}");
+                }
+                same(&got, &searchsorted_reference(s, vv, right), &program);
+            }
+        }
+    }
+}
+
+/// 100 sorted chunks and 100 values chunks: subtasks linear in the chunks (each values chunk
+/// meets only the sorted chunks its values fall into, through two shuffles).
+#[test]
+fn searchsorted_of_100_chunks_each_is_linear_in_chunks() {
+    use ares_core::ids::TaskId;
+    use ares_core::prepare::{prepare, uniform_cluster};
+    let t =
+        eval("searchsorted(arange(100000, chunk=1000), rand(100000, chunk=1000, seed=1) * 100000)");
+    let p = prepare(
+        &Tensor::graph(&[&t]),
+        &TaskConfig::default(),
+        &uniform_cluster(2, 2),
+        TaskId(1),
+    )
+    .unwrap();
+    let n = p.subtasks.len();
+    assert!(n <= 8 * 100 + 8, "{n} subtasks for 100 × 100 chunks");
+}
+
 /// Independent `np.take(x, idx, axis)` over a C-order buffer.
 fn take_reference(x: &[f64], shape: &[usize], idx: &[i64], axis: Option<usize>) -> Vec<f64> {
     let (outer, n, inner): (usize, usize, usize) = match axis {

@@ -170,6 +170,97 @@ proptest! {
     }
 }
 
+/// Independent sort / stable argsort of `x` along `axis` (any N-D shape), ascending or
+/// descending: every lane `(o, ·, i)` of the C-order `(outer, n, inner)` view.
+fn reference_along(x: &ArrayData, axis: usize, arg: bool, descending: bool) -> Vec<f64> {
+    let shape = x.shape();
+    let n = shape[axis];
+    let outer: usize = shape[..axis].iter().product();
+    let inner: usize = shape[axis + 1..].iter().product();
+    let v: Vec<f64> = x.iter_f64().collect();
+    let mut out = vec![0.0; v.len()];
+    for o in 0..outer {
+        for i in 0..inner {
+            let at = |k: usize| (o * n + k) * inner + i;
+            let mut idx: Vec<usize> = (0..n).collect();
+            idx.sort_by(|a, b| {
+                let c = order(v[at(*a)], v[at(*b)]);
+                if descending {
+                    c.reverse()
+                } else {
+                    c
+                }
+            });
+            for (k, j) in idx.iter().enumerate() {
+                out[at(k)] = if arg { *j as f64 } else { v[at(*j)] };
+            }
+        }
+    }
+    out
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+
+    /// Any axis of a 3-D tensor, chunked along every axis (the sorted one made whole, the
+    /// others cut to keep the chunk size), with NaN, ties and every dtype.
+    #[test]
+    fn sort_along_any_axis_of_3d_matches_the_reference(
+        shape in (1usize..7, 1usize..9, 1usize..7),
+        chunk in (1usize..4, 1usize..5, 1usize..4),
+        axis in 0usize..3,
+        kind in 0u8..4,
+        seed in 0u64..1000,
+        descending in any::<bool>(),
+    ) {
+        let program = input(
+            kind,
+            &[shape.0, shape.1, shape.2],
+            &[chunk.0, chunk.1, chunk.2],
+            seed,
+        );
+        let x = ares_core::expr::evaluate(&program).unwrap();
+        let config = TaskConfig::default();
+        let data = common::run(&x, &config, 2, 2);
+        for arg in [false, true] {
+            let t = x.sort_along(axis as i64, descending, arg).unwrap();
+            let got = common::run(&t, &config, 2, 2);
+            let what = format!(
+                "sort_along({axis}, descending={descending}, arg={arg}) of {program}"
+            );
+            prop_assert_eq!(got.shape(), x.shape());
+            same(&got, &reference_along(&data, axis, arg, descending), &what);
+        }
+    }
+}
+
+/// Lanes long enough for the radix sort, along axis 0 and 1 of chunked 2-D tensors.
+#[test]
+fn long_lanes_along_axis_0_and_1_match_the_reference() {
+    for (p, axis) in [
+        ("log(rand((900, 37), chunk=(100, 10), seed=12) - 0.3)", 0),
+        (
+            "astype(rand((700, 13), chunk=(64, 5), seed=13) * 9, 'int64') - 4",
+            0,
+        ),
+        ("log(rand((11, 1300), chunk=(3, 200), seed=14) - 0.3)", 1),
+    ] {
+        let x = ares_core::expr::evaluate(p).unwrap();
+        let config = TaskConfig::default();
+        let data = common::run(&x, &config, 2, 2);
+        for (arg, descending) in [(false, false), (true, false), (false, true), (true, true)] {
+            let t = x.sort_along(axis, descending, arg).unwrap();
+            let got = common::run(&t, &config, 2, 2);
+            let what = format!("sort_along({axis}, descending={descending}, arg={arg}) of {p}");
+            same(
+                &got,
+                &reference_along(&data, axis as usize, arg, descending),
+                &what,
+            );
+        }
+    }
+}
+
 #[test]
 fn chunks_of_one_and_every_value_in_one_reducer() {
     for p in [

@@ -86,7 +86,11 @@ pub fn describe_args(args: &OpArgs) -> String {
             out_parts,
             rows,
         } => format!("in_parts={in_parts} out_parts={out_parts} rows={rows}"),
-        OpArgs::Sort { arg } => format!("arg={arg}"),
+        OpArgs::Sort {
+            arg,
+            axis,
+            descending,
+        } => format!("arg={arg} axis={axis} descending={descending}"),
         OpArgs::ShuffleMap {
             kind,
             ordinal,

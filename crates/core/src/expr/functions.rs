@@ -312,6 +312,13 @@ impl Ctx {
                 let axis = a.opt_int(2, "axis")?;
                 wrap(x.take(&idx, axis))
             }
+            "compress" => {
+                a.check(3, &["condition", "a", "axis"])?;
+                let condition = a.tensor(0, "condition")?;
+                let x = a.tensor(1, "a")?;
+                let axis = a.opt_int(2, "axis")?;
+                wrap(x.compress(&condition, axis))
+            }
             "searchsorted" => {
                 a.check(3, &["a", "v", "side"])?;
                 let sorted = a.tensor(0, "a")?;

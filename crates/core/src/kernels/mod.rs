@@ -261,7 +261,19 @@ fn apply_native(
             Ok(one(inputs)?.clone())
         }
         // Shuffle (issue 11): mappers and reducers go through the executor's shuffle path.
-        (_, OpArgs::Sort { arg }) => shuffle::sort_lanes(one(inputs)?, *arg),
+        (
+            _,
+            OpArgs::Sort {
+                arg,
+                axis,
+                descending,
+            },
+        ) => crate::ops::family::shuffle::lanes::sort_axis(
+            one(inputs)?,
+            *axis as usize,
+            *arg,
+            *descending,
+        ),
         // Any values of the chunk make valid splitters; a sorted strided subsample makes
         // balanced ones without sorting the chunk.
         (_, OpArgs::SortSample { count } | OpArgs::StridedSample { count }) => {

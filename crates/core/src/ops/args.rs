@@ -256,9 +256,13 @@ pub enum OpArgs {
         out_parts: u32,
         rows: u64,
     },
-    /// Tileable `sort` / `argsort` of a 1-D tensor (`arg`: positions instead of values).
+    /// `sort` / `argsort` along `axis` (`arg`: positions instead of values), ascending or
+    /// `descending` (stable either way). A 1-D tensor in several chunks sorts through PSRS,
+    /// ascending only; otherwise the axis is made one chunk and each chunk sorts its lanes.
     Sort {
         arg: bool,
+        axis: u32,
+        descending: bool,
     },
     /// A mapper: how it splits its input into one piece per reducer, its position among the
     /// proxy's mappers and the first piece key of its shuffle (see [`crate::graph::shuffle`]).
@@ -346,6 +350,13 @@ pub enum MapKind {
     /// holding its position (chunks of `out_chunk` rows) as int64s (position, the row's
     /// values as bits).
     TakeServe { out_chunk: u64 },
+    /// Inputs (values chunk `ordinal`, the sorted chunks' boundaries): each value goes to
+    /// the sorted chunk it falls into as int64 triples (ordinal, position, key); see
+    /// `select::search`.
+    SearchRoute { right: bool },
+    /// Inputs (a sorted chunk starting at `offset`, its requests): each answer goes to the
+    /// values chunk that asked as int64 pairs (position, insertion point).
+    SearchServe { right: bool, offset: u64 },
     /// Input (source chunk `ordinal` in C order): piece `r` is the part of it inside chunk
     /// `r` of the target grid (empty where they do not overlap). Both grids are
     /// `OpArgs::Rechunk(ChunkSpec::Explicit(..))` entries of the graph's argument table, so
@@ -377,6 +388,9 @@ pub enum ReduceKind {
         rows: u64,
         width: u64,
     },
+    /// The `len` insertion points of a values chunk of `searchsorted`, placed from
+    /// (position, insertion point) pairs.
+    SearchPlace { len: u64 },
     /// Chunk `index` of the target grid, each piece (source chunk `j`'s part of it, in
     /// source order) placed where it belongs; grids as in `MapKind::RechunkSplit`.
     RechunkPlace {

@@ -136,12 +136,10 @@ fn estimate_chunks(graph: &TileableGraph) -> usize {
             OpArgs::TakeRows { .. } => {
                 node.inputs.iter().map(|i| est[i.index()]).sum::<usize>() * 6 + 4
             }
-            OpArgs::SearchSorted { .. } => node
-                .inputs
-                .iter()
-                .map(|i| est[i.index()])
-                .product::<usize>()
-                .saturating_add(max_in),
+            // Slices and boundaries per sorted chunk, two shuffles (`select::search`).
+            OpArgs::SearchSorted { .. } => {
+                node.inputs.iter().map(|i| est[i.index()]).sum::<usize>() * 4 + 4
+            }
             _ if node.op.family() == Family::Linalg => {
                 node.inputs.iter().map(|i| est[i.index()]).product()
             }
@@ -344,9 +342,16 @@ impl Tiler {
                     rows,
                 },
             ) => self.tile_shuffle_bench(*in_parts, *out_parts, *rows),
-            (_, OpArgs::Sort { arg }) if op == Op::Sort && inputs.len() == 1 => {
+            (
+                _,
+                OpArgs::Sort {
+                    arg,
+                    axis,
+                    descending,
+                },
+            ) if op == Op::Sort && inputs.len() == 1 => {
                 let in_dtype = self.graph.node(inputs[0].chunks[0]).dtype;
-                self.tile_sort(*arg, in_dtype, inputs[0], in_shapes[0])
+                self.tile_sort(*arg, *axis, *descending, in_dtype, inputs[0], in_shapes[0])
             }
             (_, OpArgs::Unique { counts }) if inputs.len() == 1 => {
                 let in_dtype = self.graph.node(inputs[0].chunks[0]).dtype;
@@ -368,7 +373,7 @@ impl Tiler {
                 in_shapes[1],
             ),
             (_, OpArgs::SearchSorted { right }) if inputs.len() == 2 => {
-                Ok(self.tile_searchsorted(*right, inputs[0], inputs[1]))
+                self.tile_searchsorted(*right, inputs[0], inputs[1])
             }
             _ => Err(AresError::prepare(
                 "tile",

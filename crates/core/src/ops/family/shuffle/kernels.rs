@@ -10,7 +10,7 @@ use super::partition::{split, values, Buckets, Pieces};
 use crate::array::ArrayData;
 use crate::kernels::{kerr, KResult};
 use crate::ops::{MapKind, ReduceKind};
-use ndarray::{ArrayD, Axis, IxDyn};
+use ndarray::{ArrayD, IxDyn};
 use rand::{RngCore, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 
@@ -114,6 +114,12 @@ pub fn map(
         ) => super::take::kernels::route(idx, m, *len, *chunk, *offset, *axis)?,
         (MapKind::TakeServe { out_chunk }, [rows, requests]) => {
             super::take::kernels::serve(rows, requests, m, *out_chunk)?
+        }
+        (MapKind::SearchRoute { right }, [values, bounds]) => {
+            super::select::search::route(values, bounds, m, ordinal, *right)?
+        }
+        (MapKind::SearchServe { right, offset }, [sorted, requests]) => {
+            super::select::search::serve(sorted, requests, m, *offset, *right)?
         }
         (MapKind::UniquePartition { counts }, [data]) => {
             super::select::kernels::unique_partition(data, None, m, *counts)?
@@ -251,6 +257,7 @@ pub fn reduce(kind: &ReduceKind, pieces: &[&ArrayData]) -> KResult<ArrayData> {
             rows,
             width,
         } => super::take::kernels::place(pieces, *dtype, *start, *rows, *width),
+        ReduceKind::SearchPlace { len } => super::select::search::place(pieces, *len),
         ReduceKind::UniqueMerge { counts } => super::select::kernels::unique_merge(pieces, *counts),
         ReduceKind::RechunkPlace { .. } => kerr("rechunk reducers run manipulation::regrid::place"),
         ReduceKind::Concat { arg: false } => concat(pieces),
@@ -301,52 +308,10 @@ fn sorted<T: Key>(a: ArrayD<T>) -> ArrayD<T> {
     vec1(v)
 }
 
-/// Sorts every lane along the last axis (positions instead of values when `arg`).
-pub fn sort_lanes(data: &ArrayData, arg: bool) -> KResult<ArrayData> {
-    fn go<T: Key + Clone + Default>(a: &ArrayD<T>, arg: bool) -> (ArrayD<T>, ArrayD<i64>) {
-        let last = Axis(a.ndim().saturating_sub(1));
-        if arg {
-            let mut out = ArrayD::<i64>::zeros(a.raw_dim());
-            if a.ndim() == 0 {
-                return (ArrayD::default(IxDyn(&[0])), out);
-            }
-            for (lane, mut o) in a.lanes(last).into_iter().zip(out.lanes_mut(last)) {
-                let mut idx: Vec<usize> = (0..lane.len()).collect();
-                sort_by_key(&mut idx, |i| lane[*i].key());
-                for (dst, i) in o.iter_mut().zip(idx) {
-                    *dst = i as i64;
-                }
-            }
-            (ArrayD::default(IxDyn(&[0])), out)
-        } else {
-            let mut out = a.clone();
-            if a.ndim() == 0 {
-                return (out, ArrayD::default(IxDyn(&[0])));
-            }
-            for mut lane in out.lanes_mut(last) {
-                let mut v: Vec<T> = lane.iter().cloned().collect();
-                sort_by_key(&mut v, |x| x.key());
-                for (dst, x) in lane.iter_mut().zip(v) {
-                    *dst = x;
-                }
-            }
-            (out, ArrayD::default(IxDyn(&[0])))
-        }
-    }
-    Ok(match (data, arg) {
-        (ArrayData::F64(a), false) => ArrayData::F64(go(a, false).0),
-        (ArrayData::I64(a), false) => ArrayData::I64(go(a, false).0),
-        (ArrayData::Bool(a), false) => ArrayData::Bool(go(a, false).0),
-        (ArrayData::F64(a), true) => ArrayData::I64(go(a, true).1),
-        (ArrayData::I64(a), true) => ArrayData::I64(go(a, true).1),
-        (ArrayData::Bool(a), true) => ArrayData::I64(go(a, true).1),
-        (other, _) => return crate::kernels::not_widened(other.dtype()),
-    })
-}
-
 /// `parts - 1` splitters from the merged samples.
 pub fn splitters(samples: &[&ArrayData], parts: u32) -> KResult<ArrayData> {
-    let merged = sort_lanes(&reduce(&ReduceKind::Concat { arg: false }, samples)?, false)?;
+    let merged = reduce(&ReduceKind::Concat { arg: false }, samples)?;
+    let merged = super::lanes::sort_axis(&merged, 0, false, false)?;
     let n = merged.len();
     let picks: Vec<usize> = if n == 0 {
         vec![]

@@ -1,12 +1,13 @@
 //! Map-reduce shuffles and data-dependent lengths: sort, unique, take, searchsorted (and
 //! their chunk-level map, proxy and reduce ops). The family owns the tensor API's
-//! `shuffle_bench` ([`tensor`]), the tiling of a shuffle into N mappers, one proxy and M
+//! `shuffle_bench` ([`tensor`]), the chunk kernel that sorts along any axis ([`lanes`]), the tiling of a shuffle into N mappers, one proxy and M
 //! reducers and of sort ([`tile`]), and the mapper and reducer kernels with their
 //! partitioning ([`kernels`], [`partition`]); the chunk-level graph of pieces is
 //! `crate::graph::shuffle`'s, and the per-op pieces of take and unique are their own
 //! kernels' (`crate::kernels::{take, select}`).
 
 pub mod kernels;
+pub mod lanes;
 mod partition;
 pub mod select;
 pub mod take;
@@ -33,6 +34,10 @@ const SHUFFLE_FUNCTIONS: &[Function] = &[
         "The indices of the elements that are non-zero, one array per dimension.",
     ),
     Function::other("take", "Take elements from an array along an axis."),
+    Function::other(
+        "compress",
+        "Return selected slices of an array along given axis.",
+    ),
     Function::other(
         "searchsorted",
         "Indices where elements should be inserted to maintain order.",

@@ -10,20 +10,23 @@ use crate::tensor::Tensor;
 impl Tensor {
     /// Sorted along the last axis (NaN last, as NumPy).
     pub fn sort(&self) -> Result<Tensor> {
-        Tensor::new(Op::Sort, OpArgs::Sort { arg: false }, vec![self.clone()])
+        self.sort_along(-1, false, false)
     }
 
     /// Positions that sort the last axis; ties keep their order (NumPy's `kind='stable'`).
     pub fn argsort(&self) -> Result<Tensor> {
-        Tensor::new(Op::Sort, OpArgs::Sort { arg: true }, vec![self.clone()])
+        self.sort_along(-1, false, true)
     }
 
     /// `sort` (`arg` = false) or `argsort` along `axis` (negative from the end), ascending
-    /// or `descending`, always stable (the array API's `stable=True`). Another axis than the
-    /// last is moved last, sorted there and moved back (two transposes around the one
-    /// sort). Descending is the ascending order of the axis reversed, the positions
-    /// counted from its end: ties keep their order, NaN first (the array API's order for
-    /// a descending sort of NumPy's NaN-last ascending one).
+    /// or `descending`, always stable (the array API's `stable=True`). Descending is the
+    /// ascending order of the axis reversed, the positions counted from its end: ties keep
+    /// their order, NaN first (the array API's order for a descending sort of NumPy's
+    /// NaN-last ascending one).
+    ///
+    /// An N-D tensor sorts each lane of the axis in place in its chunk (the axis made one
+    /// chunk, [`crate::ops::family::shuffle::lanes`]). A 1-D tensor sorts through PSRS when
+    /// in several chunks, which sorts ascending: descending is its result reversed.
     pub fn sort_along(&self, axis: i64, descending: bool, arg: bool) -> Result<Tensor> {
         let name = if arg { "argsort" } else { "sort" };
         let nd = self.ndim() as i64;
@@ -40,39 +43,28 @@ impl Tensor {
                 format!("axis {axis} is out of bounds for array of dimension {nd}"),
             ));
         }
-        let (a, last) = (a as usize, nd as usize - 1);
-        let mut perm: Vec<usize> = (0..=last).filter(|d| *d != a).collect();
-        perm.push(a);
-        let mut back = vec![0; perm.len()];
-        for (i, p) in perm.iter().enumerate() {
-            back[*p] = i;
+        let sort = |t: &Tensor, descending: bool| {
+            Tensor::new(
+                Op::Sort,
+                OpArgs::Sort {
+                    arg,
+                    axis: a as u32,
+                    descending,
+                },
+                vec![t.clone()],
+            )
+        };
+        if nd > 1 || !descending {
+            return sort(self, descending);
         }
-        let moved = if a == last {
-            self.clone()
+        let flip = |t: &Tensor| t.slice(&reverse_last(t.ndim()));
+        if arg {
+            // Reversed, sorted stably, reversed back: equal elements keep their order;
+            // positions in the reversed axis are counted back from its end.
+            let n = self.shape()[0] as i64;
+            flip(&sort(&flip(self)?, false)?)?.binary_scalar(Op::Sub, Scalar::I64(n - 1), true)
         } else {
-            self.transpose(Some(&perm))?
-        };
-        let sorted = if !descending {
-            if arg {
-                moved.argsort()?
-            } else {
-                moved.sort()?
-            }
-        } else {
-            let flip = |t: &Tensor| t.slice(&reverse_last(t.ndim()));
-            if arg {
-                // Reversed, sorted stably, reversed back: equal elements keep their order;
-                // positions in the reversed axis are counted back from its end.
-                let n = moved.shape()[last] as i64;
-                flip(&flip(&moved)?.argsort()?)?.binary_scalar(Op::Sub, Scalar::I64(n - 1), true)?
-            } else {
-                flip(&moved.sort()?)?
-            }
-        };
-        if a == last {
-            Ok(sorted)
-        } else {
-            sorted.transpose(Some(&back))
+            flip(&sort(self, false)?)
         }
     }
 }

@@ -115,21 +115,28 @@ impl Tiler {
         })
     }
 
-    /// `sort`/`argsort` along the last axis. A last axis in one chunk sorts chunk by chunk;
-    /// an N-D tensor whose last axis spans chunks is first rechunked to whole rows; a 1-D
-    /// tensor in several chunks goes through PSRS.
+    /// `sort`/`argsort` along `axis`. An axis in one chunk sorts chunk by chunk; an N-D
+    /// tensor whose axis spans chunks is first rechunked so that it is whole
+    /// ([`lane_splits`]); a 1-D tensor in several chunks goes through PSRS (ascending only:
+    /// `Tensor::sort_along` reverses a descending one).
     pub(crate) fn tile_sort(
         &mut self,
         arg: bool,
+        axis: u32,
+        descending: bool,
         in_dtype: DType,
         input: &Tiled,
         shape: &Shape,
     ) -> Result<Tiled> {
         let out_dtype = if arg { DType::I64 } else { in_dtype };
-        let last = shape.len() - 1;
+        let a = axis as usize;
         let local = |tiler: &mut Self, t: &Tiled| {
             let key = tiler.key();
-            let args = tiler.graph.intern_args(OpArgs::Sort { arg });
+            let args = tiler.graph.intern_args(OpArgs::Sort {
+                arg,
+                axis,
+                descending,
+            });
             let chunks = t
                 .chunks
                 .iter()
@@ -143,14 +150,20 @@ impl Tiler {
                 chunks,
             }
         };
-        if input.splits[last].len() == 1 {
+        if input.splits[a].len() == 1 {
             return Ok(local(self, input));
         }
         if shape.len() > 1 {
-            let mut target = input.splits.clone();
-            target[last] = vec![shape[last]];
+            let target = lane_splits(&input.splits, shape, a);
             let whole = self.rechunk_to(input, &target, in_dtype);
             return Ok(local(self, &whole));
+        }
+        if descending {
+            return Err(AresError::prepare(
+                "tile",
+                "a descending sort of a 1-D tensor in several chunks is the reverse of the \
+                 ascending one (Tensor::sort_along)",
+            ));
         }
         self.tile_psrs(arg, in_dtype, input, shape[0])
     }
@@ -251,5 +264,48 @@ impl Tiler {
             splits: vec![out_splits],
             chunks: out,
         })
+    }
+}
+
+/// The splits that make `axis` one chunk while every chunk stays about as large as the
+/// largest chunk of `splits`: the other axes are cut, the last ones first kept whole (the
+/// chunk's rows stay contiguous), into as many lanes as that many elements hold.
+pub(crate) fn lane_splits(splits: &[Vec<usize>], shape: &[usize], axis: usize) -> Vec<Vec<usize>> {
+    let budget: usize = splits
+        .iter()
+        .map(|s| s.iter().copied().max().unwrap_or(1).max(1))
+        .product();
+    let mut left = (budget / shape[axis].max(1)).max(1);
+    let mut out = vec![Vec::new(); shape.len()];
+    for d in (0..shape.len()).rev() {
+        if d == axis {
+            out[d] = vec![shape[d]];
+            continue;
+        }
+        let chunk = left.min(shape[d]).max(1);
+        out[d] = split_dim(shape[d], chunk);
+        left = (left / chunk).max(1);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::lane_splits;
+
+    #[test]
+    fn lanes_keep_the_chunk_size_and_make_the_axis_whole() {
+        // The benchmark: (20000, 5000) in (2000, 5000) chunks, sorted along axis 0.
+        let s = lane_splits(&[vec![2000; 10], vec![5000]], &[20000, 5000], 0);
+        assert_eq!(s, vec![vec![20000], vec![500; 10]]);
+        // Along the last axis: rows of whole lanes, as many as fit.
+        let s = lane_splits(&[vec![10; 3], vec![4; 5]], &[30, 20], 1);
+        assert_eq!(s, vec![vec![2; 15], vec![20]]);
+        // A 3-D middle axis longer than the budget: one lane per chunk.
+        let s = lane_splits(&[vec![2, 2], vec![3; 3], vec![2, 1]], &[4, 9, 3], 1);
+        assert_eq!(s, vec![vec![1; 4], vec![9], vec![1; 3]]);
+        // Empty axes stay as they are.
+        let s = lane_splits(&[vec![0], vec![3, 3]], &[0, 6], 1);
+        assert_eq!(s, vec![vec![0], vec![6]]);
     }
 }

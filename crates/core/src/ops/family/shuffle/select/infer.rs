@@ -42,12 +42,33 @@ pub fn infer_data_dependent(
             }
             (smallvec![*out_parts as usize, 3], DType::I64)
         }
-        (_, OpArgs::Sort { arg }) if op == Op::Sort => {
+        (
+            _,
+            OpArgs::Sort {
+                arg,
+                axis,
+                descending,
+            },
+        ) if op == Op::Sort => {
             arity(op, inputs.len(), 1)?;
-            if inputs[0].0.is_empty() {
+            let nd = inputs[0].0.len();
+            if nd == 0 {
                 return Err(AresError::arg(
                     name,
                     "cannot sort a 0-d tensor (axis -1 is out of bounds)",
+                ));
+            }
+            if *axis as usize >= nd {
+                return Err(AresError::arg(
+                    name,
+                    format!("axis {axis} is out of bounds for array of dimension {nd}"),
+                ));
+            }
+            if *descending && nd == 1 {
+                // PSRS sorts ascending; `Tensor::sort_along` reverses a descending 1-D sort.
+                return Err(AresError::arg(
+                    name,
+                    "a descending sort of a 1-D tensor is built by Tensor::sort_along",
                 ));
             }
             let dtype = if *arg { DType::I64 } else { inputs[0].1 };

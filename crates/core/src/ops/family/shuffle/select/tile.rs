@@ -1,6 +1,6 @@
 //! Tiling of the operations whose result depends on the values (`super::tensor`):
-//! `unique` through a shuffle, `x[mask]` chunk by chunk, `searchsorted` against every chunk
-//! of the sorted operand.
+//! `unique` through a shuffle, `x[mask]` chunk by chunk, `searchsorted` through two shuffles
+//! routing each value to the chunk of the sorted operand it falls into (`super::search`).
 //!
 //! `unique` is PSRS without the second shuffle: a sample of every chunk (from a strided
 //! subsample, so the chunk is not sorted twice), splitters, then
@@ -15,9 +15,9 @@ use crate::array::{DType, Shape};
 use crate::error::Result;
 use crate::ids::ChunkIdx;
 use crate::ops::family::shuffle::tile::ReducerSpec;
-use crate::ops::{MapKind, Op, OpArgs, ReduceKind};
+use crate::ops::{DimIndex, MapKind, Op, OpArgs, ReduceKind};
 use crate::prepare::tile::{unify, Tiled, Tiler};
-use smallvec::smallvec;
+use smallvec::{smallvec, SmallVec};
 
 /// `n` split into `parts` lengths as evenly as possible (the declared lengths of chunks
 /// whose real lengths depend on the data).
@@ -152,40 +152,131 @@ impl Tiler {
         }
     }
 
-    /// `searchsorted`: each chunk of `v` against every chunk of `a`, the counts summed.
-    pub(crate) fn tile_searchsorted(&mut self, right: bool, a: &Tiled, v: &Tiled) -> Tiled {
-        let key = self.key();
-        let args = self.graph.intern_args(OpArgs::SearchSorted { right });
-        let sum_key = self.key();
-        let sum_args = self.graph.intern_args(OpArgs::Combine {
-            op: Op::Sum,
-            axes: smallvec![],
-            keepdims: true,
-        });
-        let chunks = v
+    /// `searchsorted` of `v` (any shape) in the sorted 1-D `a`. `a` in one non-empty chunk
+    /// (or none): each chunk of `v` searched in it. Otherwise in O(chunks) subtasks
+    /// (`super::search`): the boundaries of `a`'s chunks gathered into one small chunk, each
+    /// value routed to the chunk of `a` it falls into, answered there and placed back.
+    pub(crate) fn tile_searchsorted(&mut self, right: bool, a: &Tiled, v: &Tiled) -> Result<Tiled> {
+        let mut offset = 0u64;
+        let mut live = Vec::new();
+        for (c, len) in a.chunks.iter().zip(&a.splits[0]) {
+            if *len > 0 {
+                live.push((*c, *len, offset));
+            }
+            offset += *len as u64;
+        }
+        if live.len() <= 1 {
+            let sorted = live.first().map_or(a.chunks[0], |l| l.0);
+            let key = self.key();
+            let args = self.graph.intern_args(OpArgs::SearchSorted { right });
+            let chunks = v
+                .chunks
+                .iter()
+                .map(|vc| {
+                    let shape = self.shape_of(*vc).clone();
+                    self.push(
+                        key,
+                        Op::SearchSorted,
+                        args,
+                        shape,
+                        DType::I64,
+                        &[sorted, *vc],
+                    )
+                })
+                .collect();
+            return Ok(Tiled {
+                splits: v.splits.clone(),
+                chunks,
+            });
+        }
+        let dtype = self.graph.node(live[0].0).dtype;
+        // The last element of every live chunk but the last, in one chunk.
+        let slice_key = self.key();
+        let lasts: Vec<ChunkIdx> = live[..live.len() - 1]
+            .iter()
+            .map(|(c, len, _)| {
+                let dims: SmallVec<[DimIndex; 4]> = smallvec![DimIndex::Range {
+                    start: len - 1,
+                    step: 1,
+                    len: 1,
+                }];
+                let args = self.graph.intern_args(OpArgs::Slice(Box::new(dims)));
+                self.push(slice_key, Op::Slice, args, smallvec![1], dtype, &[*c])
+            })
+            .collect();
+        let bounds = if lasts.len() == 1 {
+            lasts[0]
+        } else {
+            let key = self.key();
+            let n = lasts.len();
+            let args = self
+                .graph
+                .intern_args(OpArgs::Assemble { grid: smallvec![n] });
+            self.push(key, Op::Assemble, args, smallvec![n], dtype, &lasts)
+        };
+        // Stage 1: values to the chunk of `a` they fall into.
+        let total: usize = v
             .chunks
             .iter()
-            .map(|vc| {
-                let shape = self.shape_of(*vc).clone();
-                let parts: Vec<ChunkIdx> = a
-                    .chunks
-                    .iter()
-                    .map(|ac| {
-                        let s = shape.clone();
-                        self.push(key, Op::SearchSorted, args, s, DType::I64, &[*ac, *vc])
-                    })
-                    .collect();
-                if parts.len() == 1 {
-                    parts[0]
-                } else {
-                    self.push(sum_key, Op::Combine, sum_args, shape, DType::I64, &parts)
+            .map(|c| self.shape_of(*c).iter().product::<usize>())
+            .sum();
+        let k = live.len();
+        let mappers = v
+            .chunks
+            .iter()
+            .map(|c| (MapKind::SearchRoute { right }, vec![*c, bounds]))
+            .collect();
+        let reducers = (0..k)
+            .map(|_| ReducerSpec {
+                kind: ReduceKind::Concat { arg: false },
+                shape: smallvec![3 * total.div_ceil(k)],
+                dtype: DType::I64,
+            })
+            .collect();
+        let (_, requests) = self.push_shuffle(mappers, reducers)?;
+        // Stage 2: each chunk of `a` answers its requests to the values' chunks.
+        let mappers = live
+            .iter()
+            .zip(&requests)
+            .map(|((c, _, offset), r)| {
+                let kind = MapKind::SearchServe {
+                    right,
+                    offset: *offset,
+                };
+                (kind, vec![*c, *r])
+            })
+            .collect();
+        let shapes: Vec<Shape> = v.chunks.iter().map(|c| self.shape_of(*c).clone()).collect();
+        let reducers = shapes
+            .iter()
+            .map(|s| {
+                let len = s.iter().product::<usize>();
+                ReducerSpec {
+                    kind: ReduceKind::SearchPlace { len: len as u64 },
+                    shape: smallvec![len],
+                    dtype: DType::I64,
                 }
             })
             .collect();
-        Tiled {
+        let (_, placed) = self.push_shuffle(mappers, reducers)?;
+        // Values chunks of another shape than 1-D get theirs back.
+        let reshape_key = self.key();
+        let chunks = placed
+            .into_iter()
+            .zip(shapes)
+            .map(|(c, s)| {
+                if s.len() == 1 {
+                    c
+                } else {
+                    let args = self.graph.intern_args(OpArgs::Reshape(s.clone()));
+                    self.push(reshape_key, Op::Reshape, args, s, DType::I64, &[c])
+                }
+            })
+            .collect();
+        Ok(Tiled {
             splits: v.splits.clone(),
             chunks,
-        }
+        })
     }
 }
 
