@@ -245,11 +245,12 @@ fn the_dashboard_in_headless_chromium_draws_the_jobs_bars_and_memory_lines() {
         "/api/session/view/task/{small}?action=wait&timeout=30"
     ));
     assert_eq!(info["status"], "succeeded", "{info}");
-    // Long enough to be running while the browser looks (seconds in a debug build).
+    // Long enough to be running while the browser looks, however loaded the machine (tens
+    // of seconds in a debug build; cancelled at the end).
     let tid = submit(
         &api,
         "view",
-        "x = rand(30000000, chunk=100000, seed=1); sum(exp(sin(x)))",
+        "x = rand(200000000, chunk=100000, seed=1); sum(exp(sin(x)))",
     );
     // Some of its subtasks have run and been reported.
     let deadline = std::time::Instant::now() + Duration::from_secs(30);
