@@ -709,10 +709,12 @@ UNARY = {
     "square": None, "floor": None, "ceil": None, "trunc": None, "rint": None, "sign": None,
     "signbit": None, "isnan": None, "isinf": None, "isfinite": None, "logical_not": None,
     "invert": None, "bitwise_not": None, "bitwise_invert": None, "reciprocal": None,
+    "round": None, "around": None, "conj": None, "conjugate": None, "real": None, "imag": None,
     # libm: within a few ulps
     "exp": ulp, "expm1": ulp, "log": ulp, "log1p": ulp, "log2": ulp, "log10": ulp, "sin": ulp,
     "cos": ulp, "tan": ulp, "asin": ulp, "acos": ulp, "atan": ulp, "sinh": ulp, "cosh": ulp,
-    "tanh": ulp, "asinh": ulp, "acosh": ulp, "atanh": ulp, "cbrt": ulp,
+    "tanh": ulp, "asinh": ulp, "acosh": ulp, "atanh": ulp, "cbrt": ulp, "arcsin": ulp,
+    "arccos": ulp, "arctan": ulp, "arcsinh": ulp, "arccosh": ulp, "arctanh": ulp,
 }
 BINARY = {
     "add": None, "subtract": None, "multiply": None, "divide": None, "true_divide": None,
