@@ -16,8 +16,8 @@ import numpy as np
 warnings.simplefilter("ignore")
 np.seterr(all="ignore")
 
-FLOATS = [float("nan"), float("-inf"), -1e300, -2.5, -1.0, -0.5, -5e-324, -0.0, 0.0, 5e-324,
-          0.5, 1.0, 1.5, 2.5, 3.0, 1e300, float("inf")]
+FLOATS = [float("nan"), float("-inf"), -1e300, -50.0, -2.5, -1.0, -0.5, -5e-324, -0.0, 0.0,
+          5e-324, 0.5, 1.0, 1.5, 2.5, 3.0, 50.0, 1e300, float("inf")]
 INT64 = [-2**63, -2**63 + 1, -7, -2, -1, 0, 1, 2, 7, 2**63 - 1]
 INT32 = [-2**31, -2**31 + 1, -7, -2, -1, 0, 1, 2, 7, 2**31 - 1]
 

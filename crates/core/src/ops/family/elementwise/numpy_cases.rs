@@ -20,10 +20,11 @@ use crate::ops::{FuseStep, Op, OpArgs};
 use ndarray::{ArrayD, IxDyn};
 use values::*;
 
-const FLOATS: [f64; 17] = [
+const FLOATS: [f64; 19] = [
     f64::NAN,
     f64::NEG_INFINITY,
     -1e300,
+    -50.0,
     -2.5,
     -1.0,
     -0.5,
@@ -36,6 +37,7 @@ const FLOATS: [f64; 17] = [
     1.5,
     2.5,
     3.0,
+    50.0,
     1e300,
     f64::INFINITY,
 ];

@@ -5,7 +5,7 @@
 //! float32 for float32 and float64 for integers and bools, so only the float64 loop is
 //! written). Most are the C library's, as NumPy's are (std calls it); `asinh`, `acosh` and
 //! `atanh` are musl's (the `libm` crate), as std's own formulas overflow (`acosh(1e308)` is
-//! 709.9, not infinity). Their special cases (NaN, ±0, ±inf, out of domain) are C99's
+//! 709.9, not infinity); `acosh` below 1 is NaN before musl sees it (musl reads `|x|`). Their special cases (NaN, ±0, ±inf, out of domain) are C99's
 //! Annex F, which the array API standard's special cases restate.
 
 use super::{BinaryUfunc, UnaryUfunc};
@@ -29,7 +29,8 @@ float_fn! {
     Acos: f64::acos;
     Asin: f64::asin;
     Atan: f64::atan;
-    Acosh: libm::acosh;
+    // musl's acosh reads |x| for its range: NaN below 1 is C99's answer.
+    Acosh: |x| if x < 1.0 { f64::NAN } else { libm::acosh(x) };
     Asinh: libm::asinh;
     Atanh: libm::atanh;
     Cosh: f64::cosh;
@@ -89,7 +90,20 @@ mod tests {
         assert!((Acosh::f64(1e308) - 709.889_355_822_726).abs() < 1e-9);
         assert!((Asinh::f64(-1e308) + 709.889_355_822_726).abs() < 1e-9);
         assert_eq!(Atanh::f64(1.0), f64::INFINITY);
-        assert!(Acosh::f64(0.5).is_nan());
+        for x in [
+            0.5,
+            -1.0,
+            -3.0,
+            -44_925_242.0,
+            -1e10,
+            -1e300,
+            f64::NEG_INFINITY,
+        ] {
+            assert!(Acosh::f64(x).is_nan(), "acosh({x})");
+        }
+        assert_eq!(Asinh::f64(-3.0), -Asinh::f64(3.0));
+        assert_eq!(Atanh::f64(-0.5), -Atanh::f64(0.5));
+        assert!(Atanh::f64(-3.0).is_nan() && Atanh::f64(1e10).is_nan());
     }
 
     #[test]
