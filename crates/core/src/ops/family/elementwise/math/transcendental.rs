@@ -114,6 +114,6 @@ mod tests {
         assert_eq!(LogAddExp::f64(inf, -inf), inf);
         assert_eq!(LogAddExp::f64(-inf, 3.0), 3.0);
         assert!(LogAddExp::f64(f64::NAN, inf).is_nan());
-        assert!((LogAddExp::f64(1000.0, 1000.0) - 1000.693_147_180_56).abs() < 1e-9);
+        assert!((LogAddExp::f64(1000.0, 1000.0) - 1_000.693_147_180_56).abs() < 1e-9);
     }
 }
