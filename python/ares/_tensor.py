@@ -85,7 +85,7 @@ ELEMENTWISE = frozenset("""
     bitwise_and bitwise_or bitwise_xor bitwise_left_shift bitwise_right_shift left_shift
     right_shift logical_and logical_or logical_xor where clip remainder mod floor_divide
     acos arccos acosh arccosh asin arcsin asinh arcsinh atan arctan atanh arctanh cosh sinh
-    tan tanh expm1 log1p log2 log10 trunc round square reciprocal signbit conj conjugate real
+    tan tanh expm1 log1p log2 log10 trunc round rint square reciprocal signbit conj conjugate real
     imag atan2 arctan2 hypot logaddexp copysign nextafter
 """.split())
 

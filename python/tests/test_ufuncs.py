@@ -146,6 +146,7 @@ def test_numpy_dispatch_stays_lazy():
         "positive": lambda v: np.positive(v), "conj": lambda v: np.conj(v),
         "real": lambda v: np.real(v), "imag": lambda v: np.imag(v),
         "signbit": lambda v: np.signbit(v), "rmod": lambda v: 7 % v,
+        "rint": lambda v: np.rint(v),
     }
     for what, f in calls.items():
         with warnings.catch_warnings():
@@ -214,5 +215,6 @@ def test_expression_language_has_them():
     from ares import _ares  # noqa: F401  (the core's functions are the package's)
 
     for name in FLOAT_UNARY + KEEPING + FLOAT_BINARY + ["floor_divide", "remainder", "conj",
-                                                         "real", "imag", "arccos", "mod"]:
+                                                         "real", "imag", "arccos", "mod",
+                                                         "rint"]:
         assert ar._ares.is_function(name), name

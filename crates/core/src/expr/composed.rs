@@ -48,6 +48,19 @@ impl Ctx {
                         .and_then(|z| z.astype(x.dtype())),
                 )
             }
+            // NumPy's `rint`: `round` of floats; integers and bools give float64 (NumPy:
+            // float16 for bools), where `round` keeps integers.
+            "rint" => {
+                a.check(1, &["x"])?;
+                let x = a.tensor(0, "x")?;
+                let x = if x.dtype().is_float() {
+                    x
+                } else {
+                    x.astype(crate::array::DType::F64)
+                        .or_else(|e| err(p, e.to_string()))?
+                };
+                wrap(x.unary(Op::Round))
+            }
             "logical_not" => {
                 a.check(1, &["x"])?;
                 wrap(a.tensor(0, "x")?.logical_not())

@@ -311,6 +311,10 @@ const OTHER_FUNCTIONS: &[Function] = &[
     ),
     Function::other("clip", "Clip (limit) the values in an array."),
     Function::other(
+        "rint",
+        "Round elements of the array to the nearest integer (float results).",
+    ),
+    Function::other(
         "positive",
         "Numerical positive, element-wise (the tensor itself; bools are refused).",
     ),
