@@ -17,6 +17,7 @@ from __future__ import annotations
 import builtins as _builtins
 import collections as _collections
 import math as _math
+import operator as _operator
 
 import numpy as _np
 
@@ -316,6 +317,30 @@ def clip(x, /, min=None, max=None, *, a_min=None, a_max=None) -> Tensor:
 
 def pow(x1, x2, /) -> Tensor:  # noqa: A001
     return _apply("power", (x1, x2))
+
+
+def round(x, /, decimals=0) -> Tensor:  # noqa: A001
+    """Rounded to ``decimals`` places, halves to even (the array API's ``round`` without
+    ``decimals``; integers are kept). As NumPy, other ``decimals`` scale by ``10**decimals``,
+    round and scale back (so ``round(2.675, 2)`` is 2.67 as in NumPy); integers with
+    ``decimals >= 0`` are kept, with fewer than 0 rounded in float64 and cast back."""
+    decimals = _operator.index(decimals)
+    if decimals == 0:
+        return _apply("round", (x,))
+    x = asarray(x)
+    if x.dtype.kind in "iu" and decimals > 0:
+        return x
+    scale = 10.0 ** _builtins.abs(decimals)
+    if x.dtype.kind in "iub":
+        y = x.astype(float64)
+        y = _apply("round", (y * scale if decimals > 0 else y / scale,))
+        y = y / scale if decimals > 0 else y * scale
+        return y.astype(x.dtype) if x.dtype.kind != "b" else y
+    y = _apply("round", (x * scale if decimals > 0 else x / scale,))
+    return y / scale if decimals > 0 else y * scale
+
+
+around = round
 
 
 def sort(x, /, *, axis=-1, descending=False, stable=True) -> Tensor:

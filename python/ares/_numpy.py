@@ -32,7 +32,7 @@ import warnings
 import numpy as np
 
 from . import _ares
-from ._tensor import Tensor, apply, is_function, strong
+from ._tensor import Tensor, _divmod, apply, is_function, strong
 
 _lock = threading.Lock()
 _counter = itertools.count()
@@ -166,6 +166,8 @@ def array_ufunc(ufunc, method, inputs, kwargs):
     name = ufunc.__name__
     if method == "__call__" and not kwargs and is_function(name):
         return apply(name, tuple(strong(v) for v in inputs))
+    if method == "__call__" and not kwargs and name == "divmod" and len(inputs) == 2:
+        return _divmod(*(strong(v) for v in inputs))
     if method == "reduce" and name in _REDUCERS and len(inputs) == 1:
         axis = kwargs.pop("axis", 0)
         keepdims = kwargs.pop("keepdims", False)

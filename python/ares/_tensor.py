@@ -83,7 +83,10 @@ ELEMENTWISE = frozenset("""
     invert bitwise_not bitwise_invert logical_not add subtract multiply divide true_divide
     power pow maximum minimum equal not_equal less less_equal greater greater_equal
     bitwise_and bitwise_or bitwise_xor bitwise_left_shift bitwise_right_shift left_shift
-    right_shift logical_and logical_or logical_xor where clip remainder floor_divide
+    right_shift logical_and logical_or logical_xor where clip remainder mod floor_divide
+    acos arccos acosh arccosh asin arcsin asinh arcsinh atan arctan atanh arctanh cosh sinh
+    tan tanh expm1 log1p log2 log10 trunc round rint square reciprocal signbit conj conjugate real
+    imag atan2 arctan2 hypot logaddexp copysign nextafter
 """.split())
 
 
@@ -297,6 +300,22 @@ class Tensor:
 
         return compute(self, **kwargs)[0]
 
+    def round(self, decimals=0) -> "Tensor":
+        import ares
+
+        return ares.round(self, decimals)
+
+    def conj(self) -> "Tensor":
+        return apply("conj", (self,))
+
+    @property
+    def real(self) -> "Tensor":
+        return apply("real", (self,))
+
+    @property
+    def imag(self) -> "Tensor":
+        return apply("imag", (self,))
+
     def clip(self, min=None, max=None) -> "Tensor":
         import ares
 
@@ -399,6 +418,8 @@ class Tensor:
     def __rmod__(self, o): return _optional("remainder", o, self)
     def __floordiv__(self, o): return _optional("floor_divide", self, o)
     def __rfloordiv__(self, o): return _optional("floor_divide", o, self)
+    def __divmod__(self, o): return _divmod(self, o)
+    def __rdivmod__(self, o): return _divmod(o, self)
     def __neg__(self): return apply("negative", (self,))
     def __pos__(self):
         if self.dtype == np.bool_:
@@ -483,7 +504,7 @@ class Tensor:
 # The core's functions that are also methods, as on NumPy's ndarray (and dask's array).
 # Not `sort`: NumPy's `x.sort()` sorts in place and returns None, which a lazy tensor cannot.
 TENSOR_METHODS = frozenset("""
-    all any argmax argmin argsort cumprod cumsum dot nonzero round searchsorted squeeze
+    all any argmax argmin argsort cumprod cumsum dot nonzero searchsorted squeeze
 """.split())
 
 
@@ -495,6 +516,12 @@ def check_device(device) -> None:
 
 def _optional(name, a, b):
     return binary(name, a, b) if is_function(name) else NotImplemented
+
+
+def _divmod(a, b):
+    """Python's ``divmod``: ``(a // b, a % b)``, NumPy's sign conventions (as ``np.divmod``)."""
+    q = _optional("floor_divide", a, b)
+    return q if q is NotImplemented else (q, binary("remainder", a, b))
 
 
 def _ddof(ddof, correction):

@@ -728,10 +728,12 @@ UNARY = {
     "square": None, "floor": None, "ceil": None, "trunc": None, "rint": None, "sign": None,
     "signbit": None, "isnan": None, "isinf": None, "isfinite": None, "logical_not": None,
     "invert": None, "bitwise_not": None, "bitwise_invert": None, "reciprocal": None,
+    "round": None, "around": None, "conj": None, "conjugate": None, "real": None, "imag": None,
     # libm: within a few ulps
     "exp": ulp, "expm1": ulp, "log": ulp, "log1p": ulp, "log2": ulp, "log10": ulp, "sin": ulp,
     "cos": ulp, "tan": ulp, "asin": ulp, "acos": ulp, "atan": ulp, "sinh": ulp, "cosh": ulp,
-    "tanh": ulp, "asinh": ulp, "acosh": ulp, "atanh": ulp, "cbrt": ulp,
+    "tanh": ulp, "asinh": ulp, "acosh": ulp, "atanh": ulp, "cbrt": ulp, "arcsin": ulp,
+    "arccos": ulp, "arctan": ulp, "arcsinh": ulp, "arccosh": ulp, "arctanh": ulp,
 }
 BINARY = {
     "add": None, "subtract": None, "multiply": None, "divide": None, "true_divide": None,
@@ -745,7 +747,8 @@ BINARY = {
     "logaddexp": ulp,
 }
 for _n, _tol in UNARY.items():
-    CASES[_n] = Case(_ar(_n), _np(_n), one_tensor(), _tol, method=_n)
+    CASES[_n] = Case(_ar(_n), _np(_n), one_tensor(), _tol,
+                     method=None if _n in ("real", "imag") else _n)
 for _n, _tol in BINARY.items():
     CASES[_n] = Case(_ar(_n), _np(_n), two_operands(), _tol, method=_n)
 
@@ -936,6 +939,9 @@ _POW_TOL = {"__pow__": ulp, "__rpow__": ulp}
 for _n, _op in OPERATORS.items():
     CASES[f"Tensor.{_n}"] = Case(_op, _op, two_operands(forms=("tt", "tt", "ts", "tz", "tn")),
                                  _POW_TOL.get(_n))
+# Python's divmod: (x // y, x % y) as NumPy's np.divmod.
+CASES["Tensor.__divmod__"] = Case(divmod, divmod, two_operands(forms=("tt", "tt", "ts", "tz", "tn")))
+CASES["Tensor.__rdivmod__"] = Case(divmod, divmod, two_operands(forms=("st",)))
 for _short in _REFLECTED:
     _op = OPERATORS[f"__{_short}__"]
     # `scalar op x` is the only way Python reaches x.__rop__ (an ndarray on the left goes
@@ -976,6 +982,9 @@ CASES["Tensor.__contains__"] = Case(operator.contains, operator.contains, _conta
 CASES["Tensor.__getitem__"] = Case(operator.getitem, operator.getitem, getitem_args())
 CASES["Tensor.T"] = Case(lambda x: x.T, lambda a: a.T, one_tensor())
 CASES["Tensor.mT"] = Case(lambda x: x.mT, lambda a: a.mT, one_tensor())
+# NumPy's properties (the functions `real`/`imag` are in UNARY, without a method form)
+CASES["Tensor.real"] = Case(lambda x: x.real, lambda a: a.real, one_tensor())
+CASES["Tensor.imag"] = Case(lambda x: x.imag, lambda a: a.imag, one_tensor())
 
 
 @st.composite

@@ -31,10 +31,17 @@ pub enum BinOp {
     BitXor,
     LeftShift,
     RightShift,
+    FloorDiv,
+    Mod,
+    Atan2,
+    Hypot,
+    LogAddExp,
+    CopySign,
+    NextAfter,
 }
 
 impl BinOp {
-    pub const ALL: [BinOp; 19] = [
+    pub const ALL: [BinOp; 26] = [
         BinOp::Add,
         BinOp::Sub,
         BinOp::Mul,
@@ -54,6 +61,24 @@ impl BinOp {
         BinOp::BitXor,
         BinOp::LeftShift,
         BinOp::RightShift,
+        BinOp::FloorDiv,
+        BinOp::Mod,
+        BinOp::Atan2,
+        BinOp::Hypot,
+        BinOp::LogAddExp,
+        BinOp::CopySign,
+        BinOp::NextAfter,
+    ];
+
+    /// The division relatives and float-valued functions of two operands (`ALL[19..]`).
+    pub const MORE: [BinOp; 7] = [
+        BinOp::FloorDiv,
+        BinOp::Mod,
+        BinOp::Atan2,
+        BinOp::Hypot,
+        BinOp::LogAddExp,
+        BinOp::CopySign,
+        BinOp::NextAfter,
     ];
 
     /// The operator symbol, if the language has one.
@@ -76,7 +101,15 @@ impl BinOp {
             BinOp::BitXor => "^",
             BinOp::LeftShift => "<<",
             BinOp::RightShift => ">>",
-            BinOp::Max | BinOp::Min => return None,
+            BinOp::FloorDiv => "//",
+            BinOp::Mod => "%",
+            BinOp::Max
+            | BinOp::Min
+            | BinOp::Atan2
+            | BinOp::Hypot
+            | BinOp::LogAddExp
+            | BinOp::CopySign
+            | BinOp::NextAfter => return None,
         })
     }
 
@@ -102,6 +135,13 @@ impl BinOp {
             BinOp::BitXor => "bitwise_xor",
             BinOp::LeftShift => "left_shift",
             BinOp::RightShift => "right_shift",
+            BinOp::FloorDiv => "floor_divide",
+            BinOp::Mod => "remainder",
+            BinOp::Atan2 => "atan2",
+            BinOp::Hypot => "hypot",
+            BinOp::LogAddExp => "logaddexp",
+            BinOp::CopySign => "copysign",
+            BinOp::NextAfter => "nextafter",
         }
     }
 

@@ -19,7 +19,9 @@ pub fn unary_functions() -> Vec<&'static str> {
         .filter(|u| {
             matches!(
                 u.rule,
-                Rule::Unary(UnaryRule::Same | UnaryRule::NoBool | UnaryRule::Float)
+                Rule::Unary(
+                    UnaryRule::Same | UnaryRule::NoBool | UnaryRule::Float | UnaryRule::Round
+                )
             )
         })
         .flat_map(|u| u.names.iter().copied())
@@ -52,7 +54,11 @@ fn broadcastable(g: &mut Gen, s: &[usize]) -> Vec<usize> {
 }
 
 fn binary(g: &mut Gen, x: Expr, a: &Arr, depth: u32) -> Expr {
-    let op = *BinOp::ALL[..13].choose(&mut g.rng).unwrap();
+    let op = if g.p(0.25) {
+        *BinOp::MORE.choose(&mut g.rng).unwrap()
+    } else {
+        *BinOp::ALL[..13].choose(&mut g.rng).unwrap()
+    };
     let other = if g.p(0.45) {
         g.scalar()
     } else if depth > 1 && g.p(0.3) {

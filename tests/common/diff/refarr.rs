@@ -275,6 +275,16 @@ pub fn binary(op: BinOp, a: &Arr, b: &Arr) -> R<Arr> {
 
 /// Elementwise unary functions by their NumPy name.
 pub fn unary(name: &str, a: &Arr) -> R<Arr> {
+    // NumPy 1's names of the array API's functions.
+    let name = match name {
+        "arccos" => "acos",
+        "arcsin" => "asin",
+        "arctan" => "atan",
+        "arccosh" => "acosh",
+        "arcsinh" => "asinh",
+        "arctanh" => "atanh",
+        n => n,
+    };
     Ok(match (name, a) {
         ("negative", Arr::B(_)) => {
             return np_err("The numpy boolean negative, the `-` operator, is not supported")
@@ -284,9 +294,49 @@ pub fn unary(name: &str, a: &Arr) -> R<Arr> {
         ("abs" | "absolute", Arr::B(x)) => Arr::B(x.clone()),
         ("abs" | "absolute", Arr::I(x)) => Arr::I(x.mapv(i64::wrapping_abs)),
         ("abs" | "absolute", Arr::F(x)) => Arr::F(x.mapv(f64::abs)),
+        // NumPy 2 keeps integers and bools in floor, ceil and trunc.
+        ("floor" | "ceil" | "trunc", Arr::B(_) | Arr::I(_)) => a.clone(),
+        ("round", Arr::I(_)) => a.clone(),
+        ("round", Arr::F(x)) => Arr::F(x.mapv(f64::round_ties_even)),
+        ("round", Arr::B(x)) => {
+            // Documented deviation: NumPy gives float16, ares float64.
+            deviation();
+            Arr::F(x.mapv(|v| f64::from(u8::from(v))))
+        }
+        ("floor", Arr::F(x)) => Arr::F(x.mapv(f64::floor)),
+        ("ceil", Arr::F(x)) => Arr::F(x.mapv(f64::ceil)),
+        ("trunc", Arr::F(x)) => Arr::F(x.mapv(f64::trunc)),
+        ("sign", Arr::B(_)) => {
+            return np_err("ufunc 'sign' did not contain a loop with signature matching types")
+        }
+        ("sign", Arr::I(x)) => Arr::I(x.mapv(i64::signum)),
+        ("sign", Arr::F(x)) => Arr::F(x.mapv(|v| {
+            if v.is_nan() {
+                v
+            } else if v > 0.0 {
+                1.0
+            } else if v < 0.0 {
+                -1.0
+            } else {
+                0.0
+            }
+        })),
+        // NumPy gives int8 for bools, a dtype ares does not have.
+        ("square" | "reciprocal", Arr::B(_)) => return unsupported("square/reciprocal of bools"),
+        ("square", Arr::I(x)) => Arr::I(x.mapv(|v| v.wrapping_mul(v))),
+        ("square", Arr::F(x)) => Arr::F(x.mapv(|v| v * v)),
+        // C's integer division 1 / x; NumPy's loop gives the minimum for 0 on x86-64.
+        ("reciprocal", Arr::I(x)) => Arr::I(x.mapv(|v| match v {
+            0 => i64::MIN,
+            1 => 1,
+            -1 => -1,
+            _ => 0,
+        })),
+        ("reciprocal", Arr::F(x)) => Arr::F(x.mapv(|v| 1.0 / v)),
         (f, x) => {
             let x_f = x.to_f();
-            if matches!(f, "sin" | "cos") && x_f.iter().any(|v| v.is_finite() && v.abs() > 1e4) {
+            let periodic = matches!(f, "sin" | "cos" | "tan");
+            if periodic && x_f.iter().any(|v| v.is_finite() && v.abs() > 1e4) {
                 // A one-ulp difference in an input above 1e4 (from exp, say) moves sin/cos
                 // by more than the tolerance.
                 return unsupported("sin/cos of a huge argument");
@@ -301,6 +351,20 @@ pub fn unary(name: &str, a: &Arr) -> R<Arr> {
                 "log" => f64::ln,
                 "sin" => f64::sin,
                 "cos" => f64::cos,
+                "tan" => f64::tan,
+                "acos" => f64::acos,
+                "asin" => f64::asin,
+                "atan" => f64::atan,
+                "acosh" => f64::acosh,
+                "asinh" => f64::asinh,
+                "atanh" => f64::atanh,
+                "cosh" => f64::cosh,
+                "sinh" => f64::sinh,
+                "tanh" => f64::tanh,
+                "expm1" => f64::exp_m1,
+                "log1p" => f64::ln_1p,
+                "log2" => f64::log2,
+                "log10" => f64::log10,
                 _ => unreachable!("unary {f}"),
             };
             Arr::F(x_f.mapv(g))

@@ -191,6 +191,7 @@ fn call(func: &str, pos: &[V], get: &dyn Fn(usize, &str) -> Option<V>) -> R<Arr>
         "negative" | "abs" | "absolute" | "sqrt" | "exp" | "log" | "sin" | "cos" => {
             refarr::unary(func, &a0()?)
         }
+        f if super::ops::unary_functions().contains(&f) => refarr::unary(f, &a0()?),
         "dot" => refarr::dot(&a0()?, &arr(pos[1].clone())?),
         "invert" => super::refnew::invert(&a0()?),
         "zeros" | "ones" | "full" => {

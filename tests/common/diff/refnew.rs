@@ -18,6 +18,12 @@ pub fn binary(op: BinOp, a: &Arr, b: &Arr) -> R<Arr> {
     if op.is_shift() {
         return shift(op, a, b);
     }
+    if matches!(op, BinOp::FloorDiv | BinOp::Mod) {
+        return floor_divide(op, a, b);
+    }
+    if BinOp::MORE.contains(&op) {
+        return float_binary(op, a, b);
+    }
     match op.is_bitwise() {
         true => bitwise(op, a, b),
         false => refarr::binary(op, a, b),
@@ -266,4 +272,112 @@ fn tensordot_n(a: &Arr, n: usize) -> (Vec<i64>, Vec<i64>) {
     let nd = a.shape().len() as i64;
     let n = n as i64;
     ((nd - n..nd).collect(), (0..n).collect())
+}
+
+/// Python's float `//` and `%` (CPython's `float_divmod`, which NumPy's loops follow): the
+/// remainder is `fmod` moved to the divisor's sign (a zero one a zero of that sign), the
+/// quotient `(x - mod) / y` floored and nudged to the nearest integer. A zero divisor, which
+/// Python refuses, gives NumPy's `x / y` and a NaN remainder.
+fn py_divmod(x: f64, y: f64) -> (f64, f64) {
+    if y == 0.0 {
+        return (x / y, f64::NAN);
+    }
+    let mut m = x % y;
+    let mut div = (x - m) / y;
+    if m != 0.0 {
+        if (y < 0.0) != (m < 0.0) {
+            m += y;
+            div -= 1.0;
+        }
+    } else {
+        m = 0.0f64.copysign(y);
+    }
+    let q = if div != 0.0 {
+        let f = div.floor();
+        if div - f > 0.5 {
+            f + 1.0
+        } else {
+            f
+        }
+    } else {
+        0.0f64.copysign(x / y)
+    };
+    (q, m)
+}
+
+/// `floor_divide` / `remainder` (`//`, `%`): floats as Python's, integers rounded toward
+/// negative infinity with the divisor's sign, 0 for a zero divisor (NumPy warns), `MIN // -1`
+/// wrapping to `MIN`. Two bools: NumPy gives int8, ares int64 (a documented deviation).
+pub fn floor_divide(op: BinOp, a: &Arr, b: &Arr) -> R<Arr> {
+    let shape = refarr::broadcast_shape(&a.shape(), &b.shape())?;
+    let dim = IxDyn(&shape);
+    let quotient = op == BinOp::FloorDiv;
+    if matches!(a, Arr::F(_)) || matches!(b, Arr::F(_)) {
+        let (x, y) = (a.to_f(), b.to_f());
+        let (x, y) = (x.broadcast(dim.clone()).unwrap(), y.broadcast(dim).unwrap());
+        return Ok(Arr::F(Zip::from(&x).and(&y).map_collect(|p, q| {
+            let (d, m) = py_divmod(*p, *q);
+            if quotient {
+                d
+            } else {
+                m
+            }
+        })));
+    }
+    if matches!((a, b), (Arr::B(_), Arr::B(_))) {
+        refarr::deviation();
+    }
+    let (x, y) = (a.to_i(), b.to_i());
+    let (x, y) = (x.broadcast(dim.clone()).unwrap(), y.broadcast(dim).unwrap());
+    Ok(Arr::I(Zip::from(&x).and(&y).map_collect(|p, q| {
+        let (p, q) = (i128::from(*p), i128::from(*q));
+        if q == 0 {
+            return 0;
+        }
+        let d = p.div_euclid(q) - i128::from(q < 0 && p.rem_euclid(q) != 0);
+        let m = p - d * q;
+        (if quotient { d } else { m }) as i64
+    })))
+}
+
+/// `log(exp(x) + exp(y))`, computed from the larger operand so nothing overflows.
+fn logaddexp(x: f64, y: f64) -> f64 {
+    if x.is_nan() || y.is_nan() {
+        return f64::NAN;
+    }
+    if x == y {
+        return x + std::f64::consts::LN_2;
+    }
+    let (hi, lo) = if x > y { (x, y) } else { (y, x) };
+    hi + (lo - hi).exp().ln_1p()
+}
+
+/// The float-valued functions of two operands: float64 whatever the operands (two bools:
+/// NumPy gives float16, ares float64, a documented deviation).
+pub fn float_binary(op: BinOp, a: &Arr, b: &Arr) -> R<Arr> {
+    let shape = refarr::broadcast_shape(&a.shape(), &b.shape())?;
+    let dim = IxDyn(&shape);
+    if matches!((a, b), (Arr::B(_), Arr::B(_))) {
+        refarr::deviation();
+    }
+    let f: fn(f64, f64) -> f64 = match op {
+        BinOp::Atan2 => f64::atan2,
+        BinOp::Hypot => f64::hypot,
+        BinOp::LogAddExp => logaddexp,
+        BinOp::CopySign => f64::copysign,
+        _ => |x: f64, y: f64| {
+            if x.is_nan() || y.is_nan() {
+                f64::NAN
+            } else if x == y {
+                y
+            } else if x < y {
+                x.next_up()
+            } else {
+                x.next_down()
+            }
+        },
+    };
+    let (x, y) = (a.to_f(), b.to_f());
+    let (x, y) = (x.broadcast(dim.clone()).unwrap(), y.broadcast(dim).unwrap());
+    Ok(Arr::F(Zip::from(&x).and(&y).map_collect(|p, q| f(*p, *q))))
 }

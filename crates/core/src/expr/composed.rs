@@ -23,6 +23,44 @@ impl Ctx {
                     _ => x.logical_xor(&y),
                 })
             }
+            // Identities for real dtypes, as NumPy's (`imag` is zeros). `positive` and
+            // `conj` of bools NumPy refuses or gives int8, which ares does not have.
+            "positive" | "conj" | "conjugate" | "real" | "imag" => {
+                a.check(1, &["x", "val"])?;
+                let x = match a.get(usize::MAX, "val") {
+                    Some((v, vp)) => super::args::to_tensor(v, vp)?,
+                    None => a.tensor(0, "x")?,
+                };
+                let bool_refused = matches!(name, "positive" | "conj" | "conjugate");
+                if bool_refused && x.dtype() == crate::array::DType::Bool {
+                    return err(
+                        p,
+                        format!("{name} of a bool tensor is not supported (NumPy has no bool loop); cast it first with astype(x, 'int64')"),
+                    );
+                }
+                if name != "imag" {
+                    return Ok(Value::Tensor(x));
+                }
+                // Zeros of x's shape, chunks and dtype: `isnan & isfinite` is never true.
+                wrap(
+                    x.unary(Op::IsNan)
+                        .and_then(|n| n.logical_and(&x.unary(Op::IsFinite)?))
+                        .and_then(|z| z.astype(x.dtype())),
+                )
+            }
+            // NumPy's `rint`: `round` of floats; integers and bools give float64 (NumPy:
+            // float16 for bools), where `round` keeps integers.
+            "rint" => {
+                a.check(1, &["x"])?;
+                let x = a.tensor(0, "x")?;
+                let x = if x.dtype().is_float() {
+                    x
+                } else {
+                    x.astype(crate::array::DType::F64)
+                        .or_else(|e| err(p, e.to_string()))?
+                };
+                wrap(x.unary(Op::Round))
+            }
             "logical_not" => {
                 a.check(1, &["x"])?;
                 wrap(a.tensor(0, "x")?.logical_not())
@@ -38,13 +76,19 @@ impl Ctx {
                 })
             }
             "clip" => {
-                a.check(3, &["a", "a_min", "a_max"])?;
-                let x = Value::Tensor(a.tensor(0, "a")?);
-                let bound = |i, k| a.get(i, k).filter(|(v, _)| !matches!(v, Value::None));
-                let (lo, hi) = (bound(1, "a_min"), bound(2, "a_max"));
-                if lo.is_none() && hi.is_none() {
-                    return err(p, "clip needs a_min or a_max");
-                }
+                // NumPy 1's `a_min`/`a_max`, or NumPy 2's and the array API's `min`/`max`;
+                // with neither, `x` itself (NumPy 2.1 returns a copy).
+                a.check(3, &["a", "x", "a_min", "a_max", "min", "max"])?;
+                let x = match a.get(usize::MAX, "x") {
+                    Some((v, vp)) => Value::Tensor(super::args::to_tensor(v, vp)?),
+                    None => Value::Tensor(a.tensor(0, "a")?),
+                };
+                let bound = |i, k, alias| {
+                    a.get(i, k)
+                        .or_else(|| a.get(usize::MAX, alias))
+                        .filter(|(v, _)| !matches!(v, Value::None))
+                };
+                let (lo, hi) = (bound(1, "a_min", "min"), bound(2, "a_max", "max"));
                 let x = match lo {
                     Some((v, _)) => apply_binary(Op::Maximum, x, v, p)?,
                     None => x,

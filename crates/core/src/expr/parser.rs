@@ -1,5 +1,5 @@
 //! Recursive-descent parser with Python's precedence:
-//! comparison < `|` < `^` < `&` < `<< >>` < `+ -` < `* / @` < unary `- + ~` < `**`
+//! comparison < `|` < `^` < `&` < `<< >>` < `+ -` < `* / // % @` < unary `- + ~` < `**`
 //! (right-assoc) < call, index, attribute.
 
 use super::lexer::Tok;
@@ -173,7 +173,7 @@ impl Parser<'_> {
         self.binary_level(&["+", "-"], Self::term)
     }
     fn term(&mut self) -> Result<Expr, ExprError> {
-        self.binary_level(&["*", "/", "@"], Self::unary)
+        self.binary_level(&["*", "/", "//", "%", "@"], Self::unary)
     }
 
     fn unary(&mut self) -> Result<Expr, ExprError> {
@@ -357,6 +357,8 @@ fn op_name(sym: &str) -> &'static str {
         "-" => "subtract",
         "*" => "multiply",
         "/" => "divide",
+        "//" => "floor_divide",
+        "%" => "remainder",
         "@" => "matmul",
         "==" => "equal",
         "!=" => "not_equal",

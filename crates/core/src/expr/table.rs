@@ -30,6 +30,8 @@ pub const OPERATORS: &[(&str, &str)] = &[
     ("-", "subtract"),
     ("*", "multiply"),
     ("/", "divide"),
+    ("//", "floor_divide"),
+    ("%", "remainder"),
     ("**", "power"),
     ("@", "matmul"),
     ("==", "equal"),

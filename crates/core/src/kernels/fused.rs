@@ -83,6 +83,7 @@ fn plan_segment(
                     op,
                     value,
                     left: *scalar_left,
+                    f32: compute == DType::F32,
                 };
                 (lane, out)
             }
@@ -91,7 +92,7 @@ fn plan_segment(
                     break;
                 }
                 match binary_dtype(op, ins[0], ins[1]) {
-                    Ok(d) => (Lane::Binary(op), d),
+                    Ok(d) => (Lane::Binary(op, d == DType::F32), d),
                     Err(_) => break,
                 }
             }
@@ -103,7 +104,7 @@ fn plan_segment(
                 (Lane::Select, ins[1].promote(ins[2]))
             }
             _ => match unary_dtype(op, args, cur) {
-                Ok(d) => (Lane::Unary(op), d),
+                Ok(d) => (Lane::Unary(op, d == DType::F32), d),
                 Err(_) => break,
             },
         };

@@ -70,16 +70,20 @@ pub(super) fn source<'a>(a: &'a ArrayData, shape: &[usize]) -> KResult<Source<'a
     })
 }
 
+/// A lane of an op: `f32` when it computes in float32 (its values are float32 ones), so an
+/// op whose float32 loop is not its float64 loop rounded (`nextafter`, `floor_divide`; see
+/// `UnaryUfunc::F32_IS_ROUNDED_F64`) runs that loop.
 #[derive(Clone, Copy, Debug)]
 pub(super) enum Lane {
-    Unary(Op),
+    Unary(Op, bool),
     Scalar {
         op: Op,
         value: f64,
         left: bool,
+        f32: bool,
     },
     /// A binary op on the segment's two inputs (head only).
-    Binary(Op),
+    Binary(Op, bool),
     /// `where` on the segment's three inputs (head only): the buffer holds the condition.
     Select,
     ToBool,
@@ -104,13 +108,18 @@ pub(super) fn map2(buf: &mut [f64], other: &[f64], f: impl Fn(f64, f64) -> f64) 
     }
 }
 
-/// A unary ufunc's float64 loop over the block.
-struct UnaryLane<'a>(&'a mut [f64]);
+/// A unary ufunc's float64 loop over the block (its float32 loop when the block holds
+/// float32 values and the op has one of its own).
+struct UnaryLane<'a>(&'a mut [f64], bool);
 
 impl UnaryVisitor for UnaryLane<'_> {
     type Out = ();
     fn visit<K: UnaryUfunc>(self) {
-        map1(self.0, K::f64)
+        if self.1 && !K::F32_IS_ROUNDED_F64 {
+            map1(self.0, |x| f64::from(K::f32(x as f32)))
+        } else {
+            map1(self.0, K::f64)
+        }
     }
 }
 
@@ -122,20 +131,50 @@ enum BinaryLane<'a> {
     Left(&'a mut [f64], f64),
 }
 
+/// `K`'s float32 loop on float64 values that are float32 ones.
+fn f32_loop<K: BinaryUfunc>(x: f64, y: f64) -> f64 {
+    f64::from(K::f32(x as f32, y as f32))
+}
+
 impl BinaryVisitor for BinaryLane<'_> {
     type Out = ();
     fn visit<K: BinaryUfunc>(self) {
+        self.run(K::f64)
+    }
+}
+
+impl BinaryLane<'_> {
+    fn run(self, f: impl Fn(f64, f64) -> f64) {
         match self {
-            BinaryLane::Pair(buf, other) => map2(buf, other, K::f64),
-            BinaryLane::Right(buf, value) => map1(buf, |x| K::f64(x, value)),
-            BinaryLane::Left(buf, value) => map1(buf, |x| K::f64(value, x)),
+            BinaryLane::Pair(buf, other) => map2(buf, other, f),
+            BinaryLane::Right(buf, value) => map1(buf, |x| f(x, value)),
+            BinaryLane::Left(buf, value) => map1(buf, |x| f(value, x)),
         }
     }
 }
 
-fn binary_lane(op: Op, lane: BinaryLane<'_>) {
+/// A binary lane of float32 values: the op's float32 loop if it has one of its own.
+struct BinaryLane32<'a>(BinaryLane<'a>);
+
+impl BinaryVisitor for BinaryLane32<'_> {
+    type Out = ();
+    fn visit<K: BinaryUfunc>(self) {
+        if K::F32_IS_ROUNDED_F64 {
+            self.0.run(K::f64)
+        } else {
+            self.0.run(f32_loop::<K>)
+        }
+    }
+}
+
+fn binary_lane(op: Op, f32: bool, lane: BinaryLane<'_>) {
     // Shifts are never planned: their operands are integers, which no lane carries.
-    with_binary(op, lane).unwrap_or_else(|| unreachable!("{op} is not planned as a lane"))
+    let ran = if f32 {
+        with_binary(op, BinaryLane32(lane))
+    } else {
+        with_binary(op, lane)
+    };
+    ran.unwrap_or_else(|| unreachable!("{op} is not planned as a lane"))
 }
 
 /// Applies `lane` to `buf` in place; `others` holds the head step's other inputs.
@@ -151,18 +190,20 @@ pub(super) fn run_lane(lane: Lane, buf: &mut [f64], others: &[&[f64]]) {
         Lane::Nop => {}
         Lane::RoundF32 => map1(buf, |x| x as f32 as f64),
         Lane::ToBool => map1(buf, |x| (x != 0.0) as u8 as f64),
-        Lane::Unary(op) => with_unary(op, UnaryLane(buf))
+        Lane::Unary(op, f32) => with_unary(op, UnaryLane(buf, f32))
             .unwrap_or_else(|| unreachable!("{op} is not planned as a lane")),
-        Lane::Binary(op) => binary_lane(op, BinaryLane::Pair(buf, other)),
+        Lane::Binary(op, f32) => binary_lane(op, f32, BinaryLane::Pair(buf, other)),
         Lane::Scalar {
             op,
             value,
             left: false,
-        } => binary_lane(op, BinaryLane::Right(buf, value)),
+            f32,
+        } => binary_lane(op, f32, BinaryLane::Right(buf, value)),
         Lane::Scalar {
             op,
             value,
             left: true,
-        } => binary_lane(op, BinaryLane::Left(buf, value)),
+            f32,
+        } => binary_lane(op, f32, BinaryLane::Left(buf, value)),
     }
 }

@@ -86,8 +86,9 @@ fn op_result(op: Op, p: DType, a: DType, b: DType) -> Result<DType> {
         binary_rule(op).ok_or_else(|| AresError::arg(op.name(), "not a binary elementwise op"))?;
     Ok(match rule {
         Compare => DType::Bool,
-        TrueDivide if p.is_float() => p,
-        TrueDivide => DType::F64,
+        Float if p.is_float() => p,
+        Float => DType::F64,
+        FloorDivide if p == DType::Bool => DType::I64,
         NoBool if p == DType::Bool => {
             return Err(AresError::dtype(
                 op.name(),
@@ -124,8 +125,10 @@ pub fn unary_dtype(op: Op, args: &OpArgs, a: DType) -> Result<DType> {
         UnaryRule::Same | UnaryRule::NoBool => a,
         UnaryRule::IntBool if a.is_float() => return Err(not_for_floats(op, a, a)),
         UnaryRule::IntBool => a,
-        UnaryRule::Predicate => DType::Bool,
+        UnaryRule::Predicate | UnaryRule::Test => DType::Bool,
         UnaryRule::Float => float_result(a),
+        UnaryRule::Round if a == DType::Bool => DType::F64,
+        UnaryRule::Round => a,
     })
 }
 

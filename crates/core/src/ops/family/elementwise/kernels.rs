@@ -59,10 +59,18 @@ impl UnaryVisitor for UnaryLoops<'_> {
             (UnaryRule::Predicate, _) => {
                 ArrayData::Bool(ArrayD::from_elem(IxDyn(a.shape()), K::f64(0.0) != 0.0))
             }
+            // Every element's own answer, read in float64 (exact for the sign of any integer).
+            (UnaryRule::Test, _) => {
+                let x = cast_cow(a, DType::F64);
+                let ArrayData::F64(x) = x.as_ref() else {
+                    unreachable!("cast to f64")
+                };
+                ArrayData::Bool(x.mapv(|v| K::f64(v) != 0.0))
+            }
             // float32 math in float64, rounded once: the fused kernel's values exactly (and
             // correctly rounded but for the rarest cases; the square root always).
             (UnaryRule::Float, ArrayData::F32(x)) => ArrayData::F32(x.mapv(K::f32)),
-            (UnaryRule::Float, _) => {
+            (UnaryRule::Float, _) | (UnaryRule::Round, ArrayData::Bool(_)) => {
                 let x = cast_cow(a, DType::F64);
                 let ArrayData::F64(x) = x.as_ref() else {
                     unreachable!("cast to f64")

@@ -16,8 +16,24 @@
 //!
 //! [`Op`]: crate::ops::Op
 
+mod division;
+mod rounding;
+mod transcendental;
+
+pub use division::{FloorDivide, Reciprocal, Remainder, Square};
+pub use rounding::{Ceil, CopySign, Floor, NextAfter, Round, Sign, SignBit, Trunc};
+pub use transcendental::{
+    Acos, Acosh, Asin, Asinh, Atan, Atan2, Atanh, Cosh, Expm1, Hypot, Log10, Log1p, Log2,
+    LogAddExp, Sinh, Tan, Tanh,
+};
+
 /// A one-operand ufunc's loops.
 pub trait UnaryUfunc {
+    /// Whether the float32 loop is the float64 loop rounded once to float32, as the default
+    /// `f32` is: the fused kernel then runs float32 values through the float64 loop. An op
+    /// whose float32 loop is its own says `false`, and its lane runs that loop.
+    const F32_IS_ROUNDED_F64: bool = true;
+
     fn f64(x: f64) -> f64;
 
     fn f32(x: f32) -> f32 {
@@ -39,6 +55,10 @@ pub trait UnaryUfunc {
 
 /// A two-operand ufunc's loops (both operands already in the dtype the op computes in).
 pub trait BinaryUfunc {
+    /// As [`UnaryUfunc::F32_IS_ROUNDED_F64`]: `false` for an op with a float32 loop of its
+    /// own (`nextafter` steps by a float32 ulp; `floor_divide` rounds as float32 does).
+    const F32_IS_ROUNDED_F64: bool = true;
+
     fn f64(x: f64, y: f64) -> f64;
 
     fn f32(x: f32, y: f32) -> f32 {
@@ -70,13 +90,17 @@ pub trait BinaryVisitor {
     fn visit<K: BinaryUfunc>(self) -> Self::Out;
 }
 
-/// numpy's `maximum`/`minimum` propagate NaN.
+/// numpy's `maximum`/`minimum` propagate NaN; of two equal operands they give the second
+/// (x86's `maxpd`/`minpd`, which NumPy's loops are), so `maximum(-0.0, 0.0)` is 0.0 and
+/// `maximum(0.0, -0.0)` is -0.0.
 #[inline]
 pub fn fmax(x: f64, y: f64) -> f64 {
     if x.is_nan() || y.is_nan() {
         f64::NAN
+    } else if x > y {
+        x
     } else {
-        x.max(y)
+        y
     }
 }
 
@@ -84,8 +108,10 @@ pub fn fmax(x: f64, y: f64) -> f64 {
 pub fn fmin(x: f64, y: f64) -> f64 {
     if x.is_nan() || y.is_nan() {
         f64::NAN
+    } else if x < y {
+        x
     } else {
-        x.min(y)
+        y
     }
 }
 

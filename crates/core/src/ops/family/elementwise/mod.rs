@@ -18,6 +18,8 @@
 pub mod dtypes;
 pub mod kernels;
 pub mod math;
+#[cfg(test)]
+mod numpy_cases;
 mod tile;
 
 use crate::ops::registry::{Form, Function, OpFamily};
@@ -57,6 +59,50 @@ macro_rules! ufunc_table {
                 Invert: IntBool, "ares.tensor.bitwise.invert",
                     ["invert", "bitwise_not", "bitwise_invert"],
                     "Bit-wise inversion, or logical NOT of bools, element-wise.";
+                Acos: Float, "ares.tensor.arithmetic.arccos", ["acos", "arccos"],
+                    "Trigonometric inverse cosine, element-wise.";
+                Acosh: Float, "ares.tensor.arithmetic.arccosh", ["acosh", "arccosh"],
+                    "Inverse hyperbolic cosine, element-wise.";
+                Asin: Float, "ares.tensor.arithmetic.arcsin", ["asin", "arcsin"],
+                    "Inverse sine, element-wise.";
+                Asinh: Float, "ares.tensor.arithmetic.arcsinh", ["asinh", "arcsinh"],
+                    "Inverse hyperbolic sine element-wise.";
+                Atan: Float, "ares.tensor.arithmetic.arctan", ["atan", "arctan"],
+                    "Trigonometric inverse tangent, element-wise.";
+                Atanh: Float, "ares.tensor.arithmetic.arctanh", ["atanh", "arctanh"],
+                    "Inverse hyperbolic tangent element-wise.";
+                Cosh: Float, "ares.tensor.arithmetic.cosh", ["cosh"],
+                    "Hyperbolic cosine, element-wise.";
+                Sinh: Float, "ares.tensor.arithmetic.sinh", ["sinh"],
+                    "Hyperbolic sine, element-wise.";
+                Tan: Float, "ares.tensor.arithmetic.tan", ["tan"],
+                    "Compute tangent element-wise.";
+                Tanh: Float, "ares.tensor.arithmetic.tanh", ["tanh"],
+                    "Compute hyperbolic tangent element-wise.";
+                Expm1: Float, "ares.tensor.arithmetic.expm1", ["expm1"],
+                    "Calculate exp(x) - 1 for all elements in the array.";
+                Log1p: Float, "ares.tensor.arithmetic.log1p", ["log1p"],
+                    "Return the natural logarithm of one plus the input array, element-wise.";
+                Log2: Float, "ares.tensor.arithmetic.log2", ["log2"],
+                    "Base-2 logarithm of x.";
+                Log10: Float, "ares.tensor.arithmetic.log10", ["log10"],
+                    "Return the base 10 logarithm of the input array, element-wise.";
+                Floor: Same, "ares.tensor.arithmetic.floor", ["floor"],
+                    "Return the floor of the input, element-wise (integers are kept).";
+                Ceil: Same, "ares.tensor.arithmetic.ceil", ["ceil"],
+                    "Return the ceiling of the input, element-wise (integers are kept).";
+                Trunc: Same, "ares.tensor.arithmetic.trunc", ["trunc"],
+                    "Return the truncated value of the input, element-wise (integers are kept).";
+                Round: Round, "ares.tensor.arithmetic.round", ["round"],
+                    "Round to the nearest integer, halves to even (integers are kept).";
+                Sign: NoBool, "ares.tensor.arithmetic.sign", ["sign"],
+                    "Returns an element-wise indication of the sign of a number.";
+                Square: NoBool, "ares.tensor.arithmetic.square", ["square"],
+                    "Return the element-wise square of the input.";
+                Reciprocal: NoBool, "ares.tensor.arithmetic.reciprocal", ["reciprocal"],
+                    "Return the reciprocal of the argument, element-wise.";
+                SignBit: Test, "ares.tensor.arithmetic.signbit", ["signbit"],
+                    "Returns element-wise True where signbit is set (less than zero).";
             }
             binary {
                 Add: Arith, "ares.tensor.arithmetic.add", ["add"],
@@ -65,9 +111,9 @@ macro_rules! ufunc_table {
                     "Subtract arguments, element-wise.";
                 Mul: Arith, "ares.tensor.arithmetic.multiply", ["multiply"],
                     "Multiply arguments element-wise.";
-                Div: TrueDivide, "ares.tensor.arithmetic.truediv", ["divide", "true_divide"],
+                Div: Float, "ares.tensor.arithmetic.truediv", ["divide", "true_divide"],
                     "Divide arguments element-wise (true division).";
-                Pow: Power, "ares.tensor.arithmetic.power", ["power"],
+                Pow: Power, "ares.tensor.arithmetic.power", ["power", "pow"],
                     "First array elements raised to powers from second array, element-wise.";
                 Maximum: Arith, "ares.tensor.arithmetic.maximum", ["maximum"],
                     "Element-wise maximum of array elements (NaN propagates).";
@@ -97,6 +143,21 @@ macro_rules! ufunc_table {
                 RightShift: Shift, "ares.tensor.bitwise.right_shift",
                     ["right_shift", "bitwise_right_shift"],
                     "Shift the bits of an integer to the right.";
+                FloorDivide: FloorDivide, "ares.tensor.arithmetic.floordiv",
+                    ["floor_divide"],
+                    "Return the largest integer smaller or equal to the division of the inputs.";
+                Remainder: FloorDivide, "ares.tensor.arithmetic.mod", ["remainder", "mod"],
+                    "Returns the element-wise remainder of division (the sign of the divisor).";
+                Atan2: Float, "ares.tensor.arithmetic.arctan2", ["atan2", "arctan2"],
+                    "Element-wise arc tangent of x1/x2 choosing the quadrant correctly.";
+                Hypot: Float, "ares.tensor.arithmetic.hypot", ["hypot"],
+                    "Given the \"legs\" of a right triangle, return its hypotenuse.";
+                LogAddExp: Float, "ares.tensor.arithmetic.logaddexp", ["logaddexp"],
+                    "Logarithm of the sum of exponentiations of the inputs.";
+                CopySign: Float, "ares.tensor.arithmetic.copysign", ["copysign"],
+                    "Change the sign of x1 to that of x2, element-wise.";
+                NextAfter: Float, "ares.tensor.arithmetic.nextafter", ["nextafter"],
+                    "Return the next floating-point value after x1 towards x2, element-wise.";
             }
         }
     };
@@ -116,6 +177,11 @@ pub enum UnaryRule {
     Predicate,
     /// Bools and integers only, dtype kept (`invert`).
     IntBool,
+    /// Gives bool, from each element's value: unlike [`UnaryRule::Predicate`], integers are
+    /// not all alike (`signbit`).
+    Test,
+    /// Keeps integers and floats; bools give float64 (NumPy: float16) (`round`).
+    Round,
 }
 
 /// What a two-operand ufunc's result dtype is once the operands promote (see
@@ -128,8 +194,11 @@ pub enum BinaryRule {
     NoBool,
     /// The promoted dtype; two bools give int64, negative integer exponents are refused.
     Power,
-    /// The promoted float dtype, float64 for integers and bools (`divide`).
-    TrueDivide,
+    /// The promoted float dtype, float64 for integers and bools (`divide`, `atan2`...; NumPy
+    /// gives float16 for two bools but in `divide`).
+    Float,
+    /// The promoted dtype; two bools give int64 (NumPy: int8) (`floor_divide`, `remainder`).
+    FloorDivide,
     /// Bool, compared in the promoted dtype (`less`...).
     Compare,
     /// Bools and integers only (`bitwise_and`...): logical on bools.
@@ -241,6 +310,30 @@ const OTHER_FUNCTIONS: &[Function] = &[
         "Return elements chosen from x or y depending on condition.",
     ),
     Function::other("clip", "Clip (limit) the values in an array."),
+    Function::other(
+        "rint",
+        "Round elements of the array to the nearest integer (float results).",
+    ),
+    Function::other(
+        "positive",
+        "Numerical positive, element-wise (the tensor itself; bools are refused).",
+    ),
+    Function::other(
+        "conj",
+        "Return the complex conjugate, element-wise (real dtypes: the tensor itself).",
+    ),
+    Function::other(
+        "conjugate",
+        "Return the complex conjugate, element-wise (real dtypes: the tensor itself).",
+    ),
+    Function::other(
+        "real",
+        "Return the real part of the complex argument (real dtypes: the tensor itself).",
+    ),
+    Function::other(
+        "imag",
+        "Return the imaginary part of the complex argument (real dtypes: zeros).",
+    ),
     Function::other("astype", "Copy of the array, cast to a specified type."),
 ];
 
