@@ -141,6 +141,82 @@ impl Tensor {
 #[cfg(test)]
 mod tests {
     use crate::tensor::{self, Tensor};
+    use ndarray::{Array2, Ix2};
+
+    /// Runs a program's tuple of results on the local executor.
+    fn run(program: &str, outputs: usize) -> Vec<Array2<f64>> {
+        let names: Vec<String> = (0..outputs).map(|i| format!("o{i}")).collect();
+        let mut got = Vec::new();
+        for name in &names {
+            let t = crate::expr::evaluate(&format!("{program}; {name}")).unwrap();
+            got.push(t);
+        }
+        let refs: Vec<&Tensor> = got.iter().collect();
+        let graph = Tensor::graph(&refs);
+        let cluster = crate::prepare::uniform_cluster(1, 2);
+        let config = crate::config::TaskConfig::default();
+        let prepared =
+            crate::prepare::prepare(&graph, &config, &cluster, crate::ids::TaskId(1)).unwrap();
+        let (results, _) = crate::executor::execute(&prepared.subtasks, 2).unwrap();
+        results
+            .into_iter()
+            .map(|a| {
+                let a = a.to_f64();
+                let a = if a.ndim() == 1 {
+                    a.insert_axis(ndarray::Axis(0))
+                } else {
+                    a
+                };
+                a.into_dimensionality::<Ix2>().unwrap()
+            })
+            .collect()
+    }
+
+    fn assert_close(a: &Array2<f64>, b: &Array2<f64>, tol: f64, what: &str) {
+        assert_eq!(a.dim(), b.dim(), "{what}");
+        let worst = a
+            .iter()
+            .zip(b)
+            .map(|(x, y)| (x - y).abs())
+            .fold(0.0, f64::max);
+        assert!(worst <= tol, "{what}: off by {worst}");
+    }
+
+    /// TSQR over 12 row chunks (a tree of two levels with the default fan-in of 4, so
+    /// factors come down through `qr_down`), columns rechunked to one: Q·R = X, QᵀQ = I, R
+    /// upper triangular and equal to faer's R of the whole matrix up to the signs of its rows.
+    #[test]
+    fn tsqr_on_the_local_executor_reconstructs_the_input() {
+        let got = run(
+            "x = rand((230, 7), chunk=(20, 3), seed=1); q, r = linalg.qr(x); o0 = q; o1 = r; o2 = x",
+            3,
+        );
+        let (q, r, x) = (&got[0], &got[1], &got[2]);
+        let gemm = crate::ops::family::linalg::kernels::gemm_f64;
+        assert_close(&gemm(q.view(), r.view()), x, 1e-12, "Q R = X");
+        assert_close(&gemm(q.t(), q.view()), &Array2::eye(7), 1e-13, "QᵀQ = I");
+        let (_, whole) = super::super::faer_bridge::qr(x.view());
+        for i in 0..7 {
+            let sign = (r[[i, i]] * whole[[i, i]]).signum();
+            for j in 0..7 {
+                assert!(
+                    (r[[i, j]] - sign * whole[[i, j]]).abs() < 1e-12,
+                    "R[{i}, {j}]"
+                );
+            }
+        }
+        let got = run(
+            "x = rand((230, 7), chunk=(20, 7), seed=1); u, s, vh = linalg.svd(x); o0 = u; o1 = s; o2 = vh; o3 = linalg.svdvals(x); o4 = x",
+            5,
+        );
+        let x = &got[4];
+        let (u, s, vh) = (&got[0], &got[1], &got[2]);
+        let us = u * s;
+        assert_close(&gemm(us.view(), vh.view()), x, 1e-12, "U S Vh = X");
+        assert_close(&got[3], s, 1e-12, "svdvals");
+        let (_, want, _) = super::super::faer_bridge::svd(x.view()).unwrap();
+        assert_close(s, &want.insert_axis(ndarray::Axis(0)), 1e-12, "S");
+    }
 
     #[test]
     fn shapes_of_the_factors() {
