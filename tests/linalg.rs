@@ -124,8 +124,8 @@ fn factorizations_on_an_embedded_cluster_match_the_whole_matrix() {
     let got = run(&mut c, program, &["u", "s", "vh", "x"]);
     let (u, s, vh, x) = (&got[0], &got[1], &got[2], &got[3]);
     let want = faer_of(x).singular_values().unwrap();
-    for i in 0..3 {
-        assert!((s[[0, i]] - want[i]).abs() < 1e-9 * want[i], "S[{i}]");
+    for (i, w) in want.iter().take(3).enumerate() {
+        assert!((s[[0, i]] - w).abs() < 1e-9 * w, "S[{i}]");
     }
     assert!(
         worst(&product(&(u * &s.row(0)), vh), x) < 1e-9,

@@ -32,27 +32,25 @@ fn split<'a>(p: &ArrayView2<'a, f64>) -> (ArrayView2<'a, f64>, ArrayView2<'a, f6
     (top.slice_move(s![.., ..k]), r)
 }
 
-fn pack(q: Array2<f64>, r: Array2<f64>) -> ArrayData {
-    let (rows, k) = q.dim();
-    let n = r.ncols();
-    let mut out = Array2::<f64>::zeros((rows + k, n));
-    out.slice_mut(s![..rows, ..k]).assign(&q);
-    out.slice_mut(s![rows.., ..]).assign(&r);
-    ArrayData::F64(out.into_dyn())
-}
-
-fn matrix(a: &ArrayData) -> KResult<Array2<f64>> {
-    as_f64(a)
-        .into_owned()
-        .into_dimensionality::<Ix2>()
-        .or_else(|e| kerr(format!("TSQR needs 2-D chunks: {e}")))
+/// A float64 chunk as a matrix, read in place (the chunks of TSQR are float64 matrices).
+fn matrix(a: &ArrayData) -> KResult<ArrayView2<'_, f64>> {
+    match a {
+        ArrayData::F64(x) => x
+            .view()
+            .into_dimensionality::<Ix2>()
+            .or_else(|e| kerr(format!("TSQR needs 2-D chunks: {e}"))),
+        other => kerr(format!("TSQR needs float64 chunks, got {}", other.dtype())),
+    }
 }
 
 /// A leaf: the block's QR, packed.
 pub fn block(x: &ArrayData) -> KResult<ArrayData> {
-    let x = matrix(x)?;
-    let (q, r) = faer_bridge::qr(x.view());
-    Ok(pack(q, r))
+    let x = as_f64(x);
+    let x = x
+        .view()
+        .into_dimensionality::<Ix2>()
+        .or_else(|e| kerr(format!("TSQR needs 2-D chunks: {e}")))?;
+    Ok(ArrayData::F64(faer_bridge::qr_packed(x).into_dyn()))
 }
 
 /// An inner node: the QR of its children's R factors stacked in order, packed.
@@ -61,11 +59,10 @@ pub fn stack(children: &[&ArrayData]) -> KResult<ArrayData> {
         .iter()
         .map(|c| matrix(c))
         .collect::<KResult<Vec<_>>>()?;
-    let rs: Vec<ArrayView2<f64>> = mats.iter().map(|m| split(&m.view()).1).collect();
+    let rs: Vec<ArrayView2<f64>> = mats.iter().map(|m| split(m).1).collect();
     let stacked = ndarray::concatenate(ndarray::Axis(0), &rs)
         .or_else(|e| kerr(format!("TSQR: the R factors do not stack: {e}")))?;
-    let (q, r) = faer_bridge::qr(stacked.view());
-    Ok(pack(q, r))
+    Ok(ArrayData::F64(faer_bridge::qr_packed(stacked.view()).into_dyn()))
 }
 
 /// Child `slot`'s rows of a packed parent's Q, times the parent's own factor from above
@@ -73,7 +70,7 @@ pub fn stack(children: &[&ArrayData]) -> KResult<ArrayData> {
 fn factor(parent: &ArrayData, down: Option<&ArrayData>, slot: usize) -> KResult<Array2<f64>> {
     let p = matrix(parent)?;
     let n = p.ncols();
-    let (q, _) = split(&p.view());
+    let (q, _) = split(&p);
     if q.nrows() < (slot + 1) * n {
         return kerr(format!(
             "TSQR: slot {slot} is outside a parent Q of {} rows",
@@ -82,7 +79,7 @@ fn factor(parent: &ArrayData, down: Option<&ArrayData>, slot: usize) -> KResult<
     }
     let rows = q.slice(s![slot * n..(slot + 1) * n, ..]);
     Ok(match down {
-        Some(d) => gemm_f64(rows, matrix(d)?.view()),
+        Some(d) => gemm_f64(rows, matrix(d)?),
         None => rows.to_owned(),
     })
 }
@@ -116,7 +113,7 @@ pub fn apply(inputs: &[&ArrayData], slot: u32) -> KResult<ArrayData> {
         }
     };
     let leaf = matrix(leaf)?;
-    let (q, _) = split(&leaf.view());
+    let (q, _) = split(&leaf);
     Ok(ArrayData::F64(gemm_f64(q, f.view()).into_dyn()))
 }
 
@@ -132,7 +129,7 @@ mod tests {
     }
 
     fn m2(a: &ArrayData) -> Array2<f64> {
-        matrix(a).unwrap()
+        matrix(a).unwrap().to_owned()
     }
 
     /// Two leaves under one root: the assembled Q times the root's R is the input, and Q's
