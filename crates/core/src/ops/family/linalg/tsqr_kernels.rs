@@ -62,7 +62,9 @@ pub fn stack(children: &[&ArrayData]) -> KResult<ArrayData> {
     let rs: Vec<ArrayView2<f64>> = mats.iter().map(|m| split(m).1).collect();
     let stacked = ndarray::concatenate(ndarray::Axis(0), &rs)
         .or_else(|e| kerr(format!("TSQR: the R factors do not stack: {e}")))?;
-    Ok(ArrayData::F64(faer_bridge::qr_packed(stacked.view()).into_dyn()))
+    Ok(ArrayData::F64(
+        faer_bridge::qr_packed(stacked.view()).into_dyn(),
+    ))
 }
 
 /// Child `slot`'s rows of a packed parent's Q, times the parent's own factor from above
