@@ -1,5 +1,6 @@
 """The array API's ``linalg`` extension, as far as ares has it: ``ar.linalg.qr``, ``svd``,
-``svdvals``, ``svd_compressed`` (dask's randomized SVD), and ``matmul``, ``tensordot`` and
+``svdvals``, ``svd_compressed`` (dask's randomized SVD), ``cholesky``, ``inv``, ``det``,
+``eigh``, ``eigvalsh`` (a square matrix in one chunk), and ``matmul``, ``tensordot`` and
 ``matrix_transpose`` (the same functions as ``ar.NAME``).
 
 QR and SVD of a tall-and-skinny matrix chunked along its rows run by TSQR: each row chunk is
@@ -17,6 +18,7 @@ from ._tensor import Tensor as _Tensor, apply as _apply
 
 QRResult = _collections.namedtuple("QRResult", ["Q", "R"])
 SVDResult = _collections.namedtuple("SVDResult", ["U", "S", "Vh"])
+EighResult = _collections.namedtuple("EighResult", ["eigenvalues", "eigenvectors"])
 
 
 def qr(x, /, *, mode="reduced") -> QRResult:
@@ -42,6 +44,31 @@ def svd_compressed(x, k, n_power_iter=0, seed=None) -> SVDResult:
     al. 2011) with ``n_power_iter`` power iterations; ``seed`` fixes the test matrix."""
     return SVDResult(*_apply("linalg.svd_compressed", (x, k),
                              {"n_power_iter": n_power_iter, "seed": seed}))
+
+
+def cholesky(x, /, *, upper=False) -> _Tensor:
+    """The Cholesky factor of a symmetric positive-definite matrix (one chunk)."""
+    return _apply("linalg.cholesky", (x,), {"upper": upper})
+
+
+def inv(x, /) -> _Tensor:
+    """The inverse of a square matrix (one chunk; a singular one fails the task)."""
+    return _apply("linalg.inv", (x,))
+
+
+def det(x, /) -> _Tensor:
+    """The determinant of a square matrix, a 0-d tensor (one chunk)."""
+    return _apply("linalg.det", (x,))
+
+
+def eigh(x, /) -> EighResult:
+    """Eigenvalues (nondecreasing) and eigenvectors of a symmetric matrix (one chunk)."""
+    return EighResult(*_apply("linalg.eigh", (x,)))
+
+
+def eigvalsh(x, /) -> _Tensor:
+    """Eigenvalues of a symmetric matrix, nondecreasing (one chunk)."""
+    return _apply("linalg.eigvalsh", (x,))
 
 
 def matmul(x1, x2, /) -> _Tensor:

@@ -78,3 +78,24 @@ def test_aliases_of_the_extension():
     np.testing.assert_allclose(ar.linalg.matrix_transpose(x).compute(), a.T)
     np.testing.assert_allclose(ar.linalg.tensordot(x, x, axes=((0,), (0,))).compute(),
                                np.tensordot(a, a, axes=((0,), (0,))), atol=1e-12)
+
+
+def test_square_factorizations_match_numpy():
+    b = _matrix(30, 30, seed=9)
+    a = b.T @ b + 30 * np.eye(30)
+    x = ar.from_numpy(a, chunks=7)
+    np.testing.assert_allclose(ar.linalg.cholesky(x).compute(), np.linalg.cholesky(a), atol=1e-10)
+    np.testing.assert_allclose(ar.linalg.cholesky(x, upper=True).compute(),
+                               np.linalg.cholesky(a).T, atol=1e-10)
+    np.testing.assert_allclose(ar.linalg.inv(x).compute(), np.linalg.inv(a), atol=1e-12)
+    np.testing.assert_allclose(ar.linalg.det(x).compute(), np.linalg.det(a), rtol=1e-10)
+    res = ar.linalg.eigh(x)
+    assert type(res).__name__ == "EighResult"
+    w, v = ar.compute(*res)
+    np.testing.assert_allclose(w, np.linalg.eigvalsh(a), rtol=1e-10)
+    np.testing.assert_allclose((v * w) @ v.T, a, atol=1e-9)
+    np.testing.assert_allclose(ar.linalg.eigvalsh(x).compute(), np.linalg.eigvalsh(a), rtol=1e-10)
+    with pytest.raises(ValueError, match="needs a square matrix"):
+        ar.linalg.inv(ar.ones((3, 2)))
+    with pytest.raises(ar.TaskError, match="singular"):
+        ar.linalg.inv(ar.ones((3, 3))).compute()

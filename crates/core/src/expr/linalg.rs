@@ -1,5 +1,6 @@
 //! The `linalg` namespace of the expression language: `linalg.qr(x, mode='reduced')`,
-//! `linalg.svd(x, full_matrices=False)`, `linalg.svdvals(x)` and
+//! `linalg.svd(x, full_matrices=False)`, `linalg.svdvals(x)`, the one-chunk `linalg.cholesky(x,
+//! upper=False)`, `linalg.inv`, `linalg.det`, `linalg.eigh`, `linalg.eigvalsh`, and
 //! `linalg.svd_compressed(x, k, n_power_iter=0, seed=None)`. A function with several
 //! results returns a tuple, unpacked by `q, r = linalg.qr(x)`.
 
@@ -41,12 +42,29 @@ impl Ctx {
                 }
                 tuple(x.svd().map(|p| p.to_vec()), p)
             }
-            "linalg.svdvals" => {
+            "linalg.svdvals" | "linalg.inv" | "linalg.det" | "linalg.eigvalsh" => {
                 a.check(1, &["x"])?;
                 let x = a.tensor(0, "x")?;
-                x.svdvals()
+                let r = match name {
+                    "linalg.svdvals" => x.svdvals(),
+                    "linalg.inv" => x.inv(),
+                    "linalg.det" => x.det(),
+                    _ => x.eigvalsh(),
+                };
+                r.map(Value::Tensor).or_else(|e| err(p, e.to_string()))
+            }
+            "linalg.cholesky" => {
+                a.check(2, &["x", "upper"])?;
+                let x = a.tensor(0, "x")?;
+                let upper = to_bool(a.get(1, "upper"))?;
+                x.cholesky(upper)
                     .map(Value::Tensor)
                     .or_else(|e| err(p, e.to_string()))
+            }
+            "linalg.eigh" => {
+                a.check(1, &["x"])?;
+                let x = a.tensor(0, "x")?;
+                tuple(x.eigh().map(|p| p.to_vec()), p)
             }
             "linalg.svd_compressed" => {
                 a.check(4, &["x", "k", "n_power_iter", "seed"])?;

@@ -95,6 +95,50 @@ impl Tensor {
         Tensor::new(Op::Dense, OpArgs::Dense(DenseFn::SvdVals), vec![r])?.astype(out)
     }
 
+    /// A one-chunk factorization of a square matrix (`dense`), in float64.
+    fn square(&self, f: DenseFn) -> Result<(Tensor, DType)> {
+        self.matrix_dims(f.name())?;
+        let (x, out) = self.in_float64()?;
+        Ok((Tensor::new(Op::Dense, OpArgs::Dense(f), vec![x])?, out))
+    }
+
+    /// The array API's `linalg.cholesky(x, upper=False)`: L (or U = Lᵀ) of a symmetric
+    /// positive-definite matrix, in one chunk.
+    pub fn cholesky(&self, upper: bool) -> Result<Tensor> {
+        let (t, out) = self.square(DenseFn::Cholesky { upper })?;
+        t.astype(out)
+    }
+
+    /// The array API's `linalg.inv`, in one chunk.
+    pub fn inv(&self) -> Result<Tensor> {
+        let (t, out) = self.square(DenseFn::Inv)?;
+        t.astype(out)
+    }
+
+    /// The array API's `linalg.det`: a 0-d tensor.
+    pub fn det(&self) -> Result<Tensor> {
+        let (t, out) = self.square(DenseFn::Det)?;
+        t.astype(out)
+    }
+
+    /// The array API's `linalg.eigh`: the eigenvalues (nondecreasing) and eigenvectors
+    /// (columns) of a symmetric matrix (its lower triangle is read).
+    pub fn eigh(&self) -> Result<[Tensor; 2]> {
+        let (packed, out) = self.square(DenseFn::Eigh)?;
+        let n = self.shape()[0];
+        let w = packed.slice(&[range(0, n)])?;
+        let v = packed
+            .slice(&[range(n, n + n * n)])?
+            .reshape(&[n as i64, n as i64])?;
+        Ok([w.astype(out)?, v.astype(out)?])
+    }
+
+    /// The array API's `linalg.eigvalsh`: the eigenvalues of a symmetric matrix.
+    pub fn eigvalsh(&self) -> Result<Tensor> {
+        let (t, out) = self.square(DenseFn::EigvalsH)?;
+        t.astype(out)
+    }
+
     /// dask's `svd_compressed(x, k, n_power_iter, seed)`: the rank-`k` SVD by randomized
     /// range finding (Halko, Martinsson, Tropp 2011, algorithms 4.4 and 5.1). A Gaussian
     /// test matrix of `l = min(max(20, k + 10), min(m, n))` columns (dask's compression

@@ -97,6 +97,68 @@ pub fn singular_values(x: ArrayView2<f64>) -> KResult<Array1<f64>> {
     Ok(Array1::from(s))
 }
 
+/// The Cholesky factor of a symmetric positive-definite matrix (its lower triangle is
+/// read, as NumPy's): L with `x = L·Lᵀ`, or `U = Lᵀ` when `upper`.
+pub fn cholesky(x: ArrayView2<f64>, upper: bool) -> KResult<Array2<f64>> {
+    if x.is_empty() {
+        return Ok(Array2::zeros(x.dim()));
+    }
+    let f = view(&x)
+        .llt(faer::Side::Lower)
+        .or_else(|e| kerr(format!("cholesky: the matrix is not positive definite ({e:?})")))?;
+    let l = owned(f.L());
+    Ok(if upper { l.t().to_owned() } else { l })
+}
+
+/// The inverse of a square matrix, by LU with partial pivoting; a singular one is refused
+/// (NumPy's `LinAlgError: Singular matrix`).
+pub fn inv(x: ArrayView2<f64>) -> KResult<Array2<f64>> {
+    use faer::linalg::solvers::DenseSolveCore;
+    if x.is_empty() {
+        return Ok(Array2::zeros(x.dim()));
+    }
+    let lu = view(&x).partial_piv_lu();
+    let u = lu.U();
+    if (0..u.nrows()).any(|i| u[(i, i)] == 0.0) {
+        return kerr("inv: the matrix is singular");
+    }
+    Ok(owned(lu.inverse().as_ref()))
+}
+
+/// The determinant of a square matrix (1 for a 0 × 0 one, as NumPy's).
+pub fn det(x: ArrayView2<f64>) -> f64 {
+    if x.is_empty() {
+        return 1.0;
+    }
+    view(&x).determinant()
+}
+
+/// The eigenvalues (nondecreasing) and eigenvectors (columns) of a symmetric matrix, from
+/// its lower triangle (NumPy's `eigh`, `UPLO='L'`).
+pub fn eigh(x: ArrayView2<f64>) -> KResult<(Array1<f64>, Array2<f64>)> {
+    if x.is_empty() {
+        return Ok((Array1::zeros(0), Array2::zeros((0, 0))));
+    }
+    check_finite(&x, "eigh")?;
+    let f = view(&x)
+        .self_adjoint_eigen(faer::Side::Lower)
+        .or_else(|e| kerr(format!("eigh did not converge: {e:?}")))?;
+    let s = f.S().column_vector();
+    Ok((Array1::from_shape_fn(s.nrows(), |i| s[i]), owned(f.U())))
+}
+
+/// The eigenvalues of a symmetric matrix, nondecreasing (its lower triangle is read).
+pub fn eigvalsh(x: ArrayView2<f64>) -> KResult<Array1<f64>> {
+    if x.is_empty() {
+        return Ok(Array1::zeros(0));
+    }
+    check_finite(&x, "eigvalsh")?;
+    let w = view(&x)
+        .self_adjoint_eigenvalues(faer::Side::Lower)
+        .or_else(|e| kerr(format!("eigvalsh did not converge: {e:?}")))?;
+    Ok(Array1::from(w))
+}
+
 /// LAPACK refuses NaN and infinity in an SVD (NumPy raises `LinAlgError`); faer would loop
 /// to its iteration limit. Refuse them by name.
 fn check_finite(x: &ArrayView2<f64>, what: &str) -> KResult<()> {

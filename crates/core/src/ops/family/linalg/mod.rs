@@ -47,6 +47,20 @@ const LINALG_FUNCTIONS: &[Function] = &[
     ),
     Function::other("linalg.svdvals", "Singular values of a matrix."),
     Function::other(
+        "linalg.cholesky",
+        "Cholesky factor of a symmetric positive-definite matrix (one chunk).",
+    ),
+    Function::other("linalg.inv", "Inverse of a square matrix (one chunk)."),
+    Function::other("linalg.det", "Determinant of a square matrix (one chunk)."),
+    Function::other(
+        "linalg.eigh",
+        "Eigenvalues and eigenvectors of a symmetric matrix (one chunk).",
+    ),
+    Function::other(
+        "linalg.eigvalsh",
+        "Eigenvalues of a symmetric matrix (one chunk).",
+    ),
+    Function::other(
         "linalg.svd_compressed",
         "Randomized truncated SVD (Halko et al.): returns (U, S, Vh) of rank k.",
     ),
