@@ -25,7 +25,9 @@ pub enum DenseFn {
     /// The singular values, nonincreasing.
     SvdVals,
     /// The Cholesky factor, lower (or upper) triangular.
-    Cholesky { upper: bool },
+    Cholesky {
+        upper: bool,
+    },
     Inv,
     /// The determinant, a 0-d result.
     Det,
@@ -137,7 +139,10 @@ mod tests {
         let x = ArrayData::F64(a.clone().into_dyn());
         let l = m(apply(DenseFn::Cholesky { upper: false }, &x).unwrap());
         assert!(near(&gemm_f64(l.view(), l.t()), &a));
-        assert!((0..4).all(|i| (i + 1..4).all(|j| l[[i, j]] == 0.0)), "L is lower");
+        assert!(
+            (0..4).all(|i| (i + 1..4).all(|j| l[[i, j]] == 0.0)),
+            "L is lower"
+        );
         let u = m(apply(DenseFn::Cholesky { upper: true }, &x).unwrap());
         assert!(near(&u, &l.t().to_owned()));
         let inv = m(apply(DenseFn::Inv, &x).unwrap());
@@ -154,8 +159,14 @@ mod tests {
         let product: f64 = w.iter().product();
         assert!((det.iter_f64().next().unwrap() - product).abs() < 1e-8 * product.abs());
         let singular = ArrayData::F64(Array2::<f64>::ones((3, 3)).into_dyn());
-        assert!(apply(DenseFn::Inv, &singular).unwrap_err().0.contains("singular"));
-        let e = apply(DenseFn::Cholesky { upper: false }, &ArrayData::F64((-a).into_dyn()));
+        assert!(apply(DenseFn::Inv, &singular)
+            .unwrap_err()
+            .0
+            .contains("singular"));
+        let e = apply(
+            DenseFn::Cholesky { upper: false },
+            &ArrayData::F64((-a).into_dyn()),
+        );
         assert!(e.unwrap_err().0.contains("not positive definite"));
     }
 
@@ -174,7 +185,9 @@ mod tests {
             .zip(vals.iter_f64())
             .all(|(a, b)| (a - b).abs() < 1e-10));
         assert!(dense_shape(DenseFn::Svd, &[3], DType::F64).is_err());
-        let e = dense_shape(DenseFn::Inv, &[3, 2], DType::F64).unwrap_err().to_string();
+        let e = dense_shape(DenseFn::Inv, &[3, 2], DType::F64)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("needs a square matrix, got shape (3, 2)"), "{e}");
         assert!(dense_shape(DenseFn::Svd, &[3, 3], DType::F32).is_err());
     }

@@ -103,9 +103,11 @@ pub fn cholesky(x: ArrayView2<f64>, upper: bool) -> KResult<Array2<f64>> {
     if x.is_empty() {
         return Ok(Array2::zeros(x.dim()));
     }
-    let f = view(&x)
-        .llt(faer::Side::Lower)
-        .or_else(|e| kerr(format!("cholesky: the matrix is not positive definite ({e:?})")))?;
+    let f = view(&x).llt(faer::Side::Lower).or_else(|e| {
+        kerr(format!(
+            "cholesky: the matrix is not positive definite ({e:?})"
+        ))
+    })?;
     let l = owned(f.L());
     Ok(if upper { l.t().to_owned() } else { l })
 }

@@ -24,7 +24,7 @@ fn packed_k(rows: usize, n: usize) -> usize {
 
 /// A packed chunk's Q (q × k) and R (k × n) as views.
 fn split<'a>(p: &ArrayView2<'a, f64>) -> (ArrayView2<'a, f64>, ArrayView2<'a, f64>) {
-    let p = p.clone();
+    let p = *p;
     let (rows, n) = p.dim();
     let k = packed_k(rows, n);
     let q = rows - k;
