@@ -382,9 +382,15 @@ fn linspace_without_endpoint_and_explicit_creation_chunks() {
 fn readme_documents_every_function_and_operator() {
     let readme = include_str!("../README.md");
     let spans: Vec<&str> = readme.split('`').skip(1).step_by(2).collect();
+    // Words, and dotted names of a namespace (`linalg.qr`).
     let words: std::collections::HashSet<&str> = spans
         .iter()
         .flat_map(|s| s.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')))
+        .chain(
+            spans
+                .iter()
+                .flat_map(|s| s.split(|c: char| !(c.is_ascii_alphanumeric() || "_.".contains(c)))),
+        )
         .collect();
     let missing: Vec<&str> = ares_core::expr::FUNCTIONS
         .iter()

@@ -21,7 +21,7 @@ import operator as _operator
 
 import numpy as _np
 
-from . import _ares, random
+from . import _ares, linalg, random
 from ._ares import TaskError
 from ._engine import close, compute, connect, set_progress, start
 from ._engine import engine as _current_engine
@@ -64,8 +64,9 @@ _CORE_ONLY = frozenset({"rand", "randn", "shuffle_bench"})
 
 
 def _core_functions() -> list[str]:
-    """The core's functions under their NumPy names, as the package publishes them."""
-    return [n for n in _ares.functions() if n not in _CORE_ONLY]
+    """The core's functions under their NumPy names, as the package publishes them (those of
+    a namespace, ``linalg.qr``, are in its module: ``ar.linalg.qr``)."""
+    return [n for n in _ares.functions() if n not in _CORE_ONLY and "." not in n]
 
 
 # Every other function of the core is passed straight to it under its NumPy name (the core
@@ -413,7 +414,7 @@ def unique_counts(x, /):
 
 def __getattr__(name: str):
     # A function the core gained after this module was imported (never its internals).
-    if name not in _CORE_ONLY and _is_function(name):
+    if name not in _CORE_ONLY and "." not in name and _is_function(name):
         f = _function(name)
         globals()[name] = f
         return f

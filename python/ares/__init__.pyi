@@ -6,6 +6,7 @@ from typing import Any, Callable, Iterator, Literal, Sequence, SupportsIndex, ov
 import numpy as np
 import numpy.typing as npt
 
+from . import linalg as linalg
 from . import random as random
 
 builtins_bool = _builtins.bool

@@ -39,3 +39,5 @@ def test_the_stubs_declare_every_public_name():
     assert not missing, f"not in __init__.pyi: {sorted(missing)}"
     missing = _public(ar.random) - _declared(os.path.join(here, "random.pyi"))
     assert not missing, f"not in random.pyi: {sorted(missing)}"
+    missing = _public(ar.linalg) - _declared(os.path.join(here, "linalg.pyi"))
+    assert not missing, f"not in linalg.pyi: {sorted(missing)}"

@@ -58,6 +58,8 @@ pub fn describe_args(args: &OpArgs) -> String {
         } => format!("axes={axes:?} keepdims={keepdims} ddof={ddof}"),
         OpArgs::Combine { op, axes, keepdims } => format!("{op} axes={axes:?} keepdims={keepdims}"),
         OpArgs::Slice(dims) => format!("{dims:?}"),
+        OpArgs::Tsqr { slot } => format!("slot={slot}"),
+        OpArgs::Dense(f) => f.name().to_string(),
         OpArgs::Transpose(perm) => format!("axes={perm:?}"),
         OpArgs::Concat { axis } => format!("axis={axis}"),
         OpArgs::Rechunk(spec) => format!("chunk={spec}"),

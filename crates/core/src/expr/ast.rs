@@ -50,9 +50,10 @@ impl Expr {
 /// A keyword argument: name, value and where it was written.
 pub type Keyword = (String, Expr, Pos);
 
-/// `target = expr` or a bare expression.
+/// `target = expr`, `a, b = expr` (a tuple unpacked, as `q, r = linalg.qr(x)`) or a bare
+/// expression (no targets).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Stmt {
-    pub target: Option<(String, Pos)>,
+    pub targets: Vec<(String, Pos)>,
     pub expr: Expr,
 }

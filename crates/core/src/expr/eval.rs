@@ -47,8 +47,26 @@ pub fn run(program: &[Stmt], bindings: &[(String, Tensor)]) -> Result<Tensor, Ex
     let mut last = (Value::None, Pos::default());
     for stmt in program {
         let v = ctx.eval(&stmt.expr)?;
-        if let Some((name, _)) = &stmt.target {
-            ctx.vars.insert(name.clone(), v.clone());
+        match (stmt.targets.as_slice(), &v) {
+            ([], _) => {}
+            ([(name, _)], _) => {
+                ctx.vars.insert(name.clone(), v.clone());
+            }
+            (names, Value::Tuple(items)) if names.len() == items.len() => {
+                for ((name, _), item) in names.iter().zip(items) {
+                    ctx.vars.insert(name.clone(), item.clone());
+                }
+            }
+            (names, _) => {
+                let got = match &v {
+                    Value::Tuple(items) => format!("a tuple of {}", items.len()),
+                    _ => "one value".to_string(),
+                };
+                return err(
+                    names[0].1,
+                    format!("cannot unpack {got} into {} names", names.len()),
+                );
+            }
         }
         last = (v, stmt.expr.pos());
     }
@@ -244,6 +262,11 @@ impl Ctx {
             } => {
                 let (name, mut positional) = match func.as_ref() {
                     Expr::Name(n, _) => (n.clone(), vec![]),
+                    // `linalg.qr(x)`: a function of the `linalg` namespace (unless the
+                    // program bound the name `linalg` itself).
+                    Expr::Attr(obj, n, _) if matches!(obj.as_ref(), Expr::Name(ns, _) if ns == "linalg" && !self.vars.contains_key(ns)) => {
+                        (format!("linalg.{n}"), vec![])
+                    }
                     Expr::Attr(obj, n, p) => (n.clone(), vec![(self.eval(obj)?, *p)]),
                     other => return err(other.pos(), "only functions and methods can be called"),
                 };

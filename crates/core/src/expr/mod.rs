@@ -14,6 +14,7 @@ mod eval;
 mod functions;
 mod io;
 mod lexer;
+mod linalg;
 mod parser;
 mod shape;
 mod table;

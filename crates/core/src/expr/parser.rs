@@ -31,16 +31,9 @@ pub fn parse(toks: &[(Tok, Pos)]) -> Result<Vec<Stmt>, ExprError> {
         if p.peek() == &Tok::End {
             break;
         }
-        let target = match (p.peek(), p.toks.get(p.i + 1).map(|t| &t.0)) {
-            (Tok::Name(n), Some(Tok::Sym("="))) => {
-                let t = (n.clone(), p.pos());
-                p.i += 2;
-                Some(t)
-            }
-            _ => None,
-        };
+        let targets = p.targets();
         stmts.push(Stmt {
-            target,
+            targets,
             expr: p.expr()?,
         });
         if !p.eat(";") && p.peek() != &Tok::End {
@@ -68,6 +61,26 @@ fn describe(t: &Tok) -> String {
 }
 
 impl Parser<'_> {
+    /// The names a statement assigns: `name =` or `a, b, ... =` (consumed), else none (the
+    /// statement is an expression; nothing is consumed).
+    fn targets(&mut self) -> Vec<(String, Pos)> {
+        let mut names = Vec::new();
+        let mut at = self.i;
+        loop {
+            let Some((Tok::Name(n), pos)) = self.toks.get(at) else {
+                return Vec::new();
+            };
+            names.push((n.clone(), *pos));
+            match self.toks.get(at + 1).map(|t| &t.0) {
+                Some(Tok::Sym("=")) => break,
+                Some(Tok::Sym(",")) => at += 2,
+                _ => return Vec::new(),
+            }
+        }
+        self.i = at + 2;
+        names
+    }
+
     fn peek(&self) -> &Tok {
         &self.toks[self.i].0
     }

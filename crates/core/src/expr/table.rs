@@ -98,6 +98,7 @@ mod tests {
             include_str!("functions.rs"),
             include_str!("composed.rs"),
             include_str!("io.rs"),
+            include_str!("linalg.rs"),
             include_str!("eval.rs"),
         ];
         let mut names = Vec::new();

@@ -225,6 +225,9 @@ fn apply_native(
             },
         ) => reduction::combine(*inner, inputs, axes, *keepdims),
         (Family::Combine, _) => reduction::combine(Op::Sum, inputs, &[], true),
+        (Family::Linalg, _) if op != Op::Matmul => {
+            crate::ops::family::linalg::apply(op, args, inputs)
+        }
         (Family::Linalg, _) => match inputs {
             [a, b] => crate::ops::family::linalg::kernels::matmul(a, b),
             _ => kerr(format!("expects 2 inputs, got {}", inputs.len())),

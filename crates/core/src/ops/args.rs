@@ -318,6 +318,13 @@ pub enum OpArgs {
     TakeRows {
         axis: u32,
     },
+    /// linalg (issue 30): a TSQR tree node's slot among its parent's children
+    /// (`qr_down`, `qr_apply`; see `ops::family::linalg::tsqr`).
+    Tsqr {
+        slot: u32,
+    },
+    /// linalg: the factorization of one whole matrix in one chunk (`ops::family::linalg::dense`).
+    Dense(crate::ops::family::linalg::dense::DenseFn),
 }
 
 /// How a mapper splits its data.

@@ -288,6 +288,16 @@ pub fn projected_chunks(graph: &TileableGraph) -> u64 {
                 let n = total(&g);
                 (g, n.saturating_mul(2))
             }
+            (_, Family::Linalg) if node.op != crate::ops::Op::Matmul && !ins.is_empty() => {
+                // TSQR: a rechunk to whole rows, a block, an apply and a tree node per row
+                // chunk, and R; a one-chunk factorization: its rechunk and itself.
+                let most = ins.iter().map(|g| total(g)).max().unwrap_or(1);
+                let g: Grid = shape
+                    .iter()
+                    .map(|len| Dim::AtMost(most.saturating_add(1).min((*len as u64).max(1))))
+                    .collect();
+                (g, most.saturating_mul(6).saturating_add(4))
+            }
             (_, Family::Linalg) if ins.len() == 2 && ins[0].len() >= 2 && ins[1].len() >= 2 => {
                 // Stacks of matrices: each batch dimension cut as the operands that have it
                 // at full length agree; then rows × k × columns blocks per batch block.

@@ -305,6 +305,9 @@ impl Tiler {
             (Family::Reduction, OpArgs::Reduce { axes, keepdims }) => {
                 Ok(self.tile_reduction(op, axes, *keepdims, dtype, inputs[0]))
             }
+            (Family::Linalg, _) if op != Op::Matmul => {
+                self.tile_linalg(op, args, shape, inputs, in_shapes)
+            }
             (Family::Linalg, _) if inputs.len() == 2 => Ok(self.tile_matmul(
                 dtype,
                 shape,

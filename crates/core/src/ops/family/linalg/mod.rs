@@ -2,21 +2,68 @@
 //! ([`shape`]), NumPy's products composed on it ([`tensor`]: vectors, `inner`,
 //! `tensordot`), its tiling into block products and `tree_add` combines ([`tile`]), and the
 //! kernels of one block and of stacks of blocks ([`kernels`], [`batched`]).
+//!
+//! And the array API's `linalg` extension (issue 30), on faer's kernels ([`faer_bridge`]):
+//! QR of tall-skinny matrices by TSQR ([`tsqr`], [`tsqr_kernels`]), the SVD from it, the
+//! factorizations of one whole matrix in one chunk ([`dense`]), and their tensor API
+//! ([`decompose`]). Their functions are named `linalg.NAME` in the expression language, as
+//! `ar.linalg.NAME` in Python.
 
 pub(crate) mod batched;
+mod decompose;
+pub mod dense;
+mod faer_bridge;
 pub(crate) mod kernels;
 pub mod shape;
 mod tensor;
 mod tile;
+mod tsqr;
+mod tsqr_kernels;
 
+use crate::array::{ArrayData, DType, Shape};
+use crate::error::{AresError, Result};
+use crate::kernels::{kerr, KResult};
 use crate::ops::registry::{Function, OpFamily};
-use crate::ops::{Family, Op};
+use crate::ops::{Family, Op, OpArgs};
+use crate::prepare::tile::{Tiled, Tiler};
+
+/// The most bytes one factorization's chunk may hold (a block of TSQR, a matrix factored
+/// whole): above it, the op is refused when it is tiled, naming the size. 1 GiB: an
+/// 11,585² float64 matrix, whose O(n³) factorization is minutes on one core already.
+pub const SINGLE_CHUNK_BUDGET: u64 = 1 << 30;
 
 const LINALG_FUNCTIONS: &[Function] = &[
     Function::other("matmul", "Matrix product of two arrays."),
     Function::other("dot", "Dot product of two arrays."),
     Function::other("tensordot", "Tensor dot product along specified axes."),
     Function::other("inner", "Inner product of two arrays."),
+    Function::other(
+        "linalg.qr",
+        "Reduced QR of a matrix (TSQR over row chunks): returns (Q, R).",
+    ),
+    Function::other(
+        "linalg.svd",
+        "Thin SVD of a matrix (from TSQR): returns (U, S, Vh).",
+    ),
+    Function::other("linalg.svdvals", "Singular values of a matrix."),
+    Function::other(
+        "linalg.cholesky",
+        "Cholesky factor of a symmetric positive-definite matrix (one chunk).",
+    ),
+    Function::other("linalg.inv", "Inverse of a square matrix (one chunk)."),
+    Function::other("linalg.det", "Determinant of a square matrix (one chunk)."),
+    Function::other(
+        "linalg.eigh",
+        "Eigenvalues and eigenvectors of a symmetric matrix (one chunk).",
+    ),
+    Function::other(
+        "linalg.eigvalsh",
+        "Eigenvalues of a symmetric matrix (one chunk).",
+    ),
+    Function::other(
+        "linalg.svd_compressed",
+        "Randomized truncated SVD (Halko et al.): returns (U, S, Vh) of rank k.",
+    ),
 ];
 
 pub struct Linalg;
@@ -32,5 +79,92 @@ impl OpFamily for Linalg {
 
     fn functions(&self) -> Vec<Function> {
         LINALG_FUNCTIONS.to_vec()
+    }
+}
+
+/// The shape and dtype of a linalg op other than `matmul`.
+pub(crate) fn infer(op: Op, args: &OpArgs, inputs: &[(&Shape, DType)]) -> Result<(Shape, DType)> {
+    let one = |name: &'static str| match inputs {
+        [x] => Ok(*x),
+        _ => Err(AresError::arg(
+            name,
+            format!("takes 1 input, got {}", inputs.len()),
+        )),
+    };
+    match (op, args) {
+        (Op::Qr, OpArgs::None) => {
+            let (shape, dtype) = one("linalg.qr")?;
+            let [m, n] = shape.as_slice() else {
+                return Err(AresError::shape(
+                    "linalg.qr",
+                    format!(
+                        "needs a matrix (2-D), got shape {}",
+                        crate::array::fmt_shape(shape)
+                    ),
+                ));
+            };
+            if dtype != DType::F64 {
+                return Err(AresError::arg(
+                    "linalg.qr",
+                    format!("computes in float64, got {dtype}"),
+                ));
+            }
+            Ok((smallvec::smallvec![m + m.min(n), *n], DType::F64))
+        }
+        (Op::Dense, OpArgs::Dense(f)) => {
+            let (shape, dtype) = one(f.name())?;
+            Ok((dense::dense_shape(*f, shape, dtype)?, DType::F64))
+        }
+        _ => Err(AresError::arg(
+            op.name(),
+            format!("is not a tileable op with arguments {args:?}"),
+        )),
+    }
+}
+
+/// The kernel of a linalg chunk other than `matmul`.
+pub(crate) fn apply(op: Op, args: &OpArgs, inputs: &[&ArrayData]) -> KResult<ArrayData> {
+    match (op, args, inputs) {
+        (Op::QrBlock, _, [x]) => tsqr_kernels::block(x),
+        (Op::QrStack, _, children) => tsqr_kernels::stack(children),
+        (Op::QrDown, OpArgs::Tsqr { slot }, ins) => tsqr_kernels::down(ins, *slot),
+        (Op::QrApply, OpArgs::Tsqr { slot }, ins) => tsqr_kernels::apply(ins, *slot),
+        (Op::Dense, OpArgs::Dense(f), [x]) => dense::apply(*f, x),
+        _ => kerr(format!(
+            "{op} with arguments {args:?} and {} inputs is not a chunk kernel",
+            inputs.len()
+        )),
+    }
+}
+
+impl Tiler {
+    /// Tiles a linalg op other than `matmul`.
+    pub(crate) fn tile_linalg(
+        &mut self,
+        op: Op,
+        args: &OpArgs,
+        shape: &Shape,
+        inputs: &[&Tiled],
+        in_shapes: &[&Shape],
+    ) -> Result<Tiled> {
+        match (op, args, inputs, in_shapes) {
+            (Op::Qr, _, [x], [s]) => self.tile_qr(x, s),
+            (Op::Dense, OpArgs::Dense(f), [x], [s]) => {
+                let (m, n) = (s[0], s[1]);
+                tsqr::check_block(f.name(), m, n)?;
+                let x = self.rechunk_to(x, &[vec![m], vec![n]], DType::F64);
+                let key = self.key();
+                let args = self.graph.intern_args(args.clone());
+                let chunk = self.push(key, op, args, shape.clone(), DType::F64, &x.chunks);
+                Ok(Tiled {
+                    splits: shape.iter().map(|l| vec![*l]).collect(),
+                    chunks: vec![chunk],
+                })
+            }
+            _ => Err(AresError::prepare(
+                "tile",
+                format!("{op} with arguments {args:?} cannot be tiled"),
+            )),
+        }
     }
 }

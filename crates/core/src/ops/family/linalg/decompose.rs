@@ -1,0 +1,291 @@
+//! The tensor API of the factorizations: `qr`, `svd`, `svdvals` and `svd_compressed`,
+//! built from the `qr` op (TSQR, packed Q-over-R) and the one-chunk `dense` op (packed
+//! flat results), sliced and reshaped into the user's tensors. The computation is in
+//! float64: float32 inputs get float32 results (the array API's), integers and bools
+//! float64 ones (NumPy's).
+
+use super::dense::DenseFn;
+use crate::array::{fmt_shape, DType};
+use crate::error::{AresError, Result};
+use crate::ops::{Op, OpArgs};
+use crate::tensor::{SliceArg, Tensor};
+
+fn range(start: usize, stop: usize) -> SliceArg {
+    SliceArg::Range {
+        start: Some(start as i64),
+        stop: Some(stop as i64),
+        step: None,
+    }
+}
+
+impl Tensor {
+    /// The matrix's rows and columns, refusing anything but a matrix.
+    fn matrix_dims(&self, name: &'static str) -> Result<(usize, usize)> {
+        match self.shape() {
+            [m, n] => Ok((*m, *n)),
+            s => Err(AresError::shape(
+                name,
+                format!(
+                    "needs a matrix (2-D), got shape {}{}",
+                    fmt_shape(s),
+                    if s.len() > 2 {
+                        " (stacks of matrices are not supported yet)"
+                    } else {
+                        ""
+                    }
+                ),
+            )),
+        }
+    }
+
+    /// The tensor in float64, and the dtype to give the results back in.
+    fn in_float64(&self) -> Result<(Tensor, DType)> {
+        match self.dtype() {
+            DType::F64 => Ok((self.clone(), DType::F64)),
+            DType::F32 => Ok((self.astype(DType::F64)?, DType::F32)),
+            _ => Ok((self.astype(DType::F64)?, DType::F64)),
+        }
+    }
+
+    /// The array API's `linalg.qr(x, mode='reduced')`: Q (m × k, orthonormal columns) and
+    /// R (k × n, upper triangular), k = min(m, n), by TSQR over the row chunks (see
+    /// `tsqr`); a short-and-fat matrix is factored in one chunk.
+    pub fn qr(&self) -> Result<[Tensor; 2]> {
+        let (m, n) = self.matrix_dims("linalg.qr")?;
+        let (x, out) = self.in_float64()?;
+        let k = m.min(n);
+        let packed = Tensor::new(Op::Qr, OpArgs::None, vec![x])?;
+        let q = packed.slice(&[range(0, m), range(0, k)])?;
+        let r = packed.slice(&[range(m, m + k), SliceArg::FULL])?;
+        Ok([q.astype(out)?, r.astype(out)?])
+    }
+
+    /// The array API's `linalg.svd(x, full_matrices=False)`: U (m × k), S (k,
+    /// nonincreasing) and Vh (k × n). A tall matrix (m ≥ n) is QR-factored by TSQR and the
+    /// small R decomposed in one chunk, U = Q·U_R; a short-and-fat one by transposition.
+    pub fn svd(&self) -> Result<[Tensor; 3]> {
+        let (m, n) = self.matrix_dims("linalg.svd")?;
+        if m < n {
+            let [u, s, vt] = self.transpose(None)?.svd()?;
+            return Ok([vt.transpose(None)?, s, u.transpose(None)?]);
+        }
+        let (x, out) = self.in_float64()?;
+        let [q, r] = x.qr()?;
+        let packed = Tensor::new(Op::Dense, OpArgs::Dense(DenseFn::Svd), vec![r])?;
+        // R is n × n: U_R, S, Vh packed flat.
+        let (nn, n_i) = (n * n, n as i64);
+        let u_r = packed.slice(&[range(0, nn)])?.reshape(&[n_i, n_i])?;
+        let s = packed.slice(&[range(nn, nn + n)])?;
+        let vt = packed
+            .slice(&[range(nn + n, 2 * nn + n)])?
+            .reshape(&[n_i, n_i])?;
+        let u = q.matmul_nd(&u_r)?;
+        Ok([u.astype(out)?, s.astype(out)?, vt.astype(out)?])
+    }
+
+    /// The array API's `linalg.svdvals`: the singular values, nonincreasing (those of
+    /// TSQR's R; a short-and-fat matrix's by transposition).
+    pub fn svdvals(&self) -> Result<Tensor> {
+        let (m, n) = self.matrix_dims("linalg.svdvals")?;
+        if m < n {
+            return self.transpose(None)?.svdvals();
+        }
+        let (x, out) = self.in_float64()?;
+        let [_, r] = x.qr()?;
+        Tensor::new(Op::Dense, OpArgs::Dense(DenseFn::SvdVals), vec![r])?.astype(out)
+    }
+
+    /// A one-chunk factorization of a square matrix (`dense`), in float64.
+    fn square(&self, f: DenseFn) -> Result<(Tensor, DType)> {
+        self.matrix_dims(f.name())?;
+        let (x, out) = self.in_float64()?;
+        Ok((Tensor::new(Op::Dense, OpArgs::Dense(f), vec![x])?, out))
+    }
+
+    /// The array API's `linalg.cholesky(x, upper=False)`: L (or U = Lᵀ) of a symmetric
+    /// positive-definite matrix, in one chunk.
+    pub fn cholesky(&self, upper: bool) -> Result<Tensor> {
+        let (t, out) = self.square(DenseFn::Cholesky { upper })?;
+        t.astype(out)
+    }
+
+    /// The array API's `linalg.inv`, in one chunk.
+    pub fn inv(&self) -> Result<Tensor> {
+        let (t, out) = self.square(DenseFn::Inv)?;
+        t.astype(out)
+    }
+
+    /// The array API's `linalg.det`: a 0-d tensor.
+    pub fn det(&self) -> Result<Tensor> {
+        let (t, out) = self.square(DenseFn::Det)?;
+        t.astype(out)
+    }
+
+    /// The array API's `linalg.eigh`: the eigenvalues (nondecreasing) and eigenvectors
+    /// (columns) of a symmetric matrix (its lower triangle is read).
+    pub fn eigh(&self) -> Result<[Tensor; 2]> {
+        let (packed, out) = self.square(DenseFn::Eigh)?;
+        let n = self.shape()[0];
+        let w = packed.slice(&[range(0, n)])?;
+        let v = packed
+            .slice(&[range(n, n + n * n)])?
+            .reshape(&[n as i64, n as i64])?;
+        Ok([w.astype(out)?, v.astype(out)?])
+    }
+
+    /// The array API's `linalg.eigvalsh`: the eigenvalues of a symmetric matrix.
+    pub fn eigvalsh(&self) -> Result<Tensor> {
+        let (t, out) = self.square(DenseFn::EigvalsH)?;
+        t.astype(out)
+    }
+
+    /// dask's `svd_compressed(x, k, n_power_iter, seed)`: the rank-`k` SVD by randomized
+    /// range finding (Halko, Martinsson, Tropp 2011, algorithms 4.4 and 5.1). A Gaussian
+    /// test matrix of `l = min(max(20, k + 10), min(m, n))` columns (dask's compression
+    /// level), `Q` an orthonormal basis of `x·Ω` (TSQR), refined by `n_power_iter` power
+    /// iterations re-orthonormalized by TSQR; then the SVD of the small `Qᵀ·x` (l × n) and
+    /// U = Q·U_B, truncated to k.
+    pub fn svd_compressed(
+        &self,
+        k: usize,
+        n_power_iter: usize,
+        seed: Option<u64>,
+    ) -> Result<[Tensor; 3]> {
+        let name = "linalg.svd_compressed";
+        let (m, n) = self.matrix_dims(name)?;
+        let small = m.min(n);
+        if k == 0 || k > small {
+            return Err(AresError::arg(
+                name,
+                format!("k must be in 1..={small} for a {m} × {n} matrix, got {k}"),
+            ));
+        }
+        let (x, out) = self.in_float64()?;
+        let l = (k + 10).max(20).min(small);
+        let omega = crate::tensor::randn(&[n, l], [n.max(1), l], seed)?;
+        let basis = |y: &Tensor| -> Result<Tensor> { Ok(y.qr()?[0].clone()) };
+        let mut q = basis(&x.matmul_nd(&omega)?)?;
+        let xt = x.transpose(None)?;
+        for _ in 0..n_power_iter {
+            let z = basis(&xt.matmul_nd(&q)?)?;
+            q = basis(&x.matmul_nd(&z)?)?;
+        }
+        let b = q.transpose(None)?.matmul_nd(&x)?;
+        let [ub, s, vt] = b.svd()?;
+        let u = q.matmul_nd(&ub)?;
+        let (u, s, vt) = (
+            u.slice(&[SliceArg::FULL, range(0, k)])?,
+            s.slice(&[range(0, k)])?,
+            vt.slice(&[range(0, k), SliceArg::FULL])?,
+        );
+        Ok([u.astype(out)?, s.astype(out)?, vt.astype(out)?])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::tensor::{self, Tensor};
+    use ndarray::{Array2, Ix2};
+
+    /// Runs a program's tuple of results on the local executor.
+    fn run(program: &str, outputs: usize) -> Vec<Array2<f64>> {
+        let names: Vec<String> = (0..outputs).map(|i| format!("o{i}")).collect();
+        let mut got = Vec::new();
+        for name in &names {
+            let t = crate::expr::evaluate(&format!("{program}; {name}")).unwrap();
+            got.push(t);
+        }
+        let refs: Vec<&Tensor> = got.iter().collect();
+        let graph = Tensor::graph(&refs);
+        let cluster = crate::prepare::uniform_cluster(1, 2);
+        let config = crate::config::TaskConfig::default();
+        let prepared =
+            crate::prepare::prepare(&graph, &config, &cluster, crate::ids::TaskId(1)).unwrap();
+        let (results, _) = crate::executor::execute(&prepared.subtasks, 2).unwrap();
+        results
+            .into_iter()
+            .map(|a| {
+                let a = a.to_f64();
+                let a = if a.ndim() == 1 {
+                    a.insert_axis(ndarray::Axis(0))
+                } else {
+                    a
+                };
+                a.into_dimensionality::<Ix2>().unwrap()
+            })
+            .collect()
+    }
+
+    fn assert_close(a: &Array2<f64>, b: &Array2<f64>, tol: f64, what: &str) {
+        assert_eq!(a.dim(), b.dim(), "{what}");
+        let worst = a
+            .iter()
+            .zip(b)
+            .map(|(x, y)| (x - y).abs())
+            .fold(0.0, f64::max);
+        assert!(worst <= tol, "{what}: off by {worst}");
+    }
+
+    /// TSQR over 12 row chunks (a tree of two levels with the default fan-in of 4, so
+    /// factors come down through `qr_down`), columns rechunked to one: Q·R = X, QᵀQ = I, R
+    /// upper triangular and equal to faer's R of the whole matrix up to the signs of its rows.
+    #[test]
+    fn tsqr_on_the_local_executor_reconstructs_the_input() {
+        let got = run(
+            "x = rand((230, 7), chunk=(20, 3), seed=1); q, r = linalg.qr(x); o0 = q; o1 = r; o2 = x",
+            3,
+        );
+        let (q, r, x) = (&got[0], &got[1], &got[2]);
+        let gemm = crate::ops::family::linalg::kernels::gemm_f64;
+        assert_close(&gemm(q.view(), r.view()), x, 1e-12, "Q R = X");
+        assert_close(&gemm(q.t(), q.view()), &Array2::eye(7), 1e-13, "QᵀQ = I");
+        let (_, whole) = super::super::faer_bridge::qr(x.view());
+        for i in 0..7 {
+            let sign = (r[[i, i]] * whole[[i, i]]).signum();
+            for j in 0..7 {
+                assert!(
+                    (r[[i, j]] - sign * whole[[i, j]]).abs() < 1e-12,
+                    "R[{i}, {j}]"
+                );
+            }
+        }
+        let got = run(
+            "x = rand((230, 7), chunk=(20, 7), seed=1); u, s, vh = linalg.svd(x); o0 = u; o1 = s; o2 = vh; o3 = linalg.svdvals(x); o4 = x",
+            5,
+        );
+        let x = &got[4];
+        let (u, s, vh) = (&got[0], &got[1], &got[2]);
+        let us = u * s;
+        assert_close(&gemm(us.view(), vh.view()), x, 1e-12, "U S Vh = X");
+        assert_close(&got[3], s, 1e-12, "svdvals");
+        let (_, want, _) = super::super::faer_bridge::svd(x.view()).unwrap();
+        assert_close(s, &want.insert_axis(ndarray::Axis(0)), 1e-12, "S");
+    }
+
+    #[test]
+    fn shapes_of_the_factors() {
+        let x = tensor::rand(&[50, 4], [10, 2], Some(1)).unwrap();
+        let [q, r] = x.qr().unwrap();
+        assert_eq!((q.shape(), r.shape()), (&[50, 4][..], &[4, 4][..]));
+        let [u, s, vt] = x.transpose(None).unwrap().svd().unwrap();
+        assert_eq!(
+            (u.shape(), s.shape(), vt.shape()),
+            (&[4, 4][..], &[4][..], &[4, 50][..])
+        );
+        assert_eq!(x.svdvals().unwrap().shape(), &[4]);
+        let [u, s, vt] = x.svd_compressed(2, 1, Some(3)).unwrap();
+        assert_eq!(
+            (u.shape(), s.shape(), vt.shape()),
+            (&[50, 2][..], &[2][..], &[2, 4][..])
+        );
+        let e = x.svd_compressed(5, 0, None).unwrap_err().to_string();
+        assert!(e.contains("k must be in 1..=4"), "{e}");
+        let cube = tensor::rand(&[2, 3, 3], 3, Some(1)).unwrap();
+        let e = cube.qr().unwrap_err().to_string();
+        assert!(e.contains("stacks of matrices"), "{e}");
+        let ints: Tensor = x.astype(crate::array::DType::I64).unwrap();
+        assert_eq!(ints.qr().unwrap()[0].dtype(), crate::array::DType::F64);
+        let narrow = x.astype(crate::array::DType::F32).unwrap();
+        assert_eq!(narrow.svdvals().unwrap().dtype(), crate::array::DType::F32);
+    }
+}

@@ -1,0 +1,230 @@
+//! The seam between ndarray chunks and faer's factorizations: views of float64 chunks as
+//! faer matrices (no copy, any strides), and the factors faer computes back as ndarray
+//! matrices. Every factorization of the family goes through here, so the kernels never
+//! see faer's types, and faer runs single-threaded (the slots of a worker already run one
+//! chunk each).
+
+use crate::kernels::{kerr, KResult};
+use faer::{Mat, MatRef};
+use ndarray::{Array1, Array2, ArrayView2};
+
+/// A faer view of an ndarray matrix (strides in elements, as both count them).
+pub(super) fn view<'a>(x: &ArrayView2<'a, f64>) -> MatRef<'a, f64> {
+    let (m, n) = x.dim();
+    let s = x.strides();
+    // SAFETY: the pointer, shape and strides are those of a live ndarray view, which
+    // outlives the returned reference (same lifetime); faer only reads through it.
+    unsafe { MatRef::from_raw_parts(x.as_ptr(), m, n, s[0], s[1]) }
+}
+
+/// A faer matrix as a row-major ndarray matrix.
+pub(super) fn owned(m: MatRef<'_, f64>) -> Array2<f64> {
+    Array2::from_shape_fn((m.nrows(), m.ncols()), |(i, j)| m[(i, j)])
+}
+
+/// The reduced QR of `x` (m × n): Q (m × k) with orthonormal columns and upper-triangular R
+/// (k × n), k = min(m, n), by faer's blocked Householder QR (the tests' reference; the
+/// kernels pack theirs: [`qr_packed`]).
+#[cfg(test)]
+pub fn qr(x: ArrayView2<f64>) -> (Array2<f64>, Array2<f64>) {
+    let (m, n) = x.dim();
+    let k = m.min(n);
+    if k == 0 {
+        return (Array2::zeros((m, k)), Array2::zeros((k, n)));
+    }
+    let f = view(&x).qr();
+    let q: Mat<f64> = f.compute_thin_Q();
+    (owned(q.as_ref()), owned(f.thin_R()))
+}
+
+/// The reduced QR of `x` packed as TSQR keeps it (`tsqr_kernels`): Q (m × k, zero-padded
+/// to n columns) on top of R (k × n), written straight from faer's factors (a block of 10^5
+/// rows is 80 MB a copy: one fewer than `qr` and a pack).
+pub fn qr_packed(x: ArrayView2<f64>) -> Array2<f64> {
+    let (m, n) = x.dim();
+    let k = m.min(n);
+    let mut out = Array2::<f64>::zeros((m + k, n));
+    if k == 0 {
+        return out;
+    }
+    let f = view(&x).qr();
+    let q: Mat<f64> = f.compute_thin_Q();
+    let r = f.thin_R();
+    for (i, mut row) in out.rows_mut().into_iter().enumerate() {
+        for (j, v) in row.iter_mut().enumerate() {
+            *v = match i < m {
+                true if j < k => q[(i, j)],
+                true => 0.0,
+                false => r[(i - m, j)],
+            };
+        }
+    }
+    out
+}
+
+/// The thin SVD of `x` (m × n): U (m × k), the singular values (k, nonincreasing) and Vᵀ
+/// (k × n), k = min(m, n).
+pub fn svd(x: ArrayView2<f64>) -> KResult<(Array2<f64>, Array1<f64>, Array2<f64>)> {
+    let (m, n) = x.dim();
+    let k = m.min(n);
+    if k == 0 {
+        return Ok((
+            Array2::zeros((m, k)),
+            Array1::zeros(k),
+            Array2::zeros((k, n)),
+        ));
+    }
+    check_finite(&x, "svd")?;
+    let f = view(&x)
+        .thin_svd()
+        .or_else(|e| kerr(format!("svd did not converge: {e:?}")))?;
+    let s = f.S().column_vector();
+    let s = Array1::from_shape_fn(k, |i| s[i]);
+    let v = f.V();
+    let vt = Array2::from_shape_fn((k, n), |(i, j)| v[(j, i)]);
+    Ok((owned(f.U()), s, vt))
+}
+
+/// The singular values of `x`, nonincreasing.
+pub fn singular_values(x: ArrayView2<f64>) -> KResult<Array1<f64>> {
+    if x.is_empty() {
+        return Ok(Array1::zeros(x.nrows().min(x.ncols())));
+    }
+    check_finite(&x, "svdvals")?;
+    let s = view(&x)
+        .singular_values()
+        .or_else(|e| kerr(format!("svd did not converge: {e:?}")))?;
+    Ok(Array1::from(s))
+}
+
+/// The Cholesky factor of a symmetric positive-definite matrix (its lower triangle is
+/// read, as NumPy's): L with `x = L·Lᵀ`, or `U = Lᵀ` when `upper`.
+pub fn cholesky(x: ArrayView2<f64>, upper: bool) -> KResult<Array2<f64>> {
+    if x.is_empty() {
+        return Ok(Array2::zeros(x.dim()));
+    }
+    let f = view(&x).llt(faer::Side::Lower).or_else(|e| {
+        kerr(format!(
+            "cholesky: the matrix is not positive definite ({e:?})"
+        ))
+    })?;
+    let l = owned(f.L());
+    Ok(if upper { l.t().to_owned() } else { l })
+}
+
+/// The inverse of a square matrix, by LU with partial pivoting; a singular one is refused
+/// (NumPy's `LinAlgError: Singular matrix`).
+pub fn inv(x: ArrayView2<f64>) -> KResult<Array2<f64>> {
+    use faer::linalg::solvers::DenseSolveCore;
+    if x.is_empty() {
+        return Ok(Array2::zeros(x.dim()));
+    }
+    let lu = view(&x).partial_piv_lu();
+    let u = lu.U();
+    if (0..u.nrows()).any(|i| u[(i, i)] == 0.0) {
+        return kerr("inv: the matrix is singular");
+    }
+    Ok(owned(lu.inverse().as_ref()))
+}
+
+/// The determinant of a square matrix (1 for a 0 × 0 one, as NumPy's).
+pub fn det(x: ArrayView2<f64>) -> f64 {
+    if x.is_empty() {
+        return 1.0;
+    }
+    view(&x).determinant()
+}
+
+/// The eigenvalues (nondecreasing) and eigenvectors (columns) of a symmetric matrix, from
+/// its lower triangle (NumPy's `eigh`, `UPLO='L'`).
+pub fn eigh(x: ArrayView2<f64>) -> KResult<(Array1<f64>, Array2<f64>)> {
+    if x.is_empty() {
+        return Ok((Array1::zeros(0), Array2::zeros((0, 0))));
+    }
+    check_finite(&x, "eigh")?;
+    let f = view(&x)
+        .self_adjoint_eigen(faer::Side::Lower)
+        .or_else(|e| kerr(format!("eigh did not converge: {e:?}")))?;
+    let s = f.S().column_vector();
+    Ok((Array1::from_shape_fn(s.nrows(), |i| s[i]), owned(f.U())))
+}
+
+/// The eigenvalues of a symmetric matrix, nondecreasing (its lower triangle is read).
+pub fn eigvalsh(x: ArrayView2<f64>) -> KResult<Array1<f64>> {
+    if x.is_empty() {
+        return Ok(Array1::zeros(0));
+    }
+    check_finite(&x, "eigvalsh")?;
+    let w = view(&x)
+        .self_adjoint_eigenvalues(faer::Side::Lower)
+        .or_else(|e| kerr(format!("eigvalsh did not converge: {e:?}")))?;
+    Ok(Array1::from(w))
+}
+
+/// LAPACK refuses NaN and infinity in an SVD (NumPy raises `LinAlgError`); faer would loop
+/// to its iteration limit. Refuse them by name.
+fn check_finite(x: &ArrayView2<f64>, what: &str) -> KResult<()> {
+    match x.iter().all(|v| v.is_finite()) {
+        true => Ok(()),
+        false => kerr(format!("{what}: the matrix holds NaN or infinity")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ops::family::linalg::kernels::gemm_f64;
+
+    fn sample(m: usize, n: usize) -> Array2<f64> {
+        Array2::from_shape_fn((m, n), |(i, j)| {
+            ((i * 7 + j * 13) % 17) as f64 - 8.0 + i as f64 * 0.01
+        })
+    }
+
+    fn close(a: &Array2<f64>, b: &Array2<f64>, tol: f64) -> bool {
+        a.shape() == b.shape() && a.iter().zip(b).all(|(x, y)| (x - y).abs() <= tol)
+    }
+
+    #[test]
+    fn qr_reconstructs_and_q_is_orthonormal_for_any_layout() {
+        for (m, n) in [(40, 5), (5, 5), (3, 7), (1, 1)] {
+            let x = sample(m, n);
+            for v in [
+                x.view(),
+                x.t().to_owned().reversed_axes().view().to_owned().view(),
+            ] {
+                let (q, r) = qr(v);
+                let k = m.min(n);
+                assert_eq!((q.dim(), r.dim()), ((m, k), (k, n)));
+                assert!(close(&gemm_f64(q.view(), r.view()), &x, 1e-9), "{m}x{n}");
+                let eye = Array2::from_shape_fn((k, k), |(i, j)| f64::from(u8::from(i == j)));
+                assert!(close(&gemm_f64(q.t(), q.view()), &eye, 1e-12));
+                assert!(
+                    (0..k).all(|i| (0..i).all(|j| r[[i, j]] == 0.0)),
+                    "R is upper"
+                );
+            }
+        }
+        let (q, r) = qr(Array2::<f64>::zeros((0, 3)).view());
+        assert_eq!((q.dim(), r.dim()), ((0, 0), (0, 3)));
+    }
+
+    #[test]
+    fn svd_reconstructs_with_sorted_nonnegative_values() {
+        for (m, n) in [(30, 4), (4, 30), (6, 6)] {
+            let x = sample(m, n);
+            let (u, s, vt) = svd(x.view()).unwrap();
+            let us = &u * &s.view().insert_axis(ndarray::Axis(0));
+            assert!(close(&gemm_f64(us.view(), vt.view()), &x, 1e-9), "{m}x{n}");
+            assert!(s
+                .windows(2)
+                .into_iter()
+                .all(|w| w[0] >= w[1] && w[1] >= 0.0));
+            let only = singular_values(x.view()).unwrap();
+            assert!(only.iter().zip(&s).all(|(a, b)| (a - b).abs() < 1e-9));
+        }
+        let mut bad = sample(3, 3);
+        bad[[1, 1]] = f64::NAN;
+        assert!(svd(bad.view()).unwrap_err().0.contains("NaN"));
+    }
+}
