@@ -97,10 +97,25 @@ fn main() {
         "task stream, ns per span (median of {reps} heartbeats of {BEAT} spans; the ring holds {}):",
         WebConfig::default().task_stream_capacity
     );
-    println!("  slot: clock read + record appended     {:8.1}", median(&mut slot_ns));
-    println!("  worker: heartbeat frame encoded         {:8.1}", median(&mut encode_ns));
-    println!("  supervisor: heartbeat frame decoded     {:8.1}", median(&mut decode_ns));
-    println!("  supervisor: batch moved into the ring   {:8.1}", median(&mut ring_ns));
+    println!(
+        "  slot: clock read + record appended     {:8.1}",
+        median(&mut slot_ns)
+    );
+    println!(
+        "  worker: heartbeat frame encoded         {:8.1}",
+        median(&mut encode_ns)
+    );
+    println!(
+        "  supervisor: heartbeat frame decoded     {:8.1}",
+        median(&mut decode_ns)
+    );
+    println!(
+        "  supervisor: batch moved into the ring   {:8.1}",
+        median(&mut ring_ns)
+    );
     println!("  web thread: query decoded to entries    {query_ns:8.1} (JSON not included)");
-    println!("  (an empty report encodes to {} bytes)", codec::encode(&empty).unwrap().len());
+    println!(
+        "  (an empty report encodes to {} bytes)",
+        codec::encode(&empty).unwrap().len()
+    );
 }
