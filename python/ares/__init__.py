@@ -173,6 +173,9 @@ def arange(start, /, stop=None, step=None, *, dtype=None, chunks=None, device=No
     _check_device(device)
     args = (start,) if stop is None else (start, stop) if step is None else (start, stop, step)
     t = _apply("arange", args, {"chunk": chunks})
+    if dtype is not None and _dtype_name(dtype) == "bool" and t.shape[0] > 2:
+        # NumPy's rule: a boolean range has no third value to step to.
+        raise TypeError("arange() is only supported for booleans when the result has at most length 2.")
     return t if dtype is None or _dtype_name(dtype) == t.dtype.name else t.astype(dtype)
 
 

@@ -300,6 +300,12 @@ def test_creation():
     assert_same(ar.arange(10, chunks=3).compute(), np.arange(10))
     assert_same(ar.arange(1, 2, 0.25).compute(), np.arange(1, 2, 0.25))
     assert_same(ar.arange(5, dtype=ar.float64).compute(), np.arange(5, dtype=np.float64))
+    for args in [(0, 2), (-1, 1), (5, 6), (3, 1, -1), (0,)]:
+        assert_same(ar.arange(*args, dtype=ar.bool).compute(), np.arange(*args, dtype=bool))
+    with pytest.raises(TypeError, match="at most length 2"):
+        np.arange(-7, 4, dtype=bool)
+    with pytest.raises(TypeError, match="at most length 2"):
+        ar.arange(-7, 4, dtype=ar.bool)
     assert_same(ar.linspace(0, 1, 7, chunks=2).compute(), np.linspace(0, 1, 7))
     assert_same(ar.linspace(0, 1, 7, endpoint=False).compute(), np.linspace(0, 1, 7, endpoint=False))
     x = ar.arange(6).reshape(2, 3)
