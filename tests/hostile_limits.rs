@@ -150,8 +150,13 @@ fn connections_over_the_limit_are_closed_at_once() {
             closed += 1;
         }
     }
-    // The worker's link holds one place: 7 raw connections fit, 5 do not.
-    assert_eq!(closed, 5);
+    // The worker's link holds one place: 7 raw connections fit, 5 do not. A connection the
+    // harness made while starting the cluster may not have been released yet (its close in
+    // flight on a loaded machine): then 6 fit, 6 do not. Never more are kept than fit.
+    assert!(
+        (5..=6).contains(&closed),
+        "{closed} of 12 closed with 8 places, one the worker's"
+    );
     drop(held);
     std::thread::sleep(Duration::from_millis(300));
     still_serves(&cluster);
