@@ -174,7 +174,7 @@ impl PyTensor {
             }
         }
         self.tensor
-            .slice(&args)
+            .slice_when_known(&args)
             .map(PyTensor::new)
             .map_err(value_error)
     }

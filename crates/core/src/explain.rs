@@ -64,6 +64,16 @@ pub fn describe_args(args: &OpArgs) -> String {
         OpArgs::Concat { axis } => format!("axis={axis}"),
         OpArgs::Rechunk(spec) => format!("chunk={spec}"),
         OpArgs::Reshape(shape) => format!("shape={}", fmt_shape(shape)),
+        OpArgs::Deferred(d) => {
+            use crate::tensor::wait::Call;
+            match &d.call {
+                Call::Op { op, args } => format!("{op} {}", describe_args(args)),
+                Call::Slice(index) => format!("slice {index:?}"),
+                Call::Reshape(shape) => format!("reshape {shape:?}"),
+                Call::ExpandDims(axes) => format!("expand_dims {axes:?}"),
+                Call::Matmul => "matmul".into(),
+            }
+        }
         OpArgs::Assemble { grid } => format!("grid={}", fmt_shape(grid)),
         OpArgs::FetchResult { task, output, .. } => format!("{task} output {output}"),
         OpArgs::FetchChunk {

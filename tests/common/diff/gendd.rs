@@ -10,12 +10,10 @@
 //! once. Lengths that may not fit once known (`x[m1] + x[m2]`, `x[m] + arange(n)`) are drawn
 //! without a retry, so that NumPy's broadcast error is compared too.
 //!
-//! A few programs apply an op that needs the length while the expression is built (slicing,
-//! `reshape`, `concatenate`, `rechunk`, `.T`, matmul, `expand_dims`, `stack`): NumPy
-//! computes them, ares must refuse them with the words of `refdd::REFUSAL`.
-//!
-//! A form ares gets wrong at present is drawn only with `ARES_DIFF_KNOWN_BUGS=1` (see
-//! `known_bugs`).
+//! A few programs apply an op that needs the length (slicing, `reshape`, `concatenate`,
+//! `rechunk`, `.T`, matmul, `expand_dims`, `stack`): it waits for the stage that computes
+//! it, and must give NumPy's value. So must an operand whose length fits the real length
+//! but not the bound (`x[x > 8] + ones(3)`, `x` of 10 elements).
 
 use super::ast::{call, ints, BinOp, Expr, Idx};
 use super::gen::Gen;
@@ -23,17 +21,6 @@ use super::refarr::Arr;
 use super::value::DT;
 use rand::seq::SliceRandom;
 use rand::Rng;
-
-/// Whether to draw the forms ares currently gets wrong: a data-dependent tensor with an
-/// operand whose length fits its real length but not its bound (the size it was selected
-/// from; after a stage, the real length of the data-dependent tensor it was selected from)
-/// is refused by the broadcast check on the bound, at build time (`x[x > 8] + ones(3)`, `x`
-/// of 10 elements) or when a stage's lengths are substituted (`v = x[x > 4]; v[v > 8] +
-/// ones(3)`), where NumPy computes ((1,) broadcasts with (3,)). See `bound_refused` and the
-/// ignored tests of `tests/regressions.rs`.
-pub fn known_bugs() -> bool {
-    std::env::var("ARES_DIFF_KNOWN_BUGS").is_ok()
-}
 
 /// The share of programs whose result `result` draws: 7 %, or `ARES_DIFF_DD_SHARE` (0 to 1,
 /// for a run of these alone). Reductions of `x[m]` also appear inside ordinary programs.
@@ -54,16 +41,6 @@ pub struct Dd {
     pub e: Expr,
     pub a: Arr,
     pub bounds: Vec<usize>,
-}
-
-fn fits(a: usize, b: usize) -> bool {
-    a == b || a == 1 || b == 1
-}
-
-/// Whether ares refuses `d` with an operand of length `len` (known at the time of the check
-/// from the bound `from` on) by its bounds although the real lengths fit (a known bug).
-fn bound_refused(d: &Dd, len: usize, from: usize) -> bool {
-    fits(d.a.len(), len) && d.bounds.iter().skip(from).any(|b| !fits(*b, len))
 }
 
 /// A tensor to select from, of at least one dimension.
@@ -379,7 +356,7 @@ fn reduce(g: &mut Gen, d: &Dd) -> Expr {
     call("sum", vec![d.e.clone()], vec![])
 }
 
-/// An op that needs the length while the expression is built: ares refuses it.
+/// An op that needs the length: it waits for the stage that computes it.
 fn refused(g: &mut Gen, d: &Dd) -> Expr {
     let x = d.e.clone();
     let n = d.a.len() as i64;
@@ -490,9 +467,6 @@ pub fn result(g: &mut Gen, stmts: &mut Vec<(String, Expr)>) -> Expr {
             // bounds are the tensor's size; the other's real length is known after the
             // first stage.
             let other = source(g, x, &a).unwrap_or(src);
-            if bound_refused(&d, other.a.len(), 1) && !known_bugs() {
-                return d.e;
-            }
             Expr::Bin(op, b(d.e), b(other.e), op.symbol().is_some())
         }
         9 => {
@@ -500,9 +474,6 @@ pub fn result(g: &mut Gen, stmts: &mut Vec<(String, Expr)>) -> Expr {
             let mut lens = d.bounds.clone();
             lens.extend([d.a.len(), 3]);
             let len = *lens.choose(&mut g.rng).unwrap();
-            if bound_refused(&d, len, 0) && !known_bugs() {
-                return d.e;
-            }
             let y = g.leaf(Some(vec![len]));
             let (l, r) = if g.p(0.3) { (y, d.e) } else { (d.e, y) };
             Expr::Bin(op, b(l), b(r), op.symbol().is_some())

@@ -5,10 +5,11 @@
 //!
 //! Also what ares does with such a length, read from the program alone (`analyse`): whether
 //! a data-dependent tensor is consumed further (the program runs in stages, which only a
-//! supervisor does: the local executor refuses it), and whether an op that needs the length
-//! while the expression is built consumes one (slicing, reshape, concatenate, matmul,
-//! rechunk, `.T`...): ares refuses those at once, NumPy computes them, an accepted
-//! difference (`Outcome::AresOnly`, checked against ares' refusal text in `value::judge`).
+//! supervisor does: the local executor refuses it; ops that need the length, such as
+//! slicing, reshape, concatenate, matmul, rechunk or `.T`, wait for that stage), and
+//! whether the program reads `.shape` of one while the expression is built: ares refuses
+//! that at once, NumPy computes it, an accepted difference (`Outcome::AresOnly`, checked
+//! against ares' refusal text in `value::judge`).
 
 use super::ast::{BinOp, Expr, Program};
 use super::refarr::{np_err, unsupported, Arr, R};
@@ -200,9 +201,8 @@ impl Walk<'_> {
             Expr::Neg(x) | Expr::Invert(x) => self.consumed(x),
             Expr::Bin(BinOp::MatMul, a, b, _) => {
                 let (p, q) = (self.dd(a), self.dd(b));
-                if p || q {
-                    self.refuse("matmul");
-                }
+                // Waits for the stage that computes the length.
+                self.out.staged |= p || q;
                 false
             }
             Expr::Bin(_, a, b, _) => {
@@ -218,13 +218,8 @@ impl Walk<'_> {
                 true
             }
             Expr::T(x) | Expr::Index(x, _) => {
-                if self.dd(x) {
-                    self.refuse(if matches!(e, Expr::T(_)) {
-                        "transpose"
-                    } else {
-                        "slice"
-                    });
-                }
+                // Made again once the stage has computed the length (`tensor::wait`).
+                self.out.staged |= self.dd(x);
                 false
             }
             Expr::Shape(x) => {
@@ -264,7 +259,8 @@ impl Walk<'_> {
                         .or(args.get(1));
                     return matches!(axis, Some(Expr::Tuple(v)) if v.is_empty());
                 }
-                self.refuse(f);
+                // Reshapes, concatenations, rechunks, matmuls... wait for the stage.
+                self.out.staged = true;
                 false
             }
         }

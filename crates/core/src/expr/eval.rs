@@ -245,14 +245,18 @@ impl Ctx {
                         v => SliceArg::Index(to_int(&v, e.pos())?),
                     };
                     return Ok(Value::Tensor(
-                        t.slice(&[arg]).or_else(|e| err(*p, e.to_string()))?,
+                        t.slice_when_known(&[arg])
+                            .or_else(|e| err(*p, e.to_string()))?,
                     ));
                 }
                 let args = items
                     .iter()
                     .map(|it| self.slice_arg(it))
                     .collect::<Result<Vec<_>, _>>()?;
-                Value::Tensor(t.slice(&args).or_else(|e| err(*p, e.to_string()))?)
+                Value::Tensor(
+                    t.slice_when_known(&args)
+                        .or_else(|e| err(*p, e.to_string()))?,
+                )
             }
             Expr::Call {
                 func,

@@ -252,7 +252,7 @@ impl Ctx {
                         .collect::<Result<_, _>>()?,
                     _ => return err(p, "reshape needs a shape"),
                 };
-                wrap(x.reshape(&dims))
+                wrap(x.reshape_when_known(&dims))
             }
             "astype" => {
                 a.check(2, &["dtype"])?;

@@ -201,6 +201,8 @@ pub enum OpArgs {
     },
     /// The ops of a FUSE node, head first.
     Fuse(SmallVec<[FuseStep; 4]>),
+    /// Tileable level: a call waiting for a data-dependent length (`tensor::wait`).
+    Deferred(Box<crate::tensor::wait::Deferred>),
     /// Tileable level: output `output` of `task`, with its chunk layout and where each chunk is
     /// (source chunk index, worker id), resolved when the task is submitted.
     FetchResult {

@@ -210,6 +210,13 @@ pub fn infer(op: Op, args: &OpArgs, inputs: &[(&Shape, DType)]) -> Result<(Shape
                 reduction_dtype(op, inputs[0].1),
             )
         }
+        (Family::Fetch, OpArgs::Deferred(d)) if op == Op::WaitForLength => {
+            // Its call checks its inputs when it is made (`tensor::wait`).
+            if inputs.is_empty() {
+                return Err(AresError::arg(name, "waits for the length of no input"));
+            }
+            (d.shape.clone(), d.dtype)
+        }
         (Family::Linalg, _) if op != Op::Matmul => super::family::linalg::infer(op, args, inputs)?,
         (Family::Linalg, OpArgs::None) => {
             arity(op, inputs.len(), 2)?;

@@ -66,8 +66,11 @@ fn tensors_of(
                     .iter()
                     .map(|i| tensors[i.index()].clone())
                     .collect();
-                let args = carried_rows(node, &inputs);
-                Tensor::new(node.op, args, inputs).map_err(|e| {
+                let built = match &node.args {
+                    OpArgs::Deferred(call) => call.apply(&inputs),
+                    _ => Tensor::new(node.op, carried_rows(node, &inputs), inputs),
+                };
+                built.map_err(|e| {
                     stage_error(format!(
                         "node t{i} ({}) with the lengths computed by the stage before: {e}",
                         node.op
@@ -108,51 +111,99 @@ fn carried_rows(node: &crate::graph::TileableNode, inputs: &[Tensor]) -> OpArgs 
     }
 }
 
-/// The stage to run before `graph` can be tiled: the data-dependent tensors that other ops
-/// consume and whose own inputs are all known. `None`: the graph tiles as it is (its
-/// data-dependent tensors, if any, are only results).
+/// The stage to run before `graph` can be tiled: the data-dependent tensors that an op
+/// consumes by their lengths (see [`reads_chunk_by_chunk`]), whose own inputs are all known.
+/// `None`: the graph tiles as it is (its data-dependent tensors, if any, are results or read
+/// chunk by chunk in the same stage).
 pub fn next_stage(graph: &TileableGraph) -> Result<Option<Stage>> {
     if !graph.nodes.iter().any(|n| makes_length(n.op)) {
         return Ok(None);
     }
     let tensors = tensors_of(graph, &HashMap::new())?;
-    // A data-dependent tensor another op goes on from (`unique`'s split into values and
-    // counts is tiled with `unique` itself).
-    let mut consumed = vec![false; graph.nodes.len()];
-    for node in &graph.nodes {
-        if node.op == Op::UniquePick {
-            continue;
+    let mut origin: Vec<Option<usize>> = vec![None; graph.nodes.len()];
+    let mut boundary = vec![false; graph.nodes.len()];
+    for (i, node) in graph.nodes.iter().enumerate() {
+        let unknown: Vec<usize> = node
+            .inputs
+            .iter()
+            .map(|p| p.index())
+            .filter(|&p| origin[p].is_some())
+            .collect();
+        let chunkwise = reads_chunk_by_chunk(node, &tensors, &origin);
+        if !chunkwise {
+            unknown.iter().for_each(|&p| boundary[p] = true);
         }
-        for i in &node.inputs {
-            consumed[i.index()] = true;
+        if tensors[i].length_from_data() {
+            origin[i] = match unknown.first() {
+                Some(&p) if chunkwise && !makes_length(node.op) => origin[p],
+                _ => Some(i),
+            };
         }
-    }
-    let boundary: Vec<usize> = (0..graph.nodes.len())
-        .filter(|&i| consumed[i] && makes_length(graph.nodes[i].op))
-        .collect();
-    if boundary.is_empty() {
-        return Ok(None);
     }
     // The frontier: boundary nodes with no boundary node upstream (nodes come in
     // topological order, so one forward pass marks what lies below each).
     let mut below = vec![false; graph.nodes.len()];
-    let is_boundary = |i: usize| boundary.binary_search(&i).is_ok();
     for (i, node) in graph.nodes.iter().enumerate() {
         below[i] = node
             .inputs
             .iter()
-            .any(|p| below[p.index()] || is_boundary(p.index()));
+            .any(|p| below[p.index()] || boundary[p.index()]);
     }
-    let frontier: Vec<TileableIdx> = boundary
-        .iter()
-        .filter(|&&i| !below[i])
-        .map(|&i| TileableIdx(i as u32))
+    let frontier: Vec<TileableIdx> = (0..graph.nodes.len())
+        .filter(|&i| boundary[i] && !below[i])
+        .map(|i| TileableIdx(i as u32))
         .collect();
+    if frontier.is_empty() {
+        return Ok(None);
+    }
     let outputs: Vec<&Tensor> = frontier.iter().map(|i| &tensors[i.index()]).collect();
     Ok(Some(Stage {
         graph: Tensor::graph(&outputs),
         boundary: frontier,
     }))
+}
+
+/// Whether `node` reads its data-dependent inputs chunk by chunk, whatever each chunk's real
+/// length, so it is tiled in the same stage as they are (`sum(x[x > 0.5])` reads the data
+/// once): an element-by-element op whose data-dependent inputs all come from the same one
+/// (their chunks pair up) and whose known inputs do not reach along the unknown axis, or a
+/// reduction with an identity (its partials count what they read, `Tensor::mean` divides by
+/// such a count; `min` of nothing must fail, as NumPy's, so it waits for the lengths).
+/// Everything else that consumes a data-dependent tensor (its offsets, its length, its
+/// chunks regridded) runs after the stage that computes it. `origin[p]`: for a
+/// data-dependent node, the one its chunks come from.
+fn reads_chunk_by_chunk(
+    node: &crate::graph::TileableNode,
+    tensors: &[Tensor],
+    origin: &[Option<usize>],
+) -> bool {
+    use crate::ops::family::{elementwise::Elementwise, reduction::Reduction};
+    use crate::ops::registry::OpFamily;
+    let mut sources = node.inputs.iter().filter_map(|p| origin[p.index()]);
+    let Some(first) = sources.next() else {
+        return true;
+    };
+    if node.op == Op::UniquePick {
+        // `unique`'s split into values and counts is tiled with `unique` itself.
+        return true;
+    }
+    if Elementwise.owns(node.op) {
+        let ndim = node.shape.len();
+        return sources.all(|s| s == first)
+            && node.inputs.iter().all(|p| {
+                let t = &tensors[p.index()];
+                origin[p.index()].is_some() || t.ndim() < ndim || t.shape().first() == Some(&1)
+            });
+    }
+    let empty_ok =
+        |op: Op| crate::ops::family::reduction::fold(op).is_some_and(|r| r.monoid.reduces_empty());
+    Reduction.owns(node.op)
+        && match &node.args {
+            OpArgs::Moments { .. } => true,
+            OpArgs::Reduce { .. } => empty_ok(node.op),
+            OpArgs::Combine { op, .. } => empty_ok(*op),
+            _ => false,
+        }
 }
 
 /// `graph` with each `boundary` node replaced by the fetch of its computed result

@@ -136,6 +136,13 @@ impl Tensor {
 
     /// Inserts axes of length 1 at `axes` (positions in the result; negative from its end).
     pub fn expand_dims(&self, axes: &[i64]) -> Result<Tensor> {
+        if self.length_from_data() {
+            // Its reshape spells out every length: made once they are known.
+            return Tensor::wait_for_length(
+                super::wait::Call::ExpandDims(axes.to_vec()),
+                std::slice::from_ref(self),
+            );
+        }
         let ndim = (self.ndim() + axes.len()) as i64;
         let mut new = vec![false; ndim as usize];
         for &a in axes {

@@ -20,6 +20,7 @@ mod compose;
 mod ops;
 pub use crate::ops::family::shuffle::tensor::shuffle_bench;
 mod slice_arg;
+pub mod wait;
 
 pub use crate::ops::family::creation::tensor::*;
 pub use crate::ops::family::io::tensor::{from_npy, from_spool, from_zarr};
@@ -68,7 +69,15 @@ impl Tensor {
     /// Builds a node after checking `op(args)` against the inputs' shapes and dtypes.
     pub fn new(op: Op, args: OpArgs, inputs: Vec<Tensor>) -> Result<Tensor> {
         let metas: Vec<(&Shape, DType)> = inputs.iter().map(|t| (&t.0.shape, t.0.dtype)).collect();
-        let (shape, dtype) = crate::ops::infer::infer(op, &args, &metas)?;
+        let (shape, dtype) = match crate::ops::infer::infer(op, &args, &metas) {
+            Ok(inferred) => inferred,
+            // A data-dependent length checked by its bound (`x[x > 8] + ones(3)`: 10 against
+            // 3) may fit once known: the op waits for it.
+            Err(_) if op != Op::WaitForLength && inputs.iter().any(Tensor::length_from_data) => {
+                return Tensor::wait_for_length(wait::Call::Op { op, args }, &inputs);
+            }
+            Err(e) => return Err(e),
+        };
         let length_from_data =
             crate::ops::family::shuffle::select::tensor::check_inputs(op, &args, &inputs, &shape)?;
         Ok(Tensor(Arc::new(Node {

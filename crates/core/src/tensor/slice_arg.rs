@@ -5,7 +5,7 @@ use crate::error::{AresError, Result};
 use crate::ops::DimIndex;
 
 /// One entry of a numpy basic index: `a:b:c` (each part optional) or an integer.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum SliceArg {
     Range {
         start: Option<i64>,

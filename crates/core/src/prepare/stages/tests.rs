@@ -38,9 +38,10 @@ fn a_graph_whose_data_dependent_tensors_are_only_results_has_one_stage() {
 }
 
 #[test]
-fn what_goes_on_from_a_mask_runs_after_it_with_the_real_lengths() {
+fn what_reads_a_mask_chunk_by_chunk_runs_in_its_stage() {
     //   x ── gt ──┐
-    //   x ────────┴─ mask_select ── * 2 ── sum        stage 1: mask_select
+    //   x ────────┴─ mask_select ── * 2 ── sum       one stage: each chunk selected,
+    //                                               doubled and summed where it is
     let (_, m) = masked();
     assert!(m.length_from_data());
     let doubled = m.binary_scalar(Op::Mul, Scalar::F64(2.0), false).unwrap();
@@ -51,25 +52,69 @@ fn what_goes_on_from_a_mask_runs_after_it_with_the_real_lengths() {
     let total = doubled.sum(None, false).unwrap();
     assert!(!total.length_from_data());
     let graph = Tensor::graph(&[&total]);
+    assert!(next_stage(&graph).unwrap().is_none());
+    // So do a mean (its count is a reduction of what the chunks hold), `m * m`, `m * (m > 0)`
+    // (one source: their chunks pair up) and a known operand of one element.
+    let squares = (&m * &m).unwrap();
+    let positive = m.binary_scalar(Op::Gt, Scalar::F64(0.7), false).unwrap();
+    let one = tensor::full(&[1], Scalar::F64(3.0), 1).unwrap();
+    for t in [
+        m.mean(None, false).unwrap(),
+        squares.var(None, false, 1).unwrap(),
+        (&m * &positive).unwrap().sum(None, false).unwrap(),
+        (&m + &one).unwrap().sum(None, false).unwrap(),
+    ] {
+        let graph = Tensor::graph(&[&t]);
+        assert!(next_stage(&graph).unwrap().is_none(), "{:?}", graph.nodes);
+        crate::prepare::tile::tile(&graph, &crate::config::TaskConfig::default()).unwrap();
+    }
+}
+
+#[test]
+fn what_needs_the_lengths_runs_after_the_stage_with_them() {
+    //   x ── gt ──┐
+    //   x ────────┴─ mask_select ── * 2 ── sort     stage 1: mask_select and * 2, read
+    //                                               chunk by chunk; then the sort
+    let (_, m) = masked();
+    let doubled = m.binary_scalar(Op::Mul, Scalar::F64(2.0), false).unwrap();
+    let sorted = doubled.sort().unwrap();
+    let graph = Tensor::graph(&[&sorted.sum(None, false).unwrap()]);
     let stage = next_stage(&graph).unwrap().expect("a stage");
     assert_eq!(stage.boundary.len(), 1);
-    assert_eq!(graph.node(stage.boundary[0]).op, Op::MaskSelect);
-    assert_eq!(stage.graph.outputs.len(), 1);
-    assert_eq!(stage.graph.node(stage.graph.outputs[0]).op, Op::MaskSelect);
+    assert_eq!(graph.node(stage.boundary[0]).op, Op::Mul);
+    assert_eq!(stage.graph.node(stage.graph.outputs[0]).op, Op::Mul);
+    assert!(stage.graph.nodes.iter().any(|n| n.op == Op::MaskSelect));
     assert!(!stage.graph.nodes.iter().any(|n| n.op == Op::Sum));
 
     let rest = substitute(&graph, &stage.boundary, vec![fetched(7, &[3, 0, 5])]).unwrap();
     assert!(next_stage(&rest).unwrap().is_none());
     let fetch = rest.nodes.iter().find(|n| n.op == Op::Fetch).unwrap();
     assert_eq!(fetch.shape.as_slice(), &[8]);
-    let mul = rest.nodes.iter().find(|n| n.op == Op::Mul).unwrap();
+    let sort = rest.nodes.iter().find(|n| n.op == Op::Sort).unwrap();
     assert_eq!(
-        mul.shape.as_slice(),
+        sort.shape.as_slice(),
         &[8],
         "shapes inferred again from the real length"
     );
     assert_eq!(rest.node(rest.outputs[0]).op, Op::Sum);
-    assert!(!rest.nodes.iter().any(|n| n.op == Op::MaskSelect));
+    assert!(!rest
+        .nodes
+        .iter()
+        .any(|n| n.op == Op::MaskSelect || n.op == Op::Mul));
+}
+
+#[test]
+fn masks_of_other_sources_meet_after_their_stage() {
+    // x[m1] + x[m2]: their chunks hold different elements, so both are computed first.
+    let (x, m) = masked();
+    let m2 = x
+        .mask_select(&x.binary_scalar(Op::Lt, Scalar::F64(0.1), false).unwrap())
+        .unwrap();
+    let graph = Tensor::graph(&[&(&m + &m2).unwrap().sum(None, false).unwrap()]);
+    assert_eq!(next_stage(&graph).unwrap().unwrap().boundary.len(), 2);
+    // So is an argmax (its positions count from each chunk's planned offset).
+    let graph = Tensor::graph(&[&m.arg_reduce(Op::ArgMax, None, false).unwrap()]);
+    assert!(next_stage(&graph).unwrap().is_some());
 }
 
 #[test]
@@ -85,6 +130,14 @@ fn nested_masks_run_in_as_many_stages() {
         1,
         "only the outer mask: the inner one is below it"
     );
+    let rest = substitute(&graph, &first.boundary, vec![fetched(1, &[40, 60])]).unwrap();
+    assert!(
+        next_stage(&rest).unwrap().is_none(),
+        "the inner mask of known m is summed chunk by chunk"
+    );
+    // A sort of it needs its length: a third stage.
+    let graph = Tensor::graph(&[&mm.sort().unwrap()]);
+    let first = next_stage(&graph).unwrap().unwrap();
     let rest = substitute(&graph, &first.boundary, vec![fetched(1, &[40, 60])]).unwrap();
     let second = next_stage(&rest)
         .unwrap()
@@ -130,22 +183,33 @@ fn a_length_that_does_not_fit_is_an_error_naming_the_op() {
 }
 
 #[test]
-fn ops_that_need_the_length_to_be_built_are_refused_with_the_fix() {
+fn ops_that_need_the_length_wait_for_it_and_internal_reshapes_are_refused() {
     let (_, m) = masked();
-    for e in [
-        m.reshape(&[10, 100]).map(|_| ()),
-        m.rechunk(10usize).map(|_| ()),
-    ] {
-        let e = e.unwrap_err().to_string();
-        assert!(e.contains("x[mask]") && e.contains("compute"), "{e}");
-    }
+    // `rechunk`'s argument does not depend on the length: built as it is, after the stage.
+    let r = m.rechunk(10usize).unwrap();
+    assert!(r.length_from_data());
+    assert!(next_stage(&Tensor::graph(&[&r])).unwrap().is_some());
+    // The user's reshape waits with its call as written...
+    let w = m.reshape_when_known(&[-1, 2]).unwrap();
+    assert_eq!(w.op(), Op::WaitForLength);
+    let graph = Tensor::graph(&[&w]);
+    let stage = next_stage(&graph).unwrap().unwrap();
+    let rest = substitute(&graph, &stage.boundary, vec![fetched(3, &[4, 0, 2])]).unwrap();
+    assert_eq!(rest.node(rest.outputs[0]).shape.as_slice(), &[3, 2]);
+    // ... and fails once known if the length does not fit, naming the op.
+    let rest = substitute(&graph, &stage.boundary, vec![fetched(3, &[5])]);
+    let e = rest.unwrap_err().to_string();
+    assert!(e.contains("reshape"), "{e}");
+    // A reshape built with lengths read from the bound stays refused.
+    let e = m.reshape(&[10, 100]).unwrap_err().to_string();
+    assert!(e.contains("x[mask]") && e.contains("compute"), "{e}");
 }
 
 #[test]
 fn explain_shows_the_first_stage_and_what_waits_for_its_lengths() {
     let (_, m) = masked();
     let total = m.binary_scalar(Op::Mul, Scalar::F64(2.0), false).unwrap();
-    let graph = Tensor::graph(&[&total.sum(None, false).unwrap()]);
+    let graph = Tensor::graph(&[&total.sort().unwrap().sum(None, false).unwrap()]);
     let cluster = crate::prepare::uniform_cluster(2, 2);
     let config = crate::config::TaskConfig::default();
     let text = crate::explain::staged_text(&graph, &config, &cluster, 50).unwrap();

@@ -12,6 +12,13 @@ impl Tensor {
     /// right) whose axis is removed from the result; more than 2 dimensions are stacks of
     /// matrices with broadcast batch dimensions.
     pub fn matmul_nd(&self, other: &Tensor) -> Result<Tensor> {
+        if self.length_from_data() || other.length_from_data() {
+            // A vector becomes a row or a column of its length: made once it is known.
+            return Tensor::wait_for_length(
+                crate::tensor::wait::Call::Matmul,
+                &[self.clone(), other.clone()],
+            );
+        }
         if self.ndim() == 0 || other.ndim() == 0 {
             return Err(AresError::shape(
                 "matmul",

@@ -57,7 +57,7 @@ impl Tensor {
         if nd > 1 || !descending {
             return sort(self, descending);
         }
-        let flip = |t: &Tensor| t.slice(&reverse_last(t.ndim()));
+        let flip = |t: &Tensor| t.slice_when_known(&reverse_last(t.ndim()));
         if arg {
             // Reversed, sorted stably, reversed back: equal elements keep their order;
             // positions in the reversed axis are counted back from its end.

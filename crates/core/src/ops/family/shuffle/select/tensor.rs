@@ -187,6 +187,29 @@ impl Tensor {
     }
 }
 
+/// Whether `op` may consume a data-dependent tensor by waiting for the stage that computes
+/// it: its arguments do not depend on the length (`v @ w`, `concatenate((v, v))`,
+/// `rechunk(v, 2)`, `v + ones(3)`, a [`crate::tensor::wait`] call), and the unknown axis
+/// stays axis 0 (what `length_from_data` says of the result).
+fn waits_for_lengths(op: Op, args: &OpArgs, inputs: &[Tensor]) -> bool {
+    use crate::ops::family::elementwise::Elementwise;
+    use crate::ops::registry::OpFamily;
+    match (op, args) {
+        (Op::WaitForLength, _) | (Op::Rechunk, _) => true,
+        (Op::Matmul, OpArgs::None) => true,
+        (Op::Concatenate, _) => true,
+        (Op::Transpose, _) => inputs.first().is_some_and(|t| t.ndim() <= 1),
+        _ if Elementwise.owns(op) => {
+            let ndim = inputs.iter().map(Tensor::ndim).max().unwrap_or(0);
+            inputs
+                .iter()
+                .filter(|t| t.length_from_data())
+                .all(|t| t.ndim() == ndim)
+        }
+        _ => false,
+    }
+}
+
 /// Whether `op` (with output `shape`) may take inputs whose length depends on the data:
 /// it needs no length to be built, and its own length (if any) is theirs.
 fn takes_unknown_lengths(op: Op, args: &OpArgs, inputs: &[Tensor], shape: &[usize]) -> bool {
@@ -238,6 +261,11 @@ pub(crate) fn check_inputs(
     let Some(from) = inputs.iter().find(|t| t.length_from_data()) else {
         return Ok(own);
     };
+    if waits_for_lengths(op, args, inputs) {
+        // Runs after the stage that computes the lengths, built again from them
+        // (`prepare::stages`); its shape until then is a preview.
+        return Ok(!shape.is_empty());
+    }
     if !takes_unknown_lengths(op, args, inputs, shape) {
         let name = from.data_dependent_name().unwrap_or("x[mask]");
         return Err(AresError::arg(
