@@ -580,3 +580,14 @@ fn a_length_that_fits_once_known_is_not_refused_by_its_bound() {
         i(&[2], &[11, 13]),
     );
 }
+
+// Rows of no element selected by a 1-D mask kept the bound's row count (4, 0): after the
+// stage, the reshape that gives the gathered rows their shape now takes the real count.
+#[test]
+fn rows_of_no_element_selected_by_a_mask_count_the_selected_rows() {
+    check_staged("x = zeros((4, 0)); x[arange(4) > 0]", f(&[3, 0], &[]));
+    check_staged(
+        "x = reshape(arange(8.0), (4, 2)); x[arange(4) > 1]",
+        f(&[2, 2], &[4.0, 5.0, 6.0, 7.0]),
+    );
+}

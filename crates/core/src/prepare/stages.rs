@@ -68,7 +68,7 @@ fn tensors_of(
                     .collect();
                 let built = match &node.args {
                     OpArgs::Deferred(call) => call.apply(&inputs),
-                    _ => Tensor::new(node.op, carried_rows(node, &inputs), inputs),
+                    _ => Tensor::new(node.op, carried_rows(graph, node, &inputs), inputs),
                 };
                 built.map_err(|e| {
                     stage_error(format!(
@@ -91,21 +91,31 @@ pub fn unknown_lengths(graph: &TileableGraph) -> Result<Vec<bool>> {
         .collect())
 }
 
-/// `node`'s arguments for `inputs`: a reshape that keeps its rows' shape (of a tensor whose
-/// row count depends on the data) takes the row count its input has now.
-fn carried_rows(node: &crate::graph::TileableNode, inputs: &[Tensor]) -> OpArgs {
-    match (&node.args, inputs.first()) {
-        (OpArgs::Reshape(out), Some(x))
-            if node.op == Op::Reshape && !out.is_empty() && x.ndim() > 0 =>
-        {
-            let row: usize = out[1..].iter().product();
-            let size = x.size();
-            if row > 0 && size % row == 0 && x.shape()[1..].iter().product::<usize>() == row {
-                let mut out = out.clone();
-                out[0] = size / row;
-                return OpArgs::Reshape(out);
+/// `node`'s arguments for `inputs`: a reshape that kept its input's rows (`take` gathers
+/// rows as 2-D, then gives them their shape), of a tensor whose row count depends on the
+/// data, takes the row count its input has now. Decided on the shapes as built, not on
+/// the sizes: rows of no element (`zeros((4, 0))[mask]`) keep their count too.
+fn carried_rows(
+    graph: &TileableGraph,
+    node: &crate::graph::TileableNode,
+    inputs: &[Tensor],
+) -> OpArgs {
+    let rows = |s: &[usize]| s[1..].iter().product::<usize>();
+    match (&node.args, inputs.first(), node.inputs.first()) {
+        (OpArgs::Reshape(out), Some(x), Some(before)) if node.op == Op::Reshape => {
+            let before = &graph.node(*before).shape;
+            let kept_rows = !out.is_empty()
+                && !before.is_empty()
+                && x.ndim() == before.len()
+                && before[0] == out[0]
+                && rows(before) == rows(out)
+                && rows(x.shape()) == rows(out);
+            if !kept_rows {
+                return node.args.clone();
             }
-            node.args.clone()
+            let mut out = out.clone();
+            out[0] = x.shape()[0];
+            OpArgs::Reshape(out)
         }
         _ => node.args.clone(),
     }
