@@ -244,6 +244,72 @@ mod tests {
             let e = evaluate(program).unwrap_err();
             assert!(e.message.contains(message), "{program}: {e}");
         }
+        let shapes = [
+            (
+                "a = ones((2, 4, 4)); b = ones((4, 3)); linalg.solve(a, b)",
+                &[2usize, 4, 3][..],
+            ),
+            ("linalg.solve(ones((4, 4)), ones(4))", &[4]),
+            ("s, l = linalg.slogdet(ones((3, 5, 5))); l", &[3]),
+            (
+                "x, res, rank, s = linalg.lstsq(ones((9, 3)), ones(9)); res",
+                &[1],
+            ),
+            (
+                "x, res, rank, s = linalg.lstsq(ones((9, 3)), ones((9, 2))); x",
+                &[3, 2],
+            ),
+            ("linalg.diagonal(ones((2, 3, 5)), offset=-1)", &[2, 2]),
+            ("linalg.trace(ones((3, 5)), offset=2, dtype='float32')", &[]),
+            (
+                "linalg.matrix_norm(ones((2, 3, 5)), ord='nuc', keepdims=True)",
+                &[2, 1, 1],
+            ),
+            ("linalg.matrix_norm(ones((3, 5)), ord=-inf)", &[]),
+            ("linalg.vector_norm(ones((3, 5)), axis=0, ord=inf)", &[5]),
+            ("linalg.matrix_power(ones((2, 3, 3)), -2)", &[2, 3, 3]),
+            ("linalg.pinv(ones((7, 3)), rtol=0.1)", &[3, 7]),
+            ("linalg.matrix_rank(ones((2, 7, 3)))", &[2]),
+            ("linalg.cross(ones((4, 3)), ones(3))", &[4, 3]),
+            ("linalg.vecdot(ones((4, 3)), ones(3), axis=-1)", &[4]),
+            ("linalg.outer(ones(4), ones(2))", &[4, 2]),
+            ("linalg.matrix_transpose(ones((2, 4, 3)))", &[2, 3, 4]),
+            (
+                "linalg.tensordot(ones((2, 4)), ones((4, 3)), axes=1)",
+                &[2, 3],
+            ),
+            ("linalg.matmul(ones((2, 4)), ones((4, 3)))", &[2, 3]),
+        ];
+        for (program, shape) in shapes {
+            let t = evaluate(program).unwrap_or_else(|e| panic!("{program}: {e}"));
+            assert_eq!(t.shape(), shape, "{program}");
+        }
+        for (program, message) in [
+            (
+                "linalg.matrix_norm(ones((3, 3)), ord='max')",
+                "ord must be 'fro'",
+            ),
+            ("linalg.matrix_norm(ones((3, 3)), ord=3)", "got 3"),
+            (
+                "linalg.solve(ones((3, 3)), ones((2, 1)))",
+                "do not have the matrices' 3 rows",
+            ),
+            (
+                "linalg.pinv(ones((3, 3)), rtol='x')",
+                "rtol must be a number",
+            ),
+            (
+                "linalg.lstsq(ones((3, 3, 3)), ones(3))",
+                "needs a matrix (2-D)",
+            ),
+            (
+                "linalg.matrix_power(ones((3, 2)), 2)",
+                "needs square matrices",
+            ),
+        ] {
+            let e = evaluate(program).unwrap_err();
+            assert!(e.message.contains(message), "{program}: {e}");
+        }
         // A program's own `linalg` is a value like any other.
         let t = evaluate("linalg = ones((2, 3)); linalg.T").unwrap();
         assert_eq!(t.shape(), &[3, 2]);

@@ -192,3 +192,79 @@ impl Tensor {
         Ok(result.expect("n != 0 sets a bit"))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::tensor::Tensor;
+    use ndarray::ArrayD;
+
+    /// Runs a program's named results on the local executor (chunked, two slots).
+    fn run(program: &str, names: &[&str]) -> Vec<ArrayD<f64>> {
+        let got: Vec<Tensor> = names
+            .iter()
+            .map(|n| crate::expr::evaluate(&format!("{program}; {n}")).unwrap())
+            .collect();
+        let refs: Vec<&Tensor> = got.iter().collect();
+        let graph = Tensor::graph(&refs);
+        let cluster = crate::prepare::uniform_cluster(1, 2);
+        let config = crate::config::TaskConfig::default();
+        let prepared =
+            crate::prepare::prepare(&graph, &config, &cluster, crate::ids::TaskId(1)).unwrap();
+        let (results, _) = crate::executor::execute(&prepared.subtasks, 2).unwrap();
+        results.into_iter().map(|a| a.to_f64()).collect()
+    }
+
+    /// Diagonals, traces, cross and dot products and matrix powers of chunked tensors
+    /// equal direct loops over the same numbers.
+    #[test]
+    fn products_and_views_equal_direct_loops() {
+        let got = run(
+            "x = rand((3, 7, 5), chunk=(2, 3, 2), seed=1); v = rand((4, 3), chunk=(3, 2), seed=2); \
+             w = rand((4, 3), chunk=2, seed=3); m = rand((4, 4), chunk=3, seed=4)",
+            &[
+                "x",
+                "linalg.diagonal(x, offset=1)",
+                "linalg.trace(x, offset=-2)",
+                "v",
+                "w",
+                "linalg.cross(v, w)",
+                "linalg.vecdot(v, w)",
+                "m",
+                "linalg.matrix_power(m, 3)",
+                "linalg.matrix_power(m, 0)",
+            ],
+        );
+        let (x, diag, trace) = (&got[0], &got[1], &got[2]);
+        assert_eq!(diag.shape(), &[3, 4]);
+        for b in 0..3 {
+            for i in 0..4 {
+                assert_eq!(diag[[b, i]], x[[b, i, i + 1]]);
+            }
+            let want: f64 = (0..5).map(|i| x[[b, i + 2, i]]).sum();
+            assert!((trace[[b]] - want).abs() < 1e-12);
+        }
+        let (v, w, cross, dot) = (&got[3], &got[4], &got[5], &got[6]);
+        for r in 0..4 {
+            let c = |i: usize, j: usize| v[[r, i]] * w[[r, j]] - v[[r, j]] * w[[r, i]];
+            let want = [c(1, 2), c(2, 0), c(0, 1)];
+            for (k, want) in want.iter().enumerate() {
+                assert!((cross[[r, k]] - want).abs() < 1e-15);
+            }
+            let want: f64 = (0..3).map(|k| v[[r, k]] * w[[r, k]]).sum();
+            assert!((dot[[r]] - want).abs() < 1e-15);
+        }
+        let (m, cube, eye) = (&got[7], &got[8], &got[9]);
+        let mm = |a: &ArrayD<f64>, b: &ArrayD<f64>| {
+            ArrayD::from_shape_fn(ndarray::IxDyn(&[4, 4]), |ix| {
+                (0..4).map(|k| a[[ix[0], k]] * b[[k, ix[1]]]).sum::<f64>()
+            })
+        };
+        let want = mm(&mm(m, m), m);
+        assert!(cube.iter().zip(&want).all(|(a, b)| (a - b).abs() < 1e-12));
+        for i in 0..4 {
+            for j in 0..4 {
+                assert_eq!(eye[[i, j]], f64::from(u8::from(i == j)));
+            }
+        }
+    }
+}
