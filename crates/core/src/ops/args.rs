@@ -325,6 +325,9 @@ pub enum OpArgs {
     },
     /// linalg: the factorization of one whole matrix in one chunk (`ops::family::linalg::dense`).
     Dense(crate::ops::family::linalg::dense::DenseFn),
+    /// linalg: one block step of the tile Cholesky
+    /// (`ops::family::linalg::blocked_cholesky`).
+    CholeskyStep(crate::ops::family::linalg::blocked_cholesky::CholeskyStep),
 }
 
 /// How a mapper splits its data.

@@ -149,6 +149,10 @@ impl Tensor {
     /// The array API's `linalg.cholesky(x, upper=False)`: L (or U = Lᵀ) of a symmetric
     /// positive-definite matrix, in one chunk.
     pub fn cholesky(&self, upper: bool) -> Result<Tensor> {
+        if upper && self.ndim() == 2 {
+            // One matrix may be factored by blocks, which give L: U is its transpose.
+            return self.cholesky(false)?.matrix_transpose();
+        }
         let (t, out) = self.square(DenseFn::Cholesky { upper })?;
         t.astype(out)
     }

@@ -285,6 +285,10 @@ impl Tiler {
     ) -> Result<Tiled> {
         let s = in_shapes[0];
         let batch = s.len() - 2;
+        let blocks = inputs[0].chunks.len();
+        if matches!(f, DenseFn::Cholesky { upper: false }) && batch == 0 && blocks > 1 {
+            return self.tile_blocked_cholesky(inputs[0], s[0]);
+        }
         check_matrix(f.name(), s[batch], s[batch + 1])?;
         let batch_splits: Vec<Vec<usize>> = inputs[0].splits[..batch].to_vec();
         let rechunked: Vec<Tiled> = inputs

@@ -5,7 +5,8 @@
 //!
 //! And the array API's `linalg` extension (issue 30), on faer's kernels ([`faer_bridge`]):
 //! QR of tall-skinny matrices by TSQR ([`tsqr`], [`tsqr_kernels`]), the SVD from it, the
-//! factorizations of one whole matrix in one chunk ([`dense`]), and their tensor API
+//! factorizations of one whole matrix in one chunk ([`dense`]), the Cholesky factor of a
+//! matrix chunked in both dimensions by blocks ([`blocked_cholesky`]), and their tensor API
 //! ([`decompose`]); batched (stacked) matrices one `dense` chunk per chunk of the leading
 //! axes ([`dense`]); linear systems and the pseudo-inverse ([`solvers`]); the products and
 //! views ([`products`]) and norms ([`norms`]) composed from chunked primitives. Their
@@ -13,6 +14,7 @@
 //! `ar.linalg.NAME` in Python.
 
 pub(crate) mod batched;
+pub mod blocked_cholesky;
 mod decompose;
 pub mod dense;
 pub use norms::NormOrd;
@@ -179,6 +181,7 @@ pub(crate) fn apply(op: Op, args: &OpArgs, inputs: &[&ArrayData]) -> KResult<Arr
         (Op::QrDown, OpArgs::Tsqr { slot }, ins) => tsqr_kernels::down(ins, *slot),
         (Op::QrApply, OpArgs::Tsqr { slot }, ins) => tsqr_kernels::apply(ins, *slot),
         (Op::Dense, OpArgs::Dense(f), ins) => dense::apply(*f, ins),
+        (Op::CholeskyBlock, OpArgs::CholeskyStep(step), ins) => blocked_cholesky::apply(*step, ins),
         _ => kerr(format!(
             "{op} with arguments {args:?} and {} inputs is not a chunk kernel",
             inputs.len()

@@ -194,12 +194,12 @@ impl Tensor {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use crate::tensor::Tensor;
     use ndarray::ArrayD;
 
     /// Runs a program's named results on the local executor (chunked, two slots).
-    fn run(program: &str, names: &[&str]) -> Vec<ArrayD<f64>> {
+    pub(in crate::ops::family::linalg) fn run(program: &str, names: &[&str]) -> Vec<ArrayD<f64>> {
         let got: Vec<Tensor> = names
             .iter()
             .map(|n| crate::expr::evaluate(&format!("{program}; {n}")).unwrap())
