@@ -328,6 +328,8 @@ pub enum OpArgs {
     /// linalg: one block step of the tile Cholesky
     /// (`ops::family::linalg::blocked_cholesky`).
     CholeskyStep(crate::ops::family::linalg::blocked_cholesky::CholeskyStep),
+    /// linalg: one block step of the blocked LU solve (`ops::family::linalg::blocked_lu`).
+    LuStep(crate::ops::family::linalg::blocked_lu::LuStep),
 }
 
 /// How a mapper splits its data.

@@ -289,6 +289,9 @@ impl Tiler {
         if matches!(f, DenseFn::Cholesky { upper: false }) && batch == 0 && blocks > 1 {
             return self.tile_blocked_cholesky(inputs[0], s[0]);
         }
+        if f == DenseFn::Solve && batch == 0 && blocks > 1 {
+            return self.tile_blocked_solve(inputs[0], inputs[1], s[0], in_shapes[1][1]);
+        }
         check_matrix(f.name(), s[batch], s[batch + 1])?;
         let batch_splits: Vec<Vec<usize>> = inputs[0].splits[..batch].to_vec();
         let rechunked: Vec<Tiled> = inputs

@@ -6,7 +6,8 @@
 //! And the array API's `linalg` extension (issue 30), on faer's kernels ([`faer_bridge`]):
 //! QR of tall-skinny matrices by TSQR ([`tsqr`], [`tsqr_kernels`]), the SVD from it, the
 //! factorizations of one whole matrix in one chunk ([`dense`]), the Cholesky factor of a
-//! matrix chunked in both dimensions by blocks ([`blocked_cholesky`]), and their tensor API
+//! matrix chunked in both dimensions by blocks ([`blocked_cholesky`]) and `solve` by a
+//! blocked LU ([`blocked_lu`]), and their tensor API
 //! ([`decompose`]); batched (stacked) matrices one `dense` chunk per chunk of the leading
 //! axes ([`dense`]); linear systems and the pseudo-inverse ([`solvers`]); the products and
 //! views ([`products`]) and norms ([`norms`]) composed from chunked primitives. Their
@@ -15,6 +16,7 @@
 
 pub(crate) mod batched;
 pub mod blocked_cholesky;
+pub mod blocked_lu;
 mod decompose;
 pub mod dense;
 pub use norms::NormOrd;
@@ -182,6 +184,7 @@ pub(crate) fn apply(op: Op, args: &OpArgs, inputs: &[&ArrayData]) -> KResult<Arr
         (Op::QrApply, OpArgs::Tsqr { slot }, ins) => tsqr_kernels::apply(ins, *slot),
         (Op::Dense, OpArgs::Dense(f), ins) => dense::apply(*f, ins),
         (Op::CholeskyBlock, OpArgs::CholeskyStep(step), ins) => blocked_cholesky::apply(*step, ins),
+        (Op::LuBlock, OpArgs::LuStep(step), ins) => blocked_lu::apply(*step, ins),
         _ => kerr(format!(
             "{op} with arguments {args:?} and {} inputs is not a chunk kernel",
             inputs.len()
