@@ -44,6 +44,11 @@ pub enum LuStep {
     /// Back substitution of block k: inputs the panel, the forward result (y_k on top),
     /// then pairs (panel j after step k, x_j) for every j > k.
     Back,
+    /// The n × n identity (no input): the right-hand sides of `inv`.
+    Eye { n: u32 },
+    /// The determinant from every panel (inputs in order): 0-d, or with `log` the sign and
+    /// the log of the absolute value (`slogdet`).
+    Det { log: bool },
 }
 
 fn matrix(x: &ArrayData) -> KResult<Array2<f64>> {
@@ -129,7 +134,14 @@ fn update(p: &Array2<f64>, c: ArrayView2<f64>) -> KResult<Array2<f64>> {
         top.as_mut(),
         Par::Seq,
     );
-    faer::linalg::matmul::matmul(rest.as_mut(), Accum::Add, l_below, top.as_ref(), -1.0, Par::Seq);
+    faer::linalg::matmul::matmul(
+        rest.as_mut(),
+        Accum::Add,
+        l_below,
+        top.as_ref(),
+        -1.0,
+        Par::Seq,
+    );
     Ok(owned(pc.as_ref()))
 }
 
@@ -160,12 +172,62 @@ fn back(inputs: &[&ArrayData]) -> KResult<Array2<f64>> {
     Ok(owned(rhs.as_ref()))
 }
 
+/// The sign and log-magnitude of the determinant from the panels: the product of U's
+/// diagonal and of the pivots' parities.
+fn det(panels: &[&ArrayData]) -> KResult<(f64, f64)> {
+    let (mut sign, mut logabs) = (1.0f64, 0.0f64);
+    for p in panels {
+        let p = matrix(p)?;
+        let (m, b1) = p.dim();
+        let b = b1 - 1;
+        for i in 0..b {
+            let d = p[[i, i]];
+            sign *= d.signum();
+            logabs += d.abs().ln();
+        }
+        // A permutation's parity: its length less its number of cycles.
+        let perm: Vec<usize> = (0..m).map(|i| p[[i, b]] as usize).collect();
+        let mut seen = vec![false; m];
+        let mut cycles = 0;
+        for start in 0..m {
+            if seen[start] {
+                continue;
+            }
+            cycles += 1;
+            let mut i = start;
+            while !seen[i] {
+                seen[i] = true;
+                i = *perm
+                    .get(i)
+                    .filter(|j| **j < m)
+                    .map_or_else(|| kerr("linalg.det: a pivot is out of range"), Ok)?;
+            }
+        }
+        if (m - cycles) % 2 == 1 {
+            sign = -sign;
+        }
+    }
+    Ok((sign, logabs))
+}
+
 /// The kernel of one block step.
 pub fn apply(step: LuStep, inputs: &[&ArrayData]) -> KResult<ArrayData> {
     let out = match (step, inputs) {
         (LuStep::Panel { skip }, [a]) => panel(below(&matrix(a)?, skip)?)?,
         (LuStep::Update { skip }, [p, c]) => update(&matrix(p)?, below(&matrix(c)?, skip)?)?,
         (LuStep::Back, ins) => back(ins)?,
+        (LuStep::Eye { n }, []) => Array2::eye(n as usize),
+        (LuStep::Det { log }, panels) => {
+            let (sign, logabs) = det(panels)?;
+            let values = match log {
+                true => vec![sign, logabs],
+                false => vec![sign * logabs.exp()],
+            };
+            let shape: &[usize] = if log { &[2] } else { &[] };
+            return ndarray::ArrayD::from_shape_vec(ndarray::IxDyn(shape), values)
+                .map(ArrayData::F64)
+                .or_else(|e| kerr(format!("linalg.det: {e}")));
+        }
         _ => {
             return kerr(format!(
                 "linalg.solve: step {step:?} does not take {} inputs",
@@ -177,6 +239,38 @@ pub fn apply(step: LuStep, inputs: &[&ArrayData]) -> KResult<ArrayData> {
 }
 
 impl Tiler {
+    /// Tiles `det` (or `slogdet`, with `log`) of an n × n matrix chunked as `a_t`: the
+    /// panels of its blocked LU, and one chunk from all of them.
+    pub(super) fn tile_blocked_det(&mut self, a_t: &Tiled, n: usize, log: bool) -> Result<Tiled> {
+        let (panels, _, _, _) = self.blocked_lu(a_t, n, None)?;
+        let key = self.key();
+        let args = self.graph.intern_args(OpArgs::LuStep(LuStep::Det { log }));
+        let shape: Shape = if log { smallvec![2] } else { smallvec![] };
+        let splits = shape.iter().map(|l| vec![*l]).collect();
+        let chunk = self.push(key, Op::LuBlock, args, shape, DType::F64, &panels);
+        Ok(Tiled {
+            splits,
+            chunks: vec![chunk],
+        })
+    }
+
+    /// Tiles `inv` of an n × n matrix chunked as `a_t`: `solve` against the identity.
+    pub(super) fn tile_blocked_inv(&mut self, a_t: &Tiled, n: usize) -> Result<Tiled> {
+        let key = self.key();
+        let rows = u32::try_from(n).map_err(|_| {
+            crate::error::AresError::arg("linalg.inv", format!("{n} rows are too many"))
+        })?;
+        let args = self
+            .graph
+            .intern_args(OpArgs::LuStep(LuStep::Eye { n: rows }));
+        let eye = self.push(key, Op::LuBlock, args, smallvec![n, n], DType::F64, &[]);
+        let eye = Tiled {
+            splits: vec![vec![n], vec![n]],
+            chunks: vec![eye],
+        };
+        self.tile_blocked_solve(a_t, &eye, n, n)
+    }
+
     /// Tiles `solve(a, b)` for an n × n matrix `a` chunked as `a_t` and right-hand sides
     /// `b` (n × k).
     pub(super) fn tile_blocked_solve(
@@ -186,13 +280,49 @@ impl Tiler {
         n: usize,
         k: usize,
     ) -> Result<Tiled> {
+        super::dense::check_matrix("linalg.solve", n, k)?;
+        let b = self.rechunk_to(b_t, &[vec![n], vec![k]], DType::F64);
+        let (panels, after, forward, key) = self.blocked_lu(a_t, n, Some((b.chunks[0], k)))?;
+        let cuts = a_t.splits[0].clone();
+        let t = cuts.len();
+        let args = |tiler: &mut Tiler, step| tiler.graph.intern_args(OpArgs::LuStep(step));
+        let back_args = args(self, LuStep::Back);
+        let mut xs: Vec<ChunkIdx> = vec![forward[0]; t];
+        for kk in (0..t).rev() {
+            let mut ins = vec![panels[kk], forward[kk]];
+            for (i, j) in (kk + 1..t).enumerate() {
+                ins.extend([after[kk][i], xs[j]]);
+            }
+            let shape: Shape = smallvec![cuts[kk], k];
+            xs[kk] = self.push(key, Op::LuBlock, back_args, shape, DType::F64, &ins);
+        }
+        Ok(Tiled {
+            splits: vec![cuts, vec![k]],
+            chunks: xs,
+        })
+    }
+
+    /// The blocked LU of an n × n matrix chunked as `a_t` (its row cuts as block columns),
+    /// with the forward substitution of right-hand sides `rhs` (a chunk of k columns): the
+    /// panels, every panel after each step (`after[k]`: panels k+1.. after step k), the
+    /// forward results per step, and the op key of the chunks.
+    #[allow(clippy::type_complexity)]
+    fn blocked_lu(
+        &mut self,
+        a_t: &Tiled,
+        n: usize,
+        rhs: Option<(ChunkIdx, usize)>,
+    ) -> Result<(
+        Vec<ChunkIdx>,
+        Vec<Vec<ChunkIdx>>,
+        Vec<ChunkIdx>,
+        crate::ids::OpKey,
+    )> {
         let cuts = a_t.splits[0].clone();
         for c in &cuts {
             super::dense::check_matrix("linalg.solve", n, *c)?;
         }
-        super::dense::check_matrix("linalg.solve", n, k)?;
         let a = self.rechunk_to(a_t, &[vec![n], cuts.clone()], DType::F64);
-        let b = self.rechunk_to(b_t, &[vec![n], vec![k]], DType::F64);
         let t = cuts.len();
         let key = self.key();
         let mut offsets = vec![0usize];
@@ -212,7 +342,7 @@ impl Tiler {
         // The current version of each panel and of the right-hand sides, and the rows each
         // holds from (its first `skip` rows then being final).
         let mut cols: Vec<ChunkIdx> = a.chunks.clone();
-        let mut rhs = b.chunks[0];
+        let mut rhs = rhs;
         let mut panels = Vec::with_capacity(t);
         let mut forward = Vec::with_capacity(t);
         // after[k][j]: panel j after step k (its top rows U_kj).
@@ -237,24 +367,21 @@ impl Tiler {
                 );
                 after[kk].push(cols[j]);
             }
-            let shape: Shape = smallvec![rows, k];
-            rhs = self.push(key, Op::LuBlock, update_args, shape, DType::F64, &[p, rhs]);
-            forward.push(rhs);
-        }
-        let back_args = args(self, LuStep::Back);
-        let mut xs: Vec<ChunkIdx> = vec![forward[0]; t];
-        for kk in (0..t).rev() {
-            let mut ins = vec![panels[kk], forward[kk]];
-            for (i, j) in (kk + 1..t).enumerate() {
-                ins.extend([after[kk][i], xs[j]]);
+            if let Some((chunk, k)) = rhs {
+                let shape: Shape = smallvec![rows, k];
+                let next = self.push(
+                    key,
+                    Op::LuBlock,
+                    update_args,
+                    shape,
+                    DType::F64,
+                    &[p, chunk],
+                );
+                rhs = Some((next, k));
+                forward.push(next);
             }
-            let shape: Shape = smallvec![cuts[kk], k];
-            xs[kk] = self.push(key, Op::LuBlock, back_args, shape, DType::F64, &ins);
         }
-        Ok(Tiled {
-            splits: vec![cuts, vec![k]],
-            chunks: xs,
-        })
+        Ok((panels, after, forward, key))
     }
 }
 
@@ -304,8 +431,36 @@ mod tests {
         let got = super::super::products::tests::run(
             "a = rand((23, 23), chunk=5, seed=1) + 3 * linalg.matrix_power(ones((23, 23)), 0); \
              b = rand((23, 3), chunk=4, seed=2); v = rand(23, chunk=4, seed=3)",
-            &["a", "b", "v", "linalg.solve(a, b)", "linalg.solve(a, v)"],
+            &[
+                "a",
+                "b",
+                "v",
+                "linalg.solve(a, b)",
+                "linalg.solve(a, v)",
+                "linalg.inv(a)",
+                "linalg.det(a)",
+                "s, l = linalg.slogdet(a); s",
+                "s, l = linalg.slogdet(a); l",
+                "linalg.det(a[:5, :5])",
+            ],
         );
+        let (whole_det, (sign, logabs)) = {
+            let a = got[0].clone().into_dimensionality::<Ix2>().unwrap();
+            let d = super::super::faer_bridge::det(a.view());
+            (d, super::super::faer_bridge::slogdet(a.view()))
+        };
+        let scalar = |x: &ndarray::ArrayD<f64>| x.iter().copied().next().unwrap();
+        let det = scalar(&got[6]);
+        assert!(
+            (det - whole_det).abs() <= 1e-10 * whole_det.abs(),
+            "{det} vs {whole_det}"
+        );
+        assert_eq!(scalar(&got[7]), sign);
+        assert!((scalar(&got[8]) - logabs).abs() < 1e-10);
+        let small = got[0].slice(ndarray::s![..5, ..5]).to_owned();
+        let small = small.into_dimensionality::<Ix2>().unwrap();
+        let want = super::super::faer_bridge::det(small.view());
+        assert!((scalar(&got[9]) - want).abs() <= 1e-12 * want.abs());
         let m = |x: &ndarray::ArrayD<f64>| x.clone().into_dimensionality::<Ix2>().unwrap();
         let (a, b, x) = (m(&got[0]), m(&got[1]), m(&got[3]));
         let worst = gemm_f64(a.view(), x.view())
@@ -314,6 +469,13 @@ mod tests {
             .map(|(p, q)| (p - q).abs())
             .fold(0.0, f64::max);
         assert!(worst < 1e-10, "A x - b off by {worst}");
+        let inv = m(&got[5]);
+        let eye = gemm_f64(a.view(), inv.view());
+        let worst = eye
+            .indexed_iter()
+            .map(|((i, j), v)| (v - f64::from(u8::from(i == j))).abs())
+            .fold(0.0, f64::max);
+        assert!(worst < 1e-10, "A inv(A) off the identity by {worst}");
         let xv = got[4].clone().insert_axis(ndarray::Axis(1));
         let xv = xv.into_dimensionality::<Ix2>().unwrap();
         let av = gemm_f64(a.view(), xv.view());

@@ -289,8 +289,16 @@ impl Tiler {
         if matches!(f, DenseFn::Cholesky { upper: false }) && batch == 0 && blocks > 1 {
             return self.tile_blocked_cholesky(inputs[0], s[0]);
         }
-        if f == DenseFn::Solve && batch == 0 && blocks > 1 {
-            return self.tile_blocked_solve(inputs[0], inputs[1], s[0], in_shapes[1][1]);
+        if batch == 0 && blocks > 1 {
+            match f {
+                DenseFn::Solve => {
+                    return self.tile_blocked_solve(inputs[0], inputs[1], s[0], in_shapes[1][1])
+                }
+                DenseFn::Inv => return self.tile_blocked_inv(inputs[0], s[0]),
+                DenseFn::Det => return self.tile_blocked_det(inputs[0], s[0], false),
+                DenseFn::Slogdet => return self.tile_blocked_det(inputs[0], s[0], true),
+                _ => {}
+            }
         }
         check_matrix(f.name(), s[batch], s[batch + 1])?;
         let batch_splits: Vec<Vec<usize>> = inputs[0].splits[..batch].to_vec();
