@@ -284,3 +284,31 @@ def test_lstsq_matches_numpy(m, n, k):
     assert rank == wrank
     np.testing.assert_allclose(s, ws, rtol=1e-12)
 
+
+
+@pytest.mark.parametrize("chunks", [(12, 12), (12, 20), (50, 7)])
+def test_blocked_lu_and_cholesky_match_numpy(chunks):
+    """A general matrix (pivoting matters) chunked in both dimensions: solve, inv, det and
+    slogdet by the blocked LU, cholesky by the tile algorithm, against NumPy's LAPACK."""
+    rng = np.random.default_rng(11)
+    a = rng.standard_normal((50, 50))
+    a[0, 0] = 0.0  # the first pivot must come from another row
+    b = rng.standard_normal((50, 4))
+    x = ar.from_numpy(a, chunks=chunks)
+    np.testing.assert_allclose(ar.linalg.solve(x, ar.from_numpy(b, chunks=10)).compute(),
+                               np.linalg.solve(a, b), rtol=1e-9, atol=1e-10)
+    np.testing.assert_allclose(ar.linalg.inv(x).compute(), np.linalg.inv(a), rtol=1e-9, atol=1e-10)
+    np.testing.assert_allclose(ar.linalg.det(x).compute(), np.linalg.det(a), rtol=1e-10)
+    sign, logabs = ar.compute(*ar.linalg.slogdet(x))
+    want = np.linalg.slogdet(a)
+    assert sign == want.sign
+    np.testing.assert_allclose(logabs, want.logabsdet, rtol=1e-12)
+    spd = a @ a.T + 50 * np.eye(50)
+    y = ar.from_numpy(spd, chunks=chunks)
+    np.testing.assert_allclose(ar.linalg.cholesky(y).compute(), np.linalg.cholesky(spd), atol=1e-10)
+    np.testing.assert_allclose(ar.linalg.cholesky(y, upper=True).compute(),
+                               np.linalg.cholesky(spd).T, atol=1e-10)
+    singular = np.ones((50, 50))
+    with pytest.raises(ar.TaskError, match="singular"):
+        ar.linalg.solve(ar.from_numpy(singular, chunks=chunks), ar.from_numpy(b)).compute()
+    assert ar.linalg.det(ar.from_numpy(singular, chunks=chunks)).compute() == 0.0
