@@ -71,7 +71,8 @@ fn below(x: &Array2<f64>, skip: u32) -> KResult<ArrayView2<'_, f64>> {
 }
 
 /// LU with partial pivoting of an m × b panel (m ≥ b): the packed factors, m × (b + 1),
-/// the last column the pivots (row i of P·A is row `perm[i]` of A).
+/// the last column the pivots (row i of P·A is row `perm[i]` of A). A zero pivot (a
+/// singular matrix) is kept: `det` reads it as 0, back substitution refuses it.
 fn panel(a: ArrayView2<f64>) -> KResult<Array2<f64>> {
     use faer::linalg::lu::partial_pivoting::factor::{lu_in_place, lu_in_place_scratch};
     let (m, b) = a.dim();
@@ -92,9 +93,6 @@ fn panel(a: ArrayView2<f64>) -> KResult<Array2<f64>> {
         faer::dyn_stack::MemStack::new(&mut mem),
         Default::default(),
     );
-    if (0..b).any(|i| f[(i, i)] == 0.0) {
-        return kerr("linalg.solve: the matrix is singular");
-    }
     let mut out = Array2::zeros((m, b + 1));
     for i in 0..m {
         for j in 0..b {
@@ -167,6 +165,9 @@ fn back(inputs: &[&ArrayData]) -> KResult<Array2<f64>> {
             Par::Seq,
         );
     }
+    if (0..b).any(|i| p[[i, i]] == 0.0) {
+        return kerr("linalg.solve: the matrix is singular");
+    }
     let u_kk = view(&p.slice(s![..b, ..b]));
     faer::linalg::triangular_solve::solve_upper_triangular_in_place(u_kk, rhs.as_mut(), Par::Seq);
     Ok(owned(rhs.as_ref()))
@@ -182,6 +183,9 @@ fn det(panels: &[&ArrayData]) -> KResult<(f64, f64)> {
         let b = b1 - 1;
         for i in 0..b {
             let d = p[[i, i]];
+            if d == 0.0 {
+                return Ok((0.0, f64::NEG_INFINITY));
+            }
             sign *= d.signum();
             logabs += d.abs().ln();
         }
@@ -417,8 +421,13 @@ mod tests {
             .map(|(p, q)| (p - q).abs())
             .fold(0.0, f64::max);
         assert!(worst < 1e-10, "A x - b off by {worst}");
-        let e = apply(LuStep::Panel { skip: 0 }, &[&data(Array2::zeros((4, 2)))]).unwrap_err();
+        let zeros = apply(LuStep::Panel { skip: 0 }, &[&data(Array2::zeros((4, 2)))]).unwrap();
+        let e = apply(LuStep::Back, &[&zeros, &data(Array2::ones((4, 1)))]).unwrap_err();
         assert!(e.0.contains("singular"), "{}", e.0);
+        let d = apply(LuStep::Det { log: true }, &[&p0, &zeros])
+            .unwrap()
+            .to_f64();
+        assert_eq!((d[[0]], d[[1]]), (0.0, f64::NEG_INFINITY));
         let e = apply(LuStep::Update { skip: 9 }, &[&p0, &col0]).unwrap_err();
         assert!(e.0.contains("cannot skip 9"), "{}", e.0);
     }
