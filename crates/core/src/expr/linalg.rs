@@ -106,10 +106,16 @@ impl Ctx {
             "linalg.pinv" | "linalg.matrix_rank" => {
                 a.check(2, &["x", "rtol"])?;
                 let x = a.tensor(0, "x")?;
-                let rtol = opt_f64(a.get(1, "rtol"), "rtol")?;
+                let rtol = match a.get(1, "rtol") {
+                    None | Some((Value::None, _)) => None,
+                    Some((v @ (Value::Num(_) | Value::Tensor(_)), vp)) => {
+                        Some(super::args::to_tensor(v, vp)?)
+                    }
+                    Some((_, vp)) => return err(vp, "rtol must be a number, a tensor or None"),
+                };
                 let r = match name {
-                    "linalg.pinv" => x.pinv(rtol),
-                    _ => x.matrix_rank(rtol),
+                    "linalg.pinv" => x.pinv(rtol.as_ref()),
+                    _ => x.matrix_rank(rtol.as_ref()),
                 };
                 wrap(r, p)
             }
@@ -297,6 +303,10 @@ mod tests {
             (
                 "linalg.pinv(ones((3, 3)), rtol='x')",
                 "rtol must be a number",
+            ),
+            (
+                "linalg.matrix_rank(ones((2, 3, 3)), rtol=ones(3))",
+                "broadcast",
             ),
             (
                 "linalg.lstsq(ones((3, 3, 3)), ones(3))",

@@ -122,7 +122,11 @@ impl Tensor {
                 ))
             }
         }
-        (self * other)?.sum(Some(&[axis]), false)
+        // In the operands' promoted dtype (NumPy's and the array API's): `sum` would widen
+        // int32 to int64.
+        let product = (self * other)?;
+        let dtype = product.dtype();
+        product.sum(Some(&[axis]), false)?.astype(dtype)
     }
 
     /// The array API's `linalg.cross(x1, x2, axis=-1)`: the cross product of 3-vectors

@@ -40,6 +40,15 @@ fn cutoff(s: &Tensor, rtol: Option<f64>, m: usize, n: usize) -> Result<Tensor> {
     &top * rtol
 }
 
+/// The cutoff with `rtol` a tensor broadcast against the leading axes (the array API's
+/// `rtol` may be an array), or the default.
+fn cutoff_by(s: &Tensor, rtol: Option<&Tensor>, m: usize, n: usize) -> Result<Tensor> {
+    match rtol {
+        None => cutoff(s, None, m, n),
+        Some(r) => &s.max(Some(&[-1]), true)? * &r.expand_dims(&[-1])?,
+    }
+}
+
 impl Tensor {
     /// The array API's `linalg.solve(x1, x2)`: `x` with `x1 · x = x2` for each matrix of
     /// `x1` (`(..., M, M)`); `x2` is `(..., M, K)` with broadcast leading axes, or a vector
@@ -101,22 +110,22 @@ impl Tensor {
     }
 
     /// The array API's `linalg.pinv(x, rtol=None)`: the pseudo-inverse from the SVD,
-    /// singular values at most `rtol · max(s)` taken as zero (`rtol` defaults to
-    /// `max(m, n) · eps`).
-    pub fn pinv(&self, rtol: Option<f64>) -> Result<Tensor> {
+    /// singular values at most `rtol · max(s)` taken as zero (`rtol`, a number or a tensor
+    /// broadcast against the leading axes, defaults to `max(m, n) · eps`).
+    pub fn pinv(&self, rtol: Option<&Tensor>) -> Result<Tensor> {
         let (_, m, n) = self.stack_dims("linalg.pinv")?;
         let [u, s, vh] = self.svd()?;
-        let s_inv = invert_above(&s, &cutoff(&s, rtol, m, n)?)?;
+        let s_inv = invert_above(&s, &cutoff_by(&s, rtol, m, n)?)?;
         let v_scaled = (&vh.matrix_transpose()? * &s_inv.expand_dims(&[-2])?)?;
         v_scaled.matmul_nd(&u.matrix_transpose()?)
     }
 
     /// The array API's `linalg.matrix_rank(x, rtol=None)`: the number of singular values
     /// above `rtol · max(s)` (int64).
-    pub fn matrix_rank(&self, rtol: Option<f64>) -> Result<Tensor> {
+    pub fn matrix_rank(&self, rtol: Option<&Tensor>) -> Result<Tensor> {
         let (_, m, n) = self.stack_dims("linalg.matrix_rank")?;
         let s = self.svdvals()?;
-        let above = s.elementwise(Op::Gt, &cutoff(&s, rtol, m, n)?)?;
+        let above = s.elementwise(Op::Gt, &cutoff_by(&s, rtol, m, n)?)?;
         above.astype(DType::I64)?.sum(Some(&[-1]), false)
     }
 
