@@ -135,6 +135,13 @@ def test_outer_vecdot_cross_match_numpy():
                                atol=1e-12)
     np.testing.assert_allclose(ar.linalg.vecdot(xa, xb, axis=-2).compute(),
                                np.linalg.vecdot(a, b, axis=-2), atol=1e-12)
+    ints = ar.from_numpy(np.arange(12, dtype=np.int32).reshape(4, 3), chunks=2)
+    got = ar.vecdot(ints, ints)
+    assert got.dtype == np.int32
+    np.testing.assert_array_equal(got.compute(), np.linalg.vecdot(np.arange(12, dtype=np.int32)
+                                                                   .reshape(4, 3),
+                                                                   np.arange(12, dtype=np.int32)
+                                                                   .reshape(4, 3)))
     c, d = rng.standard_normal((5, 3)), rng.standard_normal((3,))
     xc, xd = ar.from_numpy(c, chunks=(2, 2)), ar.from_numpy(d, chunks=1)
     np.testing.assert_allclose(ar.linalg.cross(xc, xd).compute(), np.linalg.cross(c, d),
@@ -265,6 +272,9 @@ def test_pinv_and_matrix_rank_match_numpy(m, n, rows):
         assert ar.linalg.matrix_rank(x).compute() == np.linalg.matrix_rank(mat)
     x = ar.from_numpy(a, chunks=(rows, 4))
     np.testing.assert_allclose(ar.linalg.pinv(x, rtol=0.5).compute(),
+                               np.linalg.pinv(a, rtol=0.5), atol=1e-10)
+    rtol = ar.from_numpy(np.asarray(0.5))
+    np.testing.assert_allclose(ar.linalg.pinv(x, rtol=rtol).compute(),
                                np.linalg.pinv(a, rtol=0.5), atol=1e-10)
     assert ar.linalg.matrix_rank(x, rtol=0.5).compute() == np.linalg.matrix_rank(a, rtol=0.5)
 
