@@ -537,4 +537,23 @@ mod tests {
             assert!(near(&gemm_f64(us.view(), vt.view()), &want), "svd {k}");
         }
     }
+
+    /// A matrix factored whole that does not fit the single-chunk budget is refused when
+    /// the graph is prepared, naming its size (nothing is allocated).
+    #[test]
+    fn a_whole_matrix_over_the_budget_is_refused_naming_its_size() {
+        let t = crate::expr::evaluate("w, v = linalg.eigh(ones((20000, 20000), chunk=5000)); w")
+            .unwrap();
+        let graph = crate::tensor::Tensor::graph(&[&t]);
+        let cluster = crate::prepare::uniform_cluster(1, 2);
+        let config = crate::config::TaskConfig::default();
+        let e = crate::prepare::prepare(&graph, &config, &cluster, crate::ids::TaskId(1))
+            .err()
+            .expect("refused")
+            .to_string();
+        assert!(
+            e.contains("a 20000 × 20000 float64 matrix is 3051 MiB, over the 1024 MiB"),
+            "{e}"
+        );
+    }
 }
