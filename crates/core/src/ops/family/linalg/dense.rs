@@ -547,10 +547,10 @@ mod tests {
         let graph = crate::tensor::Tensor::graph(&[&t]);
         let cluster = crate::prepare::uniform_cluster(1, 2);
         let config = crate::config::TaskConfig::default();
-        let e = crate::prepare::prepare(&graph, &config, &cluster, crate::ids::TaskId(1))
-            .err()
-            .expect("refused")
-            .to_string();
+        let e = match crate::prepare::prepare(&graph, &config, &cluster, crate::ids::TaskId(1)) {
+            Ok(_) => panic!("a 3 GiB matrix in one chunk was prepared"),
+            Err(e) => e.to_string(),
+        };
         assert!(
             e.contains("a 20000 × 20000 float64 matrix is 3051 MiB, over the 1024 MiB"),
             "{e}"
