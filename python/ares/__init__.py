@@ -295,6 +295,11 @@ def matrix_transpose(x, /) -> Tensor:
     return x.mT
 
 
+def vecdot(x1, x2, /, *, axis=-1) -> Tensor:
+    """The dot product of the vectors along ``axis`` (``ar.linalg.vecdot``)."""
+    return linalg.vecdot(x1, x2, axis=axis)
+
+
 def concatenate(arrays, axis=0) -> Tensor:
     """Joins tensors along ``axis``; ``axis=None`` joins them flattened (NumPy's)."""
     arrays = tuple(arrays)

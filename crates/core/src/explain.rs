@@ -60,6 +60,8 @@ pub fn describe_args(args: &OpArgs) -> String {
         OpArgs::Slice(dims) => format!("{dims:?}"),
         OpArgs::Tsqr { slot } => format!("slot={slot}"),
         OpArgs::Dense(f) => f.name().to_string(),
+        OpArgs::CholeskyStep(step) => format!("{step:?}"),
+        OpArgs::LuStep(step) => format!("{step:?}"),
         OpArgs::Transpose(perm) => format!("axes={perm:?}"),
         OpArgs::Concat { axis } => format!("axis={axis}"),
         OpArgs::Rechunk(spec) => format!("chunk={spec}"),

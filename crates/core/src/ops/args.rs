@@ -327,6 +327,11 @@ pub enum OpArgs {
     },
     /// linalg: the factorization of one whole matrix in one chunk (`ops::family::linalg::dense`).
     Dense(crate::ops::family::linalg::dense::DenseFn),
+    /// linalg: one block step of the tile Cholesky
+    /// (`ops::family::linalg::blocked_cholesky`).
+    CholeskyStep(crate::ops::family::linalg::blocked_cholesky::CholeskyStep),
+    /// linalg: one block step of the blocked LU solve (`ops::family::linalg::blocked_lu`).
+    LuStep(crate::ops::family::linalg::blocked_lu::LuStep),
 }
 
 /// How a mapper splits its data.

@@ -177,7 +177,7 @@ impl Tensor {
     }
 
     /// The tensor itself if it is a float, else a float64 copy.
-    fn as_float(&self) -> Result<Tensor> {
+    pub(crate) fn as_float(&self) -> Result<Tensor> {
         if self.dtype().is_float() {
             Ok(self.clone())
         } else {

@@ -1,8 +1,10 @@
-//! The tensor API of the factorizations: `qr`, `svd`, `svdvals` and `svd_compressed`,
-//! built from the `qr` op (TSQR, packed Q-over-R) and the one-chunk `dense` op (packed
-//! flat results), sliced and reshaped into the user's tensors. The computation is in
-//! float64: float32 inputs get float32 results (the array API's), integers and bools
-//! float64 ones (NumPy's).
+//! The tensor API of the factorizations: `qr`, `svd`, `svdvals`, `svd_compressed`,
+//! `cholesky`, `inv`, `det`, `slogdet`, `eigh`, `eigvalsh`, built from the `qr` op (TSQR,
+//! packed Q-over-R) and the `dense` op (whole matrices, packed flat results per matrix),
+//! sliced and reshaped into the user's tensors. A stack of matrices (more than 2 axes) is
+//! factored matrix by matrix, one `dense` chunk per chunk of its leading axes; a single
+//! matrix's QR and SVD go by TSQR. The computation is in float64: float32 inputs get
+//! float32 results (the array API's), integers and bools float64 ones (NumPy's).
 
 use super::dense::DenseFn;
 use crate::array::{fmt_shape, DType};
@@ -19,27 +21,52 @@ fn range(start: usize, stop: usize) -> SliceArg {
 }
 
 impl Tensor {
+    /// The leading (batch) axes of a stack of matrices, its rows and its columns, refusing
+    /// fewer than 2 axes.
+    pub(super) fn stack_dims(&self, name: &'static str) -> Result<(Vec<usize>, usize, usize)> {
+        match self.shape() {
+            [batch @ .., m, n] => Ok((batch.to_vec(), *m, *n)),
+            s => Err(AresError::shape(
+                name,
+                format!("needs a matrix (at least 2-D), got shape {}", fmt_shape(s)),
+            )),
+        }
+    }
+
+    /// Slices `start..stop` of the last axis of a packed `dense` result and reshapes it to
+    /// the leading axes followed by `dims`.
+    fn unpack(&self, start: usize, stop: usize, dims: &[usize]) -> Result<Tensor> {
+        let batch = &self.shape()[..self.ndim() - 1];
+        let mut index = vec![SliceArg::FULL; batch.len()];
+        index.push(range(start, stop));
+        let shape: Vec<i64> = batch.iter().chain(dims).map(|d| *d as i64).collect();
+        self.slice(&index)?.reshape(&shape)
+    }
+
+    /// A `dense` op of a stack of matrices, in float64, and the dtype to give results in.
+    pub(super) fn dense(&self, f: DenseFn, others: &[&Tensor]) -> Result<(Tensor, DType)> {
+        self.stack_dims(f.name())?;
+        let (x, out) = self.in_float64()?;
+        let mut inputs = vec![x];
+        for o in others {
+            inputs.push(o.astype(DType::F64)?);
+        }
+        Ok((Tensor::new(Op::Dense, OpArgs::Dense(f), inputs)?, out))
+    }
+
     /// The matrix's rows and columns, refusing anything but a matrix.
     fn matrix_dims(&self, name: &'static str) -> Result<(usize, usize)> {
         match self.shape() {
             [m, n] => Ok((*m, *n)),
             s => Err(AresError::shape(
                 name,
-                format!(
-                    "needs a matrix (2-D), got shape {}{}",
-                    fmt_shape(s),
-                    if s.len() > 2 {
-                        " (stacks of matrices are not supported yet)"
-                    } else {
-                        ""
-                    }
-                ),
+                format!("needs a matrix (2-D), got shape {}", fmt_shape(s)),
             )),
         }
     }
 
     /// The tensor in float64, and the dtype to give the results back in.
-    fn in_float64(&self) -> Result<(Tensor, DType)> {
+    pub(super) fn in_float64(&self) -> Result<(Tensor, DType)> {
         match self.dtype() {
             DType::F64 => Ok((self.clone(), DType::F64)),
             DType::F32 => Ok((self.astype(DType::F64)?, DType::F32)),
@@ -51,7 +78,14 @@ impl Tensor {
     /// R (k × n, upper triangular), k = min(m, n), by TSQR over the row chunks (see
     /// `tsqr`); a short-and-fat matrix is factored in one chunk.
     pub fn qr(&self) -> Result<[Tensor; 2]> {
-        let (m, n) = self.matrix_dims("linalg.qr")?;
+        let (batch, m, n) = self.stack_dims("linalg.qr")?;
+        if !batch.is_empty() {
+            let (packed, out) = self.dense(DenseFn::Qr, &[])?;
+            let k = m.min(n);
+            let q = packed.unpack(0, m * k, &[m, k])?;
+            let r = packed.unpack(m * k, m * k + k * n, &[k, n])?;
+            return Ok([q.astype(out)?, r.astype(out)?]);
+        }
         let (x, out) = self.in_float64()?;
         let k = m.min(n);
         let packed = Tensor::new(Op::Qr, OpArgs::None, vec![x])?;
@@ -64,7 +98,15 @@ impl Tensor {
     /// nonincreasing) and Vh (k × n). A tall matrix (m ≥ n) is QR-factored by TSQR and the
     /// small R decomposed in one chunk, U = Q·U_R; a short-and-fat one by transposition.
     pub fn svd(&self) -> Result<[Tensor; 3]> {
-        let (m, n) = self.matrix_dims("linalg.svd")?;
+        let (batch, m, n) = self.stack_dims("linalg.svd")?;
+        if !batch.is_empty() {
+            let (packed, out) = self.dense(DenseFn::Svd, &[])?;
+            let k = m.min(n);
+            let u = packed.unpack(0, m * k, &[m, k])?;
+            let s = packed.unpack(m * k, m * k + k, &[k])?;
+            let vt = packed.unpack(m * k + k, m * k + k + k * n, &[k, n])?;
+            return Ok([u.astype(out)?, s.astype(out)?, vt.astype(out)?]);
+        }
         if m < n {
             let [u, s, vt] = self.transpose(None)?.svd()?;
             return Ok([vt.transpose(None)?, s, u.transpose(None)?]);
@@ -86,7 +128,11 @@ impl Tensor {
     /// The array API's `linalg.svdvals`: the singular values, nonincreasing (those of
     /// TSQR's R; a short-and-fat matrix's by transposition).
     pub fn svdvals(&self) -> Result<Tensor> {
-        let (m, n) = self.matrix_dims("linalg.svdvals")?;
+        let (batch, m, n) = self.stack_dims("linalg.svdvals")?;
+        if !batch.is_empty() {
+            let (t, out) = self.dense(DenseFn::SvdVals, &[])?;
+            return t.astype(out);
+        }
         if m < n {
             return self.transpose(None)?.svdvals();
         }
@@ -95,16 +141,18 @@ impl Tensor {
         Tensor::new(Op::Dense, OpArgs::Dense(DenseFn::SvdVals), vec![r])?.astype(out)
     }
 
-    /// A one-chunk factorization of a square matrix (`dense`), in float64.
+    /// A factorization of square matrices (`dense`), in float64.
     fn square(&self, f: DenseFn) -> Result<(Tensor, DType)> {
-        self.matrix_dims(f.name())?;
-        let (x, out) = self.in_float64()?;
-        Ok((Tensor::new(Op::Dense, OpArgs::Dense(f), vec![x])?, out))
+        self.dense(f, &[])
     }
 
     /// The array API's `linalg.cholesky(x, upper=False)`: L (or U = Lᵀ) of a symmetric
     /// positive-definite matrix, in one chunk.
     pub fn cholesky(&self, upper: bool) -> Result<Tensor> {
+        if upper && self.ndim() == 2 {
+            // One matrix may be factored by blocks, which give L: U is its transpose.
+            return self.cholesky(false)?.matrix_transpose();
+        }
         let (t, out) = self.square(DenseFn::Cholesky { upper })?;
         t.astype(out)
     }
@@ -115,21 +163,28 @@ impl Tensor {
         t.astype(out)
     }
 
-    /// The array API's `linalg.det`: a 0-d tensor.
+    /// The array API's `linalg.det`: a 0-d tensor (one per matrix of a stack).
     pub fn det(&self) -> Result<Tensor> {
         let (t, out) = self.square(DenseFn::Det)?;
         t.astype(out)
+    }
+
+    /// The array API's `linalg.slogdet`: the sign of the determinant and the natural log of
+    /// its absolute value (sign 0 and log -inf for a singular matrix).
+    pub fn slogdet(&self) -> Result<[Tensor; 2]> {
+        let (packed, out) = self.square(DenseFn::Slogdet)?;
+        let sign = packed.unpack(0, 1, &[])?;
+        let logabs = packed.unpack(1, 2, &[])?;
+        Ok([sign.astype(out)?, logabs.astype(out)?])
     }
 
     /// The array API's `linalg.eigh`: the eigenvalues (nondecreasing) and eigenvectors
     /// (columns) of a symmetric matrix (its lower triangle is read).
     pub fn eigh(&self) -> Result<[Tensor; 2]> {
         let (packed, out) = self.square(DenseFn::Eigh)?;
-        let n = self.shape()[0];
-        let w = packed.slice(&[range(0, n)])?;
-        let v = packed
-            .slice(&[range(n, n + n * n)])?
-            .reshape(&[n as i64, n as i64])?;
+        let n = self.shape()[self.ndim() - 1];
+        let w = packed.unpack(0, n, &[n])?;
+        let v = packed.unpack(n, n + n * n, &[n, n])?;
         Ok([w.astype(out)?, v.astype(out)?])
     }
 
@@ -280,9 +335,14 @@ mod tests {
         );
         let e = x.svd_compressed(5, 0, None).unwrap_err().to_string();
         assert!(e.contains("k must be in 1..=4"), "{e}");
-        let cube = tensor::rand(&[2, 3, 3], 3, Some(1)).unwrap();
-        let e = cube.qr().unwrap_err().to_string();
-        assert!(e.contains("stacks of matrices"), "{e}");
+        let cube = tensor::rand(&[2, 3, 4], 3, Some(1)).unwrap();
+        let [q, r] = cube.qr().unwrap();
+        assert_eq!((q.shape(), r.shape()), (&[2, 3, 3][..], &[2, 3, 4][..]));
+        let e = tensor::rand(&[4], 3, Some(1)).unwrap().qr().unwrap_err();
+        assert!(
+            e.to_string().contains("needs a matrix (at least 2-D)"),
+            "{e}"
+        );
         let ints: Tensor = x.astype(crate::array::DType::I64).unwrap();
         assert_eq!(ints.qr().unwrap()[0].dtype(), crate::array::DType::F64);
         let narrow = x.astype(crate::array::DType::F32).unwrap();

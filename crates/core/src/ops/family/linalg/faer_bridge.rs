@@ -23,9 +23,8 @@ pub(super) fn owned(m: MatRef<'_, f64>) -> Array2<f64> {
 }
 
 /// The reduced QR of `x` (m × n): Q (m × k) with orthonormal columns and upper-triangular R
-/// (k × n), k = min(m, n), by faer's blocked Householder QR (the tests' reference; the
-/// kernels pack theirs: [`qr_packed`]).
-#[cfg(test)]
+/// (k × n), k = min(m, n), by faer's blocked Householder QR (the batched `qr` and the
+/// tests' reference; TSQR's kernels pack theirs: [`qr_packed`]).
 pub fn qr(x: ArrayView2<f64>) -> (Array2<f64>, Array2<f64>) {
     let (m, n) = x.dim();
     let k = m.min(n);
@@ -133,6 +132,62 @@ pub fn det(x: ArrayView2<f64>) -> f64 {
         return 1.0;
     }
     view(&x).determinant()
+}
+
+/// The sign of the determinant of a square matrix and the natural log of its absolute
+/// value, from the LU factors with partial pivoting (NumPy's `slogdet`: a singular matrix
+/// gives sign 0 and log -inf; a 0 × 0 one sign 1 and log 0).
+pub fn slogdet(x: ArrayView2<f64>) -> (f64, f64) {
+    use faer::linalg::lu::partial_pivoting::factor::{lu_in_place, lu_in_place_scratch};
+    let n = x.nrows();
+    if n == 0 {
+        return (1.0, 0.0);
+    }
+    let mut factors = view(&x).to_owned();
+    let (mut fwd, mut bwd) = (vec![0usize; n], vec![0usize; n]);
+    let par = faer::Par::Seq;
+    let scratch = lu_in_place_scratch::<usize, f64>(n, n, par, Default::default());
+    let mut mem = faer::dyn_stack::MemBuffer::new(scratch);
+    let info = lu_in_place(
+        factors.as_mut(),
+        &mut fwd,
+        &mut bwd,
+        par,
+        faer::dyn_stack::MemStack::new(&mut mem),
+        Default::default(),
+    )
+    .0;
+    let mut sign = if info.transposition_count % 2 == 0 {
+        1.0
+    } else {
+        -1.0
+    };
+    let mut logabs = 0.0;
+    for i in 0..n {
+        let d = factors[(i, i)];
+        if d == 0.0 {
+            return (0.0, f64::NEG_INFINITY);
+        }
+        sign *= d.signum();
+        logabs += d.abs().ln();
+    }
+    (sign, logabs)
+}
+
+/// The solution `x` of `a · x = b` (a square, b n × k), by LU with partial pivoting; a
+/// singular `a` is refused (NumPy's `LinAlgError: Singular matrix`).
+pub fn solve(a: ArrayView2<f64>, b: ArrayView2<f64>) -> KResult<Array2<f64>> {
+    use faer::linalg::solvers::Solve;
+    if a.is_empty() || b.is_empty() {
+        return Ok(Array2::zeros(b.dim()));
+    }
+    let lu = view(&a).partial_piv_lu();
+    let u = lu.U();
+    if (0..u.nrows()).any(|i| u[(i, i)] == 0.0) {
+        return kerr("solve: the matrix is singular");
+    }
+    let x: Mat<f64> = lu.solve(view(&b));
+    Ok(owned(x.as_ref()))
 }
 
 /// The eigenvalues (nondecreasing) and eigenvectors (columns) of a symmetric matrix, from

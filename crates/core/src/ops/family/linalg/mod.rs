@@ -5,16 +5,27 @@
 //!
 //! And the array API's `linalg` extension (issue 30), on faer's kernels ([`faer_bridge`]):
 //! QR of tall-skinny matrices by TSQR ([`tsqr`], [`tsqr_kernels`]), the SVD from it, the
-//! factorizations of one whole matrix in one chunk ([`dense`]), and their tensor API
-//! ([`decompose`]). Their functions are named `linalg.NAME` in the expression language, as
+//! factorizations of one whole matrix in one chunk ([`dense`]), the Cholesky factor of a
+//! matrix chunked in both dimensions by blocks ([`blocked_cholesky`]) and `solve` by a
+//! blocked LU ([`blocked_lu`]), and their tensor API
+//! ([`decompose`]); batched (stacked) matrices one `dense` chunk per chunk of the leading
+//! axes ([`dense`]); linear systems and the pseudo-inverse ([`solvers`]); the products and
+//! views ([`products`]) and norms ([`norms`]) composed from chunked primitives. Their
+//! functions are named `linalg.NAME` in the expression language, as
 //! `ar.linalg.NAME` in Python.
 
 pub(crate) mod batched;
+pub mod blocked_cholesky;
+pub mod blocked_lu;
 mod decompose;
 pub mod dense;
+pub use norms::NormOrd;
 mod faer_bridge;
 pub(crate) mod kernels;
+mod norms;
+mod products;
 pub mod shape;
+mod solvers;
 mod tensor;
 mod tile;
 mod tsqr;
@@ -64,6 +75,43 @@ const LINALG_FUNCTIONS: &[Function] = &[
         "linalg.svd_compressed",
         "Randomized truncated SVD (Halko et al.): returns (U, S, Vh) of rank k.",
     ),
+    Function::other(
+        "linalg.slogdet",
+        "Sign and log of the absolute determinant: returns (sign, logabsdet).",
+    ),
+    Function::other(
+        "linalg.solve",
+        "Solution x of x1 @ x = x2 (LU with partial pivoting).",
+    ),
+    Function::other("linalg.pinv", "Pseudo-inverse from the SVD."),
+    Function::other(
+        "linalg.matrix_rank",
+        "Number of singular values above rtol * max(s).",
+    ),
+    Function::other(
+        "linalg.lstsq",
+        "Least squares (NumPy's): returns (x, residuals, rank, s).",
+    ),
+    Function::other("linalg.matrix_transpose", "The last two axes swapped."),
+    Function::other("linalg.diagonal", "The offset-th diagonal of each matrix."),
+    Function::other(
+        "linalg.trace",
+        "Sum of the offset-th diagonal of each matrix.",
+    ),
+    Function::other("linalg.outer", "Outer product of two vectors."),
+    Function::other("linalg.vecdot", "Dot product of vectors along an axis."),
+    Function::other("linalg.cross", "Cross product of 3-vectors along an axis."),
+    Function::other("linalg.tensordot", "Tensor dot product (as tensordot)."),
+    Function::other("linalg.matmul", "Matrix product (as matmul)."),
+    Function::other(
+        "linalg.vector_norm",
+        "Vector norm over axes (ord: p, inf, -inf, 0).",
+    ),
+    Function::other(
+        "linalg.matrix_norm",
+        "Matrix norm of the last two axes (ord: fro, nuc, 1, -1, 2, -2, inf, -inf).",
+    ),
+    Function::other("linalg.matrix_power", "Integer power of square matrices."),
 ];
 
 pub struct Linalg;
@@ -112,8 +160,13 @@ pub(crate) fn infer(op: Op, args: &OpArgs, inputs: &[(&Shape, DType)]) -> Result
             Ok((smallvec::smallvec![m + m.min(n), *n], DType::F64))
         }
         (Op::Dense, OpArgs::Dense(f)) => {
-            let (shape, dtype) = one(f.name())?;
-            Ok((dense::dense_shape(*f, shape, dtype)?, DType::F64))
+            let shapes: Vec<&[usize]> = inputs.iter().map(|(s, _)| s.as_slice()).collect();
+            let dtype = inputs
+                .iter()
+                .map(|(_, d)| *d)
+                .find(|d| *d != DType::F64)
+                .unwrap_or(DType::F64);
+            Ok((dense::dense_shape(*f, &shapes, dtype)?, DType::F64))
         }
         _ => Err(AresError::arg(
             op.name(),
@@ -129,7 +182,9 @@ pub(crate) fn apply(op: Op, args: &OpArgs, inputs: &[&ArrayData]) -> KResult<Arr
         (Op::QrStack, _, children) => tsqr_kernels::stack(children),
         (Op::QrDown, OpArgs::Tsqr { slot }, ins) => tsqr_kernels::down(ins, *slot),
         (Op::QrApply, OpArgs::Tsqr { slot }, ins) => tsqr_kernels::apply(ins, *slot),
-        (Op::Dense, OpArgs::Dense(f), [x]) => dense::apply(*f, x),
+        (Op::Dense, OpArgs::Dense(f), ins) => dense::apply(*f, ins),
+        (Op::CholeskyBlock, OpArgs::CholeskyStep(step), ins) => blocked_cholesky::apply(*step, ins),
+        (Op::LuBlock, OpArgs::LuStep(step), ins) => blocked_lu::apply(*step, ins),
         _ => kerr(format!(
             "{op} with arguments {args:?} and {} inputs is not a chunk kernel",
             inputs.len()
@@ -149,17 +204,8 @@ impl Tiler {
     ) -> Result<Tiled> {
         match (op, args, inputs, in_shapes) {
             (Op::Qr, _, [x], [s]) => self.tile_qr(x, s),
-            (Op::Dense, OpArgs::Dense(f), [x], [s]) => {
-                let (m, n) = (s[0], s[1]);
-                tsqr::check_block(f.name(), m, n)?;
-                let x = self.rechunk_to(x, &[vec![m], vec![n]], DType::F64);
-                let key = self.key();
-                let args = self.graph.intern_args(args.clone());
-                let chunk = self.push(key, op, args, shape.clone(), DType::F64, &x.chunks);
-                Ok(Tiled {
-                    splits: shape.iter().map(|l| vec![*l]).collect(),
-                    chunks: vec![chunk],
-                })
+            (Op::Dense, OpArgs::Dense(f), ins, shapes) => {
+                self.tile_dense(*f, args, shape, ins, shapes)
             }
             _ => Err(AresError::prepare(
                 "tile",
