@@ -60,6 +60,12 @@ pub fn describe_args(args: &OpArgs) -> String {
         OpArgs::Slice(dims) => format!("{dims:?}"),
         OpArgs::Tsqr { slot } => format!("slot={slot}"),
         OpArgs::Dense(f) => f.name().to_string(),
+        OpArgs::MapBlocks(call) => format!(
+            "{} ({} bytes) blocks={}",
+            call.function.name,
+            call.function.payload.len(),
+            crate::array::fmt_shape(&call.grid())
+        ),
         OpArgs::Transpose(perm) => format!("axes={perm:?}"),
         OpArgs::Concat { axis } => format!("axis={axis}"),
         OpArgs::Rechunk(spec) => format!("chunk={spec}"),

@@ -325,6 +325,9 @@ pub enum OpArgs {
     },
     /// linalg: the factorization of one whole matrix in one chunk (`ops::family::linalg::dense`).
     Dense(crate::ops::family::linalg::dense::DenseFn),
+    /// A user's function on blocks, at both levels (every chunk of the node shares the one
+    /// entry; see `ops::family::python_call`).
+    MapBlocks(Box<crate::ops::family::python_call::BlockCall>),
 }
 
 /// How a mapper splits its data.

@@ -210,6 +210,7 @@ pub fn infer(op: Op, args: &OpArgs, inputs: &[(&Shape, DType)]) -> Result<(Shape
                 reduction_dtype(op, inputs[0].1),
             )
         }
+        (Family::UserCode, OpArgs::MapBlocks(call)) => call.infer(inputs)?,
         (Family::Linalg, _) if op != Op::Matmul => super::family::linalg::infer(op, args, inputs)?,
         (Family::Linalg, OpArgs::None) => {
             arity(op, inputs.len(), 2)?;
