@@ -145,6 +145,7 @@ impl Actor for Worker {
             slots: self.slots as u32,
             memory_limit: self.memory_limit,
             data_addr: self.data_addr.to_string(),
+            runs_code: self.shared.allow_code && ares_core::ops::family::python_call::has_runner(),
         };
         self.out.push(hello, ctx);
         ctx.run_interval(self.heartbeat, |act, ctx| {
