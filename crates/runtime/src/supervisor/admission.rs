@@ -202,6 +202,26 @@ mod tests {
     }
 
     #[test]
+    fn a_graph_running_code_is_refused_unless_code_is_allowed() {
+        use ares_core::ops::family::python_call::{map_blocks, BlockCall, UserFunction};
+        let x = ares_core::expr::evaluate("arange(10, chunk=5)").unwrap();
+        let call = BlockCall {
+            function: UserFunction::new("smooth", b"pickled".to_vec()),
+            out_splits: vec![vec![5, 5]],
+            dtype: ares_core::array::DType::I64,
+            inputs: vec![vec![Some(0)]],
+        };
+        let y = map_blocks(call, vec![x]).unwrap();
+        let g = ares_core::tensor::Tensor::graph(&[&y]);
+        let e = client_graph(&g, false).unwrap_err().to_string();
+        assert!(
+            e.contains("smooth") && e.contains("cluster.allow_code: true"),
+            "{e}"
+        );
+        assert_eq!(client_graph(&g, true), Ok(()));
+    }
+
+    #[test]
     fn submissions_over_a_limit_are_refused_with_the_numbers() {
         let mut a = Admission::new(limits(), 10);
         let e = a
