@@ -143,11 +143,13 @@ def part_gil(repeat):
 
     blocks, size = 8, 10**6
     for name, func, n in (("np.sort", np.sort, size), ("pure python", _pure_python, 2 * 10**5)):
-        x = ar.random.rand(blocks * n, chunks=n, seed=1)
+        data = np.random.default_rng(1).random(blocks * n)
+        x = None
         seconds = {}
         for slots in (1, 2):
             ar.start(workers=1, slots=slots)
-            x.sum().compute()  # warm the engine
+            x = ar.from_numpy(data, chunks=n)
+            x.sum().compute()  # warm the engine and the page cache
             ts = []
             for _ in range(repeat):
                 t, _ = timed(lambda: ar.map_blocks(func, x).sum().compute())
