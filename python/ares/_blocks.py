@@ -75,12 +75,41 @@ def _takes_block_id(func) -> bool:
     return "block_id" in params
 
 
+# Functions cloudpickle cannot pickle (a closure over a lock, an open file...): they run only
+# in this process's embedded engine, which finds them here by the token their payload holds.
+_LOCAL_ONLY: dict[bytes, tuple] = {}
+_LOCAL_PREFIX = b"ares-local-function:"
+
+
 def _pickle(obj) -> bytes:
     try:
         import cloudpickle
     except ImportError as e:  # pragma: no cover - cloudpickle is a dependency
         raise ImportError("ares' map_blocks needs cloudpickle (pip install cloudpickle)") from e
-    return cloudpickle.dumps(obj)
+    try:
+        return cloudpickle.dumps(obj)
+    except Exception as e:  # noqa: BLE001 - any pickling failure
+        import os
+        import uuid
+
+        token = _LOCAL_PREFIX + f"{os.getpid()}:{uuid.uuid4().hex}".encode()
+        _LOCAL_ONLY[token] = (obj, f"{type(e).__name__}: {e}")
+        return token
+
+
+def _load(payload: bytes):
+    """The function of a payload, on a worker (called by the native runner, once per
+    function and process)."""
+    if payload.startswith(_LOCAL_PREFIX):
+        entry = _LOCAL_ONLY.get(payload)
+        if entry is None:
+            raise RuntimeError(
+                "the function could not be pickled when its tensor was built, so it runs only "
+                "in the engine embedded in that process, not on a cluster's workers")
+        return entry[0]
+    import pickle
+
+    return pickle.loads(payload)
 
 
 def _build(func, args, index, out_chunks, dtype, kwargs, trim=None, name=None):
@@ -91,6 +120,7 @@ def _build(func, args, index, out_chunks, dtype, kwargs, trim=None, name=None):
     wrapped = _BlockFunction(func, slots, dict(kwargs), _takes_block_id(func), trim)
     keep = frozenset().union(*(t._keep for t in tensors)) if tensors else frozenset()
     handle = _ares.map_blocks(
+        wrapped,
         name or _name(func),
         _pickle(wrapped),
         [t._handle for t in tensors],

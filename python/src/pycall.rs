@@ -3,8 +3,9 @@
 //! Registered with the core when the module is imported, so every engine thread of this
 //! process (the embedded engine's slots, or a worker node started by `python -m ares worker`)
 //! calls Python functions through it. A block's call takes the GIL (slots share the
-//! interpreter: NumPy-heavy functions release it inside NumPy, pure Python does not), unpickles
-//! the function once per process by its hash, hands the blocks to it as NumPy arrays and takes
+//! interpreter: NumPy-heavy functions release it inside NumPy, pure Python does not), finds
+//! the function by its hash (the one `map_blocks` was given, in the process that built the
+//! tensor; else unpickled once per process by `ares._blocks._load`), hands the blocks to it as NumPy arrays and takes
 //! the NumPy array it returns back. An exception becomes the error text: the traceback's last
 //! lines, which the core prefixes with the function's name and the block index.
 
@@ -23,6 +24,10 @@ const MAX_CACHED_FUNCTIONS: usize = 256;
 /// Lines of a traceback kept in the error.
 const TRACEBACK_LINES: usize = 6;
 
+/// The process's runner: `map_blocks` puts the function it was given in its cache, so the
+/// engine embedded in this process calls it directly, never unpickling it.
+static RUNNER: std::sync::OnceLock<Arc<PythonRunner>> = std::sync::OnceLock::new();
+
 #[derive(Default)]
 pub struct PythonRunner {
     functions: Mutex<HashMap<u64, Py<PyAny>>>,
@@ -33,16 +38,20 @@ impl PythonRunner {
         if let Some(g) = self.cached(py, f.hash) {
             return Ok(g);
         }
-        let pickle = py.import("pickle")?;
-        let g: Py<PyAny> = pickle
-            .call_method1("loads", (PyBytes::new(py, &f.payload),))?
+        let g: Py<PyAny> = py
+            .import("ares._blocks")?
+            .call_method1("_load", (PyBytes::new(py, &f.payload),))?
             .unbind();
+        self.keep(py, f.hash, &g);
+        Ok(g)
+    }
+
+    fn keep(&self, py: Python<'_>, hash: u64, g: &Py<PyAny>) {
         let mut cache = self.functions.lock().unwrap_or_else(|e| e.into_inner());
         if cache.len() >= MAX_CACHED_FUNCTIONS {
             cache.clear();
         }
-        cache.insert(f.hash, g.clone_ref(py));
-        Ok(g)
+        cache.insert(hash, g.clone_ref(py));
     }
 
     fn cached(&self, py: Python<'_>, hash: u64) -> Option<Py<PyAny>> {
@@ -74,11 +83,15 @@ impl ForeignCallRunner for PythonRunner {
     }
 }
 
-/// The tensor whose blocks are `payload`'s function (a pickled callable taking the block
-/// index and the blocks) applied to the inputs' blocks: `out_chunks` are the output's chunk
-/// lengths per axis, `index` maps each input axis to an output axis (or `None`: whole).
+/// The tensor whose blocks are `function` (a callable taking the block index and the
+/// blocks; `payload` is it pickled) applied to the inputs' blocks: `out_chunks` are the
+/// output's chunk lengths per axis, `index` maps each input axis to an output axis (or
+/// `None`: whole).
 #[pyfunction]
+#[allow(clippy::too_many_arguments)]
 fn map_blocks(
+    py: Python<'_>,
+    function: Py<PyAny>,
     name: String,
     payload: &[u8],
     inputs: Vec<PyRef<'_, PyTensor>>,
@@ -94,6 +107,9 @@ fn map_blocks(
         dtype,
         inputs: index,
     };
+    if let Some(runner) = RUNNER.get() {
+        runner.keep(py, call.function.hash, &function);
+    }
     let inputs = inputs.iter().map(|t| t.tensor.clone()).collect();
     python_call::map_blocks(call, inputs)
         .map(PyTensor::new)
@@ -102,7 +118,8 @@ fn map_blocks(
 
 /// Registers the runner with the core (at import) and the module's functions.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    python_call::register_runner(Arc::new(PythonRunner::default()));
+    let runner = RUNNER.get_or_init(|| Arc::new(PythonRunner::default()));
+    python_call::register_runner(runner.clone());
     m.add_function(wrap_pyfunction!(map_blocks, m)?)?;
     Ok(())
 }

@@ -5,6 +5,11 @@ shape or dtype, an exception in the function) name the block."""
 
 from __future__ import annotations
 
+import os
+import signal
+import threading
+import time
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -248,3 +253,59 @@ def test_bad_arguments_raise_at_once():
         ar.map_blocks(lambda b: b, x, chunks=((1, 1),))
     with pytest.raises(ValueError, match="boundary"):
         ar.map_overlap(lambda b: b, x, depth=1, boundary="mirror")
+
+
+def test_an_unpicklable_function_runs_in_the_embedded_engine():
+    lock = threading.Lock()  # cloudpickle cannot pickle a lock
+    seen = []
+
+    def count(b):
+        with lock:
+            seen.append(len(b))
+        return b * 2
+
+    x = ar.from_numpy(np.arange(10.0), chunks=4)
+    assert_same(ar.map_blocks(count, x).compute(), np.arange(10.0) * 2)
+    assert sorted(n for n in seen if n) == [2, 4, 4]  # (0: the call finding the dtype)
+
+
+def test_cancelling_while_a_function_runs_frees_the_slot_when_it_returns():
+    ar.start(workers=1, slots=1)
+    try:
+        eng = ar.engine()
+        started, release = threading.Event(), threading.Event()
+        calls = []
+
+        def slow(b):
+            calls.append(len(b))
+            started.set()
+            release.wait(60)
+            return b
+
+        x = ar.from_numpy(np.arange(80.0), chunks=10)
+        job = ar.map_blocks(slow, x, dtype=float).sum()  # dtype given: no call to find it
+        sent = []
+
+        def interrupt_once(fraction, subtasks):
+            if not sent and started.is_set():
+                sent.append(time.monotonic())
+                os.kill(os.getpid(), signal.SIGINT)
+
+        previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+        try:
+            with pytest.raises(KeyboardInterrupt):
+                eng.run([job._handle], interrupt_once, 0.05)
+        finally:
+            signal.signal(signal.SIGINT, previous)
+        # Cancelled at once, while the call still runs (it cannot be interrupted).
+        assert eng.task_status(eng.last_task) == "Cancelled"
+        assert not release.is_set() and calls == [10]
+        # Once it returns, its slot (the only one) runs the next job. Of the cancelled task's
+        # 8 blocks, only those of the subtask that was running ran (coloring groups 2 initial
+        # chunks per subtask): the queued subtasks never started.
+        release.set()
+        assert ar.map_blocks(lambda b: b + 1, x).sum().compute() == float(np.arange(80.0).sum() + 80)
+        assert 1 <= len(calls) <= 2, calls
+    finally:
+        release.set()
+        ar.start(workers=2, slots=1)
