@@ -45,12 +45,13 @@ impl TaskState {
                 self.graph.members.row(s),
                 self.graph.inputs.row(s).iter().map(|c| ChunkIdx(*c)),
             ),
-            needs_code: self
-                .graph
-                .members
-                .row(s)
-                .iter()
-                .any(|m| chunks.node(ChunkIdx(*m)).op == ares_core::ops::Op::MapBlocks),
+            needs_code: self.calls_code
+                && self
+                    .graph
+                    .members
+                    .row(s)
+                    .iter()
+                    .any(|m| chunks.node(ChunkIdx(*m)).op == ares_core::ops::Op::MapBlocks),
         }
     }
 
