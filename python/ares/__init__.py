@@ -27,6 +27,7 @@ from ._engine import close, compute, connect, set_progress, start
 from ._engine import engine as _current_engine
 from ._engine import explain
 from ._numpy import from_numpy
+from ._blocks import apply_gufunc, blockwise, map_blocks, map_overlap, reduction
 from ._tensor import Tensor, apply as _apply, check_device as _check_device
 from ._tensor import dtype_name as _dtype_name, is_function as _is_function
 

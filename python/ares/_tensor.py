@@ -474,6 +474,18 @@ class Tensor:
     def rechunk(self, chunks) -> "Tensor":
         return apply("rechunk", (self, chunks))
 
+    def map_blocks(self, func, *args, **kwargs) -> "Tensor":
+        """``ar.map_blocks(func, self, *args, **kwargs)`` (dask's method)."""
+        from ._blocks import map_blocks
+
+        return map_blocks(func, self, *args, **kwargs)
+
+    def map_overlap(self, func, depth, boundary=None, trim=True, **kwargs) -> "Tensor":
+        """``ar.map_overlap(func, self, depth=, boundary=, trim=)`` (dask's method)."""
+        from ._blocks import map_overlap
+
+        return map_overlap(func, self, depth=depth, boundary=boundary, trim=trim, **kwargs)
+
     def transpose(self, *axes) -> "Tensor":
         if len(axes) == 1 and isinstance(axes[0], (tuple, list)):
             axes = tuple(axes[0])

@@ -123,6 +123,8 @@ impl Engine {
         if !roots.is_empty() {
             config.data.roots = roots;
         }
+        // The engine runs in its user's own process: their functions are their own code.
+        config.cluster.allow_code = true;
         let (cluster, client) = py
             .detach(|| -> anyhow::Result<_> {
                 let cluster = EmbeddedCluster::start(&config, workers, slots)?;

@@ -11,6 +11,8 @@
 //!   (the supervisor and worker actors of `ares run`, on threads), or a remote supervisor over
 //!   the native protocol or HTTP. It releases the GIL while the engine works and polls for
 //!   Ctrl-C, cancelling the task.
+//! * [`pycall`]: `map_blocks`, a tensor of a user's function on blocks, and the runner that
+//!   calls such functions on this process's engine threads (registered at import).
 //! * [`upload`]: `from_numpy`'s arrays sent to a remote cluster, freed with their tensors.
 //! * [`values`]: Python values to and from the language's `Value`, and results to NumPy
 //!   without a copy.
@@ -20,6 +22,7 @@ mod client;
 mod engine;
 mod errors;
 mod explain;
+mod pycall;
 mod tensor;
 mod upload;
 mod values;
@@ -72,5 +75,6 @@ fn _ares(m: &Bound<'_, PyModule>) -> PyResult<()> {
     errors::register(m)?;
     tensor::register(m)?;
     engine::register(m)?;
+    pycall::register(m)?;
     Ok(())
 }

@@ -1179,6 +1179,11 @@ NOT_NUMERIC = {
 for _d in DTYPES:
     NOT_NUMERIC[_d] = ("a dtype", "== np.dtype(name); every case draws it")
 NOT_NUMERIC["bool"] = ("a dtype", "== np.dtype('bool'); every case draws it")
+for _name in ("map_blocks", "blockwise", "map_overlap", "apply_gufunc", "reduction",
+              "Tensor.map_blocks", "Tensor.map_overlap"):
+    NOT_NUMERIC[_name] = ("runs a user's Python function on blocks",
+                          "test_map_blocks.py: each against NumPy on the whole array, in "
+                          "process and on a cluster")
 NOT_NUMERIC["Tensor.visualize"] = (
     "draws the chunk graph", "test_notebook.py: an SVG naming the tensor's ops, .dot text")
 NOT_NUMERIC["Tensor.compute_chunk_sizes"] = (

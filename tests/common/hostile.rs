@@ -139,6 +139,7 @@ pub fn every_message(task: TaskId) -> Kinds {
                 slots: 64,
                 memory_limit: 0,
                 data_addr: "127.0.0.1:1".into(),
+                runs_code: true,
             },
             FromWorker::Heartbeat {
                 stored_chunks: 0,

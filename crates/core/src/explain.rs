@@ -62,6 +62,12 @@ pub fn describe_args(args: &OpArgs) -> String {
         OpArgs::Dense(f) => f.name().to_string(),
         OpArgs::CholeskyStep(step) => format!("{step:?}"),
         OpArgs::LuStep(step) => format!("{step:?}"),
+        OpArgs::MapBlocks(call) => format!(
+            "{} ({} bytes) blocks={}",
+            call.function.name,
+            call.function.payload.len(),
+            crate::array::fmt_shape(&call.grid())
+        ),
         OpArgs::Transpose(perm) => format!("axes={perm:?}"),
         OpArgs::Concat { axis } => format!("axis={axis}"),
         OpArgs::Rechunk(spec) => format!("chunk={spec}"),

@@ -54,6 +54,21 @@ pub fn compute_chunk(
 ) -> Result<ArrayData> {
     let node = graph.node(idx);
     let args = graph.args[node.args.index()].at(node.key.index);
+    if let OpArgs::MapBlocks(call) = args.as_ref() {
+        let shape = graph.shape(idx);
+        return crate::ops::family::python_call::runner::run_block(
+            call,
+            node.key.index,
+            shape,
+            node.dtype,
+            inputs,
+        )
+        .map_err(|e| AresError::Kernel {
+            op: node.op.name(),
+            chunk: node.key.to_string(),
+            detail: e.0,
+        });
+    }
     apply(node.op, &args, &graph.args, inputs)
         .map(|out| narrow_to(out, node.dtype))
         .map_err(|e| AresError::Kernel {
@@ -98,6 +113,7 @@ pub fn has_narrow_loops(op: Op, args: &OpArgs) -> bool {
         | Family::Linalg
         | Family::Fuse
         | Family::Io
+        | Family::UserCode
         | Family::Fetch => true,
         _ => matches!(
             args,

@@ -332,6 +332,9 @@ pub enum OpArgs {
     CholeskyStep(crate::ops::family::linalg::blocked_cholesky::CholeskyStep),
     /// linalg: one block step of the blocked LU solve (`ops::family::linalg::blocked_lu`).
     LuStep(crate::ops::family::linalg::blocked_lu::LuStep),
+    /// A user's function on blocks, at both levels (every chunk of the node shares the one
+    /// entry; see `ops::family::python_call`).
+    MapBlocks(Box<crate::ops::family::python_call::BlockCall>),
 }
 
 /// How a mapper splits its data.

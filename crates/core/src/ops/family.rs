@@ -18,5 +18,6 @@ pub mod graph;
 pub mod io;
 pub mod linalg;
 pub mod manipulation;
+pub mod python_call;
 pub mod reduction;
 pub mod shuffle;

@@ -217,6 +217,7 @@ pub fn infer(op: Op, args: &OpArgs, inputs: &[(&Shape, DType)]) -> Result<(Shape
             }
             (d.shape.clone(), d.dtype)
         }
+        (Family::UserCode, OpArgs::MapBlocks(call)) => call.infer(inputs)?,
         (Family::Linalg, _) if op != Op::Matmul => super::family::linalg::infer(op, args, inputs)?,
         (Family::Linalg, OpArgs::None) => {
             arity(op, inputs.len(), 2)?;

@@ -9,7 +9,7 @@
 
 use super::family::{
     creation::Creation, elementwise::Elementwise, graph::Graph, io::Io, linalg::Linalg,
-    manipulation::Manipulation, reduction::Reduction, shuffle::Shuffle,
+    manipulation::Manipulation, python_call::PythonCall, reduction::Reduction, shuffle::Shuffle,
 };
 use super::Op;
 use std::sync::OnceLock;
@@ -74,6 +74,7 @@ pub static OP_REGISTRY: &[&dyn OpFamily] = &[
     &Manipulation,
     &Io,
     &Shuffle,
+    &PythonCall,
     &Graph,
 ];
 

@@ -275,6 +275,20 @@ pub fn projected_chunks(graph: &TileableGraph) -> u64 {
                 let n = total(&g);
                 (g, pieces.saturating_add(n))
             }
+            (OpArgs::MapBlocks(call), _) => {
+                // One chunk per output block, after rechunks of the inputs (at most their
+                // chunks and as many pieces again).
+                let g: Grid = call
+                    .out_splits
+                    .iter()
+                    .map(|s| Dim::AtMost(s.len() as u64))
+                    .collect();
+                let rechunks = ins
+                    .iter()
+                    .fold(0u64, |n, g| n.saturating_add(total(g).saturating_mul(2)));
+                let n = total(&g);
+                (g, n.saturating_add(rechunks))
+            }
             (OpArgs::Concat { axis }, _) => {
                 let mut g: Grid = SmallVec::new();
                 for d in 0..shape.len() {

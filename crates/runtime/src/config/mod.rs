@@ -56,6 +56,11 @@ pub struct ClusterConfig {
     pub client_secret_file: Option<std::path::PathBuf>,
     /// Lets a node listen beyond loopback without a secret (anyone may then connect).
     pub allow_unauthenticated: bool,
+    /// Runs clients' code (`map_blocks` & co.: a Python function in the graph). A
+    /// supervisor refuses such graphs at submission without it; a worker refuses to run
+    /// them. Off by default; the engine embedded in a Python process turns it on (the code
+    /// is its own user's).
+    pub allow_code: bool,
     /// A connection that has not finished the handshake by then is closed.
     pub handshake_timeout_ms: u64,
     /// Encrypt the links between nodes and from clients (Noise with the role's secret as
@@ -81,6 +86,7 @@ impl Default for ClusterConfig {
             secret_file: None,
             client_secret_file: None,
             allow_unauthenticated: false,
+            allow_code: false,
             handshake_timeout_ms: 5000,
             encrypt: None,
             no_worker_timeout_ms: 30_000,

@@ -34,8 +34,9 @@ use serde::{Deserialize, Serialize};
 /// seed; 10: `rand` draws from eight interleaved generators, so nodes of two versions would
 /// compute different values for one tensor; 11: an upload's load reads `Format::Spool`;
 /// 12: `Explain`; 13: the handshake's seal bytes and encrypted links; 14: heartbeat task-stream entries;
-/// 15: they travel as one packed byte string, timed on the worker's clock).
-pub const PROTOCOL_VERSION: u32 = 15;
+/// 15: they travel as one packed byte string, timed on the worker's clock; 16: the hello's
+/// `runs_code`, and `map_blocks` nodes).
+pub const PROTOCOL_VERSION: u32 = 16;
 
 /// One subtask to run: its index in the task's subtask graph and where its inputs are.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -134,6 +135,9 @@ pub enum FromWorker {
         slots: u32,
         memory_limit: u64,
         data_addr: String,
+        /// Whether it runs clients' functions (`map_blocks`): it can (a worker started
+        /// inside Python, `python -m ares worker`) and may (`cluster.allow_code`).
+        runs_code: bool,
     },
     /// Liveness, with what the worker holds.
     Heartbeat {

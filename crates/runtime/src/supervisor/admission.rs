@@ -17,6 +17,8 @@ use std::collections::{HashMap, VecDeque};
 pub enum AdmissionError {
     #[error("node t{node} ({op}): an upload spool file is read only by the supervisor's own upload task; a client's graph cannot name one (use from_npy under data.roots, or upload the array)")]
     SpoolSource { node: usize, op: String },
+    #[error("the graph runs clients' code ({}); this cluster does not: set cluster.allow_code: true in the supervisor's and the workers' config to allow it", .functions.join(", "))]
+    CodeNotAllowed { functions: Vec<String> },
     #[error("the graph has {nodes} nodes, over limits.max_graph_nodes = {max}")]
     TooManyNodes { nodes: usize, max: usize },
     #[error("{in_flight} tasks are pending or running, the limit (limits.max_tasks_in_flight); retry when one ends")]
@@ -31,7 +33,13 @@ pub enum AdmissionError {
 /// supervisor builds: a file reference of an internal format (an upload's spool file, read
 /// outside the data roots; see `super::upload`). Chunk-level forms are checked too, though
 /// a tileable graph that holds them fails validation anyway.
-pub fn client_graph(graph: &TileableGraph) -> Result<(), AdmissionError> {
+pub fn client_graph(graph: &TileableGraph, allow_code: bool) -> Result<(), AdmissionError> {
+    if !allow_code {
+        let functions = ares_core::ops::family::python_call::uses_code(graph);
+        if !functions.is_empty() {
+            return Err(AdmissionError::CodeNotAllowed { functions });
+        }
+    }
     for (i, node) in graph.nodes.iter().enumerate() {
         let data = match &node.args {
             OpArgs::Source { data, .. }
@@ -178,7 +186,7 @@ mod tests {
     #[test]
     fn a_client_graph_naming_a_spool_file_is_refused() {
         let mut g = graph("sum(arange(10, chunk=5))");
-        assert_eq!(client_graph(&g), Ok(()));
+        assert_eq!(client_graph(&g, false), Ok(()));
         let data = ares_core::io::DataRef {
             format: ares_core::io::Format::Spool,
             path: "/tmp/ares-supervisor-1-0/0-x.npy".into(),
@@ -189,8 +197,28 @@ mod tests {
             data: Box::new(data),
             chunk: ares_core::ops::ChunkSpec::Uniform(5),
         };
-        let e = client_graph(&g).unwrap_err().to_string();
+        let e = client_graph(&g, false).unwrap_err().to_string();
         assert!(e.contains("upload spool file"), "{e}");
+    }
+
+    #[test]
+    fn a_graph_running_code_is_refused_unless_code_is_allowed() {
+        use ares_core::ops::family::python_call::{map_blocks, BlockCall, UserFunction};
+        let x = ares_core::expr::evaluate("arange(10, chunk=5)").unwrap();
+        let call = BlockCall {
+            function: UserFunction::new("smooth", b"pickled".to_vec()),
+            out_splits: vec![vec![5, 5]],
+            dtype: ares_core::array::DType::I64,
+            inputs: vec![vec![Some(0)]],
+        };
+        let y = map_blocks(call, vec![x]).unwrap();
+        let g = ares_core::tensor::Tensor::graph(&[&y]);
+        let e = client_graph(&g, false).unwrap_err().to_string();
+        assert!(
+            e.contains("smooth") && e.contains("cluster.allow_code: true"),
+            "{e}"
+        );
+        assert_eq!(client_graph(&g, true), Ok(()));
     }
 
     #[test]

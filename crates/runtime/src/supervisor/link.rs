@@ -101,6 +101,7 @@ impl Link {
                     slots,
                     data_addr,
                     memory_limit,
+                    runs_code,
                     ..
                 },
             ) => {
@@ -109,6 +110,7 @@ impl Link {
                     slots: slots.max(1) as usize,
                     data_addr,
                     memory_limit,
+                    runs_code,
                 };
                 ctx.wait(self.scheduler.register.send(register).into_actor(self).map(
                     |id, act, ctx| match id {

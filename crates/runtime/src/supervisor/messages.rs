@@ -45,6 +45,8 @@ pub struct RegisterWorker {
     pub data_addr: String,
     /// `worker.memory_limit` in bytes (0 = none).
     pub memory_limit: u64,
+    /// It runs clients' functions (`map_blocks`).
+    pub runs_code: bool,
 }
 
 #[derive(Message)]

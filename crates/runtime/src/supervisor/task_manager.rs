@@ -109,7 +109,8 @@ impl TaskManager {
         }
         let refused = |e: &dyn std::fmt::Display| ExplainError::Refused(e.to_string());
         self.admission.admit_size(&graph).map_err(|e| refused(&e))?;
-        super::admission::client_graph(&graph).map_err(|e| refused(&e))?;
+        super::admission::client_graph(&graph, self.config.cluster.allow_code)
+            .map_err(|e| refused(&e))?;
         graph.validate().map_err(|e| refused(&e))?;
         self.admission
             .admit_chunks(&graph)
@@ -162,7 +163,7 @@ impl TaskManager {
         self.touch(session);
         self.admission.admit(session, &graph)?;
         if origin == Origin::Client {
-            super::admission::client_graph(&graph)?;
+            super::admission::client_graph(&graph, self.config.cluster.allow_code)?;
         }
         if let Some(n) = name.as_ref().filter(|n| !valid_result_name(n)) {
             return Err(ServiceError::BadResultName(n.clone()));

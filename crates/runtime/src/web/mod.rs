@@ -40,6 +40,7 @@ pub mod tensors;
 mod tls;
 
 use crate::config::WebConfig;
+use crate::supervisor::admission::AdmissionError;
 use crate::supervisor::scheduler::Scheduler;
 use crate::supervisor::service::{Service, ServiceError};
 use crate::supervisor::task_manager::{CreateSessionError, TaskManager};
@@ -174,6 +175,9 @@ impl From<ServiceError> for ApiError {
             ServiceError::UnknownSession(_)
             | ServiceError::UnknownTask { .. }
             | ServiceError::UnknownTensor { .. } => (StatusCode::NOT_FOUND, "not_found"),
+            ServiceError::OverLimit(AdmissionError::CodeNotAllowed { .. }) => {
+                (StatusCode::FORBIDDEN, "code_not_allowed")
+            }
             ServiceError::OverLimit(_)
             | ServiceError::BadResultName(_)
             | ServiceError::BadTensorName(_)

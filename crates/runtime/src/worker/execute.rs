@@ -14,6 +14,11 @@ use ares_core::ids::{ChunkIdx, TaskId, WorkerId};
 use rustc_hash::FxHashMap;
 use std::sync::Arc;
 
+/// What a worker answers a subtask calling a client's function when its config does not
+/// allow code (a supervisor that allows it may still send one).
+pub(super) const CODE_REFUSED: &str = "this worker does not run clients' code \
+     (map_blocks): set cluster.allow_code: true in its config";
+
 /// Chunks fetched from peers for a subtask, by member.
 pub(super) type Fetched = FxHashMap<ChunkIdx, Arc<ArrayData>>;
 
@@ -89,6 +94,13 @@ pub(super) fn execute_one(
         }
         bytes_in = fetched.values().map(|d| d.nbytes() as u64).sum();
         let (members, outputs) = (graph.members.row(s.index()), graph.outputs.row(s.index()));
+        if !shared.allow_code
+            && members
+                .iter()
+                .any(|m| graph.chunks.node(ChunkIdx(*m)).op == ares_core::ops::Op::MapBlocks)
+        {
+            return Err(SubtaskError::Failed(CODE_REFUSED.to_string()));
+        }
         let outputs = run_subtask(&graph.chunks, members, outputs, &fetched)
             .map_err(|e| SubtaskError::Failed(e.to_string()))?;
         Ok(outputs

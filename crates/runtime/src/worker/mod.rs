@@ -82,6 +82,8 @@ struct Shared {
     in_pool: AtomicUsize,
     /// What ran since the last heartbeat, for the dashboard's task stream ([`spans`]).
     spans: Mutex<spans::SpanBuffer>,
+    /// `cluster.allow_code`: whether this worker runs clients' functions (`map_blocks`).
+    allow_code: bool,
     /// The clock compute threads time spans on; `None` when `web.task_stream_capacity` is 0
     /// (no span is recorded).
     span_clock: Option<spans::SpanClock>,
@@ -143,6 +145,7 @@ impl Actor for Worker {
             slots: self.slots as u32,
             memory_limit: self.memory_limit,
             data_addr: self.data_addr.to_string(),
+            runs_code: self.shared.allow_code && ares_core::ops::family::python_call::has_runner(),
         };
         self.out.push(hello, ctx);
         ctx.run_interval(self.heartbeat, |act, ctx| {
@@ -386,6 +389,7 @@ pub async fn start(
         in_pool: AtomicUsize::new(0),
         spans: Mutex::new(span_buffer),
         span_clock,
+        allow_code: config.cluster.allow_code,
     });
     let fraction = |f: f64| (memory_limit as f64 * f) as u64;
     let thresholds = (

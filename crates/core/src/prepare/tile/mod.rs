@@ -130,6 +130,7 @@ fn estimate_chunks(graph: &TileableGraph) -> usize {
                 out_parts,
                 ..
             } => *in_parts as usize + *out_parts as usize + 1,
+            OpArgs::MapBlocks(call) => call.grid().iter().product::<usize>().max(max_in),
             OpArgs::Sort { .. } => max_in * 5 + 4,
             OpArgs::Unique { .. } => max_in * 4 + 4,
             OpArgs::MaskSelect => max_in * 4,
@@ -304,6 +305,13 @@ impl Tiler {
             ) => Ok(self.tile_variance(axes, *keepdims, *ddof, dtype, inputs[0])),
             (Family::Reduction, OpArgs::Reduce { axes, keepdims }) => {
                 Ok(self.tile_reduction(op, axes, *keepdims, dtype, inputs[0]))
+            }
+            (Family::UserCode, OpArgs::MapBlocks(call)) => {
+                let in_dtypes: Vec<DType> = inputs
+                    .iter()
+                    .map(|t| self.graph.node(t.chunks[0]).dtype)
+                    .collect();
+                self.tile_map_blocks(call, dtype, inputs, in_shapes, &in_dtypes)
             }
             (Family::Linalg, _) if op != Op::Matmul => {
                 self.tile_linalg(op, args, shape, inputs, in_shapes)

@@ -39,6 +39,7 @@ fn every_message_round_trips_in_one_mixed_frame() {
             slots: 2,
             memory_limit: 1 << 30,
             data_addr: "127.0.0.1:1".into(),
+            runs_code: true,
         },
         FromWorker::Heartbeat {
             stored_chunks: 3,

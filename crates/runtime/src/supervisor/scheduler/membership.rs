@@ -71,7 +71,8 @@ impl Handler<RegisterWorker> for Scheduler {
         guard(self, ctx, "RegisterWorker", |act, _ctx| {
             let id = act.state.add_worker(m.slots, act.now_ms());
             act.state.set_memory_limit(id, m.memory_limit);
-            tracing::info!(worker = %id, slots = m.slots, data = %m.data_addr, "worker registered");
+            act.state.set_runs_code(id, m.runs_code);
+            tracing::info!(worker = %id, slots = m.slots, data = %m.data_addr, runs_code = m.runs_code, "worker registered");
             act.no_worker_since = None;
             act.told_no_workers.clear();
             act.workers.insert(
@@ -83,6 +84,7 @@ impl Handler<RegisterWorker> for Scheduler {
                     tasks: HashSet::new(),
                     stored: (0, 0),
                     memory_limit: m.memory_limit,
+                    runs_code: m.runs_code,
                     memory: MemoryStats::default(),
                 },
             );

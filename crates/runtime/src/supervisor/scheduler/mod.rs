@@ -48,6 +48,8 @@ struct WorkerEntry {
     stored: (u64, u64),
     /// `worker.memory_limit` from its hello, and its accounting from the last heartbeat.
     memory_limit: u64,
+    /// It runs clients' functions (its hello's `runs_code`).
+    runs_code: bool,
     memory: MemoryStats,
 }
 
@@ -232,6 +234,7 @@ impl Supervised for Scheduler {
         self.state.restart(&workers, self.now_ms());
         for (id, w) in &self.workers {
             self.state.set_memory_limit(*id, w.memory_limit);
+            self.state.set_runs_code(*id, w.runs_code);
         }
         tracing::warn!(
             workers = workers.len(),

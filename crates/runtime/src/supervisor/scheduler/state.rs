@@ -9,7 +9,8 @@
 //! are on (so their consumer reads them there), then to the least loaded. A worker gets at
 //! most `slots × prefetch` subtasks in flight: it queues them deepest-first and runs at most
 //! `slots` at once, so trivial subtasks do not each wait for a round trip (Mars issue #2631:
-//! queueing on workers). Decisions
+//! queueing on workers). A subtask calling a client's function (`map_blocks`) goes only to
+//! workers that run code (their hello's `runs_code`). Decisions
 //! are written to `outbox`; one `dispatch` after a batch of events coalesces them into one
 //! RunSubtasks per worker and task.
 
@@ -35,6 +36,8 @@ pub struct ReadySubtask {
     pub siblings: Option<WorkerId>,
     /// Projected bytes while it runs (inputs, chunks computed, scratch).
     pub memory: u64,
+    /// It calls a client's function (`map_blocks`): only workers that run code take it.
+    pub needs_code: bool,
 }
 
 #[derive(Debug, PartialEq, Eq)]
@@ -65,6 +68,8 @@ struct WorkerState {
     suspect: bool,
     /// Draining after SIGTERM: never given work again.
     draining: bool,
+    /// Runs clients' functions: the only workers given subtasks that call them.
+    runs_code: bool,
 }
 
 impl WorkerState {
@@ -80,6 +85,7 @@ impl WorkerState {
             silent: false,
             suspect: false,
             draining: false,
+            runs_code: false,
         }
     }
     fn load(&self) -> f64 {
@@ -143,10 +149,14 @@ impl SchedulerState {
         // Silent workers are candidates only when every worker is silent; draining ones
         // never are.
         let all_silent = self.workers.values().all(|w| w.silent || w.draining);
+        // A subtask calling a client's function goes only where code runs; with no such
+        // worker, to any: it fails there at once, naming `python -m ares worker`, instead
+        // of waiting for a worker that may never come.
+        let code_ok = !item.needs_code || self.workers.values().all(|w| !w.runs_code);
         let usable = |id: &WorkerId| {
-            self.workers
-                .get(id)
-                .is_some_and(|w| !w.draining && (all_silent || !w.silent))
+            self.workers.get(id).is_some_and(|w| {
+                !w.draining && (all_silent || !w.silent) && (code_ok || w.runs_code)
+            })
         };
         if let Some(p) = item.preferred.filter(usable) {
             return Some(p);

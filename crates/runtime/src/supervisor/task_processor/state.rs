@@ -85,6 +85,9 @@ pub struct TaskState {
     held: Vec<ChunkIdx>,
     /// How many subtasks a growing graph is expected to have in all.
     expected_subtasks: usize,
+    /// Some chunk calls a user's function (`map_blocks`): only then does a ready subtask
+    /// look at its members for one (a streamed graph's later parts never hold one).
+    calls_code: bool,
 }
 
 /// Where a completed proxy "is": nowhere, it holds no data.
@@ -113,6 +116,11 @@ impl TaskState {
             sealed: true,
             held: Vec::new(),
             expected_subtasks: 0,
+            calls_code: graph
+                .chunks
+                .args
+                .iter()
+                .any(|a| matches!(a, ares_core::ops::OpArgs::MapBlocks(_))),
             graph,
         }
     }

@@ -39,6 +39,13 @@ impl SchedulerState {
         }
     }
 
+    /// Whether a worker runs clients' functions (`map_blocks`).
+    pub fn set_runs_code(&mut self, worker: WorkerId, runs_code: bool) {
+        if let Some(w) = self.workers.get_mut(&worker) {
+            w.runs_code = runs_code;
+        }
+    }
+
     /// Every worker's memory limit (0 = none).
     pub fn memory_limits(&self) -> Vec<u64> {
         self.workers.values().map(|w| w.memory_limit).collect()

@@ -11,6 +11,7 @@ fn item(s: u32, memory: u64) -> ReadySubtask {
         inputs: Vec::new(),
         siblings: None,
         memory,
+        needs_code: false,
     }
 }
 

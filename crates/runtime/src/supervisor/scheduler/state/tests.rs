@@ -13,6 +13,7 @@ fn ready(s: u32, depth: u32, preferred: Option<u32>, inputs: &[(u32, u32, u64)])
             .collect(),
         siblings: None,
         memory: 0,
+        needs_code: false,
     }
 }
 
@@ -250,4 +251,42 @@ fn equal_input_bytes_follow_the_siblings_then_the_load() {
     s.enqueue(vec![with_siblings(p2, 1)]);
     s.dispatch();
     assert_eq!(runs(&s.outbox), vec![(0, vec![2]), (1, vec![1])]);
+}
+
+/// A subtask calling a client's function goes only to a worker that runs code, even when
+/// initial assignment preferred another or another holds its inputs; with no such worker,
+/// to any (where it fails at once, naming `python -m ares worker`).
+#[test]
+fn code_goes_only_where_code_runs() {
+    let mut s = SchedulerState::new(16, 4);
+    let native = s.add_worker(1, 0);
+    let python = s.add_worker(1, 0);
+    s.set_runs_code(python, true);
+    let mut item = ready(0, 0, Some(native.0), &[(1, native.0, 1000)]);
+    item.needs_code = true;
+    let plain = ready(1, 0, Some(native.0), &[(1, native.0, 1000)]);
+    s.enqueue(vec![item, plain]);
+    s.dispatch();
+    let mut placed: Vec<(u32, u32)> = Vec::new();
+    for out in std::mem::take(&mut s.outbox) {
+        if let SchedOut::Run {
+            worker, subtasks, ..
+        } = out
+        {
+            placed.extend(subtasks.iter().map(|r| (r.subtask.0, worker.0)));
+        }
+    }
+    placed.sort();
+    assert_eq!(placed, vec![(0, python.0), (1, native.0)]);
+
+    let mut only_native = SchedulerState::new(16, 4);
+    let w = only_native.add_worker(1, 0);
+    let mut item = ready(0, 0, None, &[]);
+    item.needs_code = true;
+    only_native.enqueue(vec![item]);
+    only_native.dispatch();
+    assert!(matches!(
+        only_native.outbox.as_slice(),
+        [SchedOut::Run { worker, .. }] if *worker == w
+    ));
 }

@@ -2,8 +2,9 @@
 //! worker holding it and its size (a reducer's shuffle pieces where their mappers are, sized
 //! 0 so reducers spread by load), the worker it should go to (the holder of another task's
 //! result it reads, else its initial assignment on a first run), the worker its siblings'
-//! outputs are on when its inputs are spread (see [`super::super::affinity`]), and its
-//! projected memory.
+//! outputs are on when its inputs are spread (see [`super::super::affinity`]), its
+//! projected memory, and whether it calls a client's function (`map_blocks`: only workers
+//! that run code take it).
 
 use super::*;
 
@@ -44,6 +45,13 @@ impl TaskState {
                 self.graph.members.row(s),
                 self.graph.inputs.row(s).iter().map(|c| ChunkIdx(*c)),
             ),
+            needs_code: self.calls_code
+                && self
+                    .graph
+                    .members
+                    .row(s)
+                    .iter()
+                    .any(|m| chunks.node(ChunkIdx(*m)).op == ares_core::ops::Op::MapBlocks),
         }
     }
 

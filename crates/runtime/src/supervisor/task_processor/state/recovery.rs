@@ -43,18 +43,23 @@ impl TaskState {
         true
     }
 
-    /// The error of a subtask that ran out of retries: which subtask, its operations and
-    /// the last cause.
+    /// The error of a subtask that ran out of retries: which subtask, its operations (a
+    /// user's function by its name) and the last cause.
     pub(super) fn retries_exhausted(&self, s: usize) -> String {
         let id = self.graph.subtasks[s].id;
         let chunks = &self.graph.chunks;
-        let mut ops: Vec<&str> = Vec::new();
+        let mut ops: Vec<String> = Vec::new();
         for c in self.graph.members.row(s) {
             match chunks.args_of(ChunkIdx(*c)) {
                 ares_core::ops::OpArgs::Fuse(steps) => {
-                    ops.extend(steps.iter().map(|step| step.op.name()))
+                    ops.extend(steps.iter().map(|step| step.op.name().to_string()))
                 }
-                _ => ops.push(chunks.nodes[*c as usize].op.name()),
+                // A user's function is named: a crash in it (a C extension's segfault)
+                // loses the worker each time.
+                ares_core::ops::OpArgs::MapBlocks(call) => {
+                    ops.push(format!("map_blocks of {}", call.function.name))
+                }
+                _ => ops.push(chunks.nodes[*c as usize].op.name().to_string()),
             }
         }
         ops.dedup();

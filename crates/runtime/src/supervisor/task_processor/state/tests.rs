@@ -320,3 +320,33 @@ fn a_queued_subtask_whose_input_was_lost_waits_for_its_producer_again() {
     let at = |s| order.iter().position(|x| *x == s).unwrap();
     assert!(at(2) < at(6) && at(0) < at(4), "{order:?}");
 }
+
+/// A subtask calling a user's function that keeps losing its worker (a crash in the
+/// function) fails the task naming the function once the retries are spent.
+#[test]
+fn retries_exhausted_name_the_user_function() {
+    use ares_core::ops::family::python_call::{map_blocks, BlockCall, UserFunction};
+    let x = tensor::rand(&[2], 2, Some(1)).unwrap();
+    let call = BlockCall {
+        function: UserFunction::new("segfaulting_filter", b"pickled".to_vec()),
+        out_splits: vec![vec![2]],
+        dtype: ares_core::array::DType::F64,
+        inputs: vec![vec![Some(0)]],
+    };
+    let y = map_blocks(call, vec![x]).unwrap();
+    let p = prepare(
+        &Tensor::graph(&[&y]),
+        &TaskConfig::default(),
+        &uniform_cluster(1, 1),
+        TaskId(8),
+    )
+    .unwrap();
+    let mut st = TaskState::new(Arc::new(p.subtasks), 0);
+    st.start();
+    let s = submitted(&mut st.outbox)[0];
+    st.on_worker_lost(WorkerId(0), &[SubtaskIdx(s)], "connection closed");
+    let Some(TaskOut::Finished(TaskEnd::Failed(msg))) = st.outbox.last() else {
+        panic!("{:?}", st.outbox)
+    };
+    assert!(msg.contains("map_blocks of segfaulting_filter"), "{msg}");
+}
