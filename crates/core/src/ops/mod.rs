@@ -57,6 +57,8 @@ pub enum Family {
     Fetch,
     /// Reads or writes a file (`from_npy`, `to_zarr`...; see `crate::io`).
     Io,
+    /// Fourier transforms along one axis (`crate::ops::family::fft`).
+    Fft,
     /// Map-reduce shuffles (MEP-0002): tileable ops that tile into mappers, a proxy and
     /// reducers, and those chunk-level ops ([`crate::graph::shuffle`]).
     Shuffle,
@@ -173,6 +175,12 @@ family::reduction::reduction_table! { with_ufuncs! { rows {
     QrDown => Linalg, "qr_down", "ares.tensor.linalg.qr_down";
     QrApply => Linalg, "qr_apply", "ares.tensor.linalg.qr_apply";
     Dense => Linalg, "dense", "ares.tensor.linalg.dense";
+    // Complex dtypes (issue 29): the parts of a complex tensor (real tensors compose them).
+    Conj => Unary, "conj", "ares.tensor.arithmetic.conj";
+    RealPart => Unary, "real", "ares.tensor.arithmetic.real";
+    ImagPart => Unary, "imag", "ares.tensor.arithmetic.imag";
+    // fft (issue 30): one transform along one axis held in one chunk.
+    Fft => Fft, "fft", "ares.tensor.fft.fft";
 } } }
 
 /// murmur3_32 of a name with seed 0.
