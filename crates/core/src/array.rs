@@ -338,8 +338,12 @@ impl ArrayData {
                     ArrayData::F64(a) => a.mapv(|v| num_complex::Complex::new(v as $t, 0.0)),
                     ArrayData::I32(a) => a.mapv(|v| num_complex::Complex::new(v as $t, 0.0)),
                     ArrayData::F32(a) => a.mapv(|v| num_complex::Complex::new(v as $t, 0.0)),
-                    ArrayData::C64(a) => a.mapv(|v| num_complex::Complex::new(v.re as $t, v.im as $t)),
-                    ArrayData::C128(a) => a.mapv(|v| num_complex::Complex::new(v.re as $t, v.im as $t)),
+                    ArrayData::C64(a) => {
+                        a.mapv(|v| num_complex::Complex::new(v.re as $t, v.im as $t))
+                    }
+                    ArrayData::C128(a) => {
+                        a.mapv(|v| num_complex::Complex::new(v.re as $t, v.im as $t))
+                    }
                 })
             };
         }
@@ -434,12 +438,12 @@ mod tests {
         use DType::*;
         let table = [
             //  bool  int32 int64 float32 float64 complex64 complex128
-            [Bool, I32, I64, F32, F64, C64, C128], // bool
-            [I32, I32, I64, F64, F64, C128, C128], // int32
-            [I64, I64, I64, F64, F64, C128, C128], // int64
-            [F32, F64, F64, F32, F64, C64, C128],  // float32
-            [F64, F64, F64, F64, F64, C128, C128], // float64
-            [C64, C128, C128, C64, C128, C64, C128], // complex64
+            [Bool, I32, I64, F32, F64, C64, C128],      // bool
+            [I32, I32, I64, F64, F64, C128, C128],      // int32
+            [I64, I64, I64, F64, F64, C128, C128],      // int64
+            [F32, F64, F64, F32, F64, C64, C128],       // float32
+            [F64, F64, F64, F64, F64, C128, C128],      // float64
+            [C64, C128, C128, C64, C128, C64, C128],    // complex64
             [C128, C128, C128, C128, C128, C128, C128], // complex128
         ];
         for (i, a) in DTYPES.iter().enumerate() {

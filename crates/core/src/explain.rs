@@ -60,6 +60,7 @@ pub fn describe_args(args: &OpArgs) -> String {
         OpArgs::Slice(dims) => format!("{dims:?}"),
         OpArgs::Tsqr { slot } => format!("slot={slot}"),
         OpArgs::Dense(f) => f.name().to_string(),
+        OpArgs::Fft(s) => format!("{} axis={} n={} norm={:?}", s.name(), s.axis, s.n, s.norm),
         OpArgs::Transpose(perm) => format!("axes={perm:?}"),
         OpArgs::Concat { axis } => format!("axis={axis}"),
         OpArgs::Rechunk(spec) => format!("chunk={spec}"),

@@ -53,7 +53,11 @@ fn fmt_item(it: Item) -> String {
     match it {
         Item::Real(s) => fmt_scalar(s),
         Item::Complex(re, im) => {
-            let sign = if im.is_sign_negative() && !im.is_nan() { "-" } else { "+" };
+            let sign = if im.is_sign_negative() && !im.is_nan() {
+                "-"
+            } else {
+                "+"
+            };
             format!("({}{sign}{}j)", part(re), part(im.abs()))
         }
     }
@@ -62,10 +66,9 @@ fn fmt_item(it: Item) -> String {
 fn json_item(it: Item) -> Value {
     match it {
         Item::Real(s) => json_scalar(s),
-        Item::Complex(re, im) => json!([
-            json_scalar(Scalar::F64(re)),
-            json_scalar(Scalar::F64(im))
-        ]),
+        Item::Complex(re, im) => {
+            json!([json_scalar(Scalar::F64(re)), json_scalar(Scalar::F64(im))])
+        }
     }
 }
 
@@ -175,6 +178,9 @@ mod tests {
             .unwrap(),
         );
         assert_eq!(summary(&z), "[(1+2j), (0.5-0.25j), (nan+infj)]");
-        assert_eq!(json_result(&z), json!([[1.0, 2.0], [0.5, -0.25], ["NaN", "inf"]]));
+        assert_eq!(
+            json_result(&z),
+            json!([[1.0, 2.0], [0.5, -0.25], ["NaN", "inf"]])
+        );
     }
 }

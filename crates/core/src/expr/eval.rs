@@ -270,6 +270,10 @@ impl Ctx {
                     Expr::Attr(obj, n, _) if matches!(obj.as_ref(), Expr::Name(ns, _) if ns == "linalg" && !self.vars.contains_key(ns)) => {
                         (format!("linalg.{n}"), vec![])
                     }
+                    // `fft.rfft(x)` likewise.
+                    Expr::Attr(obj, n, _) if matches!(obj.as_ref(), Expr::Name(ns, _) if ns == "fft" && !self.vars.contains_key(ns)) => {
+                        (format!("fft.{n}"), vec![])
+                    }
                     Expr::Attr(obj, n, p) => (n.clone(), vec![(self.eval(obj)?, *p)]),
                     other => return err(other.pos(), "only functions and methods can be called"),
                 };

@@ -325,6 +325,8 @@ pub enum OpArgs {
     },
     /// linalg: the factorization of one whole matrix in one chunk (`ops::family::linalg::dense`).
     Dense(crate::ops::family::linalg::dense::DenseFn),
+    /// fft: one transform along one axis (`ops::family::fft::spec`).
+    Fft(crate::ops::family::fft::spec::FftSpec),
 }
 
 /// How a mapper splits its data.

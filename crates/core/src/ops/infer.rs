@@ -214,6 +214,7 @@ pub fn infer(op: Op, args: &OpArgs, inputs: &[(&Shape, DType)]) -> Result<(Shape
             )
         }
         (Family::Linalg, _) if op != Op::Matmul => super::family::linalg::infer(op, args, inputs)?,
+        (Family::Fft, _) => super::family::fft::infer(op, args, inputs)?,
         (Family::Linalg, OpArgs::None) => {
             arity(op, inputs.len(), 2)?;
             let shape = super::family::linalg::shape::matmul_shape(inputs[0].0, inputs[1].0)?;

@@ -99,12 +99,7 @@ fn unary_loop<T: Float + FloatConst>(op: Op, x: &ArrayD<Complex<T>>) -> KResult<
 }
 
 /// A binary op on two complex arrays of one dtype, broadcast together (`zip` broadcasts).
-pub fn binary(
-    op: Op,
-    a: &ArrayData,
-    b: &ArrayData,
-    zip: impl ZipComplex,
-) -> KResult<ArrayData> {
+pub fn binary(op: Op, a: &ArrayData, b: &ArrayData, zip: impl ZipComplex) -> KResult<ArrayData> {
     match (a, b) {
         (ArrayData::C64(x), ArrayData::C64(y)) => Ok(match binary_loop(op, x, y, &zip)? {
             Out::Complex(z) => ArrayData::C64(z),
@@ -142,8 +137,7 @@ fn pow<T: Float>(x: Complex<T>, y: Complex<T>) -> Complex<T> {
     if y.is_zero() {
         return Complex::one();
     }
-    if y.im.is_zero() && y.re == y.re.round() && y.re.abs() <= T::from(100).unwrap_or(T::zero())
-    {
+    if y.im.is_zero() && y.re == y.re.round() && y.re.abs() <= T::from(100).unwrap_or(T::zero()) {
         let n = y.re.to_i32().unwrap_or(0);
         let p = x.powi(n.abs());
         return if n < 0 { Complex::<T>::one() / p } else { p };
@@ -187,11 +181,13 @@ mod tests {
     use num_complex::Complex64;
 
     fn c128(v: &[(f64, f64)]) -> ArrayData {
-        ArrayData::C128(ArrayD::from_shape_vec(
-            IxDyn(&[v.len()]),
-            v.iter().map(|(r, i)| Complex64::new(*r, *i)).collect(),
+        ArrayData::C128(
+            ArrayD::from_shape_vec(
+                IxDyn(&[v.len()]),
+                v.iter().map(|(r, i)| Complex64::new(*r, *i)).collect(),
+            )
+            .unwrap(),
         )
-        .unwrap())
     }
 
     fn values(a: &ArrayData) -> Vec<Complex64> {
@@ -234,7 +230,10 @@ mod tests {
         let sign = values(&kernels::unary(Op::Sign, &OpArgs::None, &x).unwrap());
         assert!((sign[0] - Complex64::new(0.6, -0.8)).norm() < 1e-15);
         let im = kernels::unary(Op::ImagPart, &OpArgs::None, &x).unwrap();
-        assert_eq!(im.iter_f64().collect::<Vec<_>>(), vec![-2.0, 0.5, 0.0, -1.0]);
+        assert_eq!(
+            im.iter_f64().collect::<Vec<_>>(),
+            vec![-2.0, 0.5, 0.0, -1.0]
+        );
         let conj = values(&kernels::unary(Op::Conj, &OpArgs::None, &x).unwrap());
         assert_eq!(conj[0], Complex64::new(1.5, 2.0));
     }
@@ -259,8 +258,12 @@ mod tests {
         assert_eq!(b(Op::IsFinite), [false, false, true, true]);
         // np.sign(0j) == 0, np.sign(complex(inf, 0)) == 1.
         let s = values(
-            &kernels::unary(Op::Sign, &OpArgs::None, &c128(&[(0.0, 0.0), (f64::INFINITY, 0.0)]))
-                .unwrap(),
+            &kernels::unary(
+                Op::Sign,
+                &OpArgs::None,
+                &c128(&[(0.0, 0.0), (f64::INFINITY, 0.0)]),
+            )
+            .unwrap(),
         );
         assert_eq!(s, [Complex64::new(0.0, 0.0), Complex64::new(1.0, 0.0)]);
     }

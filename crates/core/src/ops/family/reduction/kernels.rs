@@ -6,8 +6,8 @@
 
 use super::monoid::{Fold, FoldVisitor, Monoid};
 use super::reduction_dtype;
-use crate::array::{ArrayData, Complex64};
 use crate::array::DType;
+use crate::array::{ArrayData, Complex64};
 use crate::kernels::{kerr, KResult};
 use crate::ops::Op;
 use ndarray::{ArrayD, Axis, IxDyn, Zip};
@@ -183,7 +183,10 @@ pub fn combine(
         let mut acc = a.clone();
         for x in &inputs[1..] {
             let ArrayData::C128(b) = x else {
-                return kerr(format!("partials of different dtypes complex128 and {}", x.dtype()));
+                return kerr(format!(
+                    "partials of different dtypes complex128 and {}",
+                    x.dtype()
+                ));
             };
             fold_into(&mut acc, b, f)?;
         }

@@ -1,0 +1,279 @@
+//! The chunk kernel of one transform: every lane along the axis (whole in the chunk) is
+//! copied into a buffer cut or padded to the transform's length, transformed in place by
+//! rustfft (complex) or realfft (real input or output), scaled, and written out.
+//!
+//! Plans are made once per length and thread: each compute thread keeps one `FftPlanner`
+//! and one `RealFftPlanner` per float type, which cache the plans they made, so a chunk
+//! reuses the plan (and its twiddle factors) of every chunk of the same length before it,
+//! and a chunk's lanes share one buffer and one scratch space. float32 and complex64
+//! compute in `f32`, as NumPy's pocketfft does; everything else in `f64`.
+
+use super::spec::{FftKind, FftSpec};
+use crate::array::ArrayData;
+use crate::kernels::{kerr, KResult};
+use ndarray::{ArrayD, Axis, IxDyn};
+use num_complex::Complex;
+use num_traits::{Float, Zero};
+use realfft::RealFftPlanner;
+use rustfft::{FftNum, FftPlanner};
+use std::cell::RefCell;
+
+/// A float type with this thread's planners.
+trait Planned: FftNum + Float {
+    fn with_planners<R>(f: impl FnOnce(&mut FftPlanner<Self>, &mut RealFftPlanner<Self>) -> R)
+        -> R;
+}
+
+thread_local! {
+    static PLANNERS_F64: RefCell<(FftPlanner<f64>, RealFftPlanner<f64>)> =
+        RefCell::new((FftPlanner::new(), RealFftPlanner::new()));
+    static PLANNERS_F32: RefCell<(FftPlanner<f32>, RealFftPlanner<f32>)> =
+        RefCell::new((FftPlanner::new(), RealFftPlanner::new()));
+}
+
+impl Planned for f64 {
+    fn with_planners<R>(f: impl FnOnce(&mut FftPlanner<f64>, &mut RealFftPlanner<f64>) -> R) -> R {
+        PLANNERS_F64.with(|p| {
+            let (c, r) = &mut *p.borrow_mut();
+            f(c, r)
+        })
+    }
+}
+
+impl Planned for f32 {
+    fn with_planners<R>(f: impl FnOnce(&mut FftPlanner<f32>, &mut RealFftPlanner<f32>) -> R) -> R {
+        PLANNERS_F32.with(|p| {
+            let (c, r) = &mut *p.borrow_mut();
+            f(c, r)
+        })
+    }
+}
+
+/// The transform `spec` of one chunk holding the whole axis.
+pub fn apply(spec: &FftSpec, x: &ArrayData) -> KResult<ArrayData> {
+    if spec.axis >= x.shape().len() {
+        return kerr(format!(
+            "{}: axis {} of a {}-d chunk",
+            spec.name(),
+            spec.axis,
+            x.shape().len()
+        ));
+    }
+    let x = x.clone().cast(spec.compute_dtype(x.dtype()));
+    Ok(match (spec.kind, x) {
+        (FftKind::Forward | FftKind::Inverse, ArrayData::C64(a)) => ArrayData::C64(c2c(&a, spec)),
+        (FftKind::Forward | FftKind::Inverse, ArrayData::C128(a)) => ArrayData::C128(c2c(&a, spec)),
+        (FftKind::RealForward, ArrayData::F32(a)) => ArrayData::C64(r2c(&a, spec)?),
+        (FftKind::RealForward, ArrayData::F64(a)) => ArrayData::C128(r2c(&a, spec)?),
+        (FftKind::RealInverse, ArrayData::C64(a)) => ArrayData::F32(c2r(&a, spec)?),
+        (FftKind::RealInverse, ArrayData::C128(a)) => ArrayData::F64(c2r(&a, spec)?),
+        (_, other) => {
+            return kerr(format!(
+                "{}: a {} chunk reached the kernel",
+                spec.name(),
+                other.dtype()
+            ))
+        }
+    })
+}
+
+/// The output array: the input's shape with the axis `len` long.
+fn output<E: Clone + Zero>(shape: &[usize], axis: usize, len: usize) -> ArrayD<E> {
+    let mut s = shape.to_vec();
+    s[axis] = len;
+    ArrayD::zeros(IxDyn(&s))
+}
+
+fn scaled<T: Float>(v: Complex<T>, scale: T) -> Complex<T> {
+    Complex::new(v.re * scale, v.im * scale)
+}
+
+fn c2c<T: Planned>(x: &ArrayD<Complex<T>>, spec: &FftSpec) -> ArrayD<Complex<T>> {
+    let (axis, n) = (Axis(spec.axis), spec.n);
+    let mut out = output(x.shape(), spec.axis, n);
+    let fft = T::with_planners(|p, _| match spec.kind {
+        FftKind::Inverse => p.plan_fft_inverse(n),
+        _ => p.plan_fft_forward(n),
+    });
+    let scale = T::from(spec.scale()).unwrap_or_else(T::one);
+    let take = x.len_of(axis).min(n);
+    let mut buf = vec![Complex::zero(); n];
+    let mut scratch = vec![Complex::zero(); fft.get_inplace_scratch_len()];
+    for (lane, mut dst) in x.lanes(axis).into_iter().zip(out.lanes_mut(axis)) {
+        for (b, v) in buf[..take].iter_mut().zip(lane.iter()) {
+            *b = *v;
+        }
+        buf[take..].fill(Complex::zero());
+        fft.process_with_scratch(&mut buf, &mut scratch);
+        for (o, b) in dst.iter_mut().zip(&buf) {
+            *o = scaled(*b, scale);
+        }
+    }
+    out
+}
+
+fn r2c<T: Planned>(x: &ArrayD<T>, spec: &FftSpec) -> KResult<ArrayD<Complex<T>>> {
+    let (axis, n) = (Axis(spec.axis), spec.n);
+    let mut out = output(x.shape(), spec.axis, spec.out_len());
+    let fft = T::with_planners(|_, r| r.plan_fft_forward(n));
+    let scale = T::from(spec.scale()).unwrap_or_else(T::one);
+    let take = x.len_of(axis).min(n);
+    let mut buf = vec![T::zero(); n];
+    let mut spectrum = fft.make_output_vec();
+    let mut scratch = fft.make_scratch_vec();
+    for (lane, mut dst) in x.lanes(axis).into_iter().zip(out.lanes_mut(axis)) {
+        for (b, v) in buf[..take].iter_mut().zip(lane.iter()) {
+            *b = *v;
+        }
+        buf[take..].fill(T::zero());
+        fft.process_with_scratch(&mut buf, &mut spectrum, &mut scratch)
+            .or_else(|e| kerr(format!("{}: {e}", spec.name())))?;
+        for (o, b) in dst.iter_mut().zip(&spectrum) {
+            *o = scaled(*b, scale);
+        }
+    }
+    Ok(out)
+}
+
+fn c2r<T: Planned>(x: &ArrayD<Complex<T>>, spec: &FftSpec) -> KResult<ArrayD<T>> {
+    let (axis, n) = (Axis(spec.axis), spec.n);
+    let mut out = output(x.shape(), spec.axis, n);
+    let fft = T::with_planners(|_, r| r.plan_fft_inverse(n));
+    let scale = T::from(spec.scale()).unwrap_or_else(T::one);
+    let take = x.len_of(axis).min(spec.in_len());
+    let mut buf = fft.make_input_vec();
+    let mut signal = fft.make_output_vec();
+    let mut scratch = fft.make_scratch_vec();
+    for (lane, mut dst) in x.lanes(axis).into_iter().zip(out.lanes_mut(axis)) {
+        for (b, v) in buf[..take].iter_mut().zip(lane.iter()) {
+            *b = *v;
+        }
+        buf[take..].fill(Complex::zero());
+        // The imaginary parts of the zero (and Nyquist) frequency are ignored, as
+        // pocketfft ignores them; realfft says so with `InputValues` after transforming.
+        match fft.process_with_scratch(&mut buf, &mut signal, &mut scratch) {
+            Ok(()) | Err(realfft::FftError::InputValues(..)) => {}
+            Err(e) => return kerr(format!("{}: {e}", spec.name())),
+        }
+        for (o, b) in dst.iter_mut().zip(&signal) {
+            *o = *b * scale;
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ops::family::fft::spec::FftNorm;
+    use num_complex::Complex64;
+    use std::f64::consts::PI;
+
+    /// The DFT by its definition, `X_k = scale · Σ_j x_j e^{∓2πi jk/n}` over the input cut or
+    /// padded to `n`.
+    fn dft(x: &[Complex64], n: usize, inverse: bool, scale: f64) -> Vec<Complex64> {
+        let sign = if inverse { 1.0 } else { -1.0 };
+        (0..n)
+            .map(|k| {
+                let s: Complex64 = (0..n.min(x.len()))
+                    .map(|j| {
+                        x[j] * Complex64::from_polar(
+                            1.0,
+                            sign * 2.0 * PI * (j * k) as f64 / n as f64,
+                        )
+                    })
+                    .sum();
+                s * scale
+            })
+            .collect()
+    }
+
+    fn signal(len: usize, seed: u64) -> Vec<Complex64> {
+        (0..len)
+            .map(|i| {
+                let t = (i as u64 * 7919 + seed * 104729) % 1000;
+                Complex64::new(
+                    t as f64 / 100.0 - 5.0,
+                    ((t * 31) % 997) as f64 / 50.0 - 10.0,
+                )
+            })
+            .collect()
+    }
+
+    fn close(a: &[Complex64], b: &[Complex64]) {
+        assert_eq!(a.len(), b.len());
+        let norm: f64 = b.iter().map(|v| v.norm()).fold(1.0, f64::max);
+        for (p, q) in a.iter().zip(b) {
+            assert!((p - q).norm() < 1e-12 * norm, "{p} vs {q}");
+        }
+    }
+
+    fn spec(kind: FftKind, axis: usize, n: usize, norm: FftNorm) -> FftSpec {
+        FftSpec {
+            kind,
+            axis,
+            n,
+            norm,
+        }
+    }
+
+    /// Both axes of a 2-D chunk, lengths prime and composite, cut and padded, every norm.
+    #[test]
+    fn complex_transforms_equal_the_direct_dft() {
+        let (rows, cols) = (6, 7);
+        let data = signal(rows * cols, 1);
+        let x = ArrayD::from_shape_vec(IxDyn(&[rows, cols]), data.clone()).unwrap();
+        for (axis, len) in [(0, rows), (1, cols)] {
+            for n in [len, len - 2, len + 3, 1] {
+                for norm in [FftNorm::Backward, FftNorm::Ortho, FftNorm::Forward] {
+                    for kind in [FftKind::Forward, FftKind::Inverse] {
+                        let s = spec(kind, axis, n, norm);
+                        let got = apply(&s, &ArrayData::C128(x.clone())).unwrap();
+                        let ArrayData::C128(got) = got else {
+                            panic!("complex128")
+                        };
+                        for (lane, out) in
+                            x.lanes(Axis(axis)).into_iter().zip(got.lanes(Axis(axis)))
+                        {
+                            let lane: Vec<_> = lane.to_vec();
+                            let want = dft(&lane, n, kind == FftKind::Inverse, s.scale());
+                            close(&out.to_vec(), &want);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn real_transforms_equal_the_direct_dft_and_invert() {
+        let real: Vec<f64> = signal(11, 2).iter().map(|z| z.re).collect();
+        let x = ArrayD::from_shape_vec(IxDyn(&[11]), real.clone()).unwrap();
+        for n in [11, 8, 16, 1] {
+            let s = spec(FftKind::RealForward, 0, n, FftNorm::Backward);
+            let ArrayData::C128(got) = apply(&s, &ArrayData::F64(x.clone())).unwrap() else {
+                panic!("complex128")
+            };
+            let as_c: Vec<Complex64> = real.iter().map(|v| Complex64::new(*v, 0.0)).collect();
+            let want = dft(&as_c, n, false, 1.0);
+            close(&got.iter().copied().collect::<Vec<_>>(), &want[..n / 2 + 1]);
+            // irfft(rfft(x, n), n) is x cut or padded to n.
+            let back = spec(FftKind::RealInverse, 0, n, FftNorm::Backward);
+            let ArrayData::F64(y) = apply(&back, &ArrayData::C128(got)).unwrap() else {
+                panic!("float64")
+            };
+            for (j, v) in y.iter().enumerate() {
+                let want = if j < 11 { real[j] } else { 0.0 };
+                assert!((v - want).abs() < 1e-12, "n={n} j={j}: {v} vs {want}");
+            }
+        }
+        // float32 computes in float32 and gives complex64.
+        let s = spec(FftKind::RealForward, 0, 11, FftNorm::Ortho);
+        let got = apply(
+            &s,
+            &ArrayData::F64(x.clone()).cast(crate::array::DType::F32),
+        )
+        .unwrap();
+        assert_eq!(got.dtype(), crate::array::DType::C64);
+    }
+}
