@@ -257,3 +257,141 @@ pub fn fftfreq(n: i64, d: f64, real: bool, dtype: Option<DType>) -> Result<Tenso
         _ => Ok(f),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::array::{ArrayData, Complex64};
+    use crate::tensor::Tensor;
+    use std::f64::consts::PI;
+
+    /// Runs the program (its last expression) on the local executor, 2 slots.
+    fn run(program: &str) -> crate::Result<ArrayData> {
+        let t =
+            crate::expr::evaluate(program).map_err(|e| crate::AresError::arg("test", e.message))?;
+        let graph = Tensor::graph(&[&t]);
+        let cluster = crate::prepare::uniform_cluster(1, 2);
+        let config = crate::config::TaskConfig::default();
+        let prepared = crate::prepare::prepare(&graph, &config, &cluster, crate::ids::TaskId(1))?;
+        let (mut results, _) = crate::executor::execute(&prepared.subtasks, 2)?;
+        Ok(results.remove(0))
+    }
+
+    fn complex(a: &ArrayData) -> Vec<Complex64> {
+        match a {
+            ArrayData::C128(z) => z.iter().copied().collect(),
+            other => other.iter_f64().map(|v| Complex64::new(v, 0.0)).collect(),
+        }
+    }
+
+    /// The values of `arange(r*c).reshape(r, c) % 7 - 3`, as the programs make them.
+    fn input(r: usize, c: usize) -> Vec<f64> {
+        (0..r * c).map(|i| (i % 7) as f64 - 3.0).collect()
+    }
+
+    fn dft(x: &[Complex64], inverse: bool) -> Vec<Complex64> {
+        let n = x.len();
+        let sign = if inverse { 1.0 } else { -1.0 };
+        (0..n)
+            .map(|k| {
+                (0..n)
+                    .map(|j| {
+                        x[j] * Complex64::from_polar(
+                            1.0,
+                            sign * 2.0 * PI * (j * k) as f64 / n as f64,
+                        )
+                    })
+                    .sum()
+            })
+            .collect()
+    }
+
+    fn close(got: &[Complex64], want: &[Complex64]) {
+        assert_eq!(got.len(), want.len());
+        for (g, w) in got.iter().zip(want) {
+            assert!((g - w).norm() < 1e-9, "{g} vs {w}");
+        }
+    }
+
+    /// fftn of a matrix chunked both ways, against the direct 2-D DFT (rows then columns).
+    #[test]
+    fn fftn_over_chunks_equals_the_direct_dft() {
+        let (r, c) = (9, 10);
+        let got =
+            run("x = (arange(90, chunk=13) % 7 - 3).reshape(9, 10).rechunk((4, 3)); fft.fftn(x)")
+                .unwrap();
+        assert_eq!(got.shape(), &[r, c]);
+        let x: Vec<Complex64> = input(r, c)
+            .iter()
+            .map(|v| Complex64::new(*v, 0.0))
+            .collect();
+        let mut rows: Vec<Complex64> = x.chunks(c).flat_map(|row| dft(row, false)).collect();
+        for j in 0..c {
+            let col: Vec<Complex64> = (0..r).map(|i| rows[i * c + j]).collect();
+            for (i, v) in dft(&col, false).into_iter().enumerate() {
+                rows[i * c + j] = v;
+            }
+        }
+        close(&complex(&got), &rows);
+        // Along axis 0 alone, padded to 12, ortho.
+        let got = run("x = (arange(90, chunk=13) % 7 - 3).reshape(9, 10).rechunk((4, 3)); fft.fft(x, n=12, axis=0, norm='ortho')").unwrap();
+        assert_eq!(got.shape(), &[12, c]);
+        let got = complex(&got);
+        for j in 0..c {
+            let mut col: Vec<Complex64> = (0..r).map(|i| x[i * c + j]).collect();
+            col.resize(12, Complex64::new(0.0, 0.0));
+            let want: Vec<Complex64> = dft(&col, false).iter().map(|v| v / 12f64.sqrt()).collect();
+            let column: Vec<Complex64> = (0..12).map(|i| got[i * c + j]).collect();
+            close(&column, &want);
+        }
+    }
+
+    #[test]
+    fn real_and_hermitian_transforms_invert() {
+        let x = input(6, 8);
+        for program in [
+            "x = (arange(48, chunk=5) % 7 - 3).reshape(6, 8); fft.irfftn(fft.rfftn(x), s=(6, 8))",
+            "x = (arange(48, chunk=5) % 7 - 3).reshape(6, 8); real(fft.ifftn(fft.fftn(x, norm='forward'), norm='forward'))",
+            "x = (arange(48, chunk=5) % 7 - 3).reshape(6, 8); fft.hfft(fft.ihfft(x), n=8)",
+            "x = (arange(48, chunk=5) % 7 - 3).reshape(6, 8); fft.irfft(fft.rfft(x, axis=0), n=6, axis=0)",
+        ] {
+            let got = run(program).unwrap();
+            assert_eq!(got.dtype(), crate::array::DType::F64, "{program}");
+            for (g, w) in got.iter_f64().zip(&x) {
+                assert!((g - w).abs() < 1e-12, "{program}: {g} vs {w}");
+            }
+        }
+    }
+
+    #[test]
+    fn frequencies_and_shifts_are_numpys() {
+        // np.fft.fftfreq(8, 0.5), np.fft.fftshift of it, np.fft.rfftfreq(7).
+        let f = run("fft.fftfreq(8, d=0.5)").unwrap();
+        assert_eq!(
+            f.iter_f64().collect::<Vec<_>>(),
+            [0.0, 0.25, 0.5, 0.75, -1.0, -0.75, -0.5, -0.25]
+        );
+        let s = run("fft.fftshift(fft.fftfreq(8, d=0.5))").unwrap();
+        assert_eq!(
+            s.iter_f64().collect::<Vec<_>>(),
+            [-1.0, -0.75, -0.5, -0.25, 0.0, 0.25, 0.5, 0.75]
+        );
+        let back = run("fft.ifftshift(fft.fftshift(arange(15, chunk=4).reshape(3, 5)))").unwrap();
+        assert_eq!(
+            back.iter_f64().collect::<Vec<_>>(),
+            (0..15).map(f64::from).collect::<Vec<_>>()
+        );
+        let r = run("fft.rfftfreq(7)").unwrap();
+        let want: Vec<f64> = (0..4).map(|k| k as f64 * (1.0 / 7.0)).collect();
+        assert_eq!(r.iter_f64().collect::<Vec<_>>(), want);
+    }
+
+    #[test]
+    fn a_chunk_too_large_for_one_axis_is_refused_naming_its_size() {
+        let e = run("fft.fft(zeros((100000, 100000), chunk=(1000, 1000)), axis=0)").unwrap_err();
+        let e = e.to_string();
+        assert!(
+            e.contains("chunks of (100000, 1000) are 1525 MiB, over the 1024 MiB"),
+            "{e}"
+        );
+    }
+}
