@@ -1,6 +1,7 @@
 //! The chunk kernel of one transform: every lane along the axis (whole in the chunk) is
-//! copied into a buffer cut or padded to the transform's length, transformed in place by
-//! rustfft (complex) or realfft (real input or output), scaled, and written out.
+//! copied into a buffer cut or padded to the transform's length, transformed by rustfft
+//! (complex) or realfft (real input or output), scaled, and written out; lanes of a strided
+//! axis are gathered and scattered in blocks, row by row.
 //!
 //! Plans are made once per length and thread: each compute thread keeps one `FftPlanner`
 //! and one `RealFftPlanner` per float type, which cache the plans they made, so a chunk
@@ -11,7 +12,7 @@
 use super::spec::{FftKind, FftSpec};
 use crate::array::ArrayData;
 use crate::kernels::{kerr, KResult};
-use ndarray::{ArrayD, Axis, IxDyn};
+use ndarray::{ArrayD, IxDyn};
 use num_complex::Complex;
 use num_traits::{Float, Zero};
 use realfft::RealFftPlanner;
@@ -61,8 +62,10 @@ pub fn apply(spec: &FftSpec, x: &ArrayData) -> KResult<ArrayData> {
     }
     let x = x.clone().cast(spec.compute_dtype(x.dtype()));
     Ok(match (spec.kind, x) {
-        (FftKind::Forward | FftKind::Inverse, ArrayData::C64(a)) => ArrayData::C64(c2c(&a, spec)),
-        (FftKind::Forward | FftKind::Inverse, ArrayData::C128(a)) => ArrayData::C128(c2c(&a, spec)),
+        (FftKind::Forward | FftKind::Inverse, ArrayData::C64(a)) => ArrayData::C64(c2c(&a, spec)?),
+        (FftKind::Forward | FftKind::Inverse, ArrayData::C128(a)) => {
+            ArrayData::C128(c2c(&a, spec)?)
+        }
         (FftKind::RealForward, ArrayData::F32(a)) => ArrayData::C64(r2c(&a, spec)?),
         (FftKind::RealForward, ArrayData::F64(a)) => ArrayData::C128(r2c(&a, spec)?),
         (FftKind::RealInverse, ArrayData::C64(a)) => ArrayData::F32(c2r(&a, spec)?),
@@ -77,95 +80,126 @@ pub fn apply(spec: &FftSpec, x: &ArrayData) -> KResult<ArrayData> {
     })
 }
 
-/// The output array: the input's shape with the axis `len` long.
-fn output<E: Clone + Zero>(shape: &[usize], axis: usize, len: usize) -> ArrayD<E> {
+/// Lanes gathered per block when the axis is not the last: each row of the block is one
+/// contiguous read of this many elements (4 cache lines of complex128), where a lane alone
+/// would read one element per cache line.
+const LANES_PER_BLOCK: usize = 16;
+
+/// Runs `f` on every lane along `axis`: the lane's first `in_len` values (zeros past the
+/// axis' end) in a buffer `f` may overwrite, and the `out_len` values `f` writes, which
+/// become the result's lane. Lanes are taken `LANES_PER_BLOCK` at a time from the chunk in
+/// C order, so a strided axis is read and written row by row.
+fn transform_lanes<I: Copy + Zero, O: Copy + Zero>(
+    x: &ArrayD<I>,
+    axis: usize,
+    in_len: usize,
+    out_len: usize,
+    mut f: impl FnMut(&mut [I], &mut [O]) -> KResult<()>,
+) -> KResult<ArrayD<O>> {
+    let shape = x.shape();
+    let (outer, m, inner) = (
+        shape[..axis].iter().product::<usize>(),
+        shape[axis],
+        shape[axis + 1..].iter().product::<usize>(),
+    );
+    let xs = x.as_standard_layout();
+    let src = xs.as_slice().unwrap_or(&[]);
+    let mut out = vec![O::zero(); outer * out_len * inner];
+    let take = m.min(in_len);
+    let block = LANES_PER_BLOCK.min(inner.max(1));
+    let mut ins = vec![I::zero(); block * in_len];
+    let mut outs = vec![O::zero(); block * out_len];
+    for o in 0..outer {
+        let (base_in, base_out) = (o * m * inner, o * out_len * inner);
+        for j0 in (0..inner).step_by(block) {
+            let w = block.min(inner - j0);
+            for i in 0..take {
+                let row = &src[base_in + i * inner + j0..][..w];
+                for (b, v) in row.iter().enumerate() {
+                    ins[b * in_len + i] = *v;
+                }
+            }
+            for b in 0..w {
+                let lane = &mut ins[b * in_len..(b + 1) * in_len];
+                lane[take..].fill(I::zero());
+                f(lane, &mut outs[b * out_len..(b + 1) * out_len])?;
+            }
+            for k in 0..out_len {
+                let row = &mut out[base_out + k * inner + j0..][..w];
+                for (b, v) in row.iter_mut().enumerate() {
+                    *v = outs[b * out_len + k];
+                }
+            }
+        }
+    }
     let mut s = shape.to_vec();
-    s[axis] = len;
-    ArrayD::zeros(IxDyn(&s))
+    s[axis] = out_len;
+    ArrayD::from_shape_vec(IxDyn(&s), out).or_else(|e| kerr(format!("fft output: {e}")))
 }
 
-fn scaled<T: Float>(v: Complex<T>, scale: T) -> Complex<T> {
-    Complex::new(v.re * scale, v.im * scale)
+fn scale_all<T: Float>(v: &mut [Complex<T>], scale: T) {
+    if scale != T::one() {
+        for z in v {
+            *z = Complex::new(z.re * scale, z.im * scale);
+        }
+    }
 }
 
-fn c2c<T: Planned>(x: &ArrayD<Complex<T>>, spec: &FftSpec) -> ArrayD<Complex<T>> {
-    let (axis, n) = (Axis(spec.axis), spec.n);
-    let mut out = output(x.shape(), spec.axis, n);
+fn c2c<T: Planned>(x: &ArrayD<Complex<T>>, spec: &FftSpec) -> KResult<ArrayD<Complex<T>>> {
+    let n = spec.n;
     let fft = T::with_planners(|p, _| match spec.kind {
         FftKind::Inverse => p.plan_fft_inverse(n),
         _ => p.plan_fft_forward(n),
     });
     let scale = T::from(spec.scale()).unwrap_or_else(T::one);
-    let take = x.len_of(axis).min(n);
-    let mut buf = vec![Complex::zero(); n];
     let mut scratch = vec![Complex::zero(); fft.get_inplace_scratch_len()];
-    for (lane, mut dst) in x.lanes(axis).into_iter().zip(out.lanes_mut(axis)) {
-        for (b, v) in buf[..take].iter_mut().zip(lane.iter()) {
-            *b = *v;
-        }
-        buf[take..].fill(Complex::zero());
-        fft.process_with_scratch(&mut buf, &mut scratch);
-        for (o, b) in dst.iter_mut().zip(&buf) {
-            *o = scaled(*b, scale);
-        }
-    }
-    out
+    transform_lanes(x, spec.axis, n, n, |buf, out| {
+        fft.process_with_scratch(buf, &mut scratch);
+        out.copy_from_slice(buf);
+        scale_all(out, scale);
+        Ok(())
+    })
 }
 
 fn r2c<T: Planned>(x: &ArrayD<T>, spec: &FftSpec) -> KResult<ArrayD<Complex<T>>> {
-    let (axis, n) = (Axis(spec.axis), spec.n);
-    let mut out = output(x.shape(), spec.axis, spec.out_len());
+    let n = spec.n;
     let fft = T::with_planners(|_, r| r.plan_fft_forward(n));
     let scale = T::from(spec.scale()).unwrap_or_else(T::one);
-    let take = x.len_of(axis).min(n);
-    let mut buf = vec![T::zero(); n];
-    let mut spectrum = fft.make_output_vec();
     let mut scratch = fft.make_scratch_vec();
-    for (lane, mut dst) in x.lanes(axis).into_iter().zip(out.lanes_mut(axis)) {
-        for (b, v) in buf[..take].iter_mut().zip(lane.iter()) {
-            *b = *v;
-        }
-        buf[take..].fill(T::zero());
-        fft.process_with_scratch(&mut buf, &mut spectrum, &mut scratch)
+    transform_lanes(x, spec.axis, n, spec.out_len(), |buf, out| {
+        fft.process_with_scratch(buf, out, &mut scratch)
             .or_else(|e| kerr(format!("{}: {e}", spec.name())))?;
-        for (o, b) in dst.iter_mut().zip(&spectrum) {
-            *o = scaled(*b, scale);
-        }
-    }
-    Ok(out)
+        scale_all(out, scale);
+        Ok(())
+    })
 }
 
 fn c2r<T: Planned>(x: &ArrayD<Complex<T>>, spec: &FftSpec) -> KResult<ArrayD<T>> {
-    let (axis, n) = (Axis(spec.axis), spec.n);
-    let mut out = output(x.shape(), spec.axis, n);
+    let n = spec.n;
     let fft = T::with_planners(|_, r| r.plan_fft_inverse(n));
     let scale = T::from(spec.scale()).unwrap_or_else(T::one);
-    let take = x.len_of(axis).min(spec.in_len());
-    let mut buf = fft.make_input_vec();
-    let mut signal = fft.make_output_vec();
     let mut scratch = fft.make_scratch_vec();
-    for (lane, mut dst) in x.lanes(axis).into_iter().zip(out.lanes_mut(axis)) {
-        for (b, v) in buf[..take].iter_mut().zip(lane.iter()) {
-            *b = *v;
-        }
-        buf[take..].fill(Complex::zero());
-        // The imaginary parts of the zero (and Nyquist) frequency are ignored, as
-        // pocketfft ignores them; realfft says so with `InputValues` after transforming.
-        match fft.process_with_scratch(&mut buf, &mut signal, &mut scratch) {
+    transform_lanes(x, spec.axis, spec.in_len(), n, |buf, out| {
+        // The imaginary parts of the zero (and Nyquist) frequency are ignored, as pocketfft
+        // ignores them; realfft says so with `InputValues` after transforming.
+        match fft.process_with_scratch(buf, out, &mut scratch) {
             Ok(()) | Err(realfft::FftError::InputValues(..)) => {}
             Err(e) => return kerr(format!("{}: {e}", spec.name())),
         }
-        for (o, b) in dst.iter_mut().zip(&signal) {
-            *o = *b * scale;
+        if scale != T::one() {
+            for v in out.iter_mut() {
+                *v = *v * scale;
+            }
         }
-    }
-    Ok(out)
+        Ok(())
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::ops::family::fft::spec::FftNorm;
+    use ndarray::Axis;
     use num_complex::Complex64;
     use std::f64::consts::PI;
 
