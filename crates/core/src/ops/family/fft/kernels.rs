@@ -25,28 +25,35 @@ trait Planned: FftNum + Float {
         -> R;
 }
 
+/// This thread's planners of one float type, boxed: a thread-local holds only a pointer
+/// (the Python extension is loaded with `dlopen`, where static TLS space is a few hundred
+/// bytes in all).
+type Planners<T> = RefCell<Option<Box<(FftPlanner<T>, RealFftPlanner<T>)>>>;
+
 thread_local! {
-    static PLANNERS_F64: RefCell<(FftPlanner<f64>, RealFftPlanner<f64>)> =
-        RefCell::new((FftPlanner::new(), RealFftPlanner::new()));
-    static PLANNERS_F32: RefCell<(FftPlanner<f32>, RealFftPlanner<f32>)> =
-        RefCell::new((FftPlanner::new(), RealFftPlanner::new()));
+    static PLANNERS_F64: Planners<f64> = const { RefCell::new(None) };
+    static PLANNERS_F32: Planners<f32> = const { RefCell::new(None) };
+}
+
+fn with<T: FftNum, R>(
+    planners: &Planners<T>,
+    f: impl FnOnce(&mut FftPlanner<T>, &mut RealFftPlanner<T>) -> R,
+) -> R {
+    let mut slot = planners.borrow_mut();
+    let (c, r) =
+        &mut **slot.get_or_insert_with(|| Box::new((FftPlanner::new(), RealFftPlanner::new())));
+    f(c, r)
 }
 
 impl Planned for f64 {
     fn with_planners<R>(f: impl FnOnce(&mut FftPlanner<f64>, &mut RealFftPlanner<f64>) -> R) -> R {
-        PLANNERS_F64.with(|p| {
-            let (c, r) = &mut *p.borrow_mut();
-            f(c, r)
-        })
+        PLANNERS_F64.with(|p| with(p, f))
     }
 }
 
 impl Planned for f32 {
     fn with_planners<R>(f: impl FnOnce(&mut FftPlanner<f32>, &mut RealFftPlanner<f32>) -> R) -> R {
-        PLANNERS_F32.with(|p| {
-            let (c, r) = &mut *p.borrow_mut();
-            f(c, r)
-        })
+        PLANNERS_F32.with(|p| with(p, f))
     }
 }
 

@@ -115,10 +115,12 @@ impl Tensor {
         if axes.is_empty() {
             return Ok(self.clone());
         }
-        let n_of = |x: &Tensor, i: usize, k: FftKind| -> Option<i64> {
-            lengths[i].or(Some(default_n(k, x.shape()[axes[i]]) as i64))
-        };
         let last = axes.len() - 1;
+        // NumPy's defaults: each axis' own length, `2 (m - 1)` for the last of `irfftn`'s.
+        let n_of = |x: &Tensor, i: usize, k: FftKind| -> Option<i64> {
+            let m = x.shape()[axes[i]];
+            lengths[i].or(Some(if i == last { default_n(k, m) } else { m } as i64))
+        };
         let mut x = self.clone();
         match kind {
             FftKind::Forward | FftKind::Inverse => {
