@@ -121,24 +121,27 @@ impl Tensor {
             let m = x.shape()[axes[i]];
             lengths[i].or(Some(if i == last { default_n(k, m) } else { m } as i64))
         };
+        // One transform of axis `axes[i]`, of kind `k` (`kind`'s defaults for its length).
+        let step =
+            |x: Tensor, i: usize, k: FftKind| x.fft1(k, n_of(&x, i, kind), axes[i] as i64, norm);
         let mut x = self.clone();
         match kind {
             FftKind::Forward | FftKind::Inverse => {
                 for i in (0..axes.len()).rev() {
-                    x = x.fft1(kind, n_of(&x, i, kind), axes[i] as i64, norm)?;
+                    x = step(x, i, kind)?;
                 }
             }
             FftKind::RealForward => {
-                x = x.fft1(kind, n_of(&x, last, kind), axes[last] as i64, norm)?;
+                x = step(x, last, kind)?;
                 for i in 0..last {
-                    x = x.fft1(FftKind::Forward, n_of(&x, i, kind), axes[i] as i64, norm)?;
+                    x = step(x, i, FftKind::Forward)?;
                 }
             }
             FftKind::RealInverse => {
                 for i in 0..last {
-                    x = x.fft1(FftKind::Inverse, n_of(&x, i, kind), axes[i] as i64, norm)?;
+                    x = step(x, i, FftKind::Inverse)?;
                 }
-                x = x.fft1(kind, n_of(&x, last, kind), axes[last] as i64, norm)?;
+                x = step(x, last, kind)?;
             }
         }
         Ok(x)

@@ -92,9 +92,12 @@ impl FoldVisitor for Reduce<'_> {
     }
 }
 
+/// One step of a complex fold.
+type ComplexStep = fn(Complex64, Complex64) -> Complex64;
+
 /// The fold of complex values: `sum` and `prod` only (complex numbers have no order; the
 /// tensor API refuses the other reductions of a complex tensor before they are built).
-fn complex_fold(op: Op) -> KResult<(Complex64, fn(Complex64, Complex64) -> Complex64)> {
+fn complex_fold(op: Op) -> KResult<(Complex64, ComplexStep)> {
     match monoid(op)? {
         Monoid::Add => Ok((Complex64::new(0.0, 0.0), |a, b| a + b)),
         Monoid::Mul => Ok((Complex64::new(1.0, 0.0), |a, b| a * b)),
