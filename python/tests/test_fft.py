@@ -132,3 +132,18 @@ def test_bad_arguments_raise_clear_errors():
     with pytest.raises(ar.TaskError, match=r"chunks of \(100000, 1000\) are 1525 MiB, over the "
                                            r"1024 MiB one chunk may hold"):
         _value(ar.fft.fft(ar.zeros((100_000, 100_000), chunks=1000), axis=0))
+
+
+def test_complex_data_crosses_a_real_cluster(any_engine):
+    """Complex uploads, transforms over several workers and complex results over the native
+    protocol and HTTP (and in process): the wire codecs, the .npy download and the JSON-free
+    fetch of complex64/complex128 chunks."""
+    z = _complex((24, 10), seed=7)
+    x = ar.asarray(z, chunks=(5, 4))
+    got_fft, got_real, got_single = ar.compute(
+        ar.fft.fft(x, axis=0), ar.fft.irfft(x, n=18), ar.astype(x, "complex64") * 2)
+    _check(got_fft, np.fft.fft(z, axis=0))
+    _check(got_real, np.fft.irfft(z, n=18))
+    _check(got_single, z.astype(np.complex64) * 2, rtol=1e-6, atol=1e-6)
+    total = _value(ar.sum(x))
+    assert isinstance(total, complex) and abs(total - z.sum()) < 1e-9
