@@ -362,6 +362,9 @@ class Tensor:
     def __float__(self):
         return float(self.compute())
 
+    def __complex__(self):
+        return complex(self.compute())
+
     def __int__(self):
         return int(self.compute())
 

@@ -968,7 +968,8 @@ for _n, _f in {"__neg__": operator.neg, "__pos__": operator.pos, "__abs__": abs,
                "__invert__": operator.invert}.items():
     CASES[f"Tensor.{_n}"] = Case(_f, _f, one_tensor())
 
-_CONVERSIONS = {"__bool__": bool, "__int__": int, "__float__": float, "__index__": operator.index,
+_CONVERSIONS = {"__bool__": bool, "__int__": int, "__float__": float, "__complex__": complex,
+                "__index__": operator.index,
                 "__len__": len, "__array__": np.asarray, "__iter__": list}
 for _n, _f in _CONVERSIONS.items():
     CASES[f"Tensor.{_n}"] = Case(_f, _f, small_tensor())
