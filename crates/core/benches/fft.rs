@@ -36,7 +36,9 @@ fn values(n: usize) -> Vec<f64> {
     let mut s = 1u64;
     (0..n)
         .map(|_| {
-            s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            s = s
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             (s >> 11) as f64 / (1u64 << 53) as f64 - 0.5
         })
         .collect()
@@ -76,7 +78,13 @@ fn main() {
     for (what, text) in [("with the draw", program), ("the draw alone", baseline)] {
         let t = ares_core::expr::evaluate(text).unwrap();
         let graph = Tensor::graph(&[&t]);
-        let p = prepare(&graph, &TaskConfig::default(), &uniform_cluster(1, 1), TaskId(1)).unwrap();
+        let p = prepare(
+            &graph,
+            &TaskConfig::default(),
+            &uniform_cluster(1, 1),
+            TaskId(1),
+        )
+        .unwrap();
         let secs = best(|| {
             std::hint::black_box(execute(&p.subtasks, 1).unwrap());
         });
