@@ -390,6 +390,18 @@ mod tests {
         assert_eq!(r.iter_f64().collect::<Vec<_>>(), want);
     }
 
+    /// A rechunk of complex data that takes the shuffle (rows to columns: 16,384 pieces).
+    #[test]
+    fn complex_chunks_regrid_through_the_shuffle() {
+        let got = run("x = arange(16384, chunk=128).reshape(128, 128).rechunk((1, 128)).astype('complex128'); \
+             fft.ifft(fft.fft(x.rechunk((128, 1)), axis=0), axis=0)")
+        .unwrap();
+        let want: Vec<f64> = (0..16384).map(f64::from).collect();
+        for (g, w) in complex(&got).iter().zip(&want) {
+            assert!((g.re - w).abs() < 1e-9 && g.im.abs() < 1e-9, "{g} vs {w}");
+        }
+    }
+
     #[test]
     fn a_chunk_too_large_for_one_axis_is_refused_naming_its_size() {
         let e = run("fft.fft(zeros((100000, 100000), chunk=(1000, 1000)), axis=0)").unwrap_err();
