@@ -67,16 +67,19 @@ pub fn apply(spec: &FftSpec, x: &ArrayData) -> KResult<ArrayData> {
             x.shape().len()
         ));
     }
-    let x = x.clone().cast(spec.compute_dtype(x.dtype()));
-    Ok(match (spec.kind, x) {
-        (FftKind::Forward | FftKind::Inverse, ArrayData::C64(a)) => ArrayData::C64(c2c(&a, spec)?),
-        (FftKind::Forward | FftKind::Inverse, ArrayData::C128(a)) => {
-            ArrayData::C128(c2c(&a, spec)?)
-        }
-        (FftKind::RealForward, ArrayData::F32(a)) => ArrayData::C64(r2c(&a, spec)?),
-        (FftKind::RealForward, ArrayData::F64(a)) => ArrayData::C128(r2c(&a, spec)?),
-        (FftKind::RealInverse, ArrayData::C64(a)) => ArrayData::F32(c2r(&a, spec)?),
-        (FftKind::RealInverse, ArrayData::C128(a)) => ArrayData::F64(c2r(&a, spec)?),
+    let want = spec.compute_dtype(x.dtype());
+    let x = if x.dtype() == want {
+        std::borrow::Cow::Borrowed(x)
+    } else {
+        std::borrow::Cow::Owned(x.clone().cast(want))
+    };
+    Ok(match (spec.kind, x.as_ref()) {
+        (FftKind::Forward | FftKind::Inverse, ArrayData::C64(a)) => ArrayData::C64(c2c(a, spec)?),
+        (FftKind::Forward | FftKind::Inverse, ArrayData::C128(a)) => ArrayData::C128(c2c(a, spec)?),
+        (FftKind::RealForward, ArrayData::F32(a)) => ArrayData::C64(r2c(a, spec)?),
+        (FftKind::RealForward, ArrayData::F64(a)) => ArrayData::C128(r2c(a, spec)?),
+        (FftKind::RealInverse, ArrayData::C64(a)) => ArrayData::F32(c2r(a, spec)?),
+        (FftKind::RealInverse, ArrayData::C128(a)) => ArrayData::F64(c2r(a, spec)?),
         (_, other) => {
             return kerr(format!(
                 "{}: a {} chunk reached the kernel",
@@ -160,6 +163,25 @@ fn c2c<T: Planned>(x: &ArrayD<Complex<T>>, spec: &FftSpec) -> KResult<ArrayD<Com
     });
     let scale = T::from(spec.scale()).unwrap_or_else(T::one);
     let mut scratch = vec![Complex::zero(); fft.get_inplace_scratch_len()];
+    if spec.axis + 1 == x.ndim() {
+        // Contiguous lanes: each copied into its place in the result and transformed there
+        // (no buffer, one copy of the data fewer).
+        let m = x.shape()[spec.axis];
+        let xs = x.as_standard_layout();
+        let src = xs.as_slice().unwrap_or(&[]);
+        let lanes = x.shape()[..spec.axis].iter().product::<usize>();
+        let mut out = vec![Complex::zero(); lanes * n];
+        let take = m.min(n);
+        for (o, dst) in out.chunks_exact_mut(n).enumerate() {
+            dst[..take].copy_from_slice(&src[o * m..o * m + take]);
+            fft.process_with_scratch(dst, &mut scratch);
+            scale_all(dst, scale);
+        }
+        let mut shape = x.shape().to_vec();
+        shape[spec.axis] = n;
+        return ArrayD::from_shape_vec(IxDyn(&shape), out)
+            .or_else(|e| kerr(format!("fft output: {e}")));
+    }
     transform_lanes(x, spec.axis, n, n, |buf, out| {
         fft.process_with_scratch(buf, &mut scratch);
         out.copy_from_slice(buf);
