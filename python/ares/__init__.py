@@ -21,7 +21,7 @@ import operator as _operator
 
 import numpy as _np
 
-from . import _ares, linalg, random
+from . import _ares, fft, linalg, random
 from ._ares import TaskError
 from ._engine import close, compute, connect, set_progress, start
 from ._engine import engine as _current_engine

@@ -6,6 +6,7 @@ from typing import Any, Callable, Iterator, Literal, Sequence, SupportsIndex, ov
 import numpy as np
 import numpy.typing as npt
 
+from . import fft as fft
 from . import linalg as linalg
 from . import random as random
 
@@ -26,6 +27,8 @@ int32: np.dtype[np.int32]
 int64: np.dtype[np.int64]
 float32: np.dtype[np.float32]
 float64: np.dtype[np.float64]
+complex64: np.dtype[np.complex64]
+complex128: np.dtype[np.complex128]
 newaxis: None
 nan: float
 inf: float
@@ -88,6 +91,7 @@ class Tensor:
     def __iter__(self) -> Iterator[Tensor]: ...
     def __bool__(self) -> builtins_bool: ...
     def __float__(self) -> float: ...
+    def __complex__(self) -> complex: ...
     def __int__(self) -> int: ...
     def __index__(self) -> int: ...
     def __getitem__(self, index: Any) -> Tensor: ...

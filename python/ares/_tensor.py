@@ -60,6 +60,9 @@ class _Args:
             return float(value)
         if isinstance(value, (np.dtype, type)):
             return dtype_name(value)
+        if isinstance(value, numbers.Complex):
+            raise TypeError("ares has no complex Python numbers in expressions yet: make a "
+                            "complex tensor (ar.asarray(z, dtype='complex128')) and use it instead")
         raise TypeError(f"ares cannot take a {type(value).__name__} argument")
 
     def wrap(self, result):
@@ -358,6 +361,9 @@ class Tensor:
 
     def __float__(self):
         return float(self.compute())
+
+    def __complex__(self):
+        return complex(self.compute())
 
     def __int__(self):
         return int(self.compute())

@@ -132,6 +132,8 @@ fn to_numpy<'py>(py: Python<'py>, a: &ArrayData) -> Bound<'py, PyAny> {
         ArrayData::Bool(x) => PyArray::from_array(py, x).into_any(),
         ArrayData::F32(x) => PyArray::from_array(py, x).into_any(),
         ArrayData::I32(x) => PyArray::from_array(py, x).into_any(),
+        ArrayData::C64(x) => PyArray::from_array(py, x).into_any(),
+        ArrayData::C128(x) => PyArray::from_array(py, x).into_any(),
     }
 }
 
@@ -152,12 +154,19 @@ fn from_numpy(out: &Bound<'_, PyAny>) -> PyResult<ArrayData> {
     if let Ok(a) = out.extract::<PyReadonlyArrayDyn<'_, i32>>() {
         return Ok(ArrayData::I32(a.as_array().to_owned()));
     }
+    if let Ok(a) = out.extract::<PyReadonlyArrayDyn<'_, ares_core::array::Complex64>>() {
+        return Ok(ArrayData::C128(a.as_array().to_owned()));
+    }
+    if let Ok(a) = out.extract::<PyReadonlyArrayDyn<'_, ares_core::array::Complex32>>() {
+        return Ok(ArrayData::C64(a.as_array().to_owned()));
+    }
     let what = match out.cast::<numpy::PyUntypedArray>() {
         Ok(a) => format!("an array of dtype {}", a.dtype()),
         Err(_) => format!("a {}", out.get_type().name()?),
     };
     Err(pyo3::exceptions::PyTypeError::new_err(format!(
-        "returned {what}; blocks must be arrays of bool, int32, int64, float32 or float64"
+        "returned {what}; blocks must be arrays of bool, int32, int64, float32, float64, \
+         complex64 or complex128"
     )))
 }
 

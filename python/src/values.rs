@@ -32,6 +32,11 @@ pub fn to_value(obj: &Bound<'_, PyAny>) -> PyResult<Value> {
     if obj.is_instance_of::<PyFloat>() {
         return Ok(Value::Num(Scalar::F64(obj.extract::<f64>()?)));
     }
+    if obj.is_instance_of::<pyo3::types::PyComplex>() {
+        return Err(PyTypeError::new_err(
+            "ares has no complex Python numbers in expressions yet: make a complex tensor (ar.asarray(z, dtype='complex128')) and use it instead",
+        ));
+    }
     if let Ok(s) = obj.cast::<PyString>() {
         return Ok(Value::Str(s.to_str()?.to_string()));
     }
@@ -84,6 +89,20 @@ pub fn array_to_py(py: Python<'_>, data: ArrayData) -> PyResult<Py<PyAny>> {
         let s = data
             .get_flat(0)
             .ok_or_else(|| PyTypeError::new_err("a 0-d result without a value"))?;
+        // A complex result is a Python complex (complex128) or a NumPy complex64.
+        match &data {
+            ArrayData::C128(a) => {
+                let z = a.iter().next().copied().unwrap_or_default();
+                return pyo3::types::PyComplex::from_doubles(py, z.re, z.im).into_py_any(py);
+            }
+            ArrayData::C64(a) => {
+                let z = a.iter().next().copied().unwrap_or_default();
+                let numpy = py.import("numpy")?;
+                let value = pyo3::types::PyComplex::from_doubles(py, z.re.into(), z.im.into());
+                return Ok(numpy.getattr("complex64")?.call1((value,))?.unbind());
+            }
+            _ => {}
+        }
         // A Python float or int would claim float64/int64: float32 and int32 results are
         // NumPy scalars of their dtype, as NumPy's reductions return.
         if let dtype @ (DType::F32 | DType::I32) = data.dtype() {
@@ -102,6 +121,8 @@ pub fn array_to_py(py: Python<'_>, data: ArrayData) -> PyResult<Py<PyAny>> {
         ArrayData::Bool(a) => PyArray::from_owned_array(py, a).into_py_any(py),
         ArrayData::F32(a) => PyArray::from_owned_array(py, a).into_py_any(py),
         ArrayData::I32(a) => PyArray::from_owned_array(py, a).into_py_any(py),
+        ArrayData::C64(a) => PyArray::from_owned_array(py, a).into_py_any(py),
+        ArrayData::C128(a) => PyArray::from_owned_array(py, a).into_py_any(py),
         // A dtype this module does not know yet goes through float64 (a copy).
         other => PyArray::from_owned_array(py, other.to_f64()).into_py_any(py),
     }

@@ -28,7 +28,9 @@ from hypothesis.extra import numpy as hnp
 import ares as ar
 from helpers import chunks_for
 
-DTYPES = tuple(ar._ares.dtypes())
+# The real dtypes: complex64/complex128 are checked against NumPy by test_complex.py and
+# test_fft.py (the cases here draw NaN/inf patterns and orderings that are real-only).
+DTYPES = tuple(d for d in ar._ares.dtypes() if np.dtype(d).kind != "c")
 INTS = tuple(d for d in DTYPES if np.dtype(d).kind in "iu")
 FLOATS = tuple(d for d in DTYPES if np.dtype(d).kind == "f")
 REAL = INTS + FLOATS
@@ -966,7 +968,8 @@ for _n, _f in {"__neg__": operator.neg, "__pos__": operator.pos, "__abs__": abs,
                "__invert__": operator.invert}.items():
     CASES[f"Tensor.{_n}"] = Case(_f, _f, one_tensor())
 
-_CONVERSIONS = {"__bool__": bool, "__int__": int, "__float__": float, "__index__": operator.index,
+_CONVERSIONS = {"__bool__": bool, "__int__": int, "__float__": float, "__complex__": complex,
+                "__index__": operator.index,
                 "__len__": len, "__array__": np.asarray, "__iter__": list}
 for _n, _f in _CONVERSIONS.items():
     CASES[f"Tensor.{_n}"] = Case(_f, _f, small_tensor())
@@ -1138,6 +1141,8 @@ NOT_NUMERIC = {
     "array_api_coverage": ("reports coverage", "every 'have' name is an attribute of ar, no "
                            "'missing' one is"),
     "random": ("the module ar.random", "its names are covered one by one (random.*)"),
+    "fft": ("the module ar.fft", "test_fft.py checks each of its 14 functions against numpy.fft "
+            "(shapes, chunkings, n, axes, every norm)"),
     "linalg": ("the module ar.linalg", "test_linalg.py checks each of its functions against "
                "numpy.linalg (reconstruction, orthogonality, singular values)"),
     "newaxis": ("None, as np.newaxis", "is None"),
@@ -1184,6 +1189,8 @@ for _name in ("map_blocks", "blockwise", "map_overlap", "apply_gufunc", "reducti
     NOT_NUMERIC[_name] = ("runs a user's Python function on blocks",
                           "test_map_blocks.py: each against NumPy on the whole array, in "
                           "process and on a cluster")
+for _d in ("complex64", "complex128"):
+    NOT_NUMERIC[_d] = ("a complex dtype", "== np.dtype(name); test_complex.py checks its values")
 NOT_NUMERIC["Tensor.visualize"] = (
     "draws the chunk graph", "test_notebook.py: an SVG naming the tensor's ops, .dot text")
 NOT_NUMERIC["Tensor.compute_chunk_sizes"] = (

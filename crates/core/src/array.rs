@@ -1,11 +1,14 @@
 //! Element types, scalars, shapes and the in-memory chunk representation.
 //!
-//! ares computes on five dtypes, as NumPy would: `bool`, `int32`, `int64`, `float32` and
-//! `float64`. A chunk's data is an [`ArrayData`], an ndarray of one of them. Promotion of two
-//! arrays follows NumPy 2's table for these types ([`DType::promote`]); Python numbers mixed
-//! with arrays follow NEP 50's weak-scalar rules (`crate::ops::dtypes`).
+//! ares computes on seven dtypes, as NumPy would: `bool`, `int32`, `int64`, `float32`,
+//! `float64`, and the complex `complex64` and `complex128` (pairs of float32 / float64, as
+//! `num_complex::Complex32` / `Complex64`: the FFT's results and their arithmetic). A chunk's
+//! data is an [`ArrayData`], an ndarray of one of them. Promotion of two arrays follows NumPy
+//! 2's table for these types ([`DType::promote`]); Python numbers mixed with arrays follow
+//! NEP 50's weak-scalar rules (`crate::ops::dtypes`).
 
 use ndarray::ArrayD;
+pub use num_complex::{Complex32, Complex64};
 use serde::{Deserialize, Serialize};
 use smallvec::SmallVec;
 use std::fmt;
@@ -43,10 +46,25 @@ pub enum DType {
     I32,
     #[serde(rename = "float32")]
     F32,
+    #[serde(rename = "complex64")]
+    C64,
+    #[serde(rename = "complex128")]
+    C128,
 }
 
 /// The dtypes in a fixed order (for error messages, tables and tests).
-pub const DTYPES: [DType; 5] = [DType::Bool, DType::I32, DType::I64, DType::F32, DType::F64];
+pub const DTYPES: [DType; 7] = [
+    DType::Bool,
+    DType::I32,
+    DType::I64,
+    DType::F32,
+    DType::F64,
+    DType::C64,
+    DType::C128,
+];
+
+/// The real dtypes (all but the complex ones).
+pub const REAL_DTYPES: [DType; 5] = [DType::Bool, DType::I32, DType::I64, DType::F32, DType::F64];
 
 impl DType {
     pub fn name(self) -> &'static str {
@@ -56,6 +74,8 @@ impl DType {
             DType::F64 => "float64",
             DType::I32 => "int32",
             DType::F32 => "float32",
+            DType::C64 => "complex64",
+            DType::C128 => "complex128",
         }
     }
 
@@ -66,6 +86,8 @@ impl DType {
             "float64" | "float" | "f64" | "double" => Some(DType::F64),
             "int32" | "i32" => Some(DType::I32),
             "float32" | "f32" | "single" => Some(DType::F32),
+            "complex64" | "c64" | "csingle" => Some(DType::C64),
+            "complex128" | "complex" | "c128" | "cdouble" => Some(DType::C128),
             _ => None,
         }
     }
@@ -78,11 +100,35 @@ impl DType {
         matches!(self, DType::I32 | DType::I64)
     }
 
-    /// The 8-byte dtype of the same kind: kernels without a 4-byte loop compute in it.
+    pub fn is_complex(self) -> bool {
+        matches!(self, DType::C64 | DType::C128)
+    }
+
+    /// The real dtype of a complex one's parts (`complex64` → `float32`); a real dtype is
+    /// its own.
+    pub fn real_part(self) -> DType {
+        match self {
+            DType::C64 => DType::F32,
+            DType::C128 => DType::F64,
+            d => d,
+        }
+    }
+
+    /// The complex dtype holding this one's values: `float32` → `complex64`, every other
+    /// real dtype → `complex128` (as NumPy's `x + 0j`).
+    pub fn to_complex(self) -> DType {
+        match self {
+            DType::F32 | DType::C64 => DType::C64,
+            _ => DType::C128,
+        }
+    }
+
+    /// The widest dtype of the same kind: kernels without a narrow loop compute in it.
     pub fn wide(self) -> DType {
         match self {
             DType::I32 => DType::I64,
             DType::F32 => DType::F64,
+            DType::C64 => DType::C128,
             d => d,
         }
     }
@@ -97,6 +143,10 @@ impl DType {
             (Bool, x) | (x, Bool) => x,
             (I32, I64) | (I64, I32) => I64,
             (F32, F64) | (F64, F32) => F64,
+            // complex64 keeps float32's precision only with float32 (NumPy: complex64 with
+            // float64 or any integer is complex128).
+            (C64, F32) | (F32, C64) => C64,
+            (C64 | C128, _) | (_, C64 | C128) => C128,
             // One integer and one float.
             _ => F64,
         }
@@ -106,7 +156,8 @@ impl DType {
         match self {
             DType::Bool => 1,
             DType::I32 | DType::F32 => 4,
-            DType::I64 | DType::F64 => 8,
+            DType::I64 | DType::F64 | DType::C64 => 8,
+            DType::C128 => 16,
         }
     }
 }
@@ -199,6 +250,8 @@ pub enum ArrayData {
     F64(ArrayD<f64>),
     I32(ArrayD<i32>),
     F32(ArrayD<f32>),
+    C64(ArrayD<Complex32>),
+    C128(ArrayD<Complex64>),
 }
 
 impl ArrayData {
@@ -209,6 +262,8 @@ impl ArrayData {
             ArrayData::F64(_) => DType::F64,
             ArrayData::I32(_) => DType::I32,
             ArrayData::F32(_) => DType::F32,
+            ArrayData::C64(_) => DType::C64,
+            ArrayData::C128(_) => DType::C128,
         }
     }
 
@@ -219,6 +274,8 @@ impl ArrayData {
             ArrayData::F64(a) => a.shape(),
             ArrayData::I32(a) => a.shape(),
             ArrayData::F32(a) => a.shape(),
+            ArrayData::C64(a) => a.shape(),
+            ArrayData::C128(a) => a.shape(),
         }
     }
 
@@ -252,7 +309,10 @@ impl ArrayData {
 
     /// Converts to `dtype` (NumPy's `astype`: float to int truncates toward zero, saturating
     /// at the integer's range with NaN as 0, where NumPy's result is undefined; int64 to
-    /// int32 wraps as NumPy's does).
+    /// int32 wraps as NumPy's does). A real value becomes a complex one with imaginary part
+    /// 0; a complex one becomes a bool by `!= 0`, and a real number by its real part, which
+    /// only the kernels ask for (the user's `astype` of complex to a real dtype is refused
+    /// when the tensor is built: `crate::ops::family::elementwise::dtypes::unary_dtype`).
     pub fn cast(self, dtype: DType) -> ArrayData {
         if self.dtype() == dtype {
             return self;
@@ -265,10 +325,31 @@ impl ArrayData {
                     ArrayData::F64(a) => a.mapv(|v| v as $t),
                     ArrayData::I32(a) => a.mapv(|v| v as $t),
                     ArrayData::F32(a) => a.mapv(|v| v as $t),
+                    ArrayData::C64(a) => a.mapv(|v| v.re as $t),
+                    ArrayData::C128(a) => a.mapv(|v| v.re as $t),
+                })
+            };
+        }
+        macro_rules! to_complex {
+            ($t:ty, $wrap:ident) => {
+                ArrayData::$wrap(match self {
+                    ArrayData::Bool(a) => a.mapv(|v| num_complex::Complex::new(v as u8 as $t, 0.0)),
+                    ArrayData::I64(a) => a.mapv(|v| num_complex::Complex::new(v as $t, 0.0)),
+                    ArrayData::F64(a) => a.mapv(|v| num_complex::Complex::new(v as $t, 0.0)),
+                    ArrayData::I32(a) => a.mapv(|v| num_complex::Complex::new(v as $t, 0.0)),
+                    ArrayData::F32(a) => a.mapv(|v| num_complex::Complex::new(v as $t, 0.0)),
+                    ArrayData::C64(a) => {
+                        a.mapv(|v| num_complex::Complex::new(v.re as $t, v.im as $t))
+                    }
+                    ArrayData::C128(a) => {
+                        a.mapv(|v| num_complex::Complex::new(v.re as $t, v.im as $t))
+                    }
                 })
             };
         }
         match dtype {
+            DType::C64 => to_complex!(f32, C64),
+            DType::C128 => to_complex!(f64, C128),
             DType::F64 => to!(f64, F64, |v| v as u8 as f64),
             DType::F32 => to!(f32, F32, |v| v as u8 as f32),
             DType::I64 => to!(i64, I64, |v| v as i64),
@@ -279,6 +360,8 @@ impl ArrayData {
                 ArrayData::F64(a) => a.mapv(|v| v != 0.0),
                 ArrayData::I32(a) => a.mapv(|v| v != 0),
                 ArrayData::F32(a) => a.mapv(|v| v != 0.0),
+                ArrayData::C64(a) => a.mapv(|v| v.re != 0.0 || v.im != 0.0),
+                ArrayData::C128(a) => a.mapv(|v| v.re != 0.0 || v.im != 0.0),
             }),
         }
     }
@@ -307,10 +390,14 @@ impl ArrayData {
             ArrayData::F64(a) => a.iter().nth(i).map(|v| Scalar::F64(*v)),
             ArrayData::I32(a) => a.iter().nth(i).map(|v| Scalar::I64(*v as i64)),
             ArrayData::F32(a) => a.iter().nth(i).map(|v| Scalar::F64(*v as f64)),
+            // A number of the language is real: a complex element is read by its real part
+            // (summaries format complex elements themselves: `crate::summary`).
+            ArrayData::C64(a) => a.iter().nth(i).map(|v| Scalar::F64(v.re as f64)),
+            ArrayData::C128(a) => a.iter().nth(i).map(|v| Scalar::F64(v.re)),
         }
     }
 
-    /// All elements as f64 in C order.
+    /// All elements as f64 in C order (complex ones by their real part).
     pub fn iter_f64(&self) -> Box<dyn Iterator<Item = f64> + '_> {
         match self {
             ArrayData::Bool(a) => Box::new(a.iter().map(|v| *v as u8 as f64)),
@@ -318,6 +405,8 @@ impl ArrayData {
             ArrayData::F64(a) => Box::new(a.iter().copied()),
             ArrayData::I32(a) => Box::new(a.iter().map(|v| *v as f64)),
             ArrayData::F32(a) => Box::new(a.iter().map(|v| *v as f64)),
+            ArrayData::C64(a) => Box::new(a.iter().map(|v| v.re as f64)),
+            ArrayData::C128(a) => Box::new(a.iter().map(|v| v.re)),
         }
     }
 }
@@ -333,6 +422,8 @@ macro_rules! map_array {
             $crate::array::ArrayData::F64($a) => $crate::array::ArrayData::F64($body),
             $crate::array::ArrayData::I32($a) => $crate::array::ArrayData::I32($body),
             $crate::array::ArrayData::F32($a) => $crate::array::ArrayData::F32($body),
+            $crate::array::ArrayData::C64($a) => $crate::array::ArrayData::C64($body),
+            $crate::array::ArrayData::C128($a) => $crate::array::ArrayData::C128($body),
         }
     };
 }
@@ -341,17 +432,19 @@ macro_rules! map_array {
 mod tests {
     use super::*;
 
-    /// `np.result_type` over every pair of the five dtypes (NumPy 2.4).
+    /// `np.result_type` over every pair of the seven dtypes (NumPy 2.4).
     #[test]
     fn promotion_follows_numpys_table() {
         use DType::*;
         let table = [
-            //  bool  int32 int64 float32 float64
-            [Bool, I32, I64, F32, F64], // bool
-            [I32, I32, I64, F64, F64],  // int32
-            [I64, I64, I64, F64, F64],  // int64
-            [F32, F64, F64, F32, F64],  // float32
-            [F64, F64, F64, F64, F64],  // float64
+            //  bool  int32 int64 float32 float64 complex64 complex128
+            [Bool, I32, I64, F32, F64, C64, C128],      // bool
+            [I32, I32, I64, F64, F64, C128, C128],      // int32
+            [I64, I64, I64, F64, F64, C128, C128],      // int64
+            [F32, F64, F64, F32, F64, C64, C128],       // float32
+            [F64, F64, F64, F64, F64, C128, C128],      // float64
+            [C64, C128, C128, C64, C128, C64, C128],    // complex64
+            [C128, C128, C128, C128, C128, C128, C128], // complex128
         ];
         for (i, a) in DTYPES.iter().enumerate() {
             for (j, b) in DTYPES.iter().enumerate() {

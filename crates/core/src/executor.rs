@@ -323,5 +323,7 @@ pub fn assemble(
         DType::Bool => fill!(Bool, false),
         DType::F32 => fill!(F32, 0.0),
         DType::I32 => fill!(I32, 0),
+        DType::C64 => fill!(C64, crate::array::Complex32::new(0.0, 0.0)),
+        DType::C128 => fill!(C128, crate::array::Complex64::new(0.0, 0.0)),
     })
 }

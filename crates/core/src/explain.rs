@@ -68,6 +68,7 @@ pub fn describe_args(args: &OpArgs) -> String {
             call.function.payload.len(),
             crate::array::fmt_shape(&call.grid())
         ),
+        OpArgs::Fft(s) => format!("{} axis={} n={} norm={:?}", s.name(), s.axis, s.n, s.norm),
         OpArgs::Transpose(perm) => format!("axes={perm:?}"),
         OpArgs::Concat { axis } => format!("axis={axis}"),
         OpArgs::Rechunk(spec) => format!("chunk={spec}"),

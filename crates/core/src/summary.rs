@@ -1,5 +1,6 @@
 //! Printing results: a scalar as a plain number, an array as its shape plus a numpy-style
-//! summary (first and last three elements when it is long), or JSON.
+//! summary (first and last three elements when it is long), or JSON. A complex element is
+//! printed as Python prints one (`(1+2j)`), and in JSON as the pair `[re, im]`.
 
 use crate::array::{fmt_shape, ArrayData, Scalar};
 use serde_json::{json, Value};
@@ -20,19 +21,75 @@ fn json_scalar(s: Scalar) -> Value {
     }
 }
 
-/// Element `i` for printing: a float32 as the shortest decimal that reads back as the same
-/// float32 (`0.33333334`, as NumPy prints it), not as the float64 it widens to.
-fn item(a: &ArrayData, i: usize) -> Option<Scalar> {
-    match a {
-        ArrayData::F32(x) => x.iter().nth(i).map(|v| {
-            let shortest = format!("{v:?}").parse::<f64>().unwrap_or(*v as f64);
-            Scalar::F64(shortest)
-        }),
-        _ => a.get_flat(i),
+/// One element to print: a number of the language, or a complex number's parts.
+#[derive(Clone, Copy)]
+enum Item {
+    Real(Scalar),
+    Complex(f64, f64),
+}
+
+fn shortest32(v: f32) -> f64 {
+    format!("{v:?}").parse::<f64>().unwrap_or(v as f64)
+}
+
+/// Python's `repr` of a complex number's part: `1`, `0.5`, `inf`, `nan`.
+fn part(x: f64) -> String {
+    if x.is_nan() {
+        "nan".into()
+    } else if x.is_infinite() {
+        if x > 0.0 { "inf" } else { "-inf" }.into()
+    } else if x == x.trunc() && x.abs() < 1e16 {
+        if x == 0.0 && x.is_sign_negative() {
+            "-0".into()
+        } else {
+            format!("{}", x as i64)
+        }
+    } else {
+        format!("{x:?}")
     }
 }
 
-fn items(a: &ArrayData) -> Vec<Scalar> {
+fn fmt_item(it: Item) -> String {
+    match it {
+        Item::Real(s) => fmt_scalar(s),
+        Item::Complex(re, im) => {
+            let sign = if im.is_sign_negative() && !im.is_nan() {
+                "-"
+            } else {
+                "+"
+            };
+            format!("({}{sign}{}j)", part(re), part(im.abs()))
+        }
+    }
+}
+
+fn json_item(it: Item) -> Value {
+    match it {
+        Item::Real(s) => json_scalar(s),
+        Item::Complex(re, im) => {
+            json!([json_scalar(Scalar::F64(re)), json_scalar(Scalar::F64(im))])
+        }
+    }
+}
+
+/// Element `i` for printing: a float32 as the shortest decimal that reads back as the same
+/// float32 (`0.33333334`, as NumPy prints it), not as the float64 it widens to.
+fn item(a: &ArrayData, i: usize) -> Option<Item> {
+    match a {
+        ArrayData::F32(x) => x
+            .iter()
+            .nth(i)
+            .map(|v| Item::Real(Scalar::F64(shortest32(*v)))),
+        ArrayData::C64(x) => x
+            .iter()
+            .nth(i)
+            .map(|v| Item::Complex(shortest32(v.re), shortest32(v.im))),
+        ArrayData::C128(x) => x.iter().nth(i).map(|v| Item::Complex(v.re, v.im)),
+        _ => a.get_flat(i).map(Item::Real),
+    }
+}
+
+fn items(a: &ArrayData) -> Vec<Item> {
     (0..a.len()).filter_map(|i| item(a, i)).collect()
 }
 
@@ -40,7 +97,7 @@ fn items(a: &ArrayData) -> Vec<Scalar> {
 pub fn summary(a: &ArrayData) -> String {
     let n = a.len();
     let show = |range: std::ops::Range<usize>| -> Vec<String> {
-        range.filter_map(|i| item(a, i)).map(fmt_scalar).collect()
+        range.filter_map(|i| item(a, i)).map(fmt_item).collect()
     };
     if n <= 6 {
         format!("[{}]", show(0..n).join(", "))
@@ -56,7 +113,7 @@ pub fn summary(a: &ArrayData) -> String {
 /// Text form: a scalar alone, an array as shape, dtype and summary.
 pub fn text(a: &ArrayData) -> String {
     if a.shape().is_empty() {
-        return item(a, 0).map(fmt_scalar).unwrap_or_default();
+        return item(a, 0).map(fmt_item).unwrap_or_default();
     }
     format!(
         "array(shape={}, dtype={}) {}",
@@ -76,10 +133,10 @@ pub fn json_result(a: &ArrayData) -> Value {
 
 /// The whole array as nested JSON lists (a scalar as a number).
 pub fn json_nested(a: &ArrayData) -> Value {
-    fn nest(flat: &[Scalar], shape: &[usize]) -> Value {
+    fn nest(flat: &[Item], shape: &[usize]) -> Value {
         match shape {
-            [] => flat.first().map_or(Value::Null, |s| json_scalar(*s)),
-            [n] => Value::Array(flat[..*n].iter().map(|s| json_scalar(*s)).collect()),
+            [] => flat.first().map_or(Value::Null, |s| json_item(*s)),
+            [n] => Value::Array(flat[..*n].iter().map(|s| json_item(*s)).collect()),
             [n, rest @ ..] => {
                 let step: usize = rest.iter().product();
                 Value::Array((0..*n).map(|i| nest(&flat[i * step..], rest)).collect())
@@ -105,5 +162,25 @@ mod tests {
         assert_eq!(text(&s), "2.5");
         let m = ArrayData::Bool(ArrayD::from_elem(IxDyn(&[2, 2]), true));
         assert_eq!(json_result(&m), json!([[true, true], [true, true]]));
+    }
+
+    #[test]
+    fn complex_elements_print_as_python_and_pair_in_json() {
+        let z = ArrayData::C128(
+            ArrayD::from_shape_vec(
+                IxDyn(&[3]),
+                vec![
+                    crate::array::Complex64::new(1.0, 2.0),
+                    crate::array::Complex64::new(0.5, -0.25),
+                    crate::array::Complex64::new(f64::NAN, f64::INFINITY),
+                ],
+            )
+            .unwrap(),
+        );
+        assert_eq!(summary(&z), "[(1+2j), (0.5-0.25j), (nan+infj)]");
+        assert_eq!(
+            json_result(&z),
+            json!([[1.0, 2.0], [0.5, -0.25], ["NaN", "inf"]])
+        );
     }
 }

@@ -69,6 +69,8 @@ pub fn join_rows(pieces: &[ArrayData]) -> Result<ArrayData, LayoutError> {
         Some(ArrayData::Bool(_)) => join!(Bool),
         Some(ArrayData::F32(_)) => join!(F32),
         Some(ArrayData::I32(_)) => join!(I32),
+        Some(ArrayData::C64(_)) => join!(C64),
+        Some(ArrayData::C128(_)) => join!(C128),
     }
 }
 
@@ -244,6 +246,8 @@ impl Layout {
             DType::Bool => fill!(Bool, false),
             DType::F32 => fill!(F32, 0.0),
             DType::I32 => fill!(I32, 0),
+            DType::C64 => fill!(C64, ares_core::array::Complex32::new(0.0, 0.0)),
+            DType::C128 => fill!(C128, ares_core::array::Complex64::new(0.0, 0.0)),
         })
     }
 

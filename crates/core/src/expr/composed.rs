@@ -23,7 +23,8 @@ impl Ctx {
                     _ => x.logical_xor(&y),
                 })
             }
-            // Identities for real dtypes, as NumPy's (`imag` is zeros). `positive` and
+            // Identities for real dtypes, as NumPy's (`imag` is zeros); ops of their own for
+            // complex ones. `positive` and
             // `conj` of bools NumPy refuses or gives int8, which ares does not have.
             "positive" | "conj" | "conjugate" | "real" | "imag" => {
                 a.check(1, &["x", "val"])?;
@@ -37,6 +38,15 @@ impl Ctx {
                         p,
                         format!("{name} of a bool tensor is not supported (NumPy has no bool loop); cast it first with astype(x, 'int64')"),
                     );
+                }
+                // A complex tensor's parts and conjugate are ops of their own.
+                if x.dtype().is_complex() {
+                    return wrap(match name {
+                        "positive" => Ok(x),
+                        "real" => x.unary(Op::RealPart),
+                        "imag" => x.unary(Op::ImagPart),
+                        _ => x.unary(Op::Conj),
+                    });
                 }
                 if name != "imag" {
                     return Ok(Value::Tensor(x));

@@ -84,7 +84,10 @@ fn fancy_index(x: &Tensor, idx: &Tensor) -> crate::error::Result<Tensor> {
         crate::array::DType::Bool => x.mask_select(idx),
         crate::array::DType::I64 => x.take(idx, Some(0)),
         crate::array::DType::I32 => x.take(&idx.astype(crate::array::DType::I64)?, Some(0)),
-        crate::array::DType::F64 | crate::array::DType::F32 => Err(crate::error::AresError::arg(
+        crate::array::DType::F64
+        | crate::array::DType::F32
+        | crate::array::DType::C64
+        | crate::array::DType::C128 => Err(crate::error::AresError::arg(
             "getitem",
             "arrays used as indices must be of integer (or boolean) type",
         )),
@@ -270,6 +273,10 @@ impl Ctx {
                     // program bound the name `linalg` itself).
                     Expr::Attr(obj, n, _) if matches!(obj.as_ref(), Expr::Name(ns, _) if ns == "linalg" && !self.vars.contains_key(ns)) => {
                         (format!("linalg.{n}"), vec![])
+                    }
+                    // `fft.rfft(x)` likewise.
+                    Expr::Attr(obj, n, _) if matches!(obj.as_ref(), Expr::Name(ns, _) if ns == "fft" && !self.vars.contains_key(ns)) => {
+                        (format!("fft.{n}"), vec![])
                     }
                     Expr::Attr(obj, n, p) => (n.clone(), vec![(self.eval(obj)?, *p)]),
                     other => return err(other.pos(), "only functions and methods can be called"),

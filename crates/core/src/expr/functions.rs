@@ -95,10 +95,10 @@ impl Ctx {
                 } else {
                     DType::F64
                 });
-                // A fill is one of the three scalar kinds; float32 and int32 fills are
-                // the wide fill cast (fused into one pass with it).
+                // A fill is one of the three scalar kinds; float32, int32 and complex fills
+                // are the wide real fill cast (fused into one pass with it).
                 let value = match dtype.wide() {
-                    DType::F64 => Scalar::F64(value.as_f64()),
+                    DType::F64 | DType::C128 => Scalar::F64(value.as_f64()),
                     DType::Bool => Scalar::Bool(value.as_bool()),
                     _ => Scalar::I64(value.as_i64()),
                 };
@@ -108,7 +108,7 @@ impl Ctx {
                     &shape,
                 )?;
                 let filled = tensor::full(&shape, value, chunk);
-                wrap(if dtype == dtype.wide() {
+                wrap(if dtype == value.dtype() {
                     filled
                 } else {
                     filled.and_then(|t| t.astype(dtype))
@@ -263,6 +263,7 @@ impl Ctx {
             }
             "from_npy" | "from_zarr" | "to_npy" | "to_zarr" => self.call_io(name, a),
             _ if name.starts_with("linalg.") => self.call_linalg(name, a),
+            _ if name.starts_with("fft.") => self.call_fft(name, a),
             // Shuffle (issue 11).
             "sort" | "argsort" => {
                 a.check(3, &["a", "axis", "descending"])?;

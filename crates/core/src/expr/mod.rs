@@ -11,6 +11,7 @@ mod args;
 mod ast;
 mod composed;
 mod eval;
+mod fft;
 mod functions;
 mod io;
 mod lexer;

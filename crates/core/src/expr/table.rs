@@ -99,6 +99,7 @@ mod tests {
             include_str!("composed.rs"),
             include_str!("io.rs"),
             include_str!("linalg.rs"),
+            include_str!("fft.rs"),
             include_str!("eval.rs"),
         ];
         let mut names = Vec::new();

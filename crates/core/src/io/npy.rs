@@ -41,12 +41,18 @@ fn shown(p: &Path) -> String {
 fn unsupported(path: &Path, descr: &str) -> IoError {
     IoError::bad(
         shown(path),
-        format!("unsupported dtype {descr:?} (ares reads float64, float32, int64, int32, bool)"),
+        format!("unsupported dtype {descr:?} (ares reads float64, float32, int64, int32, bool, and little-endian complex64, complex128)"),
     )
 }
 
 /// The dtype and byte order of a `.npy` type string (`<f8`, `>i4`, `|b1`, ...).
 fn dtype_of(path: &Path, descr: &str) -> Result<(DType, bool), IoError> {
+    // Complex elements, little-endian only (a big-endian one swaps each part, not the pair).
+    match descr {
+        "<c8" => return Ok((DType::C64, false)),
+        "<c16" => return Ok((DType::C128, false)),
+        _ => {}
+    }
     let b = descr.as_bytes();
     if b.len() != 3 {
         return Err(unsupported(path, descr));
@@ -232,6 +238,8 @@ pub fn read_region(
             let bytes: ArrayD<u8> = read(f, p, meta, offset, shape)?;
             ArrayData::Bool(bytes.mapv(|b| b != 0))
         }
+        DType::C64 => ArrayData::C64(read(f, p, meta, offset, shape)?),
+        DType::C128 => ArrayData::C128(read(f, p, meta, offset, shape)?),
     })
 }
 
@@ -243,6 +251,8 @@ pub fn descr(dtype: DType) -> &'static str {
         DType::I64 => "<i8",
         DType::I32 => "<i4",
         DType::Bool => "|b1",
+        DType::C64 => "<c8",
+        DType::C128 => "<c16",
     }
 }
 
@@ -331,6 +341,16 @@ pub fn le_bytes(a: &ArrayData) -> Vec<u8> {
         ArrayData::F32(x) => x.iter().flat_map(|v| v.to_le_bytes()).collect(),
         ArrayData::I32(x) => x.iter().flat_map(|v| v.to_le_bytes()).collect(),
         ArrayData::Bool(x) => x.iter().map(|v| u8::from(*v)).collect(),
+        ArrayData::C64(x) => x
+            .iter()
+            .flat_map(|v| [v.re.to_le_bytes(), v.im.to_le_bytes()])
+            .flatten()
+            .collect(),
+        ArrayData::C128(x) => x
+            .iter()
+            .flat_map(|v| [v.re.to_le_bytes(), v.im.to_le_bytes()])
+            .flatten()
+            .collect(),
     }
 }
 

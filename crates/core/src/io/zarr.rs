@@ -29,6 +29,9 @@ pub struct ZarrMeta {
     pub chunk: Shape,
 }
 
+/// Zarr stores of complex elements are not written or read yet (`to_zarr` refuses them).
+const NO_COMPLEX: &str = "complex dtypes are not supported in Zarr stores yet";
+
 fn shown(p: &Path) -> String {
     p.display().to_string()
 }
@@ -164,6 +167,7 @@ pub fn read_region(
                     let v: Vec<$t> = a.retrieve_array_subset(&subset.as_slice()).map_err(bad)?;
                     ArrayData::$v(ArrayD::from_shape_vec(dims, v).map_err(wrap)?)
                 })*
+                DType::C64 | DType::C128 => return Err(IoError::bad(shown(path), NO_COMPLEX)),
             }
         };
     }
@@ -218,7 +222,7 @@ fn read_direct(
                     .map(|v| ArrayD::from_shape_vec(dims, v).map(ArrayData::$v))
                     .transpose()
                     .map_err(wrap)?,)*
-                DType::Bool => None,
+                DType::Bool | DType::C64 | DType::C128 => None,
             }
         };
     }
@@ -279,6 +283,7 @@ pub fn create(
             data_type::bool(),
             zarrs::array::FillValue::from(false),
         ),
+        DType::C64 | DType::C128 => return Err(bad(NO_COMPLEX.to_string())),
     };
     let codecs: Vec<Arc<dyn zarrs::array::BytesToBytesCodecTraits>> = match codec {
         super::Codec::None => vec![],
@@ -359,7 +364,7 @@ pub fn write_chunk(path: &Path, index: &[u64], data: &ArrayData) -> Result<u64, 
             ArrayData::I32(x) => x
                 .as_slice()
                 .map(|e| super::zstd_direct::write_chunk(&a, index, e)),
-            ArrayData::Bool(_) => None,
+            ArrayData::Bool(_) | ArrayData::C64(_) | ArrayData::C128(_) => None,
         };
         if let Some(done) = direct {
             done.map_err(|e| IoError::bad(shown(path), format!("writing chunk {index:?}: {e}")))?;
@@ -382,6 +387,9 @@ pub fn write_chunk(path: &Path, index: &[u64], data: &ArrayData) -> Result<u64, 
         ArrayData::F32(x) => store!(x, f32),
         ArrayData::I32(x) => store!(x, i32),
         ArrayData::Bool(x) => store!(x, bool),
+        ArrayData::C64(_) | ArrayData::C128(_) => {
+            return Err(IoError::bad(shown(path), NO_COMPLEX))
+        }
     }
     .map_err(bad)?;
     Ok(data.nbytes() as u64)

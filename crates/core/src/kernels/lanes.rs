@@ -67,6 +67,9 @@ pub(super) fn source<'a>(a: &'a ArrayData, shape: &[usize]) -> KResult<Source<'a
         ArrayData::I64(_) | ArrayData::I32(_) => {
             return kerr("integer input in a float lane segment")
         }
+        ArrayData::C64(_) | ArrayData::C128(_) => {
+            return kerr("complex input in a float lane segment")
+        }
     })
 }
 

@@ -111,6 +111,7 @@ pub fn has_narrow_loops(op: Op, args: &OpArgs) -> bool {
         | Family::Binary
         | Family::Ternary
         | Family::Linalg
+        | Family::Fft
         | Family::Fuse
         | Family::Io
         | Family::UserCode
@@ -241,6 +242,9 @@ fn apply_native(
             },
         ) => reduction::combine(*inner, inputs, axes, *keepdims),
         (Family::Combine, _) => reduction::combine(Op::Sum, inputs, &[], true),
+        (Family::Fft, OpArgs::Fft(spec)) => {
+            crate::ops::family::fft::kernels::apply(spec, one(inputs)?)
+        }
         (Family::Linalg, _) if op != Op::Matmul => {
             crate::ops::family::linalg::apply(op, args, inputs)
         }

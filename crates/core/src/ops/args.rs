@@ -335,6 +335,8 @@ pub enum OpArgs {
     /// A user's function on blocks, at both levels (every chunk of the node shares the one
     /// entry; see `ops::family::python_call`).
     MapBlocks(Box<crate::ops::family::python_call::BlockCall>),
+    /// fft: one transform along one axis (`ops::family::fft::spec`).
+    Fft(crate::ops::family::fft::spec::FftSpec),
 }
 
 /// How a mapper splits its data.

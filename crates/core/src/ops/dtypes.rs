@@ -11,11 +11,11 @@ pub use crate::ops::family::elementwise::dtypes::{
 };
 pub use crate::ops::family::reduction::reduction_dtype;
 
-/// The float dtype of a statistic or math function of `a`: float32 stays, the rest give
-/// float64 (`mean`, `var`, `std`, `sqrt`...).
+/// The float dtype of a statistic or math function of `a`: float32 and the complex dtypes
+/// stay, the rest give float64 (`mean`, `sqrt`...).
 pub fn float_result(a: DType) -> DType {
-    if a == DType::F32 {
-        DType::F32
+    if a == DType::F32 || a.is_complex() {
+        a
     } else {
         DType::F64
     }

@@ -5,7 +5,8 @@
 //! scalar loops, tiling), `reduction` (its table of folds and scans, dtype rule, kernels,
 //! the fused kernel's fold steps, tiling), `creation` (constructors, tiling, kernels, block
 //! generators), `linalg` (the matmul shape rule, NumPy's products, tiling into block
-//! products, the GEMM kernels), `io` (the file constructors and writes, their tiling), `shuffle` (tiling into
+//! products, the GEMM kernels), `fft` (the Fourier transforms: one op per axis, whole in
+//! one chunk), `io` (the file constructors and writes, their tiling), `shuffle` (tiling into
 //! mappers, a proxy and reducers; sort; the mapper and reducer kernels; `select/` for
 //! unique, `x[mask]` and searchsorted, `take/` for `x[idx]`) and `manipulation` (slice,
 //! transpose, concatenate, reshape: tiling and kernels; rechunking by shuffle). Shared
@@ -14,6 +15,7 @@
 
 pub mod creation;
 pub mod elementwise;
+pub mod fft;
 pub mod graph;
 pub mod io;
 pub mod linalg;

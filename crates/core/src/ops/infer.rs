@@ -103,6 +103,9 @@ pub(super) fn arity(op: Op, inputs: usize, want: usize) -> Result<()> {
 /// Shape and dtype of `op(args)` applied to inputs of the given shapes and dtypes.
 pub fn infer(op: Op, args: &OpArgs, inputs: &[(&Shape, DType)]) -> Result<(Shape, DType)> {
     let name = op.name();
+    if let Some((_, d)) = inputs.iter().find(|(_, d)| d.is_complex()) {
+        check_complex(op, *d)?;
+    }
     let out = match (op.family(), args) {
         (Family::Creation, OpArgs::Create { fill, shape, chunk }) => {
             arity(op, inputs.len(), 0)?;
@@ -219,6 +222,7 @@ pub fn infer(op: Op, args: &OpArgs, inputs: &[(&Shape, DType)]) -> Result<(Shape
         }
         (Family::UserCode, OpArgs::MapBlocks(call)) => call.infer(inputs)?,
         (Family::Linalg, _) if op != Op::Matmul => super::family::linalg::infer(op, args, inputs)?,
+        (Family::Fft, _) => super::family::fft::infer(op, args, inputs)?,
         (Family::Linalg, OpArgs::None) => {
             arity(op, inputs.len(), 2)?;
             let shape = super::family::linalg::shape::matmul_shape(inputs[0].0, inputs[1].0)?;
@@ -299,6 +303,33 @@ pub fn infer(op: Op, args: &OpArgs, inputs: &[(&Shape, DType)]) -> Result<(Shape
 }
 
 pub use super::family::shuffle::select::infer::infer_data_dependent;
+
+/// Whether `op` takes a complex input (of dtype `d`): the elementwise ops (whose dtype rules
+/// refuse what the standard leaves undefined, as `<`), `sum` and `prod` (and `mean`, made of
+/// them), data movement, and the Fourier transforms. Every other op names the dtype and
+/// itself here, before a graph is built, instead of failing in a kernel.
+fn check_complex(op: Op, d: DType) -> Result<()> {
+    let ok = match op.family() {
+        Family::Unary | Family::Binary | Family::Ternary | Family::Fft => true,
+        Family::Fuse | Family::Fetch | Family::Combine => true,
+        Family::Indexing => true,
+        Family::Reduction => matches!(op, Op::Sum | Op::Prod),
+        _ => false,
+    };
+    if ok {
+        return Ok(());
+    }
+    let why = match op {
+        Op::Min | Op::Max | Op::Sort | Op::ArgMin | Op::ArgMax | Op::SearchSorted => {
+            ": complex numbers have no order"
+        }
+        _ => " yet",
+    };
+    Err(AresError::dtype(
+        op.name(),
+        format!("not supported for a {d} tensor{why}"),
+    ))
+}
 
 pub fn check_axes(op: &'static str, axes: &[usize], ndim: usize) -> Result<()> {
     for w in axes.windows(2) {

@@ -60,6 +60,8 @@ pub enum Family {
     /// A user's function on blocks (`map_blocks`): run by a registered runner
     /// (`family::python_call`), never fused.
     UserCode,
+    /// Fourier transforms along one axis (`crate::ops::family::fft`).
+    Fft,
     /// Map-reduce shuffles (MEP-0002): tileable ops that tile into mappers, a proxy and
     /// reducers, and those chunk-level ops ([`crate::graph::shuffle`]).
     Shuffle,
@@ -183,6 +185,12 @@ family::reduction::reduction_table! { with_ufuncs! { rows {
     LuBlock => Linalg, "lu_block", "ares.tensor.linalg.lu_block";
     // User functions (issue 31): a user's function on one block of each input.
     MapBlocks => UserCode, "map_blocks", "ares.tensor.python.map_blocks";
+    // Complex dtypes (issue 29): the parts of a complex tensor (real tensors compose them).
+    Conj => Unary, "conj", "ares.tensor.arithmetic.conj";
+    RealPart => Unary, "real", "ares.tensor.arithmetic.real";
+    ImagPart => Unary, "imag", "ares.tensor.arithmetic.imag";
+    // fft (issue 30): one transform along one axis held in one chunk.
+    Fft => Fft, "fft", "ares.tensor.fft.fft";
 } } }
 
 /// murmur3_32 of a name with seed 0.
@@ -284,7 +292,7 @@ mod tests {
     use super::*;
     use std::collections::HashSet;
 
-    const PINNED_ID_SUM: u64 = 246_365_076_067;
+    const PINNED_ID_SUM: u64 = 252_326_587_747;
 
     #[test]
     fn no_two_op_names_collide() {
@@ -312,7 +320,7 @@ mod tests {
     #[test]
     fn wire_ids_are_pinned() {
         let sum: u64 = Op::ALL.iter().map(|op| u64::from(op.id().0)).sum();
-        assert_eq!((Op::ALL.len(), sum), (116, PINNED_ID_SUM));
+        assert_eq!((Op::ALL.len(), sum), (120, PINNED_ID_SUM));
     }
 
     #[test]

@@ -8,8 +8,9 @@
 //! check (`tests/numpy_basics.rs`) and the differential test's generator.
 
 use super::family::{
-    creation::Creation, elementwise::Elementwise, graph::Graph, io::Io, linalg::Linalg,
-    manipulation::Manipulation, python_call::PythonCall, reduction::Reduction, shuffle::Shuffle,
+    creation::Creation, elementwise::Elementwise, fft::FftFamily, graph::Graph, io::Io,
+    linalg::Linalg, manipulation::Manipulation, python_call::PythonCall, reduction::Reduction,
+    shuffle::Shuffle,
 };
 use super::Op;
 use std::sync::OnceLock;
@@ -71,6 +72,7 @@ pub static OP_REGISTRY: &[&dyn OpFamily] = &[
     &Elementwise,
     &Reduction,
     &Linalg,
+    &FftFamily,
     &Manipulation,
     &Io,
     &Shuffle,

@@ -5,7 +5,7 @@
 //! (`x * 1.0` on an int64 tensor is a float64 tensor and stays). Random ops are pure given
 //! their seed, so two `rand` nodes with equal seed, shape and chunks are one node.
 
-use crate::array::{DType, Scalar};
+use crate::array::Scalar;
 use crate::error::Result;
 use crate::graph::{TileableGraph, TileableNode};
 use crate::ids::TileableIdx;
@@ -27,7 +27,10 @@ fn identity_of(
     let is = |v: Scalar, x: f64| v.as_f64() == x;
     let same = match (&node.op, &node.args) {
         // `x + 0.0` turns -0.0 into +0.0: only `-0.0` is the float identity of addition.
-        (Op::Add, OpArgs::Scalar { value, .. }) if node.dtype == DType::F64 => {
+        // So for float32 and the complex dtypes' parts too.
+        (Op::Add, OpArgs::Scalar { value, .. })
+            if node.dtype.is_float() || node.dtype.is_complex() =>
+        {
             matches!(value, Scalar::F64(z) if z.to_bits() == (-0.0f64).to_bits())
         }
         (Op::Add, OpArgs::Scalar { value, .. }) => is(*value, 0.0),

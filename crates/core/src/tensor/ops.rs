@@ -178,7 +178,7 @@ impl Tensor {
 
     /// The tensor itself if it is a float, else a float64 copy.
     pub(crate) fn as_float(&self) -> Result<Tensor> {
-        if self.dtype().is_float() {
+        if self.dtype().is_float() || self.dtype().is_complex() {
             Ok(self.clone())
         } else {
             self.astype(DType::F64)

@@ -255,6 +255,8 @@ fn read_npy(r: impl std::io::Read) -> std::io::Result<ArrayData> {
         "<i8" => ArrayData::I64(array(f, &shape)?),
         "<i4" => ArrayData::I32(array(f, &shape)?),
         "|b1" => ArrayData::Bool(array(f, &shape)?),
+        "<c8" => ArrayData::C64(array(f, &shape)?),
+        "<c16" => ArrayData::C128(array(f, &shape)?),
         other => return Err(std::io::Error::other(format!("unexpected dtype {other}"))),
     })
 }

@@ -226,6 +226,13 @@ pub fn encode_chunks(chunks: &[(ChunkIdx, &ArrayData)]) -> Result<Vec<u8>, Codec
                 a.as_standard_layout().as_slice().expect("standard layout"),
             )),
             ArrayData::Bool(a) => body.extend(a.iter().map(|b| *b as u8)),
+            // num-complex's `Complex<T>` is `repr(C)` (re, im): NumPy's layout.
+            ArrayData::C64(a) => body.extend_from_slice(bytemuck::cast_slice(
+                a.as_standard_layout().as_slice().expect("standard layout"),
+            )),
+            ArrayData::C128(a) => body.extend_from_slice(bytemuck::cast_slice(
+                a.as_standard_layout().as_slice().expect("standard layout"),
+            )),
         }
         headers.push(ChunkHeader {
             chunk: *chunk,
@@ -293,6 +300,20 @@ pub fn decode_chunks(bytes: &[u8]) -> Result<Vec<(ChunkIdx, ArrayData)>, CodecEr
             DType::Bool => ArrayData::Bool(
                 ArrayD::from_shape_vec(IxDyn(&shape), raw.iter().map(|b| *b != 0).collect())
                     .map_err(shaped)?,
+            ),
+            DType::C64 => ArrayData::C64(
+                ArrayD::from_shape_vec(
+                    IxDyn(&shape),
+                    bytemuck::pod_collect_to_vec::<u8, ares_core::array::Complex32>(raw),
+                )
+                .map_err(shaped)?,
+            ),
+            DType::C128 => ArrayData::C128(
+                ArrayD::from_shape_vec(
+                    IxDyn(&shape),
+                    bytemuck::pod_collect_to_vec::<u8, ares_core::array::Complex64>(raw),
+                )
+                .map_err(shaped)?,
             ),
         };
         out.push((h.chunk, data));

@@ -61,6 +61,8 @@ pub fn raw_bytes(data: &ArrayData) -> Cow<'_, [u8]> {
         ArrayData::F32(a) => pod(a),
         ArrayData::I32(a) => pod(a),
         ArrayData::Bool(a) => Cow::Owned(a.iter().map(|b| *b as u8).collect()),
+        ArrayData::C64(a) => pod(a),
+        ArrayData::C128(a) => pod(a),
     }
 }
 
@@ -180,6 +182,8 @@ enum Buf {
     F32(Vec<f32>),
     I32(Vec<i32>),
     Bool(Vec<bool>),
+    C64(Vec<ares_core::array::Complex32>),
+    C128(Vec<ares_core::array::Complex64>),
 }
 
 struct Partial {
@@ -258,6 +262,8 @@ impl Assembler {
                 DType::F32 => Buf::F32(Vec::new()),
                 DType::I32 => Buf::I32(Vec::new()),
                 DType::Bool => Buf::Bool(Vec::new()),
+                DType::C64 => Buf::C64(Vec::new()),
+                DType::C128 => Buf::C128(Vec::new()),
             },
         });
         let fits = p.dtype == h.dtype
@@ -280,6 +286,8 @@ impl Assembler {
             Buf::I64(v) => extend_le(v, raw, room),
             Buf::F32(v) => extend_le(v, raw, room),
             Buf::I32(v) => extend_le(v, raw, room),
+            Buf::C64(v) => extend_le(v, raw, room),
+            Buf::C128(v) => extend_le(v, raw, room),
             Buf::Bool(v) => {
                 v.reserve_exact(room.saturating_sub(v.len()));
                 v.extend(raw.iter().map(|b| *b != 0));
@@ -301,7 +309,7 @@ impl Assembler {
                     }
                 };
             }
-            let data = whole!(F64, I64, F32, I32, Bool);
+            let data = whole!(F64, I64, F32, I32, Bool, C64, C128);
             self.finished.insert(c);
             self.done.push((c, data));
         }

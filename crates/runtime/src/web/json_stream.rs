@@ -6,7 +6,8 @@
 //! Now the supervisor holds what the `.npy` download holds, one band of chunks (read from
 //! the workers when the client is ready for it), plus one piece of text. Elements are
 //! written as the assembled answer wrote them (`summary::json_result`): booleans, integers,
-//! finite floats as numbers (a float32 as its shortest decimal), others as strings.
+//! finite floats as numbers (a float32 as its shortest decimal), others as strings; a
+//! complex element as the pair `[re, im]` of such floats.
 
 use ares_core::array::ArrayData;
 use std::ops::Range;
@@ -21,6 +22,8 @@ enum Elems {
     I32(Vec<i32>),
     F64(Vec<f64>),
     F32(Vec<f32>),
+    C64(Vec<ares_core::array::Complex32>),
+    C128(Vec<ares_core::array::Complex64>),
 }
 
 impl Elems {
@@ -38,6 +41,8 @@ impl Elems {
             ArrayData::I32(a) => Elems::I32(flat(a)),
             ArrayData::F64(a) => Elems::F64(flat(a)),
             ArrayData::F32(a) => Elems::F32(flat(a)),
+            ArrayData::C64(a) => Elems::C64(flat(a)),
+            ArrayData::C128(a) => Elems::C128(flat(a)),
         }
     }
 
@@ -48,6 +53,8 @@ impl Elems {
             Elems::I32(v) => v.len(),
             Elems::F64(v) => v.len(),
             Elems::F32(v) => v.len(),
+            Elems::C64(v) => v.len(),
+            Elems::C128(v) => v.len(),
         }
     }
 
@@ -59,14 +66,28 @@ impl Elems {
                 let _ = serde_json::to_writer(&mut *out, &x.to_string());
             }
         }
+        fn float32(x: f32, out: &mut Vec<u8>) {
+            float(format!("{x:?}").parse::<f64>().unwrap_or(x as f64), out)
+        }
         match self {
             Elems::Bool(v) => out.extend_from_slice(if v[i] { b"true" } else { b"false" }),
             Elems::I64(v) => out.extend_from_slice(v[i].to_string().as_bytes()),
             Elems::I32(v) => out.extend_from_slice(v[i].to_string().as_bytes()),
             Elems::F64(v) => float(v[i], out),
-            Elems::F32(v) => {
-                let x = v[i];
-                float(format!("{x:?}").parse::<f64>().unwrap_or(x as f64), out)
+            Elems::F32(v) => float32(v[i], out),
+            Elems::C64(v) => {
+                out.push(b'[');
+                float32(v[i].re, out);
+                out.push(b',');
+                float32(v[i].im, out);
+                out.push(b']');
+            }
+            Elems::C128(v) => {
+                out.push(b'[');
+                float(v[i].re, out);
+                out.push(b',');
+                float(v[i].im, out);
+                out.push(b']');
             }
         }
     }

@@ -316,6 +316,9 @@ impl Tiler {
             (Family::Linalg, _) if op != Op::Matmul => {
                 self.tile_linalg(op, args, shape, inputs, in_shapes)
             }
+            (Family::Fft, OpArgs::Fft(spec)) => {
+                self.tile_fft(spec, args, dtype, inputs[0], in_shapes[0])
+            }
             (Family::Linalg, _) if inputs.len() == 2 => Ok(self.tile_matmul(
                 dtype,
                 shape,

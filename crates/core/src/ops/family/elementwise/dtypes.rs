@@ -29,6 +29,45 @@ pub fn binary_dtype(op: Op, a: DType, b: DType) -> Result<DType> {
     op_result(op, a.promote(b), a, b)
 }
 
+/// The binary ufuncs the array API standard defines for complex operands (and ares
+/// computes with num-complex): arithmetic, powers and equality. Ordering (`<`, `maximum`)
+/// is not defined on complex numbers; the rest are real functions.
+fn complex_binary(op: Op, p: DType, a: DType, b: DType) -> Result<DType> {
+    match op {
+        Op::Add | Op::Sub | Op::Mul | Op::Div | Op::Pow => Ok(p),
+        Op::Eq | Op::Ne => Ok(DType::Bool),
+        _ => Err(AresError::dtype(
+            op.name(),
+            format!(
+                "not supported for complex operands ({a} and {b}){}",
+                if binary_rule(op) == Some(BinaryRule::Compare)
+                    || matches!(op, Op::Maximum | Op::Minimum)
+                {
+                    ": complex numbers have no order"
+                } else {
+                    ""
+                }
+            ),
+        )),
+    }
+}
+
+/// Output dtype of a unary ufunc on a complex array: the complex functions keep the dtype,
+/// `abs` gives the real dtype of the parts, the tests give bools; the rest are refused.
+fn complex_unary(op: Op, a: DType) -> Result<DType> {
+    use Op::*;
+    match op {
+        Neg | Sign | Square | Reciprocal | Sqrt | Exp | Log | Log2 | Log10 | Sin | Cos | Tan
+        | Sinh | Cosh | Tanh | Asin | Acos | Atan | Asinh | Acosh | Atanh | Conj => Ok(a),
+        Abs | RealPart | ImagPart => Ok(a.real_part()),
+        IsNan | IsInf | IsFinite => Ok(DType::Bool),
+        _ => Err(AresError::dtype(
+            op.name(),
+            format!("not supported for a {a} operand (real dtypes only)"),
+        )),
+    }
+}
+
 /// Output dtype of a binary elementwise op on an array of dtype `a` and a Python number.
 pub fn scalar_binary_dtype(op: Op, a: DType, value: Scalar) -> Result<DType> {
     check_scalar_fits(op, a, value)?;
@@ -41,7 +80,7 @@ pub fn weak_promote(a: DType, value: Scalar) -> DType {
         Scalar::Bool(_) => a,
         Scalar::I64(_) if a == DType::Bool => DType::I64,
         Scalar::I64(_) => a,
-        Scalar::F64(_) if a.is_float() => a,
+        Scalar::F64(_) if a.is_float() || a.is_complex() => a,
         Scalar::F64(_) => DType::F64,
     }
 }
@@ -84,6 +123,9 @@ fn op_result(op: Op, p: DType, a: DType, b: DType) -> Result<DType> {
     use BinaryRule::*;
     let rule =
         binary_rule(op).ok_or_else(|| AresError::arg(op.name(), "not a binary elementwise op"))?;
+    if p.is_complex() {
+        return complex_binary(op, p, a, b);
+    }
     Ok(match rule {
         Compare => DType::Bool,
         Float if p.is_float() => p,
@@ -107,9 +149,20 @@ fn op_result(op: Op, p: DType, a: DType, b: DType) -> Result<DType> {
 pub fn unary_dtype(op: Op, args: &OpArgs, a: DType) -> Result<DType> {
     if op == Op::AsType {
         return match args {
+            // NumPy discards the imaginary part with a warning; the standard leaves it
+            // open: ares refuses rather than drop it silently.
+            OpArgs::Cast { dtype } if a.is_complex() && !dtype.is_complex() && *dtype != DType::Bool => {
+                Err(AresError::dtype(
+                    "astype",
+                    format!("cannot cast {a} to {dtype} (that would discard the imaginary part); take real(x), imag(x) or abs(x) first"),
+                ))
+            }
             OpArgs::Cast { dtype } => Ok(*dtype),
             _ => Err(AresError::arg("astype", "missing target dtype")),
         };
+    }
+    if a.is_complex() {
+        return complex_unary(op, a);
     }
     let rule =
         unary_rule(op).ok_or_else(|| AresError::arg(op.name(), "not a unary elementwise op"))?;

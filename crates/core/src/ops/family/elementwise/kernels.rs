@@ -7,6 +7,7 @@
 //! vectorizes. float32 and int32 have loops of their own: `float32 * float32` rounds as
 //! NumPy's does, and int32 arithmetic wraps at 32 bits.
 
+use super::complex::{self, ZipComplex};
 use super::math::{BinaryUfunc, BinaryVisitor, UnaryUfunc, UnaryVisitor};
 use super::{binary_rule, unary_rule, with_binary, with_unary, BinaryRule, UnaryRule};
 use crate::array::{ArrayData, DType, Scalar};
@@ -32,6 +33,9 @@ pub fn unary(op: Op, args: &OpArgs, a: &ArrayData) -> KResult<ArrayData> {
     let out = infer::unary_dtype(op, args, a.dtype()).map_err(|e| KernelError(e.to_string()))?;
     if op == Op::AsType {
         return Ok(a.clone().cast(out));
+    }
+    if a.dtype().is_complex() || matches!(op, Op::Conj | Op::RealPart | Op::ImagPart) {
+        return complex::unary(op, a);
     }
     let rule = unary_rule(op).ok_or_else(|| not_a("unary", op))?;
     with_unary(op, UnaryLoops { rule, a }).ok_or_else(|| not_a("unary", op))?
@@ -82,6 +86,9 @@ impl UnaryVisitor for UnaryLoops<'_> {
             (_, ArrayData::I64(x)) => ArrayData::I64(x.mapv(K::i64)),
             (_, ArrayData::I32(x)) => ArrayData::I32(x.mapv(K::i32)),
             (_, ArrayData::Bool(x)) => ArrayData::Bool(x.mapv(K::bool)),
+            (_, ArrayData::C64(_) | ArrayData::C128(_)) => {
+                return kerr("complex operands take the complex kernels")
+            }
         })
     }
 }
@@ -112,6 +119,20 @@ fn zip_map<A: Copy, B: Copy, O>(
     Ok(Zip::from(&av).and(&bv).map_collect(|x, y| f(*x, *y)))
 }
 
+/// [`zip_map`] for the complex kernels.
+struct Broadcasting;
+
+impl ZipComplex for Broadcasting {
+    fn zip<A: Copy, B: Copy, O>(
+        &self,
+        a: &ArrayD<A>,
+        b: &ArrayD<B>,
+        f: impl Fn(A, B) -> O,
+    ) -> KResult<ArrayD<O>> {
+        zip_map(a, b, f)
+    }
+}
+
 /// NumPy refuses a negative integer exponent only where it applies one.
 fn check_int_power<T: Copy + Default + PartialOrd>(x: &ArrayD<T>, y: &ArrayD<T>) -> KResult<()> {
     let applied = !x.is_empty() && !y.is_empty();
@@ -125,6 +146,9 @@ pub fn binary(op: Op, a: &ArrayData, b: &ArrayData) -> KResult<ArrayData> {
     let rule = binary_rule(op).ok_or_else(|| not_a("binary", op))?;
     let dt = compute_dtype(op, a.dtype(), b.dtype())?;
     let (a, b) = (cast_cow(a, dt), cast_cow(b, dt));
+    if dt.is_complex() {
+        return complex::binary(op, &a, &b, Broadcasting);
+    }
     let loops = BinaryLoops {
         rule,
         a: a.as_ref(),
@@ -216,6 +240,8 @@ pub fn select(c: &ArrayData, x: &ArrayData, y: &ArrayData) -> KResult<ArrayData>
         (ArrayData::F32(a), ArrayData::F32(b)) => pick!(F32, a, b),
         (ArrayData::I32(a), ArrayData::I32(b)) => pick!(I32, a, b),
         (ArrayData::Bool(a), ArrayData::Bool(b)) => pick!(Bool, a, b),
+        (ArrayData::C64(a), ArrayData::C64(b)) => pick!(C64, a, b),
+        (ArrayData::C128(a), ArrayData::C128(b)) => pick!(C128, a, b),
         _ => return kerr("where: operands were not converted to one dtype"),
     })
 }

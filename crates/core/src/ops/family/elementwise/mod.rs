@@ -15,6 +15,7 @@
 //! [`Family::Unary`]: crate::ops::Family::Unary
 //! [`Family::Binary`]: crate::ops::Family::Binary
 
+mod complex;
 pub mod dtypes;
 pub mod kernels;
 pub mod math;

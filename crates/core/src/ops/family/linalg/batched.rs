@@ -71,6 +71,7 @@ pub fn matmul_stack(a: &ArrayData, b: &ArrayData) -> KResult<ArrayData> {
     let shape = matmul_shape(a.shape(), b.shape()).or_else(|e| kerr(e.to_string()))?;
     let out = a.dtype().promote(b.dtype());
     let product = match out {
+        DType::C64 | DType::C128 => return kerr(super::kernels::COMPLEX_MATMUL),
         DType::F64 => {
             let (x, y) = (as_f64(a), as_f64(b));
             let (n, k, m) = (

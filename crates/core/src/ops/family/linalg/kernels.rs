@@ -16,9 +16,13 @@
 //! [`gemm_f64`]).
 
 use crate::array::{ArrayData, DType};
-use crate::kernels::{KResult, KernelError};
+use crate::kernels::{kerr, KResult, KernelError};
 use ndarray::{Array2, ArrayD, ArrayView2, Ix2};
 use std::borrow::Cow;
+
+/// Matrix products of complex operands are refused when the tensor is built
+/// (`crate::ops::infer`); a kernel that meets one says so.
+pub(crate) const COMPLEX_MATMUL: &str = "matmul of complex operands is not supported yet";
 
 pub fn matmul(a: &ArrayData, b: &ArrayData) -> KResult<ArrayData> {
     if a.shape().len() != 2 || b.shape().len() != 2 {
@@ -34,6 +38,7 @@ pub fn matmul(a: &ArrayData, b: &ArrayData) -> KResult<ArrayData> {
             let (x, y) = (as_f32(a), as_f32(b));
             ArrayData::F32(gemm_float(as_2d(&x)?, as_2d(&y)?).into_dyn())
         }
+        DType::C64 | DType::C128 => return kerr(COMPLEX_MATMUL),
         DType::I64 | DType::I32 | DType::Bool => {
             let (x, y) = (to_i64(a), to_i64(b));
             let (x, y) = (as_2d(&x)?, as_2d(&y)?);

@@ -140,6 +140,8 @@ pub fn assemble(inputs: &[&ArrayData], grid: &[usize]) -> KResult<ArrayData> {
         Some(ArrayData::Bool(_)) => gather!(Bool),
         Some(ArrayData::F32(_)) => gather!(F32),
         Some(ArrayData::I32(_)) => gather!(I32),
+        Some(ArrayData::C64(_)) => gather!(C64),
+        Some(ArrayData::C128(_)) => gather!(C128),
         None => return kerr("assembly of no blocks"),
     })
 }

@@ -162,7 +162,7 @@ pub fn place(
                 }
             };
         }
-        put!(Bool, I32, I64, F32, F64);
+        put!(Bool, I32, I64, F32, F64, C64, C128);
         placed += piece.len();
     }
     if placed != out.len() {

@@ -6,8 +6,8 @@
 
 use super::monoid::{Fold, FoldVisitor, Monoid};
 use super::reduction_dtype;
-use crate::array::ArrayData;
 use crate::array::DType;
+use crate::array::{ArrayData, Complex64};
 use crate::kernels::{kerr, KResult};
 use crate::ops::Op;
 use ndarray::{ArrayD, Axis, IxDyn, Zip};
@@ -92,8 +92,25 @@ impl FoldVisitor for Reduce<'_> {
     }
 }
 
+/// One step of a complex fold.
+type ComplexStep = fn(Complex64, Complex64) -> Complex64;
+
+/// The fold of complex values: `sum` and `prod` only (complex numbers have no order; the
+/// tensor API refuses the other reductions of a complex tensor before they are built).
+fn complex_fold(op: Op) -> KResult<(Complex64, ComplexStep)> {
+    match monoid(op)? {
+        Monoid::Add => Ok((Complex64::new(0.0, 0.0), |a, b| a + b)),
+        Monoid::Mul => Ok((Complex64::new(1.0, 0.0), |a, b| a * b)),
+        _ => kerr(format!("{op} is not defined for complex values")),
+    }
+}
+
 /// The reduction `op` (a row of the table) of one chunk over `axes`.
 pub fn reduce(op: Op, a: &ArrayData, axes: &[usize], keepdims: bool) -> KResult<ArrayData> {
+    if let ArrayData::C128(x) = a {
+        let (init, f) = complex_fold(op)?;
+        return Ok(ArrayData::C128(fold_axes(x, axes, keepdims, init, f)));
+    }
     let m = monoid(op)?;
     let widened;
     let a = match a {
@@ -164,6 +181,25 @@ pub fn combine(
     let Some(first) = inputs.first() else {
         return kerr("combine of no partials");
     };
+    if let ArrayData::C128(a) = first {
+        let (_, f) = complex_fold(op)?;
+        let mut acc = a.clone();
+        for x in &inputs[1..] {
+            let ArrayData::C128(b) = x else {
+                return kerr(format!(
+                    "partials of different dtypes complex128 and {}",
+                    x.dtype()
+                ));
+            };
+            fold_into(&mut acc, b, f)?;
+        }
+        let acc = ArrayData::C128(acc);
+        return if keepdims || axes.is_empty() {
+            Ok(acc)
+        } else {
+            drop_axes(acc, axes)
+        };
+    }
     let acc = match fold_contiguous(op, inputs) {
         Some(acc) => acc,
         None => fold_pairwise(op, first, &inputs[1..])?,

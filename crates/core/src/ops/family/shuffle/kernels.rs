@@ -74,6 +74,8 @@ macro_rules! each_dtype {
             ArrayData::Bool($v) => ArrayData::Bool($body),
             ArrayData::F32($v) => ArrayData::F32($body),
             ArrayData::I32($v) => ArrayData::I32($body),
+            ArrayData::C64($v) => ArrayData::C64($body),
+            ArrayData::C128($v) => ArrayData::C128($body),
         }
     };
 }
@@ -217,7 +219,7 @@ pub fn reduce(kind: &ReduceKind, pieces: &[&ArrayData]) -> KResult<ArrayData> {
                 }
             };
         }
-        Ok(concat_as!(F64, I64, Bool, F32, I32))
+        Ok(concat_as!(F64, I64, Bool, F32, I32, C64, C128))
     };
     match kind {
         ReduceKind::BenchStats => {

@@ -269,6 +269,7 @@ pub fn pick(pairs: &ArrayData, counts: bool, dtype: DType) -> KResult<ArrayData>
     }
     let keys = flat.chunks_exact(2).map(|q| unkey(dtype, q[0] as u64));
     Ok(match dtype.wide() {
+        DType::C64 | DType::C128 => return kerr("unique of complex values is not supported"),
         DType::F64 | DType::F32 => ArrayData::F64(vec1(
             keys.map(|e| if let ArrayElem::F(x) = e { x } else { 0.0 })
                 .collect(),

@@ -62,6 +62,8 @@ fn bits(x: &ArrayData) -> Vec<i64> {
         ArrayData::Bool(a) => a.iter().map(|v| *v as i64).collect(),
         ArrayData::I32(a) => a.iter().map(|v| *v as i64).collect(),
         ArrayData::F32(a) => a.iter().map(|v| (*v as f64).to_bits() as i64).collect(),
+        // Refused when the tensor is built (`crate::ops::infer::check_complex`).
+        ArrayData::C64(_) | ArrayData::C128(_) => vec![],
     }
 }
 
@@ -128,6 +130,7 @@ pub fn place(
     let shape = IxDyn(&[rows, width]);
     let wrap = |e| crate::kernels::KernelError(format!("take: {e}"));
     Ok(match dtype.wide() {
+        DType::C64 | DType::C128 => return kerr("take of complex values is not supported"),
         DType::I64 | DType::I32 => {
             ArrayData::I64(ArrayD::from_shape_vec(shape, out).map_err(wrap)?)
         }
