@@ -114,15 +114,21 @@ class Cluster:
         return proc
 
     def stop(self):
-        for p in reversed(self.procs):
-            if p.poll() is None:
-                p.terminate()
-        for p in self.procs:
-            try:
-                p.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                p.kill()
-                p.wait()
+        stop_processes(self.procs)
+
+
+def stop_processes(procs: list) -> None:
+    """Terminates the processes (the last started first) and reaps them; one that does not
+    end in 30 s is killed."""
+    for p in reversed(procs):
+        if p.poll() is None:
+            p.terminate()
+    for p in procs:
+        try:
+            p.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()
 
 
 @pytest.fixture(scope="session")

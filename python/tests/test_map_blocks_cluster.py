@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 
 import ares as ar
-from conftest import _ares_command, _wait_ready
+from conftest import _ares_command, _wait_ready, stop_processes
 from helpers import assert_same
 
 REPO = os.path.join(os.path.dirname(__file__), "..", "..")
@@ -73,15 +73,7 @@ class CodeCluster:
         return proc
 
     def stop(self):
-        for p in reversed(self.procs):
-            if p.poll() is None:
-                p.terminate()
-        for p in self.procs:
-            try:
-                p.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                p.kill()
-                p.wait()
+        stop_processes(self.procs)
 
 
 needs_rust = pytest.mark.skipif(_rust_binary() is None,
