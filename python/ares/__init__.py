@@ -21,12 +21,13 @@ import operator as _operator
 
 import numpy as _np
 
-from . import _ares, fft, linalg, random
+from . import _ares, _chunks, fft, linalg, random
 from ._ares import TaskError
-from ._engine import close, compute, connect, set_progress, start
+from ._engine import close, compute, connect, persist, set_progress, start
 from ._engine import engine as _current_engine
 from ._engine import explain
 from ._numpy import from_numpy
+from ._from_array import from_array
 from ._blocks import apply_gufunc, blockwise, map_blocks, map_overlap, reduction
 from ._tensor import Tensor, apply as _apply, check_device as _check_device
 from ._tensor import dtype_name as _dtype_name, is_function as _is_function
@@ -111,7 +112,7 @@ def std(x, /, axis=None, *, correction=0, keepdims=False, ddof=None):
 
 def _create(name, shape, dtype, chunks, *extra, device=None):
     _check_device(device)
-    kwargs = {"chunk": chunks}
+    kwargs = {"chunk": _chunks.normalize(chunks, _chunks.ndim_of(shape))}
     if dtype is not None:
         kwargs["dtype"] = dtype
     return _apply(name, (shape,) + extra, kwargs)
@@ -173,7 +174,7 @@ def full_like(x, /, fill_value, *, dtype=None, chunks=None, device=None) -> Tens
 def arange(start, /, stop=None, step=None, *, dtype=None, chunks=None, device=None) -> Tensor:
     _check_device(device)
     args = (start,) if stop is None else (start, stop) if step is None else (start, stop, step)
-    t = _apply("arange", args, {"chunk": chunks})
+    t = _apply("arange", args, {"chunk": _chunks.normalize(chunks, 1)})
     if dtype is not None and _dtype_name(dtype) == "bool" and t.shape[0] > 2:
         # NumPy's rule: a boolean range has no third value to step to.
         raise TypeError("arange() is only supported for booleans when the result has at most length 2.")
@@ -182,7 +183,7 @@ def arange(start, /, stop=None, step=None, *, dtype=None, chunks=None, device=No
 
 def linspace(start, stop, /, num=50, *, endpoint=True, dtype=None, chunks=None, device=None) -> Tensor:
     _check_device(device)
-    t = _apply("linspace", (start, stop, num), {"endpoint": endpoint, "chunk": chunks})
+    t = _apply("linspace", (start, stop, num), {"endpoint": endpoint, "chunk": _chunks.normalize(chunks, 1)})
     return t if dtype is None or _dtype_name(dtype) == t.dtype.name else t.astype(dtype)
 
 
@@ -208,11 +209,18 @@ def asarray(obj, /, *, dtype=None, chunks=None, device=None, copy=None) -> Tenso
     return from_numpy(array, chunks=chunks)
 
 
+def rechunk(x, chunks="auto") -> Tensor:
+    """``x`` in ``chunks`` (dask's spellings: see ``Tensor.rechunk``)."""
+    return asarray(x).rechunk(chunks)
+
+
 def from_npy(path, chunks=None) -> Tensor:
     """A ``.npy`` file under the data roots, read chunk by chunk by the workers."""
     from ._engine import ensure_roots
 
     ensure_roots()
+    if isinstance(chunks, (dict, list)):
+        chunks = _chunks.normalize(chunks, Tensor(_ares.from_npy(str(path))).ndim)
     return Tensor(_ares.from_npy(str(path), chunks))
 
 
@@ -221,6 +229,8 @@ def from_zarr(path, chunks=None) -> Tensor:
     from ._engine import ensure_roots
 
     ensure_roots()
+    if isinstance(chunks, (dict, list)):
+        chunks = _chunks.normalize(chunks, _apply("from_zarr", (str(path),)).ndim)
     return _apply("from_zarr", (str(path),), {"chunk": chunks})
 
 
@@ -240,6 +250,7 @@ def to_zarr(x, path, /, *, chunks=None, codec="zstd", compute=True):
     once, and returns None (dask's ``to_zarr``); ``compute=False`` returns the lazy write.
     ``chunks``: the store's chunks (else x's own, made regular); ``codec``: ``zstd``
     (``zstd:L``), ``gzip[:L]`` or ``none``."""
+    chunks = _chunks.normalize(chunks, x.ndim)
     write = _apply("to_zarr", (x, str(path)), {"chunk": chunks, "codec": codec})
     if not compute:
         return write

@@ -292,13 +292,7 @@ def compute(*values, progress=None):
     if not tensors:
         return tuple(values)
     eng = engine()
-    for t in tensors:
-        for keep in t._keep:
-            if getattr(keep, "engine", eng) is not eng:
-                raise ValueError(
-                    f"this tensor reads an array uploaded to {keep.engine!r}, which is no longer "
-                    "the engine (ar.close or ar.connect since): build it again with from_numpy"
-                )
+    _check_engine(tensors, eng)
     bar = _Progress(dashboard_link()) if _progress_enabled(progress) else None
     try:
         results = eng.run([t._handle for t in tensors], bar)
@@ -307,6 +301,46 @@ def compute(*values, progress=None):
             bar.close()
     it = iter(results)
     return tuple(_rebuild(v, it) for v in values)
+
+
+def persist(*values, progress=None):
+    """Computes every tensor among ``values`` in one job and keeps the results on the engine's
+    workers (those of ``ar.connect``'s cluster, or the embedded engine's), as
+    ``dask.persist``: returns ``values`` with each tensor replaced by one reading its held
+    result, so later computations start from there instead of recomputing it. The results
+    are freed when the last tensor reading them is garbage-collected, and on ``ar.close()``.
+    A tensor whose length depends on the data computes its chunk sizes first."""
+    from ._numpy import _Upload
+
+    tensors: list[Tensor] = []
+    for v in values:
+        _collect(v, tensors)
+    if not tensors:
+        return tuple(values)
+    for t in tensors:
+        if t._handle.length_from_data:
+            t.compute_chunk_sizes()
+    eng = engine()
+    _check_engine(tensors, eng)
+    bar = _Progress(dashboard_link()) if _progress_enabled(progress) else None
+    try:
+        handles, task = eng.persist([t._handle for t in tensors], bar)
+    finally:
+        if bar is not None:
+            bar.close()
+    held = frozenset({_Upload(eng, task)})
+    it = iter([Tensor(h, held) for h in handles])
+    return tuple(_rebuild(v, it) for v in values)
+
+
+def _check_engine(tensors, eng) -> None:
+    for t in tensors:
+        for keep in t._keep:
+            if getattr(keep, "engine", eng) is not eng:
+                raise ValueError(
+                    f"this tensor reads an array uploaded to {keep.engine!r}, which is no longer "
+                    "the engine (ar.close or ar.connect since): build it again with from_numpy"
+                )
 
 
 def explain(*tensors: Tensor, limit: int = 50) -> str:

@@ -32,6 +32,7 @@ import warnings
 import numpy as np
 
 from . import _ares
+from ._chunks import normalize as normalize_chunks
 from ._tensor import Tensor, _divmod, apply, is_function, strong
 
 _lock = threading.Lock()
@@ -68,7 +69,8 @@ class _SpoolFile:
 
 
 class _Upload:
-    """An uploaded array: freed on its engine when the last tensor reading it is gone."""
+    """An uploaded array or a persisted result (`ar.persist`): freed on its engine when the
+    last tensor reading it is gone."""
 
     __slots__ = ("engine", "task", "__weakref__")
 
@@ -124,6 +126,7 @@ def from_numpy(a, chunks=None) -> Tensor:
     from ._engine import ensure_roots, remote_engine, upload_dir
 
     a = _ares_dtype(np.asarray(a, order="C"))
+    chunks = normalize_chunks(chunks, a.ndim)
     if a.ndim == 0 and a.dtype.kind == "c":
         # The language has no complex numbers: a one-element array, reshaped.
         return from_numpy(a.reshape(1)).reshape(())

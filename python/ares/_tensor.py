@@ -297,6 +297,13 @@ class Tensor:
         return visualize([self], filename=filename, format=format)
 
     # -- computing ------------------------------------------------------------------------
+    def persist(self, **kwargs) -> "Tensor":
+        """This tensor computed and kept on the engine's workers: a tensor reading the held
+        result (``ar.persist``), freed when it is garbage-collected."""
+        from ._engine import persist
+
+        return persist(self, **kwargs)[0]
+
     def compute(self, **kwargs):
         """The value: a NumPy array, or a Python scalar when 0-d."""
         from ._engine import compute
@@ -477,8 +484,14 @@ class Tensor:
             shape = tuple(shape[0])
         return apply("reshape", (self, tuple(shape)))
 
-    def rechunk(self, chunks) -> "Tensor":
-        return apply("rechunk", (self, chunks))
+    def rechunk(self, chunks="auto") -> "Tensor":
+        """The same values in ``chunks``: dask's spellings (a length, a tuple, ``-1`` for a
+        whole axis, ``"auto"``, a byte size such as ``"100 MiB"``, every chunk length, a dict
+        ``{axis: chunks}``); an axis a dict leaves out or a tuple gives as ``None`` keeps
+        its chunks, as in dask's ``rechunk``."""
+        from ._chunks import normalize
+
+        return apply("rechunk", (self, normalize(chunks, self.ndim, lambda: self.chunks)))
 
     def map_blocks(self, func, *args, **kwargs) -> "Tensor":
         """``ar.map_blocks(func, self, *args, **kwargs)`` (dask's method)."""

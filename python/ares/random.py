@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import random as _random
 
+from ._chunks import normalize as _normalize
 from ._tensor import Tensor as _Tensor, apply as _apply
 
 _seeds = _random.Random()
@@ -32,7 +33,9 @@ def _seed(value):
 
 def rand(*shape, chunks=None, seed=None) -> _Tensor:
     """Uniform in [0, 1), float64: ``rand(1000, 10, chunks=100)`` or ``rand((1000, 10))``."""
-    return _apply("rand", (_shape(shape),), {"chunk": chunks, "seed": _seed(seed)})
+    shape = _shape(shape)
+    chunks = _normalize(chunks, len(shape))
+    return _apply("rand", (shape,), {"chunk": chunks, "seed": _seed(seed)})
 
 
 def random(size=(), chunks=None, seed=None) -> _Tensor:
@@ -45,7 +48,9 @@ random_sample = random
 
 def randn(*shape, chunks=None, seed=None) -> _Tensor:
     """Standard normal, float64."""
-    return _apply("randn", (_shape(shape),), {"chunk": chunks, "seed": _seed(seed)})
+    shape = _shape(shape)
+    chunks = _normalize(chunks, len(shape))
+    return _apply("randn", (shape,), {"chunk": chunks, "seed": _seed(seed)})
 
 
 def standard_normal(size=(), chunks=None, seed=None) -> _Tensor:

@@ -1,9 +1,10 @@
 # Type stubs of `ares.random`.
-from typing import Sequence
+from typing import Mapping, Sequence
 
 from . import Tensor
 
-_Chunks = int | Sequence[int] | Sequence[int | Sequence[int]] | None
+_Chunk = int | str | Sequence[int] | None
+_Chunks = _Chunk | Sequence[_Chunk] | Mapping[int, _Chunk]
 _Size = int | Sequence[int]
 
 def seed(value: int | None = None) -> None: ...

@@ -11,7 +11,8 @@
 //!   `ares::api`'s native client and its HTTP client.
 //!
 //! `upload` sends a NumPy array's bytes to a remote cluster (see [`crate::upload`]);
-//! `free_upload` frees one, and `close` every upload still held.
+//! `persist` leaves computed results on the workers (see [`crate::persist`]);
+//! `free_upload` frees either, and `close` every one still held.
 //!
 //! `run` is `ares::api::run` (the client loop `ares run` uses too) for all requested tensors
 //! as one graph: it waits in short slices with the GIL released, and between slices checks
@@ -303,6 +304,34 @@ impl Engine {
             self.uploads
                 .send(py, &self.client, &self.address, npy, &name, chunk)?;
         Ok((PyTensor::new(tensor), task))
+    }
+
+    /// Computes `tensors` as one task and leaves the results on the workers (dask's
+    /// `persist`): returns one tensor reading each result, and the task holding them, which
+    /// `free_upload` frees (see [`crate::persist`]).
+    #[pyo3(signature = (tensors, progress=None, poll=0.1))]
+    fn persist<'py>(
+        &self,
+        py: Python<'py>,
+        tensors: Vec<PyRef<'py, PyTensor>>,
+        progress: Option<Bound<'py, PyAny>>,
+        poll: f64,
+    ) -> PyResult<(Vec<PyTensor>, u32)> {
+        let refs: Vec<&Tensor> = tensors.iter().map(|t| &t.tensor).collect();
+        let graph = Tensor::graph(&refs);
+        let poll = Duration::from_secs_f64(poll.clamp(0.001, 60.0));
+        let mut drive = PythonDrive {
+            engine: self,
+            py,
+            progress: progress.as_ref(),
+        };
+        let task = ares::api::persist(&mut drive, &graph, None, poll).map_err(Stopped::into_py)?;
+        self.uploads.hold(task.0);
+        let reads = crate::persist::reads_of(task, &refs).map_err(|e| {
+            let _ = self.uploads.free(py, &self.client, task.0);
+            value_error(e)
+        })?;
+        Ok((reads.into_iter().map(PyTensor::new).collect(), task.0))
     }
 
     /// Frees an upload on the cluster (its task's data); nothing if this engine is closed,

@@ -22,6 +22,7 @@ mod client;
 mod engine;
 mod errors;
 mod explain;
+mod persist;
 mod pycall;
 mod tensor;
 mod upload;

@@ -47,7 +47,8 @@ impl<'py> NpyBytes<'py> {
     }
 }
 
-/// The uploads an engine made and has not freed (the tasks holding them).
+/// The uploads an engine made and the results it persisted, not freed yet (the tasks holding
+/// them).
 #[derive(Default)]
 pub struct Uploads {
     held: Mutex<BTreeSet<u32>>,
@@ -56,6 +57,11 @@ pub struct Uploads {
 impl Uploads {
     fn lock(&self) -> std::sync::MutexGuard<'_, BTreeSet<u32>> {
         self.held.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Remembers `task` as holding data for this engine (a persisted result).
+    pub fn hold(&self, task: u32) {
+        self.lock().insert(task);
     }
 
     pub fn held(&self) -> Vec<u32> {

@@ -4,6 +4,7 @@
 use super::eval::Value;
 use super::{err, ExprError, Pos};
 use crate::array::{DType, Scalar};
+use crate::ops::chunk_auto::{self, DimChunk};
 use crate::ops::ChunkSpec;
 use crate::tensor::{self, Tensor};
 
@@ -153,64 +154,85 @@ pub(super) fn to_shape(v: &Value, p: Pos) -> Result<Vec<usize>, ExprError> {
     }
 }
 
-/// `chunk=`: one length for every dimension, one per dimension, or, as dask's `chunks=`, a
-/// tuple of every chunk length for some dimensions (`((2, 3, 5), 4)`).
-pub(super) fn to_chunk(v: Option<(Value, Pos)>, shape: &[usize]) -> Result<ChunkSpec, ExprError> {
-    match v {
-        None | Some((Value::None, _)) => Ok(tensor::auto_chunk(shape)),
-        Some((Value::Tuple(items), p)) if items.iter().any(|x| matches!(x, Value::Tuple(_))) => {
-            if items.len() != shape.len() {
-                return err(
-                    p,
-                    format!(
-                        "chunk has {} entries for a tensor of {} dimensions",
-                        items.len(),
-                        shape.len()
-                    ),
-                );
-            }
+/// `chunk=` for a tensor of `shape` and elements of `itemsize` bytes: one length for every
+/// dimension, one per dimension, or any of dask's spellings (`crate::ops::chunk_auto`):
+/// `-1`/`None` for a whole axis, `"auto"` or a byte size (`"100 MiB"`), every chunk length of
+/// an axis (`((2, 3, 5), 4)`), and on a 1-d tensor a tuple of its chunk lengths (`(3, 3, 4)`).
+/// An absent or `None` argument is the engine's default chunking.
+pub(super) fn to_chunk(
+    v: Option<(Value, Pos)>,
+    shape: &[usize],
+    itemsize: usize,
+) -> Result<ChunkSpec, ExprError> {
+    let lengths = |items: &[Value], p| -> Result<Vec<usize>, ExprError> {
+        items.iter().map(|l| to_usize(l, p)).collect()
+    };
+    let all_lengths = |items: &[Value]| {
+        items
+            .iter()
+            .all(|x| matches!(x, Value::Num(Scalar::I64(i)) if *i >= 0))
+    };
+    let (dims, limit, p) = match v {
+        None | Some((Value::None, _)) => return Ok(tensor::auto_chunk(shape)),
+        Some((Value::Tuple(items), p))
+            if shape.len() == 1 && items.len() > 1 && all_lengths(&items) =>
+        {
+            return Ok(ChunkSpec::Explicit(vec![lengths(&items, p)?]));
+        }
+        Some((Value::Tuple(items), p)) if all_lengths(&items) => {
+            return Ok(ChunkSpec::PerDim(lengths(&items, p)?.into_iter().collect()));
+        }
+        Some((Value::Tuple(items), p)) => {
+            let mut limit = None;
             let dims = items
                 .iter()
-                .zip(shape)
-                .enumerate()
-                .map(|(d, (x, n))| match x {
-                    Value::Tuple(lens) => lens.iter().map(|l| to_usize(l, p)).collect(),
-                    one => even_lengths(d, *n, to_usize(one, p)?, p),
-                })
-                .collect::<Result<_, _>>()?;
-            Ok(ChunkSpec::Explicit(dims))
+                .map(|x| dim_chunk(x, p, &mut limit))
+                .collect::<Result<Vec<_>, _>>()?;
+            (dims, limit, p)
         }
-        Some((Value::Tuple(items), p)) => Ok(ChunkSpec::PerDim(
-            items
-                .iter()
-                .map(|x| to_usize(x, p))
-                .collect::<Result<_, _>>()?,
-        )),
-        Some((v, p)) => Ok(ChunkSpec::Uniform(to_usize(&v, p)?)),
-    }
+        Some((Value::Num(Scalar::I64(-1)), p)) => (vec![DimChunk::Whole; shape.len()], None, p),
+        Some((v @ Value::Str(_), p)) => {
+            let mut limit = None;
+            let one = dim_chunk(&v, p, &mut limit)?;
+            (vec![one; shape.len()], limit, p)
+        }
+        Some((v, p)) => return Ok(ChunkSpec::Uniform(to_usize(&v, p)?)),
+    };
+    let limit = limit.unwrap_or(chunk_auto::AUTO_CHUNK_BYTES);
+    chunk_auto::resolve_dims("chunk", dims, shape, itemsize, limit)
+        .or_else(|e| err(p, e.to_string()))
 }
 
-/// Most chunks one axis of a mixed explicit `chunk=` may list: a length given as one number
-/// there is expanded to every chunk's length, so it is bounded before anything is allocated.
-const MAX_EXPANDED_CHUNKS: usize = 1 << 20;
-
-/// The lengths of axis `d` (of length `n`) cut every `chunk` elements, for a `chunk=` that
-/// lists other axes' lengths explicitly (`((2, 3, 5), 4)`).
-fn even_lengths(d: usize, n: usize, chunk: usize, p: Pos) -> Result<Vec<usize>, ExprError> {
-    if chunk == 0 {
-        return err(p, format!("chunk length of axis {d} must be at least 1"));
-    }
-    let count = n.div_ceil(chunk);
-    if count > MAX_EXPANDED_CHUNKS {
-        return err(
+/// One axis of a `chunk=` tuple; a byte size there sets the auto axes' budget.
+fn dim_chunk(v: &Value, p: Pos, limit: &mut Option<u64>) -> Result<DimChunk, ExprError> {
+    match v {
+        Value::None | Value::Num(Scalar::I64(-1)) => Ok(DimChunk::Whole),
+        Value::Tuple(lens) => Ok(DimChunk::Lengths(
+            lens.iter()
+                .map(|l| to_usize(l, p))
+                .collect::<Result<_, _>>()?,
+        )),
+        Value::Str(s) if s == "auto" => Ok(DimChunk::Auto),
+        Value::Str(s) => {
+            let bytes =
+                chunk_auto::parse_byte_size("chunk", s).or_else(|e| err(p, e.to_string()))?;
+            match *limit {
+                Some(other) if other != bytes => err(
+                    p,
+                    format!("chunk gives two byte sizes ({other} and {bytes} bytes): give one"),
+                ),
+                _ => {
+                    *limit = Some(bytes);
+                    Ok(DimChunk::Auto)
+                }
+            }
+        }
+        Value::Num(Scalar::I64(i)) if *i < -1 => err(
             p,
-            format!(
-                "chunk length {chunk} cuts axis {d} (length {n}) into {count} chunks, more \
-                 than the {MAX_EXPANDED_CHUNKS} an explicit chunk= may list"
-            ),
-        );
+            format!("chunk length {i} is negative (-1 or None is the whole axis)"),
+        ),
+        other => Ok(DimChunk::Len(to_usize(other, p)?)),
     }
-    Ok(crate::prepare::tile::split_dim(n, chunk))
 }
 
 pub(super) fn to_bool(v: Option<(Value, Pos)>) -> Result<bool, ExprError> {

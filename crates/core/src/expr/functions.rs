@@ -66,6 +66,7 @@ impl Ctx {
                     a.get(usize::MAX, "chunk")
                         .or(a.get(usize::MAX, "chunk_size")),
                     &shape,
+                    DType::F64.itemsize(),
                 )?;
                 let seed = Some(self.random_seed(&a)?);
                 wrap(if name == "rand" {
@@ -106,6 +107,7 @@ impl Ctx {
                     a.get(usize::MAX, "chunk")
                         .or(a.get(usize::MAX, "chunk_size")),
                     &shape,
+                    dtype.itemsize(),
                 )?;
                 let filled = tensor::full(&shape, value, chunk);
                 wrap(if dtype == value.dtype() {
@@ -140,6 +142,7 @@ impl Ctx {
                     a.get(usize::MAX, "chunk")
                         .or(a.get(usize::MAX, "chunk_size")),
                     &[n],
+                    DType::F64.itemsize(),
                 )?;
                 wrap(tensor::arange(start, stop, step, chunk))
             }
@@ -172,6 +175,7 @@ impl Ctx {
                         a.get(usize::MAX, "chunk")
                             .or(a.get(usize::MAX, "chunk_size")),
                         &[num],
+                        DType::F64.itemsize(),
                     )?,
                 ))
             }
@@ -239,7 +243,7 @@ impl Ctx {
                 if spec.is_none() {
                     return err(p, "rechunk needs a chunk size");
                 }
-                wrap(x.rechunk(to_chunk(spec, x.shape())?))
+                wrap(x.rechunk(to_chunk(spec, x.shape(), x.dtype().itemsize())?))
             }
             "reshape" => {
                 a.check(usize::MAX, &["shape"])?;

@@ -35,11 +35,8 @@ impl Ctx {
                 match spec {
                     None | Some((Value::None, _)) => wrap(open(None)),
                     spec => {
-                        let shape = open(None)
-                            .or_else(|e| err(p, e.to_string()))?
-                            .shape()
-                            .to_vec();
-                        let chunk = to_chunk(spec, &shape)?;
+                        let whole = open(None).or_else(|e| err(p, e.to_string()))?;
+                        let chunk = to_chunk(spec, whole.shape(), whole.dtype().itemsize())?;
                         wrap(open(Some(chunk)))
                     }
                 }
@@ -56,7 +53,7 @@ impl Ctx {
                 let path = string(a.need(1, "path")?, "path")?;
                 let chunk = match a.get(2, "chunk") {
                     None | Some((Value::None, _)) => None,
-                    spec => Some(to_chunk(spec, x.shape())?),
+                    spec => Some(to_chunk(spec, x.shape(), x.dtype().itemsize())?),
                 };
                 let codec = match a.get(3, "codec") {
                     None => Codec::Zstd { level: 1 },

@@ -12,6 +12,9 @@ use crate::ops::Op;
 use serde::{Deserialize, Serialize};
 use smallvec::SmallVec;
 
+/// The worker of a `FetchResult` chunk whose place is not known yet (see `OpArgs::FetchResult`).
+pub const UNPLACED: u32 = u32::MAX;
+
 /// How a dimension is split into chunks.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -204,7 +207,9 @@ pub enum OpArgs {
     /// Tileable level: a call waiting for a data-dependent length (`tensor::wait`).
     Deferred(Box<crate::tensor::wait::Deferred>),
     /// Tileable level: output `output` of `task`, with its chunk layout and where each chunk is
-    /// (source chunk index, worker id), resolved when the task is submitted.
+    /// (source chunk index, worker id), resolved when the task is submitted. A read made
+    /// before its chunks' places were known (`persist`) lists them on [`UNPLACED`]: the
+    /// supervisor takes the layout and places from the source task then.
     FetchResult {
         task: crate::ids::TaskId,
         output: u32,

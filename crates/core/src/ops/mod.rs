@@ -9,6 +9,7 @@
 //! fusability) is what the passes need to reason about ops generically.
 
 pub mod args;
+pub mod chunk_auto;
 pub mod chunk_spec;
 pub mod dtypes;
 pub mod family;
@@ -19,7 +20,9 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::fmt;
 use std::sync::OnceLock;
 
-pub use args::{chunk_seed, ChunkSpec, DimIndex, Fill, FuseStep, MapKind, OpArgs, ReduceKind};
+pub use args::{
+    chunk_seed, ChunkSpec, DimIndex, Fill, FuseStep, MapKind, OpArgs, ReduceKind, UNPLACED,
+};
 
 /// Wire id of an operation: murmur3_32 of its full name.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]

@@ -12,7 +12,7 @@ mod upload;
 mod web;
 
 pub use native::NativeClient;
-pub use run::{run, Drive, Ran};
+pub use run::{persist, run, Drive, Ran};
 pub use session::{execute_on, Session};
 pub use web::WebTaskApi;
 

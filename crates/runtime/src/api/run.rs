@@ -69,34 +69,8 @@ pub fn run<D: Drive>(
     poll: Duration,
 ) -> Result<Ran, D::Error> {
     let start = Instant::now();
-    let task = drive.call(|api| api.submit_tileable_graph(graph, fuse_enabled))?;
-    drive.submitted(task);
-    let info = loop {
-        let info = drive.call(|api| api.wait_task(task, poll))?;
-        if info.status.is_terminal() {
-            break info;
-        }
-        if let Err(e) = drive.waited(&info) {
-            // Best effort: the run ends with the hook's error either way.
-            let _ = drive.call(|api| api.cancel_task(task));
-            return Err(e);
-        }
-    };
+    let (task, info) = run_to_end(drive, graph, fuse_enabled, poll)?;
     let executed = start.elapsed();
-    match info.status {
-        TaskStatus::Succeeded => {}
-        TaskStatus::Cancelled => return Err(ApiError::Cancelled { task }.into()),
-        status => {
-            let _ = drive.call(|api| api.cancel_task(task));
-            let error = info.error;
-            return Err(ApiError::TaskFailed {
-                task,
-                status,
-                error,
-            }
-            .into());
-        }
-    }
     let (results, fetched) = drive.call(|api| {
         let start = Instant::now();
         let results = api.fetch_outputs(task, outputs);
@@ -111,4 +85,53 @@ pub fn run<D: Drive>(
         executed,
         fetched,
     })
+}
+
+/// Runs `graph` as [`run`] does but leaves its results on the workers (dask's `persist`):
+/// the task that holds them, whose outputs later graphs read with `Op::Fetch`, and which
+/// `cancel_task` frees. A task that fails is cancelled and its error returned.
+pub fn persist<D: Drive>(
+    drive: &mut D,
+    graph: &TileableGraph,
+    fuse_enabled: Option<bool>,
+    poll: Duration,
+) -> Result<TaskId, D::Error> {
+    run_to_end(drive, graph, fuse_enabled, poll).map(|(task, _)| task)
+}
+
+/// Submits `graph` and waits for its task to succeed; a task that fails, or a hook error,
+/// cancels it.
+fn run_to_end<D: Drive>(
+    drive: &mut D,
+    graph: &TileableGraph,
+    fuse_enabled: Option<bool>,
+    poll: Duration,
+) -> Result<(TaskId, TaskInfo), D::Error> {
+    let task = drive.call(|api| api.submit_tileable_graph(graph, fuse_enabled))?;
+    drive.submitted(task);
+    let info = loop {
+        let info = drive.call(|api| api.wait_task(task, poll))?;
+        if info.status.is_terminal() {
+            break info;
+        }
+        if let Err(e) = drive.waited(&info) {
+            // Best effort: the run ends with the hook's error either way.
+            let _ = drive.call(|api| api.cancel_task(task));
+            return Err(e);
+        }
+    };
+    match info.status {
+        TaskStatus::Succeeded => Ok((task, info)),
+        TaskStatus::Cancelled => Err(ApiError::Cancelled { task }.into()),
+        status => {
+            let _ = drive.call(|api| api.cancel_task(task));
+            let error = info.error;
+            Err(ApiError::TaskFailed {
+                task,
+                status,
+                error,
+            }
+            .into())
+        }
+    }
 }

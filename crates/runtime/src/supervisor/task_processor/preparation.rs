@@ -46,11 +46,15 @@ impl TaskProcessor {
         let (me, stop) = (ctx.address(), self.stop_streaming.clone());
         let prepared = async move {
             if !sources.is_empty() {
-                let moved =
-                    super::sources::refresh(&mut graph, &super::sources::current(sources).await);
+                let reads = super::sources::read_outputs(&graph);
+                let current = super::sources::current(sources, &reads).await;
+                let moved = super::sources::refresh(&mut graph, &current);
                 if moved > 0 {
                     tracing::info!(%task, moved, "reads of results recomputed on other workers follow them");
                 }
+            }
+            if let Some(gone) = super::sources::unplaced(&graph) {
+                return Err((gone, false));
             }
             let workers: Vec<_> = scheduler
                 .send(GetWorkers)
