@@ -1266,3 +1266,14 @@ KNOWN_UNSUPPORTED = [
                 "the length of x[mask] and unique(x) is known only once computed: an error "
                 "until then (dask answers nan) instead of a wrong upper bound"),
 ]
+
+
+# -- branch daskconv: dask's conventions (test_dask_conventions.py checks them in full) -------
+CASES["from_array"] = Case(
+    _ar("from_array"), lambda a, chunks=None: np.asarray(a),
+    st.builds(lambda x, c: Call((x.a,), {"chunks": c} if c else {}),
+              tensor(), st.one_of(st.none(), st.integers(1, 4), st.just(-1), st.just("auto"))))
+NOT_NUMERIC["persist"] = (
+    "keeps results on the workers", "test_dask_conventions.py: the values equal NumPy's, the "
+    "source is not recomputed (it is gone), the workers' bytes drop once freed")
+NOT_NUMERIC["Tensor.persist"] = NOT_NUMERIC["persist"]

@@ -200,3 +200,66 @@ def _held_bytes(cluster, above=None, below=None, deadline=10.0) -> int:
 def _memory_bytes(node) -> int:
     memory = node.get("memory") or {}
     return int(memory.get("memory_bytes", 0))
+
+
+# -- from_array ------------------------------------------------------------------------------
+
+class _Dataset:
+    """An array-like as h5py's datasets and zarr's arrays are: ``shape``, ``dtype`` and
+    slicing; it counts the rows read and refuses to become one NumPy array whole."""
+
+    def __init__(self, values):
+        self.values = values
+        self.shape, self.dtype = values.shape, values.dtype
+        self.reads: list[int] = []
+
+    def __getitem__(self, index):
+        part = self.values[index]
+        self.reads.append(part.shape[0] if part.ndim else 1)
+        return part.copy()
+
+    def __array__(self, *args, **kwargs):
+        raise AssertionError("from_array converted the whole array-like at once")
+
+
+@pytest.mark.parametrize("remote", ["embedded", "native-upload"])
+def test_from_array_reads_an_array_like_slab_by_slab(request, monkeypatch, remote):
+    import ares._from_array as fa
+
+    if remote == "embedded":
+        ar.start(workers=2, slots=1)
+    else:
+        c = request.getfixturevalue("cluster")
+        ar.connect(f"ares://{c.rpc}", secret=c.secret)
+    try:
+        values = np.random.default_rng(2).random((50, 7)).astype(np.float32)
+        data = _Dataset(values)
+        monkeypatch.setattr(fa, "SLAB_BYTES", 10 * 7 * 4)  # 10 rows a slab
+        x = ar.from_array(data, chunks={0: 16})
+        assert data.reads == [10] * 5, "five slabs of ten rows, never the whole"
+        assert x.chunks == ((16, 16, 16, 2), (7,)) and x.dtype == np.float32
+        assert_same(x.compute(), values)
+        assert_same((x * 2).sum(axis=0).compute(), (values * 2).sum(axis=0), rtol=1e-6)
+        small = ar.from_array(_Dataset(np.arange(6, dtype=np.int16).reshape(2, 3)))
+        assert_same(small.compute(), np.arange(6).reshape(2, 3).astype(np.int32))
+    finally:
+        ar.close()
+
+
+def test_from_array_reads_an_npy_memmap_in_place(embedded, tmp_path, monkeypatch):
+    from ares._numpy import spool_dir
+
+    path = os.path.join(spool_dir(), "in-place.npy")
+    np.save(path, A)
+    mapped = np.load(path, mmap_mode="r")
+    before = set(os.listdir(spool_dir()))
+    x = ar.from_array(mapped, chunks=(4, -1))
+    assert set(os.listdir(spool_dir())) == before, "nothing copied"
+    assert "from_npy" in ar.explain(x) or "source" in ar.explain(x).lower()
+    assert x.chunks == ((4, 2), (10,))
+    assert_same(x.compute(), A)
+    # A memmap of part of a file is copied, slab by slab.
+    part = ar.from_array(mapped[1:4], chunks=-1)
+    assert_same(part.compute(), A[1:4])
+    assert ar.from_array(x, chunks={1: 5}).chunks == ((4, 2), (5, 5))
+    assert_same(ar.from_array([[1, 2], [3, 4]]).compute(), np.array([[1, 2], [3, 4]]))
