@@ -109,13 +109,6 @@ def test_bad_spellings_are_clear_errors(embedded, chunks, says):
 
 # -- persist ---------------------------------------------------------------------------------
 
-def _spool_gone_or_freed(x) -> None:
-    """Drops ``x`` (the only tensor reading its source array): its spool file or upload goes
-    with it, so a computation recomputing from ``x`` would fail."""
-    del x
-    gc.collect()
-
-
 @pytest.mark.parametrize("remote", ["embedded", "native", "native-upload", "http"])
 def test_persist_keeps_results_and_frees_them(request, remote):
     c = None
@@ -131,26 +124,32 @@ def test_persist_keeps_results_and_frees_them(request, remote):
             eng = ar.connect(f"http://{c.web}", token=c.token, session="py-persist")
     try:
         a = np.random.default_rng(1).random((40, 30))
-        before = _held_bytes(c)
         x = ar.from_numpy(a, chunks=(7, 11))
         held_before = set(eng.uploads)
         y = (x + 1).persist()
         (task,) = set(eng.uploads) - held_before
         assert y.chunks == x.chunks and y.dtype == np.float64
-        # x's source goes away: reading y must not recompute it.
-        _spool_gone_or_freed(x)
+        # x's source (its spool file, or its upload) goes with x: reading y must not
+        # recompute it.
+        spooled = [k.path for k in x._keep if hasattr(k, "path")]
+        del x
+        gc.collect()
+        assert not any(os.path.exists(p) for p in spooled)
+        assert eng.uploads == [task], "x's upload is freed, y's task held"
         assert_same((y * 2).sum().compute(), ((a + 1) * 2).sum())
         assert_same(y.compute(), a + 1)
         z = y[3:20].T @ y[3:20]
         assert_same(z.compute(), (a + 1)[3:20].T @ (a + 1)[3:20], rtol=1e-12)
         assert task in eng.uploads
+        with_y = _held_bytes(c, above=a.nbytes)
         if c is not None:
-            assert _held_bytes(c, above=before + a.nbytes) >= before + a.nbytes
+            assert with_y >= a.nbytes, "the workers hold y's chunks"
         del y, z
         gc.collect()
         assert task not in eng.uploads, "freed with the last tensor reading it"
         if c is not None:
-            assert _held_bytes(c, below=before + a.nbytes) < before + a.nbytes
+            left = with_y - a.nbytes
+            assert _held_bytes(c, below=left + 1) <= left, "the workers' bytes drop"
     finally:
         ar.close()
 

@@ -175,7 +175,7 @@ fn round_to(c: f64, n: usize) -> usize {
     let mut best = None;
     let mut i = 1usize;
     while i.saturating_mul(i) <= n {
-        if n % i == 0 {
+        if n.is_multiple_of(i) {
             for f in [i, n / i] {
                 if f >= low && f <= c_int && best.is_none_or(|b| f > b) {
                     best = Some(f);
