@@ -160,6 +160,7 @@ def test_persist_several_in_one_task_and_passes_other_values(embedded):
     s, t, n = ar.persist(x.sum(axis=0), (x * x).T, 7)
     assert n == 7
     assert len(set(embedded.uploads)) == 1, "one task holds both"
+    assert "placed when it runs" in ar.explain(s + 1), "explain says where the chunks come from"
     assert_same(s.compute(), a.sum(axis=0))
     assert_same(t.compute(), (a * a).T)
     (u,) = ar.persist(x[x > 10])  # a length from the data

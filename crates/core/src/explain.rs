@@ -88,6 +88,11 @@ pub fn describe_args(args: &OpArgs) -> String {
         OpArgs::FetchChunk {
             task,
             chunk,
+            worker: crate::ops::UNPLACED,
+        } => format!("{task} c{chunk}, placed when it runs (a persisted result)"),
+        OpArgs::FetchChunk {
+            task,
+            chunk,
             worker,
         } => format!("{task} c{chunk} on w{worker}"),
         OpArgs::Source { data, chunk } => format!("{} chunk={chunk}", data.path),
