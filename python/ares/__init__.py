@@ -8,7 +8,7 @@
 Every function of the core's expression language is available under its NumPy name, as a
 function (``ar.cumsum(x, axis=0)``) and as a method (``x.cumsum(axis=0)``); the core checks
 the arguments, with NumPy 2's promotion rules (NEP 50). Names and signatures follow the Python
-array API standard (2023.12) where ares has the function. Errors building a tensor raise
+array API standard (2024.12) where ares has the function. Errors building a tensor raise
 ``ValueError``; a failed task raises ``ar.TaskError``; Ctrl-C cancels the running task.
 """
 
@@ -27,6 +27,8 @@ from ._engine import close, compute, connect, set_progress, start
 from ._engine import engine as _current_engine
 from ._engine import explain
 from ._numpy import from_numpy
+from ._array_api import API_VERSION as __array_api_version__
+from ._array_api import from_dlpack, namespace_info as __array_namespace_info__
 from ._blocks import apply_gufunc, blockwise, map_blocks, map_overlap, reduction
 from ._tensor import Tensor, apply as _apply, check_device as _check_device
 from ._tensor import dtype_name as _dtype_name, is_function as _is_function
@@ -88,8 +90,17 @@ def _reduction(name):
     return f
 
 
-sum = _reduction("sum")  # noqa: A001
-prod = _reduction("prod")
+def sum(x, /, axis=None, *, dtype=None, keepdims=False) -> Tensor:  # noqa: A001
+    """Sum over ``axis`` (an int, a tuple, or None for all axes), accumulated and returned in
+    ``dtype`` when given (else NumPy's: int64 for bools and integers)."""
+    return _apply("sum", (x,), {"axis": axis, "keepdims": keepdims, "dtype": dtype})
+
+
+def prod(x, /, axis=None, *, dtype=None, keepdims=False) -> Tensor:
+    """Product over ``axis``, in ``dtype`` when given (see ``sum``)."""
+    return _apply("prod", (x,), {"axis": axis, "keepdims": keepdims, "dtype": dtype})
+
+
 min = _reduction("min")  # noqa: A001
 max = _reduction("max")  # noqa: A001
 mean = _reduction("mean")
@@ -98,7 +109,8 @@ amax = _reduction("max")
 
 
 def var(x, /, axis=None, *, correction=0, keepdims=False, ddof=None):
-    """Variance, in float64, with ``correction`` (the array API's) or ``ddof`` (NumPy's)."""
+    """Variance, in float64, with ``correction`` (the array API's, any non-negative number:
+    the sum of squares is divided by ``N - correction``) or ``ddof`` (NumPy's)."""
     return x.var(axis=axis, keepdims=keepdims, ddof=ddof if ddof is not None else correction)
 
 
@@ -431,7 +443,7 @@ def __getattr__(name: str):
 
 
 def array_api_coverage() -> dict[str, list[str]]:
-    """Which functions of the array API standard (2023.12) ares has, and which not yet."""
+    """Which functions of the array API standard (2024.12) ares has, and which not yet."""
     from ._api_names import ARRAY_API_FUNCTIONS
 
     have, missing = [], []

@@ -377,6 +377,26 @@ class Tensor:
         for i in range(len(self)):
             yield self[i]
 
+    # -- the array API's protocols (branch apifuncs) ----------------------------------------
+    def __array_namespace__(self, /, *, api_version=None):
+        """The ``ares`` module (the array API's namespace of this tensor)."""
+        import ares
+
+        if api_version is not None and api_version not in ("2021.12", "2022.12", "2023.12",
+                                                           "2024.12"):
+            raise ValueError(f"ares implements the array API 2024.12, not {api_version!r}")
+        return ares
+
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        """DLPack export of the computed value (computed on each call, on the CPU)."""
+        from ._array_api import dlpack
+
+        return dlpack(self, stream=stream, max_version=max_version, dl_device=dl_device,
+                      copy=copy)
+
+    def __dlpack_device__(self):
+        return (1, 0)
+
     # -- NumPy protocols ------------------------------------------------------------------
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
         from ._numpy import array_ufunc
@@ -543,12 +563,13 @@ def _divmod(a, b):
 
 
 def _ddof(ddof, correction):
-    """NumPy's ``ddof`` or the array API's ``correction`` (a float of a whole value too)."""
+    """NumPy's ``ddof`` or the array API's ``correction`` (a whole number, or any
+    non-negative float: the core divides by ``N - correction``)."""
     value = ddof if correction is None else correction
     if isinstance(value, numbers.Real) and not isinstance(value, numbers.Integral):
-        if float(value) != int(value):
-            raise ValueError(f"correction must be a whole number, not {value}")
-        value = int(value)
+        value = float(value)
+        if value == int(value):
+            value = int(value)
     return value
 
 

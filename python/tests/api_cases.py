@@ -1266,3 +1266,10 @@ KNOWN_UNSUPPORTED = [
                 "the length of x[mask] and unique(x) is known only once computed: an error "
                 "until then (dask answers nan) instead of a wrong upper bound"),
 ]
+
+
+# -- branch apifuncs: the array API's rearranging, constructing and counting functions ---------
+from api_cases_rearrange import REARRANGE_CASES, REARRANGE_NOT_NUMERIC  # noqa: E402
+
+CASES.update(REARRANGE_CASES)
+NOT_NUMERIC.update(REARRANGE_NOT_NUMERIC)

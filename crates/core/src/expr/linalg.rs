@@ -42,12 +42,16 @@ impl Ctx {
             "linalg.qr" => {
                 a.check(2, &["x", "mode"])?;
                 let x = a.tensor(0, "x")?;
-                match a.get(1, "mode") {
-                    None => {}
-                    Some((Value::Str(m), _)) if m == "reduced" => {}
-                    Some((_, mp)) => return err(mp, "linalg.qr: only mode='reduced' is supported"),
-                }
-                tuple(x.qr().map(|p| p.to_vec()), p)
+                let complete = match a.get(1, "mode") {
+                    None => false,
+                    Some((Value::Str(m), _)) if m == "reduced" => false,
+                    Some((Value::Str(m), _)) if m == "complete" => true,
+                    Some((_, mp)) => {
+                        return err(mp, "linalg.qr: mode must be 'reduced' or 'complete'")
+                    }
+                };
+                let factors = if complete { x.qr_complete() } else { x.qr() };
+                tuple(factors.map(|p| p.to_vec()), p)
             }
             "linalg.svd" => {
                 a.check(2, &["x", "full_matrices"])?;

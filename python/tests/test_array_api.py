@@ -1,0 +1,115 @@
+"""The array API standard's protocols and keywords (branch apifuncs), against NumPy:
+``__array_api_version__``, ``__array_namespace_info__()``, ``x.__array_namespace__()``, DLPack
+both ways, ``sum``/``prod``/``cumulative_sum`` with ``dtype=``, ``var``/``std`` with a
+fractional ``correction``, and the new functions' errors."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import ares as ar
+from ares._api_names import ARRAY_API_FUNCTIONS
+
+
+def test_version_and_every_name_of_the_standard():
+    assert ar.__array_api_version__ == "2024.12"
+    assert ar.array_api_coverage()["missing"] == []
+    for name in ARRAY_API_FUNCTIONS:
+        assert callable(getattr(ar, name)), name
+
+
+def test_namespace_info_tells_the_truth():
+    info = ar.__array_namespace_info__()
+    caps = info.capabilities()
+    assert caps["boolean indexing"] is True and caps["data-dependent shapes"] is True
+    x = ar.asarray(np.array([1.0, -2.0, 3.0]))
+    assert np.array_equal(x[x > 0].compute(), [1.0, 3.0])  # boolean indexing does work
+    assert info.default_device() == "cpu" and info.devices() == ["cpu"]
+    defaults = info.default_dtypes()
+    assert defaults["real floating"] == np.float64 and defaults["indexing"] == np.int64
+    every = info.dtypes()
+    assert set(every) == set(ar._ares.dtypes())
+    ints = info.dtypes(kind="integral")
+    assert ints and all(np.dtype(d).kind in "iu" for d in ints)
+    both = info.dtypes(kind=("bool", "real floating"))
+    assert "bool" in both and "float64" in both and "int64" not in both
+    with pytest.raises(ValueError):
+        info.dtypes(device="gpu")
+
+
+def test_namespace_and_dlpack_export():
+    x = ar.arange(12, chunks=5).reshape((3, 4))
+    assert x.__array_namespace__() is ar
+    assert x.__dlpack_device__() == (1, 0)
+    for dtype in ar._ares.dtypes():
+        y = x.astype(dtype)
+        got = np.from_dlpack(y)
+        assert got.dtype == np.dtype(dtype)
+        assert np.array_equal(got, np.arange(12).reshape(3, 4).astype(dtype))
+    scalar = ar.sum(ar.ones(3, dtype="float32"))
+    assert np.from_dlpack(scalar).dtype == np.float32
+    with pytest.raises(ValueError):
+        x.__array_namespace__(api_version="1999.01")
+
+
+def test_from_dlpack_imports_producers():
+    a = np.arange(6.0).reshape(2, 3)
+    t = ar.from_dlpack(a)
+    assert isinstance(t, ar.Tensor) and np.array_equal(t.compute(), a)
+    assert ar.from_dlpack(t) is t
+    with pytest.raises(ValueError):
+        ar.from_dlpack(a, copy=False)
+    with pytest.raises(TypeError):
+        ar.from_dlpack([1, 2])
+
+
+@pytest.mark.parametrize("name", ["sum", "prod"])
+def test_sum_and_prod_take_dtype(name):
+    a = np.arange(1, 7, dtype=np.int32).reshape(2, 3)
+    x = ar.asarray(a, chunks=2)
+    for dtype in ("int32", "int64", "float32", "float64"):
+        got = getattr(ar, name)(x, axis=1, dtype=dtype)
+        want = getattr(np, name)(a, axis=1, dtype=dtype)
+        assert got.dtype == want.dtype
+        assert np.array_equal(got.compute(), want)
+    assert getattr(ar, name)(x).dtype == getattr(np, name)(a).dtype
+
+
+def test_cumulative_sum_keywords():
+    a = np.arange(1, 7, dtype=np.int32).reshape(2, 3)
+    x = ar.asarray(a, chunks=2)
+    for kw in ({"axis": 1}, {"axis": 0, "include_initial": True},
+               {"axis": -1, "dtype": "float32", "include_initial": True}):
+        got = ar.cumulative_sum(x, **kw)
+        want = np.cumulative_sum(a, **kw)
+        assert got.dtype == want.dtype, kw
+        assert np.array_equal(got.compute(), want), kw
+    with pytest.raises(ValueError):
+        ar.cumulative_sum(x)  # a 2-D tensor needs an axis, as NumPy's
+
+
+@pytest.mark.parametrize("correction", [0.5, 1.5, 2.5, 7.5])
+def test_fractional_correction(correction):
+    a = np.linspace(-3, 5, 12).reshape(3, 4)
+    x = ar.asarray(a, chunks=2)
+    with np.errstate(all="ignore"):
+        for axis in (None, 0, 1):
+            np.testing.assert_allclose(ar.var(x, axis=axis, correction=correction).compute(),
+                                       np.var(a, axis=axis, ddof=correction), rtol=1e-12)
+            np.testing.assert_allclose(ar.std(x, axis=axis, correction=correction).compute(),
+                                       np.std(a, axis=axis, ddof=correction), rtol=1e-12)
+
+
+def test_refusals_name_the_problem():
+    x = ar.arange(6).reshape((2, 3))
+    with pytest.raises(ValueError, match="repeats"):
+        ar.repeat(x, ar.asarray(np.array([1, 2])), axis=0)
+    with pytest.raises(ValueError, match="indexing"):
+        ar.meshgrid(x, indexing="yx")
+    with pytest.raises(ValueError, match="dimension"):
+        ar.tril(ar.arange(3))
+    with pytest.raises(ValueError, match="same number of dimensions"):
+        ar.take_along_axis(x, ar.asarray(np.array([0])), axis=0)
+    with pytest.raises(ValueError, match="correction"):
+        ar.var(x, correction=-0.5)
