@@ -29,6 +29,9 @@ from ._engine import explain
 from ._numpy import from_numpy
 from ._array_api import API_VERSION as __array_api_version__
 from ._array_api import from_dlpack, namespace_info as __array_namespace_info__
+from ._array_api import (broadcast_arrays, count_nonzero, cumulative_prod, cumulative_sum,
+                         diff, eye, flip, meshgrid, moveaxis, repeat, roll, take_along_axis, tile,
+                         tril, triu, unstack)
 from ._blocks import apply_gufunc, blockwise, map_blocks, map_overlap, reduction
 from ._tensor import Tensor, apply as _apply, check_device as _check_device
 from ._tensor import dtype_name as _dtype_name, is_function as _is_function

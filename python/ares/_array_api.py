@@ -111,3 +111,97 @@ def dlpack(tensor, *, stream=None, max_version=None, dl_device=None, copy=None):
 
 def dlpack_device(tensor):
     return _DLPACK_CPU
+
+
+# -- the standard's signatures over the core's functions -------------------------------------
+# The core takes NumPy's argument names and the standard's (positional or keyword); these
+# give the functions the standard's signatures (its keywords, `device=`; NumPy's positional
+# forms too), which `inspect.signature` shows, and pass the arguments on unchanged.
+
+def _core(name, *args, **kwargs):
+    from ._tensor import apply
+
+    return apply(name, args, {k: v for k, v in kwargs.items() if v is not None})
+
+
+def eye(n_rows, n_cols=None, /, k=0, dtype=None, *, device=None, chunks=None):
+    """A 2-D tensor with ones on diagonal ``k`` and zeros elsewhere (float64 by default)."""
+    _check_device(device)
+    return _core("eye", n_rows, n_cols, k=k, dtype=dtype, chunks=chunks)
+
+
+def tril(x, /, k=0):
+    """The lower triangle (on and below diagonal ``k``) of the last two axes, zeros above."""
+    return _core("tril", x, k=k)
+
+
+def triu(x, /, k=0):
+    """The upper triangle (on and above diagonal ``k``) of the last two axes, zeros below."""
+    return _core("triu", x, k=k)
+
+
+def meshgrid(*arrays, indexing="xy"):
+    """Coordinate grids of 1-D tensors: a tuple, ``'xy'`` (Cartesian) or ``'ij'`` (matrix)."""
+    return _core("meshgrid", *arrays, indexing=indexing)
+
+
+def broadcast_arrays(*arrays):
+    """The tensors broadcast to their common shape (a tuple)."""
+    return _core("broadcast_arrays", *arrays)
+
+
+def flip(x, /, axis=None):
+    """The elements in reverse order along ``axis`` (an int, a tuple, or all axes)."""
+    return _core("flip", x, axis=axis)
+
+
+def roll(x, /, shift, axis=None):
+    """Elements shifted by ``shift`` along ``axis`` (the flattened tensor without one)."""
+    return _core("roll", x, shift, axis=axis)
+
+
+def moveaxis(x, source, destination, /):
+    """The axes ``source`` moved to ``destination``, the others in their order."""
+    return _core("moveaxis", x, source, destination)
+
+
+def tile(x, repetitions, /):
+    """``repetitions`` copies of ``x`` along each axis (NumPy's ``tile``)."""
+    return _core("tile", x, repetitions)
+
+
+def repeat(x, repeats, /, axis=None):
+    """Each element ``repeats`` times (an integer) along ``axis`` (flattened without one)."""
+    return _core("repeat", x, repeats, axis=axis)
+
+
+def unstack(x, /, *, axis=0):
+    """The slices along ``axis``, a tuple."""
+    return _core("unstack", x, axis=axis)
+
+
+def diff(x, /, n=1, axis=-1, prepend=None, append=None):
+    """The ``n``-th discrete difference along ``axis`` (NumPy's positional ``n`` too)."""
+    return _core("diff", x, n=n, axis=axis, prepend=prepend, append=append)
+
+
+def take_along_axis(x, indices, /, axis=-1):
+    """The elements at ``indices`` along ``axis``, the other axes broadcast together."""
+    return _core("take_along_axis", x, indices, axis=axis)
+
+
+def cumulative_sum(x, /, *, axis=None, dtype=None, include_initial=False):
+    """Running sums along ``axis`` (required above 1-D), in ``dtype`` when given, with 0
+    first when ``include_initial``."""
+    return _core("cumulative_sum", x, axis=axis, dtype=dtype, include_initial=include_initial)
+
+
+def cumulative_prod(x, /, *, axis=None, dtype=None, include_initial=False):
+    """Running products (see ``cumulative_sum``), with 1 first when ``include_initial``."""
+    return _core("cumulative_prod", x, axis=axis, dtype=dtype, include_initial=include_initial)
+
+
+def count_nonzero(x, /, axis=None, *, keepdims=False):
+    """The number of nonzero elements (int64) over ``axis``."""
+    return _core("count_nonzero", x, axis=axis, keepdims=keepdims)
+

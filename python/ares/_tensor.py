@@ -98,6 +98,9 @@ def apply(name: str, args=(), kwargs=None):
     conv = _Args()
     if name in ELEMENTWISE:
         args = tuple(strong(a) for a in args)
+        partner = next((a for a in args if isinstance(a, Tensor)), None)
+        if partner is not None:
+            args = tuple(weak_complex(a, partner) for a in args)
     pos = tuple(conv.convert(a) for a in args)
     kw = {}
     for k, v in (kwargs or {}).items():
@@ -111,16 +114,32 @@ def strong(value):
     treats ``np.float64(1.5)`` as a float64 array, not as a weak Python float, so
     ``x_float32 + np.float64(1.5)`` is float64 while ``x_float32 + 1.5`` stays float32."""
     if isinstance(value, (np.generic, np.ndarray)) and value.ndim == 0 \
-            and value.dtype.kind in "biuf":
+            and value.dtype.kind in "biufc":
         from ._numpy import from_numpy
 
         return from_numpy(np.asarray(value))
     return value
 
 
+def weak_complex(value, partner: "Tensor"):
+    """A Python complex beside a tensor (NEP 50: a weak scalar) as a 0-d tensor of the complex
+    dtype NumPy 2 gives the pair: complex64 beside float32 and complex64, else complex128
+    (``x_float32 * 1j`` is complex64, ``x_int64 + (1+2j)`` complex128)."""
+    if not isinstance(value, complex) or isinstance(value, np.generic):
+        return value
+    narrow = partner.dtype in (np.float32, np.complex64)
+    from ._numpy import from_numpy
+
+    return from_numpy(np.asarray(value, dtype=np.complex64 if narrow else np.complex128))
+
+
 def binary(name: str, a, b):
     conv = _Args()
     a, b = strong(a), strong(b)
+    if isinstance(a, Tensor):
+        b = weak_complex(b, a)
+    if isinstance(b, Tensor):
+        a = weak_complex(a, b)
     return conv.wrap(_ares.binary(name, conv.convert(a), conv.convert(b)))
 
 

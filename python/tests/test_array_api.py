@@ -113,3 +113,34 @@ def test_refusals_name_the_problem():
         ar.take_along_axis(x, ar.asarray(np.array([0])), axis=0)
     with pytest.raises(ValueError, match="correction"):
         ar.var(x, correction=-0.5)
+
+
+@pytest.mark.parametrize("dtype", ["bool", "int32", "int64", "float32", "float64", "complex64"])
+@pytest.mark.parametrize("z", [1j, 1 + 2j, complex(float("inf"), -0.0)])
+def test_complex_python_scalars_are_weak(dtype, z):
+    a = np.array([0, 1, 2]).astype(dtype)
+    x = ar.asarray(a)
+    with np.errstate(all="ignore"):
+        for got, want in ((x * z, a * z), (z + x, z + a), (ar.subtract(x, z), np.subtract(a, z)),
+                          (x * np.complex128(z), a * np.complex128(z))):
+            assert got.dtype == want.dtype
+            np.testing.assert_array_equal(got.compute(), want)
+
+
+@pytest.mark.parametrize("shape, chunks", [((7, 3), (3, 3)), ((3, 7), None), ((2, 6, 4), None),
+                                           ((40, 5), (9, 5)), ((4, 4), 2), ((5, 0), None)])
+def test_qr_complete_factors_as_numpy(shape, chunks):
+    a = np.random.default_rng(1).normal(size=shape)
+    q, r = ar.linalg.qr(ar.asarray(a, chunks=chunks), mode="complete")
+    qn, rn = np.linalg.qr(a, mode="complete")
+    assert q.shape == qn.shape and r.shape == rn.shape
+    q, r = q.compute(), r.compute()
+    np.testing.assert_allclose(q @ r, a, atol=1e-12)
+    eye = np.broadcast_to(np.eye(shape[-2]), q.shape)
+    np.testing.assert_allclose(np.swapaxes(q, -1, -2) @ q, eye, atol=1e-12)
+    assert np.array_equal(np.tril(r, -1), np.zeros_like(r))
+    # NumPy's factors up to the signs of R's rows (and Q's columns)
+    k = min(shape[-2:])
+    signs = np.sign(np.diagonal(r, axis1=-2, axis2=-1)[..., :k]) * np.sign(
+        np.diagonal(rn, axis1=-2, axis2=-1)[..., :k])
+    np.testing.assert_allclose(r[..., :k, :] * signs[..., :, None], rn[..., :k, :], atol=1e-10)

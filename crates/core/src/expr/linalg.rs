@@ -231,8 +231,8 @@ mod tests {
             ),
             ("a, b = ones(3)", "cannot unpack one value into 2 names"),
             (
-                "linalg.qr(ones((4, 2)), mode='complete')",
-                "only mode='reduced'",
+                "linalg.qr(ones((4, 2)), mode='r')",
+                "mode must be 'reduced' or 'complete'",
             ),
             (
                 "linalg.svd(ones((4, 2)), full_matrices=True)",
@@ -256,8 +256,16 @@ mod tests {
         }
         let shapes = [
             (
+                "q, r = linalg.qr(ones((4, 2)), mode='complete'); q",
+                &[4usize, 4][..],
+            ),
+            (
+                "q, r = linalg.qr(ones((4, 2)), mode='complete'); r",
+                &[4, 2],
+            ),
+            (
                 "a = ones((2, 4, 4)); b = ones((4, 3)); linalg.solve(a, b)",
-                &[2usize, 4, 3][..],
+                &[2, 4, 3],
             ),
             ("linalg.solve(ones((4, 4)), ones(4))", &[4]),
             ("s, l = linalg.slogdet(ones((3, 5, 5))); l", &[3]),

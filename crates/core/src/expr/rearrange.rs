@@ -3,7 +3,9 @@
 //! its scans with `dtype=`/`include_initial=` (`cumulative_sum`, `cumulative_prod`) and
 //! `count_nonzero`. Each takes NumPy's argument names and the array API's.
 
-use super::args::{to_axes, to_bool, to_chunk, to_dtype, to_int, to_ints, to_tensor, Args};
+use super::args::{
+    to_axes, to_bool, to_chunk, to_dtype, to_int, to_ints, to_tensor, ufunc_reduce_axes, Args,
+};
 use super::eval::{Ctx, Value};
 use super::{err, ExprError};
 use crate::array::{DType, Scalar};
@@ -181,7 +183,7 @@ impl Ctx {
             "count_nonzero" => {
                 a.check(2, &["a", "x", "axis", "keepdims"])?;
                 let x = self.first_tensor(&a, &["a", "x"])?;
-                let axes = to_axes(a.get(1, "axis"))?;
+                let axes = ufunc_reduce_axes(&x, a.get(1, "axis"))?;
                 let keep = to_bool(a.get(usize::MAX, "keepdims"))?;
                 wrap(
                     x.truthy()
@@ -221,10 +223,8 @@ fn cumulative(
         "cumulative_prod"
     };
     if x.ndim() == 0 {
-        return Err(crate::error::AresError::arg(
-            name,
-            "needs a tensor of at least one dimension",
-        ));
+        // NumPy scans a 0-d tensor as one of shape (1,).
+        return cumulative(&x.reshape(&[1])?, sum, axis, dtype, include_initial);
     }
     let axis = match axis {
         Some(a) => a,

@@ -229,6 +229,10 @@ impl Tensor {
             ));
         }
         let axis = axis_of("diff", axis, self.ndim())?;
+        if n == 0 {
+            // NumPy returns the input as it is, without prepend or append.
+            return Ok(self.clone());
+        }
         // A 0-d prepend/append is broadcast to one slice of the axis (NumPy's rule).
         let edge = |t: &Tensor| -> Result<Tensor> {
             if t.ndim() > 0 {
