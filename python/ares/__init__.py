@@ -29,9 +29,12 @@ from ._engine import explain
 from ._numpy import from_numpy
 from ._array_api import API_VERSION as __array_api_version__
 from ._array_api import from_dlpack, namespace_info as __array_namespace_info__
+from ._array_api import finfo as _finfo, full_complex as _full_complex
 from ._array_api import (broadcast_arrays, count_nonzero, cumulative_prod, cumulative_sum,
                          diff, eye, flip, meshgrid, moveaxis, repeat, roll, take_along_axis, tile,
                          tril, triu, unstack)
+from ._array_api import (all, any, argmax, argmin, broadcast_to, expand_dims, searchsorted,
+                         squeeze, stack, tensordot, where)
 from ._blocks import apply_gufunc, blockwise, map_blocks, map_overlap, reduction
 from ._tensor import Tensor, apply as _apply, check_device as _check_device
 from ._tensor import dtype_name as _dtype_name, is_function as _is_function
@@ -151,6 +154,8 @@ def full(shape, fill_value, *, dtype=None, chunks=None, device=None) -> Tensor:
         fill_value = _np.asarray(fill_value)
         dtype = fill_value.dtype if fill_value.dtype.name in _DTYPES else None
         fill_value = fill_value.item()
+    if isinstance(fill_value, complex):
+        return _full_complex(shape, fill_value, dtype, chunks, device)
     return _create("full", shape, dtype, chunks, fill_value, device=device)
 
 
@@ -187,6 +192,8 @@ def full_like(x, /, fill_value, *, dtype=None, chunks=None, device=None) -> Tens
 
 def arange(start, /, stop=None, step=None, *, dtype=None, chunks=None, device=None) -> Tensor:
     _check_device(device)
+    if stop is None and step is not None:
+        start, stop = 0, start
     args = (start,) if stop is None else (start, stop) if step is None else (start, stop, step)
     t = _apply("arange", args, {"chunk": chunks})
     if dtype is not None and _dtype_name(dtype) == "bool" and t.shape[0] > 2:
@@ -284,7 +291,7 @@ def can_cast(from_, to, /) -> _builtins.bool:
 
 
 def finfo(type, /):
-    return _np.finfo(_dtype_of(type))
+    return _finfo(_dtype_of(type))
 
 
 def iinfo(type, /):

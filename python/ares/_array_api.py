@@ -8,6 +8,8 @@ the CPU only, so ``"cpu"`` is its one device.
 
 from __future__ import annotations
 
+import operator
+
 import numpy as np
 
 from . import _ares
@@ -127,6 +129,9 @@ def _core(name, *args, **kwargs):
 def eye(n_rows, n_cols=None, /, k=0, dtype=None, *, device=None, chunks=None):
     """A 2-D tensor with ones on diagonal ``k`` and zeros elsewhere (float64 by default)."""
     _check_device(device)
+    # A diagonal beyond the matrix is the same as the first one outside it.
+    cols = n_rows if n_cols is None else n_cols
+    k = max(min(operator.index(k), operator.index(cols) + 1), -operator.index(n_rows) - 1)
     return _core("eye", n_rows, n_cols, k=k, dtype=dtype, chunks=chunks)
 
 
@@ -141,13 +146,14 @@ def triu(x, /, k=0):
 
 
 def meshgrid(*arrays, indexing="xy"):
-    """Coordinate grids of 1-D tensors: a tuple, ``'xy'`` (Cartesian) or ``'ij'`` (matrix)."""
-    return _core("meshgrid", *arrays, indexing=indexing)
+    """Coordinate grids of 1-D tensors: a list (the standard's 2024.12), ``'xy'``
+    (Cartesian) or ``'ij'`` (matrix)."""
+    return list(_core("meshgrid", *arrays, indexing=indexing))
 
 
 def broadcast_arrays(*arrays):
-    """The tensors broadcast to their common shape (a tuple)."""
-    return _core("broadcast_arrays", *arrays)
+    """The tensors broadcast to their common shape (a list, the standard's 2024.12)."""
+    return list(_core("broadcast_arrays", *arrays))
 
 
 def flip(x, /, axis=None):
@@ -171,7 +177,31 @@ def tile(x, repetitions, /):
 
 
 def repeat(x, repeats, /, axis=None):
-    """Each element ``repeats`` times (an integer) along ``axis`` (flattened without one)."""
+    """Each element ``repeats`` times along ``axis`` (of the flattened tensor without one).
+    ``repeats`` an integer, or one per element (a tensor, array or list): those are read
+    first (computed: the result's length depends on them), then the elements gathered by a
+    ``take``."""
+    from ._tensor import Tensor
+
+    if isinstance(repeats, (Tensor, np.ndarray, list, tuple)):
+        counts = np.asarray(repeats.compute() if isinstance(repeats, Tensor) else repeats)
+        if counts.dtype.kind not in "iu" and counts.size:
+            raise TypeError(f"repeat: repeats must be integers, not {counts.dtype}")
+        if counts.ndim > 1:
+            raise ValueError(f"repeat: repeats must be 0-d or 1-d, got shape {counts.shape}")
+        if counts.size == 1:
+            return _core("repeat", x, int(counts.reshape(())), axis=axis)
+        import ares
+
+        x = ares.asarray(x)
+        n = x.size if axis is None else x.shape[axis]
+        if counts.shape != (n,):
+            raise ValueError(f"repeat: {counts.size} repeats for an axis of length {n}")
+        if (counts < 0).any():
+            raise ValueError("repeat: repeats may not contain negative values")
+        positions = np.repeat(np.arange(n, dtype=np.int64), counts.astype(np.int64))
+        return ares.take(x, positions, axis=0 if axis is None else axis) if axis is not None \
+            else ares.take(ares.reshape(x, (-1,)), positions, axis=0)
     return _core("repeat", x, repeats, axis=axis)
 
 
@@ -205,3 +235,104 @@ def count_nonzero(x, /, axis=None, *, keepdims=False):
     """The number of nonzero elements (int64) over ``axis``."""
     return _core("count_nonzero", x, axis=axis, keepdims=keepdims)
 
+
+
+def all(x, /, axis=None, *, keepdims=False):  # noqa: A001
+    """Whether every element over ``axis`` is nonzero."""
+    return _core("all", x, axis=axis, keepdims=keepdims)
+
+
+def any(x, /, axis=None, *, keepdims=False):  # noqa: A001
+    """Whether some element over ``axis`` is nonzero."""
+    return _core("any", x, axis=axis, keepdims=keepdims)
+
+
+def argmax(x, /, axis=None, *, keepdims=False):
+    """int64 positions of the first maximum along ``axis`` (of the flattened tensor)."""
+    return _core("argmax", x, axis=axis, keepdims=keepdims)
+
+
+def argmin(x, /, axis=None, *, keepdims=False):
+    """int64 positions of the first minimum along ``axis`` (of the flattened tensor)."""
+    return _core("argmin", x, axis=axis, keepdims=keepdims)
+
+
+def searchsorted(x1, x2, /, side="left", *, sorter=None):
+    """Where ``x2``'s values go in the sorted 1-D ``x1`` (``x1[sorter]`` with a sorter)."""
+    if sorter is not None:
+        import ares
+
+        x1 = ares.take(x1, sorter)
+    return _core("searchsorted", x1, x2, side=side)
+
+
+def where(condition, x1, x2, /):
+    """``x1`` where ``condition`` is nonzero, else ``x2``, broadcast together."""
+    return _core("where", condition, x1, x2)
+
+
+def broadcast_to(x, /, shape):
+    """``x`` broadcast to ``shape``."""
+    return _core("broadcast_to", x, shape)
+
+
+def expand_dims(x, /, axis=0):
+    """Axes of length 1 inserted at ``axis`` (an int or a tuple)."""
+    return _core("expand_dims", x, axis)
+
+
+def squeeze(x, /, axis=None):
+    """Axes of length 1 removed: ``axis`` (an int or a tuple), or all of them."""
+    return _core("squeeze", x, axis=axis)
+
+
+def stack(arrays, /, axis=0):
+    """The tensors of one shape joined along a new axis."""
+    return _core("stack", tuple(arrays), axis=axis)
+
+
+def tensordot(x1, x2, /, axes=2):
+    """Sums of products over ``axes`` (an int: the last of ``x1`` with the first of
+    ``x2``; or a pair of axis sequences)."""
+    return _core("tensordot", x1, x2, axes=axes)
+
+
+class FInfo:
+    """The standard's ``finfo``: ``bits`` and ``dtype``, the limits as Python floats."""
+
+    __slots__ = ("bits", "eps", "max", "min", "smallest_normal", "dtype", "_np")
+
+    def __init__(self, dtype):
+        info = np.finfo(dtype)
+        self._np = info
+        self.bits = int(info.bits)
+        self.eps, self.max, self.min = float(info.eps), float(info.max), float(info.min)
+        self.smallest_normal = float(info.smallest_normal)
+        self.dtype = info.dtype
+
+    def __getattr__(self, name):
+        # NumPy's other fields (`tiny`, `resolution`, `precision`...).
+        return getattr(self._np, name)
+
+    def __repr__(self):
+        return f"finfo(bits={self.bits}, eps={self.eps}, max={self.max}, min={self.min}, " \
+               f"smallest_normal={self.smallest_normal}, dtype={self.dtype})"
+
+
+def finfo(dtype) -> FInfo:
+    return FInfo(dtype)
+
+
+def full_complex(shape, value: complex, dtype, chunks, device):
+    """``full`` of a complex fill value: a 0-d complex tensor selected everywhere (exact:
+    infinities, NaNs and signed zeros stay as they are, where arithmetic would mix them)."""
+    from ._numpy import from_numpy
+    from ._tensor import apply, dtype_name
+
+    _check_device(device)
+    name = "complex128" if dtype is None else dtype_name(dtype)
+    if np.dtype(name).kind != "c":
+        raise TypeError(f"full: a complex fill value {value!r} does not fit dtype {name}")
+    everywhere = apply("full", (shape, True), {"chunk": chunks, "dtype": "bool"})
+    one = from_numpy(np.asarray(value, dtype=name))
+    return apply("where", (everywhere, one, one))

@@ -80,7 +80,14 @@ def repeat_args(draw):
     kw = {}
     if draw(st.booleans()):
         kw["axis"] = draw(st.integers(-x.a.ndim, x.a.ndim - 1)) if x.a.ndim else None
-    return Call((x, draw(st.integers(0, 3))), kw)
+    repeats = draw(st.integers(0, 3))
+    if draw(st.booleans()):
+        # One per element: a list, an array or a tensor (read first: the length is theirs).
+        n = x.a.size if kw.get("axis") is None else x.a.shape[kw["axis"]]
+        counts = np.asarray(draw(st.lists(st.integers(0, 3), min_size=n, max_size=n)),
+                            dtype=np.int64)
+        repeats = draw(st.sampled_from([counts.tolist(), counts, T(counts)]))
+    return Call((x, repeats), kw)
 
 
 @st.composite
