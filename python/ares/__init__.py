@@ -423,6 +423,7 @@ def unique(ar, return_index=False, return_inverse=False, return_counts=False):
 _UniqueAll = _collections.namedtuple(
     "UniqueAllResult", ["values", "indices", "inverse_indices", "counts"])
 _UniqueInverse = _collections.namedtuple("UniqueInverseResult", ["values", "inverse_indices"])
+_UniqueCounts = _collections.namedtuple("UniqueCountsResult", ["values", "counts"])
 
 
 def unique_all(x, /):
@@ -440,7 +441,8 @@ def unique_values(x, /) -> Tensor:
 
 
 def unique_counts(x, /):
-    return _apply("unique", (x,), {"return_counts": True})
+    """The array API's ``unique_counts``: values and counts (a named tuple)."""
+    return _UniqueCounts(*_apply("unique", (x,), {"return_counts": True}))
 
 
 def __getattr__(name: str):

@@ -480,6 +480,10 @@ class Tensor:
 
     # -- indexing -------------------------------------------------------------------------
     def __getitem__(self, index):
+        from ._array_api import index_with_arrays, is_integer_array_index
+
+        if is_integer_array_index(index):
+            return index_with_arrays(self, index)
         conv = _Args()
         if isinstance(index, tuple):
             index = tuple(_index_item(conv, i) for i in index)

@@ -104,7 +104,11 @@ def test_fractional_correction(correction):
 def test_refusals_name_the_problem():
     x = ar.arange(6).reshape((2, 3))
     with pytest.raises(ValueError, match="repeats"):
-        ar.repeat(x, ar.asarray(np.array([1, 2])), axis=0)
+        ar.repeat(x, ar.asarray(np.array([1, 2, 3])), axis=0)
+    with pytest.raises(ValueError, match="negative"):
+        ar.repeat(x, [1, -1], axis=0)
+    assert np.array_equal(ar.repeat(x, ar.asarray(np.array([0, 2])), axis=0).compute(),
+                          np.repeat(np.arange(6).reshape(2, 3), [0, 2], axis=0))
     with pytest.raises(ValueError, match="indexing"):
         ar.meshgrid(x, indexing="yx")
     with pytest.raises(ValueError, match="dimension"):
@@ -144,3 +148,31 @@ def test_qr_complete_factors_as_numpy(shape, chunks):
     signs = np.sign(np.diagonal(r, axis1=-2, axis2=-1)[..., :k]) * np.sign(
         np.diagonal(rn, axis1=-2, axis2=-1)[..., :k])
     np.testing.assert_allclose(r[..., :k, :] * signs[..., :, None], rn[..., :k, :], atol=1e-10)
+
+
+@pytest.mark.parametrize("index", [
+    (0, 0, np.array([1, -1])), (np.array([[0], [2]]), np.array([1, 3])), (1, [0, 2]),
+    (np.array([2, -3]), 0, 4), (np.array([], dtype=np.int64), 1)])
+def test_integer_array_indexing(index):
+    a = np.arange(60).reshape(3, 4, 5)
+    x = ar.asarray(a, chunks=2)
+    got = x[tuple(ar.asarray(i) if isinstance(i, np.ndarray) and i.size > 1 else i
+                  for i in index)]
+    want = a[index]
+    assert got.shape == want.shape and got.dtype == want.dtype
+    assert np.array_equal(got.compute(), want)
+
+
+def test_integer_array_indexing_refuses_out_of_range():
+    x = ar.asarray(np.arange(12).reshape(3, 4))
+    with pytest.raises(ar.TaskError, match="out of bounds"):
+        x[0, np.array([4])].compute()  # never another row's element
+    with pytest.raises(IndexError):
+        x[0, np.array([0.5])]
+
+
+def test_unique_counts_is_named():
+    values, counts = ar.unique_counts(ar.asarray(np.array([3, 1, 3])))
+    result = ar.unique_counts(ar.asarray(np.array([3, 1, 3])))
+    assert np.array_equal(result.values.compute(), [1, 3])
+    assert np.array_equal(result.counts.compute(), [1, 2])
