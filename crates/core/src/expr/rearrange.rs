@@ -260,3 +260,77 @@ fn cumulative(
     }
     tensor::concatenate(&[first, out], axis as i64)
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::expr::evaluate;
+
+    /// Each name parses NumPy's and the standard's arguments into the right shapes and
+    /// dtypes, and refuses bad ones with a message naming the problem.
+    #[test]
+    fn names_take_numpy_and_array_api_arguments() {
+        for (program, shape, dtype) in [
+            (
+                "flip(ones((2, 3)), axis=(0, 1))",
+                &[2usize, 3][..],
+                "float64",
+            ),
+            (
+                "roll(ones((2, 3)), (1, 2), axis=(0, 1))",
+                &[2, 3],
+                "float64",
+            ),
+            ("moveaxis(ones((2, 3, 4)), 0, -1)", &[3, 4, 2], "float64"),
+            ("tile(ones(3), (2, 2))", &[2, 6], "float64"),
+            ("repeat(ones((2, 3)), 2, axis=1)", &[2, 6], "float64"),
+            ("diff(ones((2, 5)), n=2)", &[2, 3], "float64"),
+            ("diff(ones(4) > 0, prepend=0)", &[4], "int64"),
+            ("eye(3, 4, k=1, dtype='int32')", &[3, 4], "int32"),
+            ("triu(ones((2, 3, 3)), k=-1)", &[2, 3, 3], "float64"),
+            (
+                "cumulative_sum(ones((2, 3)), axis=1, include_initial=True)",
+                &[2, 4],
+                "float64",
+            ),
+            (
+                "cumulative_prod(ones(3, dtype='int32'), dtype='float32')",
+                &[3],
+                "float32",
+            ),
+            (
+                "count_nonzero(ones((2, 3)), axis=0, keepdims=True)",
+                &[1, 3],
+                "int64",
+            ),
+            ("sum(ones(3, dtype='int32'), dtype='int32')", &[], "int32"),
+            ("var(ones((2, 3)), axis=1, ddof=0.5)", &[2], "float64"),
+            (
+                "take_along_axis(ones((2, 3)), zeros((2, 1), dtype='int64'), axis=1)",
+                &[2, 1],
+                "float64",
+            ),
+        ] {
+            let t = evaluate(program).unwrap_or_else(|e| panic!("{program}: {e}"));
+            assert_eq!(t.shape(), shape, "{program}");
+            assert_eq!(t.dtype().to_string(), dtype, "{program}");
+        }
+        for (program, message) in [
+            ("cumulative_sum(ones((2, 3)))", "axis must be given"),
+            ("repeat(ones(3), ones(3))", "per element"),
+            ("meshgrid(ones(3), indexing='yx')", "indexing must be"),
+            ("tril(ones(3))", "at least 2 dimensions"),
+            (
+                "moveaxis(ones((2, 3)), (0, 1), 0)",
+                "same number of elements",
+            ),
+            ("eye(-1)", "negative dimensions"),
+            ("var(ones(3), ddof=-0.5)", "non-negative"),
+            ("sum(ones(3), dtype='frobnicate')", "unknown dtype"),
+        ] {
+            let e = evaluate(program)
+                .err()
+                .unwrap_or_else(|| panic!("{program} is refused"));
+            assert!(e.message.contains(message), "{program}: {e}");
+        }
+    }
+}
