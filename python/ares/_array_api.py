@@ -381,3 +381,88 @@ def index_with_arrays(x, index):
     rows = ares.reshape(x, (stride,) + tuple(rest))
     picked = ares.take(rows, ares.reshape(flat, (-1,)), axis=0)
     return ares.reshape(picked, tuple(shape) + tuple(rest))
+
+
+def assigned(x, key, value):
+    """The tensor ``x`` with ``x[key] = value`` applied (``Tensor.__setitem__`` rebinds its
+    tensor to this): a ``where`` of the positions ``key`` selects and ``value`` spread over
+    them. ``key``: integers, slices and ``...`` (basic indexing), or a boolean tensor of
+    ``x``'s leading shape with a 0-d value; ``value`` cast to ``x``'s dtype as NumPy does.
+    Tensors derived from ``x`` before keep their values (the standard leaves views
+    implementation-defined; ares has none)."""
+    import ares
+
+    from ._tensor import Tensor
+
+    if isinstance(key, (Tensor, np.ndarray)) and np.dtype(key.dtype) == np.bool_:
+        mask = key if isinstance(key, Tensor) else ares.asarray(key)
+        if mask.shape != x.shape[:mask.ndim]:
+            raise IndexError(f"boolean index of shape {mask.shape} does not match the "
+                             f"tensor's shape {x.shape}")
+        v = _as_value(value, x.dtype)
+        if v.ndim:
+            raise ValueError("x[mask] = value: ares assigns a single value (0-d) under a mask")
+        mask = ares.reshape(mask, mask.shape + (1,) * (x.ndim - mask.ndim))
+        return ares.where(mask, v, x)
+    dims = _basic_key(key, x.shape)
+    if builtins.any(not len(r) for r, _ in dims):
+        return x  # no position selected
+    kept = tuple(len(r) for r, keep in dims if keep)
+    v = ares.reshape(ares.broadcast_to(_as_value(value, x.dtype), kept),
+                     tuple(len(r) for r, _ in dims))
+    picked = None
+    for d, (r, _) in enumerate(dims):
+        if len(r) == x.shape[d] and r.step == 1:
+            continue  # the whole axis: nothing to spread, nothing to mask
+        inside = np.zeros(x.shape[d], dtype=bool)
+        inside[list(r)] = True
+        # Each position of axis d reads the value's element that lands there (0 outside).
+        where_from = np.zeros(x.shape[d], dtype=np.int64)
+        where_from[list(r)] = np.arange(len(r))
+        v = ares.take(v, where_from, axis=d)
+        along = [1] * x.ndim
+        along[d] = x.shape[d]
+        axis_mask = ares.reshape(ares.asarray(inside), tuple(along))
+        picked = axis_mask if picked is None else picked & axis_mask
+    if picked is None:
+        return ares.broadcast_to(v, x.shape)
+    return ares.where(picked, v, x)
+
+
+def _as_value(value, dtype):
+    import ares
+
+    from ._tensor import Tensor
+
+    if isinstance(value, Tensor):
+        return value if value.dtype == dtype else value.astype(dtype)
+    return ares.asarray(np.asarray(value, dtype=dtype))
+
+
+def _basic_key(key, shape):
+    """Per axis, the positions a basic index selects (a ``range``) and whether it keeps the
+    axis (an integer drops it)."""
+    key = key if isinstance(key, tuple) else (key,)
+    if builtins.sum(k is Ellipsis for k in key) > 1:
+        raise IndexError("an index can only have a single ellipsis ('...')")
+    if Ellipsis in key:
+        at = key.index(Ellipsis)
+        key = key[:at] + (slice(None),) * (len(shape) - len(key) + 1) + key[at + 1:]
+    if len(key) > len(shape):
+        raise IndexError(f"too many indices: {len(key)} for a tensor of {len(shape)} "
+                         "dimensions")
+    key = key + (slice(None),) * (len(shape) - len(key))
+    dims = []
+    for k, n in zip(key, shape):
+        if isinstance(k, slice):
+            dims.append((range(n)[k], True))
+            continue
+        try:
+            i = operator.index(k)
+        except TypeError:
+            raise IndexError(f"x[...] = value: index {k!r} is not supported (integers, "
+                             "slices, ... or a boolean mask)") from None
+        if not -n <= i < n:
+            raise IndexError(f"index {i} is out of bounds for axis with size {n}")
+        dims.append((range(n)[i:i + 1] if i >= 0 else range(n)[i + n:i + n + 1], False))
+    return dims

@@ -491,6 +491,15 @@ class Tensor:
             index = _index_item(conv, index)
         return Tensor(self._handle.getitem(index), self._keep | conv.keep)
 
+    def __setitem__(self, key, value):
+        """``x[key] = value``: this tensor becomes ``x`` with the assignment applied (see
+        ``ares._array_api.assigned``); tensors built from it before keep their values."""
+        from ._array_api import assigned
+
+        new = assigned(self, key, value)
+        keep = self._keep | new._keep
+        self._handle, self._keep, self._chunks, self._length = new._handle, keep, None, None
+
     # -- methods (the array API's and NumPy's) -------------------------------------------
     @property
     def T(self) -> "Tensor":

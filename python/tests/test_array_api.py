@@ -176,3 +176,38 @@ def test_unique_counts_is_named():
     result = ar.unique_counts(ar.asarray(np.array([3, 1, 3])))
     assert np.array_equal(result.values.compute(), [1, 3])
     assert np.array_equal(result.counts.compute(), [1, 2])
+
+
+@pytest.mark.parametrize("key, value", [
+    ((1, slice(None), 2), np.array([7, 8, 9])), ((slice(None), 1), 5),
+    ((Ellipsis, slice(None, None, 2)), -1.5), ((0, 0, 0), 3), ((slice(2, 0, -1),), 1),
+    ((), np.zeros((2, 3, 4))), ((slice(5, 9),), 1), ((-1, slice(1, None), -2), [4, 5]),
+    ("mask", 0), ("mask", np.float64(2.5)), ("mask2d", -7)])
+@pytest.mark.parametrize("dtype", ["int32", "float64", "bool"])
+def test_setitem_as_numpy(key, value, dtype):
+    a = np.arange(24).reshape(2, 3, 4).astype(dtype)
+    x = ar.asarray(a, chunks=2)
+    before = x * 1
+    if isinstance(key, str):
+        key = a > 10 if key == "mask" else a[..., 0] > 3
+        x[ar.asarray(key)] = value
+    else:
+        x[key] = value
+    want = a.copy()
+    with np.errstate(all="ignore"):
+        want[key] = value
+    assert x.dtype == want.dtype and x.shape == want.shape
+    assert np.array_equal(x.compute(), want)
+    assert np.array_equal(before.compute(), a * 1)
+
+
+def test_setitem_refusals():
+    x = ar.asarray(np.arange(6).reshape(2, 3))
+    with pytest.raises(IndexError):
+        x[2, 0] = 1
+    with pytest.raises(IndexError):
+        x[0, 0, 0] = 1
+    with pytest.raises(ValueError):
+        x[ar.asarray(np.array([True, False]))] = ar.asarray(np.array([1, 2, 3]))
+    with pytest.raises(ValueError):
+        x[0] = np.array([1, 2])  # does not broadcast to (3,)
