@@ -8,7 +8,7 @@
 Every function of the core's expression language is available under its NumPy name, as a
 function (``ar.cumsum(x, axis=0)``) and as a method (``x.cumsum(axis=0)``); the core checks
 the arguments, with NumPy 2's promotion rules (NEP 50). Names and signatures follow the Python
-array API standard (2023.12) where ares has the function. Errors building a tensor raise
+array API standard (2024.12) where ares has the function. Errors building a tensor raise
 ``ValueError``; a failed task raises ``ar.TaskError``; Ctrl-C cancels the running task.
 """
 
@@ -28,6 +28,14 @@ from ._engine import engine as _current_engine
 from ._engine import explain
 from ._numpy import from_numpy
 from ._from_array import from_array
+from ._array_api import API_VERSION as __array_api_version__
+from ._array_api import from_dlpack, namespace_info as __array_namespace_info__
+from ._array_api import finfo as _finfo, full_complex as _full_complex
+from ._array_api import (broadcast_arrays, count_nonzero, cumulative_prod, cumulative_sum,
+                         diff, eye, flip, meshgrid, moveaxis, repeat, roll, take_along_axis, tile,
+                         tril, triu, unstack)
+from ._array_api import (all, any, argmax, argmin, broadcast_to, expand_dims, searchsorted,
+                         squeeze, stack, tensordot, where)
 from ._blocks import apply_gufunc, blockwise, map_blocks, map_overlap, reduction
 from ._tensor import Tensor, apply as _apply, check_device as _check_device
 from ._tensor import dtype_name as _dtype_name, is_function as _is_function
@@ -89,8 +97,17 @@ def _reduction(name):
     return f
 
 
-sum = _reduction("sum")  # noqa: A001
-prod = _reduction("prod")
+def sum(x, /, axis=None, *, dtype=None, keepdims=False) -> Tensor:  # noqa: A001
+    """Sum over ``axis`` (an int, a tuple, or None for all axes), accumulated and returned in
+    ``dtype`` when given (else NumPy's: int64 for bools and integers)."""
+    return _apply("sum", (x,), {"axis": axis, "keepdims": keepdims, "dtype": dtype})
+
+
+def prod(x, /, axis=None, *, dtype=None, keepdims=False) -> Tensor:
+    """Product over ``axis``, in ``dtype`` when given (see ``sum``)."""
+    return _apply("prod", (x,), {"axis": axis, "keepdims": keepdims, "dtype": dtype})
+
+
 min = _reduction("min")  # noqa: A001
 max = _reduction("max")  # noqa: A001
 mean = _reduction("mean")
@@ -99,7 +116,8 @@ amax = _reduction("max")
 
 
 def var(x, /, axis=None, *, correction=0, keepdims=False, ddof=None):
-    """Variance, in float64, with ``correction`` (the array API's) or ``ddof`` (NumPy's)."""
+    """Variance, in float64, with ``correction`` (the array API's, any non-negative number:
+    the sum of squares is divided by ``N - correction``) or ``ddof`` (NumPy's)."""
     return x.var(axis=axis, keepdims=keepdims, ddof=ddof if ddof is not None else correction)
 
 
@@ -137,6 +155,8 @@ def full(shape, fill_value, *, dtype=None, chunks=None, device=None) -> Tensor:
         fill_value = _np.asarray(fill_value)
         dtype = fill_value.dtype if fill_value.dtype.name in _DTYPES else None
         fill_value = fill_value.item()
+    if isinstance(fill_value, complex):
+        return _full_complex(shape, fill_value, dtype, chunks, device)
     return _create("full", shape, dtype, chunks, fill_value, device=device)
 
 
@@ -173,6 +193,8 @@ def full_like(x, /, fill_value, *, dtype=None, chunks=None, device=None) -> Tens
 
 def arange(start, /, stop=None, step=None, *, dtype=None, chunks=None, device=None) -> Tensor:
     _check_device(device)
+    if stop is None and step is not None:
+        start, stop = 0, start
     args = (start,) if stop is None else (start, stop) if step is None else (start, stop, step)
     t = _apply("arange", args, {"chunk": _chunks.normalize(chunks, 1)})
     if dtype is not None and _dtype_name(dtype) == "bool" and t.shape[0] > 2:
@@ -280,7 +302,7 @@ def can_cast(from_, to, /) -> _builtins.bool:
 
 
 def finfo(type, /):
-    return _np.finfo(_dtype_of(type))
+    return _finfo(_dtype_of(type))
 
 
 def iinfo(type, /):
@@ -412,6 +434,7 @@ def unique(ar, return_index=False, return_inverse=False, return_counts=False):
 _UniqueAll = _collections.namedtuple(
     "UniqueAllResult", ["values", "indices", "inverse_indices", "counts"])
 _UniqueInverse = _collections.namedtuple("UniqueInverseResult", ["values", "inverse_indices"])
+_UniqueCounts = _collections.namedtuple("UniqueCountsResult", ["values", "counts"])
 
 
 def unique_all(x, /):
@@ -429,7 +452,8 @@ def unique_values(x, /) -> Tensor:
 
 
 def unique_counts(x, /):
-    return _apply("unique", (x,), {"return_counts": True})
+    """The array API's ``unique_counts``: values and counts (a named tuple)."""
+    return _UniqueCounts(*_apply("unique", (x,), {"return_counts": True}))
 
 
 def __getattr__(name: str):
@@ -442,7 +466,7 @@ def __getattr__(name: str):
 
 
 def array_api_coverage() -> dict[str, list[str]]:
-    """Which functions of the array API standard (2023.12) ares has, and which not yet."""
+    """Which functions of the array API standard (2024.12) ares has, and which not yet."""
     from ._api_names import ARRAY_API_FUNCTIONS
 
     have, missing = [], []

@@ -1,4 +1,4 @@
-"""The functions of the Python array API standard, 2023.12 (top-level namespace, ``linalg``
+"""The functions of the Python array API standard, 2024.12 (top-level namespace, ``linalg``
 excluded), for ``ar.array_api_coverage()``."""
 
 ARRAY_API_FUNCTIONS = """
@@ -9,7 +9,8 @@ ARRAY_API_FUNCTIONS = """
     bitwise_invert bitwise_or bitwise_right_shift bitwise_xor ceil clip conj copysign cos cosh
     divide equal exp expm1 floor floor_divide greater greater_equal hypot imag isfinite isinf
     isnan less less_equal log log1p log2 log10 logaddexp logical_and logical_not logical_or
-    logical_xor maximum minimum multiply negative not_equal positive pow real remainder round
+    logical_xor maximum minimum multiply negative nextafter not_equal positive pow real
+    reciprocal remainder round
     sign signbit sin sinh square sqrt subtract tan tanh trunc
     matmul matrix_transpose tensordot vecdot
     broadcast_arrays broadcast_to concat expand_dims flip moveaxis permute_dims repeat reshape
@@ -17,7 +18,7 @@ ARRAY_API_FUNCTIONS = """
     argmax argmin nonzero searchsorted where
     unique_all unique_counts unique_inverse unique_values
     argsort sort
-    cumulative_sum max mean min prod std sum var
+    count_nonzero cumulative_prod cumulative_sum diff max mean min prod std sum var
     all any
-    take
+    take take_along_axis
 """.split()

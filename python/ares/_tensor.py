@@ -98,6 +98,9 @@ def apply(name: str, args=(), kwargs=None):
     conv = _Args()
     if name in ELEMENTWISE:
         args = tuple(strong(a) for a in args)
+        partner = next((a for a in args if isinstance(a, Tensor)), None)
+        if partner is not None:
+            args = tuple(weak_complex(a, partner) for a in args)
     pos = tuple(conv.convert(a) for a in args)
     kw = {}
     for k, v in (kwargs or {}).items():
@@ -111,16 +114,32 @@ def strong(value):
     treats ``np.float64(1.5)`` as a float64 array, not as a weak Python float, so
     ``x_float32 + np.float64(1.5)`` is float64 while ``x_float32 + 1.5`` stays float32."""
     if isinstance(value, (np.generic, np.ndarray)) and value.ndim == 0 \
-            and value.dtype.kind in "biuf":
+            and value.dtype.kind in "biufc":
         from ._numpy import from_numpy
 
         return from_numpy(np.asarray(value))
     return value
 
 
+def weak_complex(value, partner: "Tensor"):
+    """A Python complex beside a tensor (NEP 50: a weak scalar) as a 0-d tensor of the complex
+    dtype NumPy 2 gives the pair: complex64 beside float32 and complex64, else complex128
+    (``x_float32 * 1j`` is complex64, ``x_int64 + (1+2j)`` complex128)."""
+    if not isinstance(value, complex) or isinstance(value, np.generic):
+        return value
+    narrow = partner.dtype in (np.float32, np.complex64)
+    from ._numpy import from_numpy
+
+    return from_numpy(np.asarray(value, dtype=np.complex64 if narrow else np.complex128))
+
+
 def binary(name: str, a, b):
     conv = _Args()
     a, b = strong(a), strong(b)
+    if isinstance(a, Tensor):
+        b = weak_complex(b, a)
+    if isinstance(b, Tensor):
+        a = weak_complex(a, b)
     return conv.wrap(_ares.binary(name, conv.convert(a), conv.convert(b)))
 
 
@@ -384,6 +403,26 @@ class Tensor:
         for i in range(len(self)):
             yield self[i]
 
+    # -- the array API's protocols (branch apifuncs) ----------------------------------------
+    def __array_namespace__(self, /, *, api_version=None):
+        """The ``ares`` module (the array API's namespace of this tensor)."""
+        import ares
+
+        if api_version is not None and api_version not in ("2021.12", "2022.12", "2023.12",
+                                                           "2024.12"):
+            raise ValueError(f"ares implements the array API 2024.12, not {api_version!r}")
+        return ares
+
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        """DLPack export of the computed value (computed on each call, on the CPU)."""
+        from ._array_api import dlpack
+
+        return dlpack(self, stream=stream, max_version=max_version, dl_device=dl_device,
+                      copy=copy)
+
+    def __dlpack_device__(self):
+        return (1, 0)
+
     # -- NumPy protocols ------------------------------------------------------------------
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
         from ._numpy import array_ufunc
@@ -448,12 +487,25 @@ class Tensor:
 
     # -- indexing -------------------------------------------------------------------------
     def __getitem__(self, index):
+        from ._array_api import index_with_arrays, is_integer_array_index
+
+        if is_integer_array_index(index):
+            return index_with_arrays(self, index)
         conv = _Args()
         if isinstance(index, tuple):
             index = tuple(_index_item(conv, i) for i in index)
         else:
             index = _index_item(conv, index)
         return Tensor(self._handle.getitem(index), self._keep | conv.keep)
+
+    def __setitem__(self, key, value):
+        """``x[key] = value``: this tensor becomes ``x`` with the assignment applied (see
+        ``ares._array_api.assigned``); tensors built from it before keep their values."""
+        from ._array_api import assigned
+
+        new = assigned(self, key, value)
+        keep = self._keep | new._keep
+        self._handle, self._keep, self._chunks, self._length = new._handle, keep, None, None
 
     # -- methods (the array API's and NumPy's) -------------------------------------------
     @property
@@ -556,12 +608,13 @@ def _divmod(a, b):
 
 
 def _ddof(ddof, correction):
-    """NumPy's ``ddof`` or the array API's ``correction`` (a float of a whole value too)."""
+    """NumPy's ``ddof`` or the array API's ``correction`` (a whole number, or any
+    non-negative float: the core divides by ``N - correction``)."""
     value = ddof if correction is None else correction
     if isinstance(value, numbers.Real) and not isinstance(value, numbers.Integral):
-        if float(value) != int(value):
-            raise ValueError(f"correction must be a whole number, not {value}")
-        value = int(value)
+        value = float(value)
+        if value == int(value):
+            value = int(value)
     return value
 
 

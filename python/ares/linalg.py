@@ -26,7 +26,8 @@ LstsqResult = _collections.namedtuple("LstsqResult", ["x", "residuals", "rank", 
 
 def qr(x, /, *, mode="reduced") -> QRResult:
     """Reduced QR: ``Q`` (m × k, orthonormal columns) and ``R`` (k × n, upper triangular),
-    k = min(m, n). Only ``mode='reduced'``."""
+    k = min(m, n); ``mode='complete'``: ``Q`` (m × m, orthogonal) and ``R`` (m × n), the
+    reduced QR of ``[x | I]`` for a tall ``x`` (its square Q is m × m: dense in m)."""
     return QRResult(*_apply("linalg.qr", (x,), {"mode": mode}))
 
 

@@ -1277,3 +1277,8 @@ NOT_NUMERIC["persist"] = (
     "keeps results on the workers", "test_dask_conventions.py: the values equal NumPy's, the "
     "source is not recomputed (it is gone), the workers' bytes drop once freed")
 NOT_NUMERIC["Tensor.persist"] = NOT_NUMERIC["persist"]
+# -- branch apifuncs: the array API's rearranging, constructing and counting functions ---------
+from api_cases_rearrange import REARRANGE_CASES, REARRANGE_NOT_NUMERIC  # noqa: E402
+
+CASES.update(REARRANGE_CASES)
+NOT_NUMERIC.update(REARRANGE_NOT_NUMERIC)

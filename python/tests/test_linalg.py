@@ -35,8 +35,9 @@ def test_qr_result_is_a_named_tuple_and_keeps_float32():
     res = ar.linalg.qr(x)
     assert type(res).__name__ == "QRResult" and res.Q is res[0] and res.R is res[1]
     assert res.Q.dtype == np.float32 and res.Q.shape == (40, 3)
-    with pytest.raises(ValueError, match="only mode='reduced'"):
-        ar.linalg.qr(x, mode="complete")
+    with pytest.raises(ValueError, match="mode must be 'reduced' or 'complete'"):
+        ar.linalg.qr(x, mode="r")
+    assert ar.linalg.qr(x, mode="complete").Q.shape == (40, 40)
     with pytest.raises(ValueError, match="needs a matrix"):
         ar.linalg.qr(ar.ones(4))
 

@@ -199,7 +199,7 @@ impl Ctx {
                 a.check(2, &["a", "b"])?;
                 wrap(a.tensor(0, "a")?.inner(&a.tensor(1, "b")?))
             }
-            _ => err(p, format!("unknown function {name}")),
+            _ => self.call_rearrange(name, a),
         }
     }
 }

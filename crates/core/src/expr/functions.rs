@@ -37,14 +37,31 @@ impl Ctx {
         }
         if let Some(op) = reduction::fold_op(name) {
             // `ddof` is checked and ignored: these once shared the statistics' arguments.
-            a.check(2, &["a", "axis", "keepdims", "ddof"])?;
-            let x = a.tensor(0, "a")?;
+            // `dtype=` (sums and products): the accumulator's and the result's dtype.
+            let with_dtype = matches!(name, "sum" | "prod");
+            let keys: &[&str] = if with_dtype {
+                &["a", "x", "axis", "keepdims", "ddof", "dtype"]
+            } else {
+                &["a", "axis", "keepdims", "ddof"]
+            };
+            a.check(2, keys)?;
+            let x = match a.get(usize::MAX, "x") {
+                Some((v, vp)) if with_dtype => to_tensor(v, vp)?,
+                _ => a.tensor(0, "a")?,
+            };
             let axes = ufunc_reduce_axes(&x, a.get(1, "axis"))?;
             let keep = to_bool(a.get(usize::MAX, "keepdims"))?;
             if let Some((v, p)) = a.get(usize::MAX, "ddof") {
                 to_usize(&v, p)?;
             }
-            return wrap(x.reduce(op, axes.as_deref(), keep));
+            let dtype = to_dtype(a.get(usize::MAX, "dtype"))?;
+            return wrap(match dtype {
+                None => x.reduce(op, axes.as_deref(), keep),
+                Some(d) => x
+                    .astype(d)
+                    .and_then(|x| x.reduce(op, axes.as_deref(), keep))
+                    .and_then(|r| if r.dtype() == d { Ok(r) } else { r.astype(d) }),
+            });
         }
         if let Some(op) = reduction::scan_op(name) {
             a.check(2, &["a", "axis"])?;
@@ -185,6 +202,19 @@ impl Ctx {
                 let axes = to_axes(a.get(1, "axis"))?;
                 let keep = to_bool(a.get(usize::MAX, "keepdims"))?;
                 let ddof = match a.get(usize::MAX, "ddof") {
+                    Some((Value::Num(Scalar::F64(c)), p)) if name != "mean" => {
+                        if c.fract() != 0.0 && c.is_finite() && c > 0.0 {
+                            let axes = axes.as_deref();
+                            return wrap(fractional_correction(&x, axes, keep, c, name == "std"));
+                        }
+                        to_usize(&Value::Num(Scalar::I64(c as i64)), p).and_then(|d| {
+                            if c.fract() == 0.0 && c >= 0.0 {
+                                Ok(d)
+                            } else {
+                                err(p, format!("correction must be non-negative, got {c}"))
+                            }
+                        })?
+                    }
                     Some((v, p)) => to_usize(&v, p)?,
                     None => 0,
                 };
@@ -353,5 +383,28 @@ impl Ctx {
             }
             _ => self.call_composed(name, a),
         }
+    }
+}
+
+/// `var`/`std` with a correction that is not a whole number (the array API allows any
+/// non-negative float): the population variance scaled by `N / (N - c)`, `N` the count of
+/// reduced elements; `N <= c` divides by zero as NumPy does (`inf`, or NaN for zero).
+fn fractional_correction(
+    x: &Tensor,
+    axes: Option<&[i64]>,
+    keep: bool,
+    c: f64,
+    std: bool,
+) -> crate::Result<Tensor> {
+    let reduced = x.normalize_axes("var", axes)?;
+    let n: f64 = reduced.iter().map(|d| x.shape()[*d] as f64).product();
+    let var = x.var(axes, keep, 0)?;
+    let scaled = var.binary_scalar(crate::ops::Op::Mul, Scalar::F64(n), false)?;
+    let denominator = (n - c).max(0.0);
+    let out = scaled.binary_scalar(crate::ops::Op::Div, Scalar::F64(denominator), false)?;
+    if std {
+        out.sqrt()
+    } else {
+        Ok(out)
     }
 }

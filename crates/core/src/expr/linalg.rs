@@ -42,12 +42,16 @@ impl Ctx {
             "linalg.qr" => {
                 a.check(2, &["x", "mode"])?;
                 let x = a.tensor(0, "x")?;
-                match a.get(1, "mode") {
-                    None => {}
-                    Some((Value::Str(m), _)) if m == "reduced" => {}
-                    Some((_, mp)) => return err(mp, "linalg.qr: only mode='reduced' is supported"),
-                }
-                tuple(x.qr().map(|p| p.to_vec()), p)
+                let complete = match a.get(1, "mode") {
+                    None => false,
+                    Some((Value::Str(m), _)) if m == "reduced" => false,
+                    Some((Value::Str(m), _)) if m == "complete" => true,
+                    Some((_, mp)) => {
+                        return err(mp, "linalg.qr: mode must be 'reduced' or 'complete'")
+                    }
+                };
+                let factors = if complete { x.qr_complete() } else { x.qr() };
+                tuple(factors.map(|p| p.to_vec()), p)
             }
             "linalg.svd" => {
                 a.check(2, &["x", "full_matrices"])?;
@@ -227,8 +231,8 @@ mod tests {
             ),
             ("a, b = ones(3)", "cannot unpack one value into 2 names"),
             (
-                "linalg.qr(ones((4, 2)), mode='complete')",
-                "only mode='reduced'",
+                "linalg.qr(ones((4, 2)), mode='r')",
+                "mode must be 'reduced' or 'complete'",
             ),
             (
                 "linalg.svd(ones((4, 2)), full_matrices=True)",
@@ -252,8 +256,16 @@ mod tests {
         }
         let shapes = [
             (
+                "q, r = linalg.qr(ones((4, 2)), mode='complete'); q",
+                &[4usize, 4][..],
+            ),
+            (
+                "q, r = linalg.qr(ones((4, 2)), mode='complete'); r",
+                &[4, 2],
+            ),
+            (
                 "a = ones((2, 4, 4)); b = ones((4, 3)); linalg.solve(a, b)",
-                &[2usize, 4, 3][..],
+                &[2, 4, 3],
             ),
             ("linalg.solve(ones((4, 4)), ones(4))", &[4]),
             ("s, l = linalg.slogdet(ones((3, 5, 5))); l", &[3]),

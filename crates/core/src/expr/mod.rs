@@ -17,6 +17,7 @@ mod io;
 mod lexer;
 mod linalg;
 mod parser;
+mod rearrange;
 mod shape;
 mod table;
 

@@ -97,6 +97,7 @@ mod tests {
         let sources = [
             include_str!("functions.rs"),
             include_str!("composed.rs"),
+            include_str!("rearrange.rs"),
             include_str!("io.rs"),
             include_str!("linalg.rs"),
             include_str!("fft.rs"),

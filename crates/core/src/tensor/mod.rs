@@ -18,6 +18,7 @@ mod bitwise;
 mod compose;
 
 mod ops;
+mod rearrange;
 pub use crate::ops::family::shuffle::tensor::shuffle_bench;
 mod slice_arg;
 pub mod wait;
@@ -26,6 +27,7 @@ pub use crate::ops::family::creation::tensor::*;
 pub use crate::ops::family::io::tensor::{from_npy, from_spool, from_zarr};
 pub use compose::{select, stack};
 pub use ops::{concatenate, SliceArg};
+pub use rearrange::{broadcast_arrays, eye, meshgrid};
 
 use crate::array::{DType, Shape};
 use crate::error::Result;

@@ -38,6 +38,14 @@ const CREATION_FUNCTIONS: &[Function] = &[
         "linspace",
         "Evenly spaced numbers over a specified interval.",
     ),
+    // branch apifuncs: composed of ranges and comparisons (`tensor::rearrange`).
+    Function::other(
+        "eye",
+        "A 2-D array with ones on the diagonal and zeros elsewhere.",
+    ),
+    Function::other("tril", "Lower triangle of an array."),
+    Function::other("triu", "Upper triangle of an array."),
+    Function::other("meshgrid", "Coordinate matrices from coordinate vectors."),
 ];
 
 pub struct Creation;

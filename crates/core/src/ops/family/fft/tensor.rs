@@ -7,7 +7,7 @@ use super::spec::{FftKind, FftNorm, FftSpec};
 use crate::array::{fmt_shape, DType, Scalar};
 use crate::error::{AresError, Result};
 use crate::ops::{Op, OpArgs};
-use crate::tensor::{concatenate, SliceArg, Tensor};
+use crate::tensor::{concatenate, Tensor};
 
 fn kind_name(kind: FftKind, n_dim: bool) -> &'static str {
     match (kind, n_dim) {
@@ -169,31 +169,6 @@ impl Tensor {
         self.fft1(FftKind::RealForward, n, axis, norm.swapped())
             .map_err(|e| rename(e, "fft.rfft", "fft.ihfft"))?
             .conjugate()
-    }
-
-    /// `x` rolled by `shift` along `axis`: `concat(x[n-k:], x[:n-k])`, `k = shift mod n`.
-    fn roll_axis(&self, shift: i64, axis: usize) -> Result<Tensor> {
-        let n = self.shape()[axis] as i64;
-        if n == 0 {
-            return Ok(self.clone());
-        }
-        let k = shift.rem_euclid(n);
-        if k == 0 {
-            return Ok(self.clone());
-        }
-        let part = |start: Option<i64>, stop: Option<i64>| {
-            let mut index = vec![SliceArg::FULL; self.ndim()];
-            index[axis] = SliceArg::Range {
-                start,
-                stop,
-                step: None,
-            };
-            self.slice(&index)
-        };
-        concatenate(
-            &[part(Some(n - k), None)?, part(None, Some(n - k))?],
-            axis as i64,
-        )
     }
 
     /// `fftshift` (`inverse`: `ifftshift`) over `axes` (all by default).

@@ -94,6 +94,33 @@ impl Tensor {
         Ok([q.astype(out)?, r.astype(out)?])
     }
 
+    /// The array API's `linalg.qr(x, mode='complete')`: Q (m × m, orthogonal) and R (m × n,
+    /// upper triangular). With m <= n it is the reduced QR. With m > n it is the reduced QR
+    /// of `[x | I_m]` (m × (n + m)): its Q is square, and as its R is upper triangular,
+    /// `x = Q · R[:, :n]`. Q is m × m, as NumPy's: a tall `x` gives a square Q of its height.
+    pub fn qr_complete(&self) -> Result<[Tensor; 2]> {
+        let (batch, m, n) = self.stack_dims("linalg.qr")?;
+        if m <= n {
+            return self.qr();
+        }
+        let dtype = match self.dtype() {
+            d @ (DType::F32 | DType::F64) => d,
+            _ => DType::F64,
+        };
+        let x = match self.dtype() == dtype {
+            true => self.clone(),
+            false => self.astype(dtype)?,
+        };
+        let mut shape = batch.clone();
+        shape.extend([m, m]);
+        let chunk = crate::tensor::auto_chunk(&[m, m]);
+        let identity = crate::tensor::eye(m, m, 0, dtype, chunk)?.broadcast_to(&shape)?;
+        let [q, r] = crate::tensor::concatenate(&[x, identity], -1)?.qr()?;
+        let mut index = vec![SliceArg::FULL; batch.len() + 1];
+        index.push(range(0, n));
+        Ok([q, r.slice(&index)?])
+    }
+
     /// The array API's `linalg.svd(x, full_matrices=False)`: U (m × k), S (k,
     /// nonincreasing) and Vh (k × n). A tall matrix (m ≥ n) is QR-factored by TSQR and the
     /// small R decomposed in one chunk, U = Q·U_R; a short-and-fat one by transposition.

@@ -29,6 +29,33 @@ const MANIPULATION_FUNCTIONS: &[Function] = &[
         "reshape",
         "Gives a new shape to an array without changing its data.",
     ),
+    // branch apifuncs: composed of slices, joins and broadcasts (`tensor::rearrange`).
+    Function::other(
+        "flip",
+        "Reverse the order of elements in an array along the given axis.",
+    ),
+    Function::other("roll", "Roll array elements along a given axis."),
+    Function::other("moveaxis", "Move axes of an array to new positions."),
+    Function::other(
+        "tile",
+        "Construct an array by repeating A the number of times given by reps.",
+    ),
+    Function::other(
+        "repeat",
+        "Repeat each element of an array after themselves.",
+    ),
+    Function::other(
+        "unstack",
+        "Split an array into a sequence of arrays along the given axis.",
+    ),
+    Function::other(
+        "broadcast_arrays",
+        "Broadcast any number of arrays against each other.",
+    ),
+    Function::other(
+        "diff",
+        "Calculate the n-th discrete difference along the given axis.",
+    ),
 ];
 
 pub struct Manipulation;

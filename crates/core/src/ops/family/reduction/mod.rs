@@ -184,6 +184,19 @@ const OTHER_FUNCTIONS: &[Function] = &[
         Form::ArgReduce,
         "Indices of the maximum values along an axis.",
     ),
+    // branch apifuncs: the array API's scans and count (`expr::rearrange`).
+    Function::other(
+        "cumulative_sum",
+        "Cumulative sum of elements along a given axis.",
+    ),
+    Function::other(
+        "cumulative_prod",
+        "Cumulative product of elements along a given axis.",
+    ),
+    Function::other(
+        "count_nonzero",
+        "Counts the number of non-zero values in the array.",
+    ),
 ];
 
 pub struct Reduction;

@@ -34,6 +34,11 @@ const SHUFFLE_FUNCTIONS: &[Function] = &[
         "The indices of the elements that are non-zero, one array per dimension.",
     ),
     Function::other("take", "Take elements from an array along an axis."),
+    // branch apifuncs: a take of flat positions (`tensor::rearrange`).
+    Function::other(
+        "take_along_axis",
+        "Take values from the input array by matching 1d index and data slices.",
+    ),
     Function::other(
         "compress",
         "Return selected slices of an array along given axis.",
