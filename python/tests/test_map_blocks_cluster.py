@@ -20,6 +20,7 @@ import secrets
 import signal
 import subprocess
 import sys
+import time
 
 import numpy as np
 import pytest
@@ -160,24 +161,37 @@ def _crash_once(marker):
     return first_call_crashes
 
 
+def _dead(procs, expected, timeout=10.0):
+    """How many of ``procs`` have exited, waiting up to ``timeout`` for ``expected`` of them
+    (a killed worker's socket can close before its exit is reaped)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        dead = sum(p.poll() is not None for p in procs)
+        if dead >= expected or time.monotonic() > deadline:
+            return dead
+        time.sleep(0.05)
+
+
 def test_a_function_that_crashes_its_worker_runs_again_elsewhere(tmp_path):
     c = CodeCluster(str(tmp_path), ["python", "python", "python"], retries=1)
     try:
         ar.connect(f"ares://{c.rpc}", secret=c.secret)
         x = ar.arange(40.0, chunks=10)
-        got = ar.map_blocks(_crash_once(str(tmp_path / "crashed")), x).compute()
+        # dtype= given: the function is never called in this process to find it.
+        got = ar.map_blocks(_crash_once(str(tmp_path / "crashed")), x, dtype=float).compute()
         assert_same(got, np.arange(40.0) + 1)
         workers = c.procs[1:]
-        assert sum(p.poll() is not None for p in workers) == 1, "one worker was killed"
+        assert _dead(workers, 1) == 1, "one worker was killed"
         # A function that kills every worker it meets: one run and one retry (the cap),
         # then the task fails naming it. (Defined here, so cloudpickle sends it by value.)
         def segfaulting_filter(b):
             os.kill(os.getpid(), signal.SIGSEGV)
             return b
 
-        with pytest.raises(ar.TaskError, match="segfaulting_filter"):
-            ar.map_blocks(segfaulting_filter, ar.arange(10.0, chunks=10)).compute()
-        assert sum(p.poll() is not None for p in workers) == 3
+        with pytest.raises(ar.TaskError, match="segfaulting_filter") as failed:
+            ar.map_blocks(segfaulting_filter, ar.arange(10.0, chunks=10), dtype=float).compute()
+        assert "subtask_max_retries = 1" in str(failed.value)
+        assert _dead(workers, 3) == 3
     finally:
         ar.close()
         c.stop()
