@@ -7,13 +7,14 @@
 //! machine's load. `cargo bench --bench task_stream`; figures in BENCHMARKS.md.
 
 use ares::config::WebConfig;
-use ares::protocol::task_stream::{PackedSpans, SpanStatus, StreamReport, SubtaskSpan};
-use ares::protocol::{codec, FromWorker, MemoryStats};
+use ares::protocol::task_stream::StreamReport;
+use ares::protocol::{codec, FromWorker, MemoryStats, SubtaskReport};
 use ares::supervisor::history::ClusterHistory;
-use ares::worker::spans::SpanBuffer;
-use ares_core::ids::{SubtaskIdx, TaskId, WorkerId};
+use ares::worker::spans::{JobRecorder, SpanBuffer};
+use ares_core::ids::{ChunkIdx, SubtaskIdx, TaskId, WorkerId};
 use ares_core::ops::Op;
 use std::hint::black_box;
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 /// Spans per heartbeat: a worker running 100,000 subtasks a second, beating every second.
@@ -23,47 +24,39 @@ fn ns_per(d: Duration, n: usize) -> f64 {
     d.as_nanos() as f64 / n as f64
 }
 
-/// The slot's part: per subtask, the clock read that ends it and its record appended to the
-/// job's string; per job of 64, the string appended to the worker's buffer.
-fn record(buffer: &mut SpanBuffer, n: usize) -> f64 {
-    let clock = buffer.clock();
+/// The slot's part, as a compute job does it ([`JobRecorder`]): per subtask, the clock read
+/// that ends it and its record appended to the job's string; per job of 64, the string
+/// handed to the worker's buffer.
+fn record(buffer: &Mutex<SpanBuffer>, n: usize) -> f64 {
+    let clock = buffer.lock().unwrap().clock();
+    let report = SubtaskReport {
+        subtask: SubtaskIdx(0),
+        outcome: Ok(vec![(ChunkIdx(0), 8)]),
+    };
     let started = Instant::now();
-    let mut start = Instant::now();
-    let mut job = PackedSpans::with_capacity(64);
+    let mut job = JobRecorder::start(&clock, TaskId(1), 0);
     for i in 0..n {
-        let end = Instant::now();
-        job.push(&SubtaskSpan {
-            task: TaskId(1),
-            subtask: SubtaskIdx(i as u32),
-            slot: 0,
-            depth: 0,
-            op: Op::Add,
-            status: SpanStatus::Succeeded,
-            start_us: clock.micros(start),
-            run_us: clock.micros(end).saturating_sub(clock.micros(start)),
-            fetch_us: 0,
-            bytes_in: 8,
-            bytes_out: 8,
-        });
-        start = end;
-        if job.len() == 64 {
-            buffer.extend(&job);
-            job = PackedSpans::with_capacity(64);
+        job.ran(SubtaskIdx(i as u32), 0, || Op::Add, Some((&report, 8)), 0);
+        if (i + 1) % 64 == 0 {
+            job.finish(buffer);
+            job = JobRecorder::start(&clock, TaskId(1), 0);
         }
     }
-    buffer.extend(&job);
+    job.finish(buffer);
     ns_per(started.elapsed(), n)
 }
 
 fn main() {
-    let mut buffer = SpanBuffer::new(BEAT);
+    let buffer = Mutex::new(SpanBuffer::new(BEAT));
     let reps = 20;
-    let mut slot_ns = Vec::new();
+    let (mut slot_ns, mut take_ns) = (Vec::new(), Vec::new());
     let (mut encode_ns, mut decode_ns, mut ring_ns) = (Vec::new(), Vec::new(), Vec::new());
     let history = ClusterHistory::new(&WebConfig::default(), 1000);
     for _ in 0..reps {
-        slot_ns.push(record(&mut buffer, BEAT));
-        let stream = buffer.take(Instant::now());
+        slot_ns.push(record(&buffer, BEAT));
+        let t = Instant::now();
+        let stream = buffer.lock().unwrap().take();
+        take_ns.push(ns_per(t.elapsed(), BEAT));
         assert_eq!(stream.spans.len(), BEAT);
         let beat = FromWorker::Heartbeat {
             stored_chunks: 0,
@@ -100,6 +93,10 @@ fn main() {
     println!(
         "  slot: clock read + record appended     {:8.1}",
         median(&mut slot_ns)
+    );
+    println!(
+        "  worker: heartbeat copies the spans      {:8.1}",
+        median(&mut take_ns)
     );
     println!(
         "  worker: heartbeat frame encoded         {:8.1}",

@@ -115,6 +115,67 @@ def test_blockwise_matches_numpy():
     assert_same(o.compute(), np.multiply.outer(np.arange(4.0), np.arange(5.0)) + 2.0)
 
 
+def test_blockwise_concatenate_false_passes_the_lists_of_blocks():
+    a = np.arange(35.0).reshape(5, 7)
+    b = np.arange(28.0).reshape(7, 4)
+    # The contracted index j has other chunks in each input: they are unified first, and
+    # the function receives the blocks along j as lists (dask's default).
+    x = ar.from_numpy(a, chunks=(2, 3))
+    y = ar.from_numpy(b, chunks=(4, 2))
+    seen = []
+
+    def dot_of_lists(p, q):
+        assert isinstance(p, list) and isinstance(q, list) and len(p) == len(q)
+        seen.append(len(p))
+        return sum(u @ v for u, v in zip(p, q))
+
+    m = ar.blockwise(dot_of_lists, "ik", x, "ij", y, "jk", dtype=float)
+    assert_same(m.compute(), a @ b)
+    assert seen and set(seen) == {3}, seen  # j in blocks of 3, 3, 1
+    # Two contracted indices nest, outermost first; concatenate=True still concatenates.
+    c = np.arange(60.0).reshape(3, 4, 5)
+    z = ar.from_numpy(c, chunks=(1, 2, 5))
+
+    def total(blocks):
+        assert len(blocks) == 2 and all(len(row) == 1 for row in blocks)
+        return np.array([sum(p.sum() for row in blocks for p in row)])
+
+    assert_same(ar.blockwise(total, "i", z, "ijk", dtype=float).compute(), c.sum(axis=(1, 2)))
+    whole = ar.blockwise(lambda p: p.sum(axis=(1, 2)), "i", z, "ijk", concatenate=True)
+    assert_same(whole.compute(), c.sum(axis=(1, 2)))
+
+
+def test_map_blocks_block_info_as_dask_documents_it():
+    # dask's example: 1000 elements in blocks of 100; block k is [100k, 100k + 100).
+    x = ar.ones(1000, chunks=100)
+
+    def check(b, block_info=None):
+        k = block_info[None]["chunk-location"][0]
+        assert block_info[0] == {
+            "shape": (1000,), "num-chunks": (10,), "chunk-location": (k,),
+            "array-location": [(100 * k, 100 * k + 100)]}, block_info
+        out = block_info[None]
+        assert (out["shape"], out["num-chunks"], out["chunk-shape"]) == ((1000,), (10,), (100,))
+        assert out["array-location"] == [(100 * k, 100 * k + 100)] and out["dtype"] == np.float64
+        return b * k
+
+    assert_same(ar.map_blocks(check, x, dtype=float).compute(), np.repeat(np.arange(10.0), 100))
+    # In 2-d, with a second input at position 2 (a constant between them) that broadcasts.
+    a = np.zeros((5, 7))
+    v = ar.from_numpy(np.arange(7.0), chunks=3)
+
+    def where(p, c, q, block_info=None):
+        (r0, _), (c0, _) = block_info[None]["array-location"]
+        assert block_info[2]["array-location"] == [(c0, c0 + q.shape[0])]
+        assert 1 not in block_info
+        return p + r0 * 100 + c0 + c - q
+
+    got = ar.map_blocks(where, ar.from_numpy(a, chunks=(2, 3)), 0.5, v).compute()
+    rows = np.repeat([0, 2, 4], [2, 2, 1])[:, None] * 100
+    cols = np.repeat([0, 3, 6], [3, 3, 1])[None, :]
+    assert_same(got, rows + cols + 0.5 - np.arange(7.0))
+
+
 def _window_sum(b):
     # A 3-point moving sum along every axis of the block (uses one element of halo).
     out = b.copy()

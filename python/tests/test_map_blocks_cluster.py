@@ -8,14 +8,19 @@
   still uses both workers.
 * With only the Rust binary's worker, such a task fails at once naming
   ``python -m ares worker``.
+* A function that kills the worker running it (SIGSEGV, as a crashing C extension would)
+  is a lost worker: its block runs again on another worker, and a function that kills
+  every worker it meets fails the task once the retries are spent, naming the function.
 """
 
 from __future__ import annotations
 
 import os
 import secrets
+import signal
 import subprocess
 import sys
+import time
 
 import numpy as np
 import pytest
@@ -39,7 +44,8 @@ class CodeCluster:
     """A supervisor (the package's command) and the workers named: "python" (``python -m
     ares worker``) or "rust" (the Rust binary's ``ares node --role worker``)."""
 
-    def __init__(self, tmp: str, workers: list[str], allow_code: bool = True):
+    def __init__(self, tmp: str, workers: list[str], allow_code: bool = True,
+                 retries: int = 3):
         self.tmp = tmp
         self.secret = secrets.token_hex(16)
         self.token = secrets.token_hex(8)
@@ -48,6 +54,7 @@ class CodeCluster:
             f.write(
                 f"cluster:\n  listen: 127.0.0.1:0\n  allow_code: {str(allow_code).lower()}\n"
                 "worker:\n  slots: 1\n  data_listen: 127.0.0.1:0\n  memory_limit: 1GiB\n"
+                f"scheduling:\n  subtask_max_retries: {retries}\n"
                 f"web:\n  listen: 127.0.0.1:0\n  token: {self.token}\n")
         self.env = dict(os.environ, ARES_CLUSTER_SECRET=self.secret)
         self.procs: list[subprocess.Popen] = []
@@ -136,6 +143,55 @@ def test_with_only_native_workers_the_task_fails_naming_python_workers(tmp_path)
         x = ar.arange(10.0, chunks=3)
         with pytest.raises(ar.TaskError, match="python -m ares worker"):
             ar.map_blocks(lambda b: b + 1, x).compute()
+    finally:
+        ar.close()
+        c.stop()
+
+
+def _crash_once(marker):
+    """A function that kills the first worker to call it (the marker file says whether
+    that happened) and adds 1 everywhere else."""
+
+    def first_call_crashes(b):
+        if not os.path.exists(marker):
+            open(marker, "w").close()
+            os.kill(os.getpid(), signal.SIGSEGV)
+        return b + 1
+
+    return first_call_crashes
+
+
+def _dead(procs, expected, timeout=10.0):
+    """How many of ``procs`` have exited, waiting up to ``timeout`` for ``expected`` of them
+    (a killed worker's socket can close before its exit is reaped)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        dead = sum(p.poll() is not None for p in procs)
+        if dead >= expected or time.monotonic() > deadline:
+            return dead
+        time.sleep(0.05)
+
+
+def test_a_function_that_crashes_its_worker_runs_again_elsewhere(tmp_path):
+    c = CodeCluster(str(tmp_path), ["python", "python", "python"], retries=1)
+    try:
+        ar.connect(f"ares://{c.rpc}", secret=c.secret)
+        x = ar.arange(40.0, chunks=10)
+        # dtype= given: the function is never called in this process to find it.
+        got = ar.map_blocks(_crash_once(str(tmp_path / "crashed")), x, dtype=float).compute()
+        assert_same(got, np.arange(40.0) + 1)
+        workers = c.procs[1:]
+        assert _dead(workers, 1) == 1, "one worker was killed"
+        # A function that kills every worker it meets: one run and one retry (the cap),
+        # then the task fails naming it. (Defined here, so cloudpickle sends it by value.)
+        def segfaulting_filter(b):
+            os.kill(os.getpid(), signal.SIGSEGV)
+            return b
+
+        with pytest.raises(ar.TaskError, match="segfaulting_filter") as failed:
+            ar.map_blocks(segfaulting_filter, ar.arange(10.0, chunks=10), dtype=float).compute()
+        assert "subtask_max_retries = 1" in str(failed.value)
+        assert _dead(workers, 3) == 3
     finally:
         ar.close()
         c.stop()

@@ -58,13 +58,10 @@ def blockwise(func, out_ind, *args, dtype=None, concatenate=None, new_axes=None,
               name=None, **kwargs) -> Tensor:
     """dask's ``blockwise``: ``args`` alternate arrays and their index strings (or tuples;
     ``None`` for a constant); the output has the axes ``out_ind``. An index that is not in
-    ``out_ind`` is contracted: the function sees that axis whole (``concatenate=True``,
-    the only form ares has)."""
+    ``out_ind`` is contracted: the function sees that axis whole with ``concatenate=True``,
+    or (dask's default) the list of its blocks along it, nested outermost axis first."""
     if len(args) % 2:
         raise ValueError("blockwise: arguments must come in (array, index) pairs")
-    if concatenate is False:
-        raise ValueError("blockwise: concatenate=False (lists of blocks) is not supported; "
-                         "contracted axes are always concatenated")
     out_ind = tuple(out_ind)
     pairs = [(args[i], args[i + 1]) for i in range(0, len(args), 2)]
     values, tensors, index = [], [], []
@@ -80,6 +77,9 @@ def blockwise(func, out_ind, *args, dtype=None, concatenate=None, new_axes=None,
         tensors.append(value)
         index.append([out_ind.index(i) if i in out_ind else None for i in ind])
         values.append(value)
+    if not concatenate:
+        tensors = _contracted_unified(tensors, [tuple(p[1]) for p in pairs
+                                                if isinstance(p[0], Tensor)], out_ind)
     tensors, axis_chunks = _unified(tensors, index, len(out_ind))
     new_axes = dict(new_axes or {})
     out_chunks = []
@@ -98,4 +98,28 @@ def blockwise(func, out_ind, *args, dtype=None, concatenate=None, new_axes=None,
         dtype = _meta_dtype(func, values, kwargs) or tensors[0].dtype
     it = iter(tensors)
     values = [next(it) if isinstance(v, Tensor) else v for v in values]
-    return _build(func, values, index, out_chunks, dtype, kwargs, name=name)
+    return _build(func, values, index, out_chunks, dtype, kwargs, name=name,
+                  concatenate=bool(concatenate))
+
+
+def _contracted_unified(tensors, inds, out_ind):
+    """Rechunks the inputs sharing a contracted index to the same blocks along it (the
+    first input with more than one block there wins), so the lists of blocks the function
+    receives pair up, as dask's ``unify_chunks`` does."""
+    want: dict = {}
+    for t, ind in zip(tensors, inds):
+        for a, letter in enumerate(ind):
+            if letter in out_ind:
+                continue
+            have = want.get(letter)
+            if have is not None and sum(have) != t.shape[a]:
+                raise ValueError(f"blockwise: index {letter!r} has lengths {sum(have)} and "
+                                 f"{t.shape[a]}")
+            if have is None or (len(have) == 1 and len(t.chunks[a]) > 1):
+                want[letter] = tuple(t.chunks[a])
+    out = []
+    for t, ind in zip(tensors, inds):
+        target = tuple(want.get(letter, tuple(c)) if letter not in out_ind else tuple(c)
+                       for letter, c in zip(ind, t.chunks))
+        out.append(t if target == tuple(tuple(c) for c in t.chunks) else t.rechunk(target))
+    return out

@@ -135,6 +135,25 @@ impl PackedSpans {
         Self(Vec::with_capacity(spans.saturating_mul(SPAN_BYTES)))
     }
 
+    /// Empties it, keeping its capacity.
+    pub fn clear(&mut self) {
+        self.0.clear();
+    }
+
+    /// Room for `spans` records, its memory written once so that filling it later takes no
+    /// page faults (the worker's buffer, refilled between every two heartbeats).
+    pub fn prefaulted(spans: usize) -> Self {
+        let mut bytes = Vec::with_capacity(spans.saturating_mul(SPAN_BYTES));
+        bytes.resize(bytes.capacity(), 0);
+        bytes.clear();
+        Self(bytes)
+    }
+
+    /// An exact-size copy of its records.
+    pub fn copied(&self) -> Self {
+        Self(self.0.as_slice().to_vec())
+    }
+
     pub fn push(&mut self, s: &SubtaskSpan) {
         s.write(&mut self.0);
     }

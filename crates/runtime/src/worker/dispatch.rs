@@ -7,7 +7,6 @@ use super::state::{CoreOut, FetchId, Need, Room};
 use super::{execute, pool, spans, Flush, Worker};
 use crate::data_plane::FetchError;
 use crate::guard::guard;
-use crate::protocol::task_stream::{PackedSpans, SubtaskSpan};
 use crate::protocol::{RunSubtask, SubtaskError, SubtaskReport};
 use actix::prelude::*;
 use ares_core::graph::WorkerGraph;
@@ -118,13 +117,9 @@ impl Group {
                 cancelled: &cancelled,
             };
             let mut reports = Vec::with_capacity(count);
-            // The task stream: one clock read per subtask (its end is the next one's start),
-            // a record appended to this job's string, one lock per job.
-            let mut spans = PackedSpans::default();
-            let mut clock = shared.span_clock.map(|c| (c, std::time::Instant::now()));
-            if clock.is_some() {
-                spans = PackedSpans::with_capacity(count);
-            }
+            // The task stream: one clock read and one record per subtask, one lock per job.
+            let mut recorder = (shared.span_clock.as_ref())
+                .map(|clock| spans::JobRecorder::start(clock, task, pool::current_slot()));
             for (run, fetched, run_bytes, fetch_us) in unrun.runs.by_ref() {
                 if shared.draining.load(Ordering::Acquire) {
                     shared.storage.release_transit(fetched.1);
@@ -136,35 +131,17 @@ impl Group {
                 }
                 let (subtask, depth) = (run.subtask, run.depth);
                 let done = execute::execute_one(&of, run, me, &shared, fetched, run_bytes);
-                if let Some((span_clock, start)) = clock {
-                    let end = std::time::Instant::now();
-                    clock = Some((span_clock, end));
-                    if let Some((report, bytes_in)) = &done {
-                        let (status, bytes_out) = spans::outcome_of(report);
-                        spans.push(&SubtaskSpan {
-                            task,
-                            subtask,
-                            slot: u16::try_from(pool::current_slot()).unwrap_or(u16::MAX),
-                            depth,
-                            op: spans::subtask_op(&graph, subtask),
-                            status,
-                            start_us: span_clock.micros(start),
-                            run_us: span_clock
-                                .micros(end)
-                                .saturating_sub(span_clock.micros(start)),
-                            fetch_us,
-                            bytes_in: *bytes_in,
-                            bytes_out,
-                        });
-                    }
+                if let Some(recorder) = recorder.as_mut() {
+                    let report = done.as_ref().map(|(report, bytes_in)| (report, *bytes_in));
+                    let op = || spans::subtask_op(&graph, subtask);
+                    recorder.ran(subtask, depth, op, report, fetch_us);
                 }
                 if let Some((report, _)) = done {
                     reports.push(report);
                 }
             }
-            if !spans.is_empty() {
-                let mut buffer = shared.spans.lock().unwrap_or_else(|p| p.into_inner());
-                buffer.extend(&spans);
+            if let Some(recorder) = recorder {
+                recorder.finish(&shared.spans);
             }
             if !reports.is_empty() {
                 let mut finished = shared.finished.lock().unwrap_or_else(|p| p.into_inner());

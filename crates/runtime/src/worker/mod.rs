@@ -273,7 +273,7 @@ impl Worker {
         let storage = &self.shared.storage;
         let mut stream = (self.shared.spans.lock())
             .unwrap_or_else(|p| p.into_inner())
-            .take(std::time::Instant::now());
+            .take();
         (stream.spill_at, stream.pause_at) = self.thresholds;
         let beat = FromWorker::Heartbeat {
             stored_chunks: storage.len() as u64,

@@ -1,18 +1,30 @@
 //! The subtasks a worker ran since its last heartbeat, kept for the dashboard's task stream
 //! until the heartbeat carries them to the supervisor ([`crate::protocol::task_stream`]).
 //!
-//! Compute threads add a job's spans under one lock per job (not per subtask); the actor
-//! takes them all at each heartbeat. At most `capacity` (`web.task_stream_capacity`) are
-//! kept between two heartbeats: more could not fit the supervisor's ring anyway, so the
-//! newest are dropped and counted. A capacity of 0 turns the recording off: the compute
-//! threads then read no clock for it.
+//! A compute job records its subtasks with a [`JobRecorder`]: one clock read per subtask
+//! (its end is the next one's start), one record appended to a string the compute thread
+//! reuses from job to job, and one lock per job (not per subtask) to hand them to the
+//! [`SpanBuffer`], which the actor empties at each heartbeat. At most `capacity`
+//! (`web.task_stream_capacity`) are kept between two heartbeats: more could not fit the
+//! supervisor's ring anyway, so the newest are dropped and counted. A capacity of 0 turns
+//! the recording off: the compute threads then read no clock for it.
+//!
+//! The buffer's memory is written once when the worker starts (up to
+//! [`PREFAULTED_SPANS`]) and kept across heartbeats, each heartbeat taking an exact-size
+//! copy: filling fresh pages cost the compute slots about 20 ns a span in page faults.
+//!
+//! The clock is the processor's time-stamp counter ([`quanta`], which falls back to the OS's
+//! monotonic clock where the counter is not invariant): `ares bench tps` runs a subtask in
+//! about a microsecond, and a vDSO `Instant::now()` (about 40 ns here) was most of what the
+//! stream cost a compute slot; the counter reads in about 13 ns.
 
-use crate::protocol::task_stream::{PackedSpans, SpanStatus, StreamReport};
+use crate::protocol::task_stream::{PackedSpans, SpanStatus, StreamReport, SubtaskSpan};
 use crate::protocol::{SubtaskError, SubtaskReport};
 use ares_core::graph::WorkerGraph;
-use ares_core::ids::{ChunkIdx, SubtaskIdx};
+use ares_core::ids::{ChunkIdx, SubtaskIdx, TaskId};
 use ares_core::ops::Op;
-use std::time::Instant;
+use std::cell::RefCell;
+use std::sync::Mutex;
 
 /// The spans waiting for the next heartbeat, as the records they travel in.
 #[derive(Debug)]
@@ -20,17 +32,21 @@ pub struct SpanBuffer {
     spans: PackedSpans,
     capacity: usize,
     dropped: u64,
-    /// Where the worker's clock starts: span times are microseconds since then.
-    epoch: Instant,
+    clock: SpanClock,
 }
 
 impl SpanBuffer {
     pub fn new(capacity: usize) -> Self {
+        Self::with_clock(capacity, SpanClock::new(quanta::Clock::new()))
+    }
+
+    /// A buffer timing spans on `clock` (tests pass a mock clock).
+    pub fn with_clock(capacity: usize, clock: SpanClock) -> Self {
         Self {
-            spans: PackedSpans::default(),
+            spans: PackedSpans::prefaulted(capacity.min(PREFAULTED_SPANS)),
             capacity,
             dropped: 0,
-            epoch: Instant::now(),
+            clock,
         }
     }
 
@@ -41,7 +57,7 @@ impl SpanBuffer {
 
     /// The clock compute threads time spans on.
     pub fn clock(&self) -> SpanClock {
-        SpanClock(self.epoch)
+        self.clock.clone()
     }
 
     /// Adds what one compute job ran; those over the capacity are counted, not kept.
@@ -50,12 +66,14 @@ impl SpanBuffer {
         self.dropped += self.spans.append_up_to(job, room) as u64;
     }
 
-    /// Everything since the last call, with the clock's reading at `now` (the heartbeat).
-    pub fn take(&mut self, now: Instant) -> StreamReport {
-        let kept = self.spans.len();
+    /// Everything since the last call, with the clock's reading now (the heartbeat's): a
+    /// copy, the buffer keeping its memory for the next heartbeat's spans.
+    pub fn take(&mut self) -> StreamReport {
+        let spans = self.spans.copied();
+        self.spans.clear();
         StreamReport {
-            spans: std::mem::replace(&mut self.spans, PackedSpans::with_capacity(kept)),
-            now_us: self.clock().micros(now),
+            spans,
+            now_us: self.clock.micros(self.clock.now()),
             dropped: std::mem::take(&mut self.dropped),
             spill_at: 0,
             pause_at: 0,
@@ -63,13 +81,107 @@ impl SpanBuffer {
     }
 }
 
-/// Microseconds since the worker's span epoch.
-#[derive(Clone, Copy, Debug)]
-pub struct SpanClock(Instant);
+/// Spans whose memory a worker's buffer holds from the start (the default capacity's, 6.4 MB):
+/// a larger `web.task_stream_capacity` grows it as spans come.
+pub const PREFAULTED_SPANS: usize = 100_000;
+
+/// The worker's span clock: raw readings of the time-stamp counter, turned into
+/// microseconds since the worker started (its epoch).
+#[derive(Clone, Debug)]
+pub struct SpanClock {
+    clock: quanta::Clock,
+    epoch: u64,
+}
 
 impl SpanClock {
-    pub fn micros(self, at: Instant) -> u64 {
-        u64::try_from(at.saturating_duration_since(self.0).as_micros()).unwrap_or(u64::MAX)
+    pub fn new(clock: quanta::Clock) -> Self {
+        let epoch = clock.raw();
+        Self { clock, epoch }
+    }
+
+    /// A raw reading (convert it with [`SpanClock::micros`]).
+    pub fn now(&self) -> u64 {
+        self.clock.raw()
+    }
+
+    /// Microseconds from the epoch to a raw reading (0 for a reading before it).
+    pub fn micros(&self, raw: u64) -> u64 {
+        self.clock.delta_as_nanos(self.epoch, raw) / 1000
+    }
+}
+
+thread_local! {
+    /// The string a compute thread appends its job's records to, kept (with its capacity)
+    /// from one job to the next.
+    static JOB_SPANS: RefCell<PackedSpans> = RefCell::new(PackedSpans::default());
+}
+
+/// What one compute job ran, recorded as it runs and handed to the [`SpanBuffer`] at the
+/// end ([`JobRecorder::finish`]).
+pub struct JobRecorder {
+    clock: SpanClock,
+    task: TaskId,
+    slot: u16,
+    /// The clock's raw reading when the last subtask ended (or the job started).
+    last: u64,
+    spans: PackedSpans,
+}
+
+impl JobRecorder {
+    /// Starts timing a job of `task` on compute slot `slot`.
+    pub fn start(clock: &SpanClock, task: TaskId, slot: u32) -> Self {
+        let mut spans = JOB_SPANS.with(|s| std::mem::take(&mut *s.borrow_mut()));
+        spans.clear();
+        Self {
+            clock: clock.clone(),
+            task,
+            slot: u16::try_from(slot).unwrap_or(u16::MAX),
+            last: clock.now(),
+            spans,
+        }
+    }
+
+    /// Ends the subtask that ran since the last call; records it when it reported
+    /// (`report` with the bytes it read), as a run of `op` at `depth` after `fetch_us` of
+    /// fetching.
+    pub fn ran(
+        &mut self,
+        subtask: SubtaskIdx,
+        depth: u32,
+        op: impl FnOnce() -> Op,
+        report: Option<(&SubtaskReport, u64)>,
+        fetch_us: u64,
+    ) {
+        let end = self.clock.now();
+        let start = std::mem::replace(&mut self.last, end);
+        let Some((report, bytes_in)) = report else {
+            return;
+        };
+        let (status, bytes_out) = outcome_of(report);
+        let start_us = self.clock.micros(start);
+        self.spans.push(&SubtaskSpan {
+            task: self.task,
+            subtask,
+            slot: self.slot,
+            depth,
+            op: op(),
+            status,
+            start_us,
+            run_us: self.clock.micros(end).saturating_sub(start_us),
+            fetch_us,
+            bytes_in,
+            bytes_out,
+        });
+    }
+
+    /// Hands the job's spans to the worker's buffer (one lock) and gives the string back to
+    /// the thread for its next job.
+    pub fn finish(self, buffer: &Mutex<SpanBuffer>) {
+        if !self.spans.is_empty() {
+            let mut buffer = buffer.lock().unwrap_or_else(|p| p.into_inner());
+            buffer.extend(&self.spans);
+        }
+        JOB_SPANS.with(|s| *s.borrow_mut() = self.spans);
     }
 }
 
@@ -97,58 +209,99 @@ pub fn outcome_of(report: &SubtaskReport) -> (SpanStatus, u64) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::task_stream::SubtaskSpan;
-    use ares_core::ids::TaskId;
+    use crate::protocol::SubtaskReport;
     use std::time::Duration;
 
-    fn job(b: &SpanBuffer, n: u32, start: Instant, run_ms: u64) -> PackedSpans {
-        let clock = b.clock();
-        let mut p = PackedSpans::default();
-        for i in 0..n {
-            p.push(&SubtaskSpan {
-                task: TaskId(1),
-                subtask: SubtaskIdx(i),
-                slot: 1,
-                depth: 2,
-                op: Op::Rand,
-                status: SpanStatus::Succeeded,
-                start_us: clock.micros(start),
-                run_us: run_ms * 1000,
-                fetch_us: 5,
-                bytes_in: 10,
-                bytes_out: 20,
-            });
+    /// A buffer on a mock clock that reads 0 now, and the handle moving it.
+    fn mocked(capacity: usize) -> (Mutex<SpanBuffer>, std::sync::Arc<quanta::Mock>) {
+        let (clock, mock) = quanta::Clock::mock();
+        (
+            Mutex::new(SpanBuffer::with_clock(capacity, SpanClock::new(clock))),
+            mock,
+        )
+    }
+
+    fn ok(subtask: u32) -> SubtaskReport {
+        SubtaskReport {
+            subtask: SubtaskIdx(subtask),
+            outcome: Ok(vec![(ChunkIdx(0), 20)]),
         }
-        p
+    }
+
+    /// Runs a job of `n` subtasks of `run_ms` each on the buffer's clock.
+    fn job(b: &Mutex<SpanBuffer>, mock: &quanta::Mock, n: u32, run_ms: u64) {
+        let clock = b.lock().unwrap().clock();
+        let mut rec = JobRecorder::start(&clock, TaskId(1), 1);
+        for i in 0..n {
+            mock.increment(Duration::from_millis(run_ms));
+            rec.ran(SubtaskIdx(i), 2, || Op::Rand, Some((&ok(i), 10)), 5);
+        }
+        rec.finish(b);
     }
 
     #[test]
     fn keeps_at_most_its_capacity_and_counts_the_rest() {
-        let mut b = SpanBuffer::new(3);
-        let t0 = Instant::now();
-        b.extend(&job(&b, 5, t0, 1));
-        let r = b.take(t0 + Duration::from_millis(10));
+        let (b, mock) = mocked(3);
+        job(&b, &mock, 5, 1);
+        let r = b.lock().unwrap().take();
         assert_eq!((r.spans.len(), r.dropped), (3, 2));
-        let again = b.take(t0 + Duration::from_millis(20));
+        let again = b.lock().unwrap().take();
         assert_eq!((again.spans.len(), again.dropped), (0, 0), "taken once");
     }
 
+    ///   epoch   3 ms          7 ms        13 ms
+    ///     |------|=============|-----------|
+    ///          job starts   subtask ends  heartbeat
     #[test]
     fn times_are_on_the_workers_clock_with_the_heartbeats_reading() {
-        let mut b = SpanBuffer::new(10);
-        let t0 = b.epoch + Duration::from_millis(3);
-        b.extend(&job(&b, 1, t0, 4));
-        let r = b.take(t0 + Duration::from_millis(10));
+        let (b, mock) = mocked(10);
+        mock.increment(Duration::from_millis(3));
+        job(&b, &mock, 1, 4);
+        mock.increment(Duration::from_millis(6));
+        let r = b.lock().unwrap().take();
         let s = r.spans.get(0).unwrap();
         assert_eq!((s.start_us, s.run_us, r.now_us), (3_000, 4_000, 13_000));
         assert_eq!((s.slot, s.depth, s.bytes_in, s.bytes_out), (1, 2, 10, 20));
+        assert_eq!(
+            (s.op, s.status, s.fetch_us),
+            (Op::Rand, SpanStatus::Succeeded, 5)
+        );
+    }
+
+    /// A subtask without a report (cancelled) is not drawn, but its time is not given to the
+    /// next one: each span starts where the one before it ended.
+    #[test]
+    fn a_subtask_without_a_report_ends_the_previous_span_all_the_same() {
+        let (b, mock) = mocked(10);
+        let clock = b.lock().unwrap().clock();
+        let mut rec = JobRecorder::start(&clock, TaskId(1), 0);
+        mock.increment(Duration::from_millis(2));
+        rec.ran(SubtaskIdx(0), 0, || Op::Rand, None, 0);
+        mock.increment(Duration::from_millis(1));
+        rec.ran(SubtaskIdx(1), 0, || Op::Rand, Some((&ok(1), 0)), 0);
+        rec.finish(&b);
+        let r = b.lock().unwrap().take();
+        let s = r.spans.get(0).unwrap();
+        assert_eq!(
+            (r.spans.len(), s.subtask, s.start_us, s.run_us),
+            (1, SubtaskIdx(1), 2_000, 1_000)
+        );
+    }
+
+    /// The thread's string is reused: a second job starts empty, not after the first's.
+    #[test]
+    fn each_job_hands_over_only_its_own_spans() {
+        let (b, mock) = mocked(100);
+        job(&b, &mock, 4, 1);
+        job(&b, &mock, 2, 1);
+        assert_eq!(b.lock().unwrap().take().spans.len(), 6);
     }
 
     #[test]
     fn zero_capacity_records_nothing() {
-        let mut b = SpanBuffer::new(0);
-        assert!(!b.enabled());
-        b.extend(&job(&b, 1, Instant::now(), 1));
-        assert_eq!(b.take(Instant::now()).spans.len(), 0);
+        let (b, mock) = mocked(0);
+        assert!(!b.lock().unwrap().enabled());
+        job(&b, &mock, 1, 1);
+        assert_eq!(b.lock().unwrap().take().spans.len(), 0);
     }
 }
