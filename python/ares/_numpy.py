@@ -99,9 +99,9 @@ def _upload(engine, a: np.ndarray, chunks) -> Tensor:
 
 
 def _ares_dtype(a: np.ndarray) -> np.ndarray:
-    """``a`` in a dtype ares has: its own, else the smallest of ares' that holds every value
-    (int8, int16, uint8 and uint16 become int32; uint32 and uint64 int64; float16 float32;
-    longer floats float64), as NumPy's promotion would pick among ares' dtypes."""
+    """``a`` in a dtype ares has: its own (ares has the array API standard's thirteen), else
+    the smallest of ares' that holds every value (float16 becomes float32, longer floats
+    float64), as NumPy's promotion would pick among ares' dtypes."""
     supported = set(_ares.dtypes())
     if a.dtype.name in supported:
         return a

@@ -41,7 +41,7 @@ fn shown(p: &Path) -> String {
 fn unsupported(path: &Path, descr: &str) -> IoError {
     IoError::bad(
         shown(path),
-        format!("unsupported dtype {descr:?} (ares reads float64, float32, int64, int32, bool, and little-endian complex64, complex128)"),
+        format!("unsupported dtype {descr:?} (ares reads float64, float32, the signed and unsigned integers of 1, 2, 4 and 8 bytes, bool, and little-endian complex64, complex128)"),
     )
 }
 
@@ -68,6 +68,12 @@ fn dtype_of(path: &Path, descr: &str) -> Result<(DType, bool), IoError> {
         (b'f', b'4') => DType::F32,
         (b'i', b'8') => DType::I64,
         (b'i', b'4') => DType::I32,
+        (b'i', b'2') => DType::I16,
+        (b'i', b'1') => DType::I8,
+        (b'u', b'8') => DType::U64,
+        (b'u', b'4') => DType::U32,
+        (b'u', b'2') => DType::U16,
+        (b'u', b'1') => DType::U8,
         (b'b', b'1') => DType::Bool,
         _ => return Err(unsupported(path, descr)),
     };
@@ -234,6 +240,12 @@ pub fn read_region(
         DType::I64 => ArrayData::I64(read(f, p, meta, offset, shape)?),
         DType::F32 => ArrayData::F32(read(f, p, meta, offset, shape)?),
         DType::I32 => ArrayData::I32(read(f, p, meta, offset, shape)?),
+        DType::I16 => ArrayData::I16(read(f, p, meta, offset, shape)?),
+        DType::I8 => ArrayData::I8(read(f, p, meta, offset, shape)?),
+        DType::U64 => ArrayData::U64(read(f, p, meta, offset, shape)?),
+        DType::U32 => ArrayData::U32(read(f, p, meta, offset, shape)?),
+        DType::U16 => ArrayData::U16(read(f, p, meta, offset, shape)?),
+        DType::U8 => ArrayData::U8(read(f, p, meta, offset, shape)?),
         DType::Bool => {
             let bytes: ArrayD<u8> = read(f, p, meta, offset, shape)?;
             ArrayData::Bool(bytes.mapv(|b| b != 0))
@@ -250,6 +262,12 @@ pub fn descr(dtype: DType) -> &'static str {
         DType::F32 => "<f4",
         DType::I64 => "<i8",
         DType::I32 => "<i4",
+        DType::I16 => "<i2",
+        DType::I8 => "|i1",
+        DType::U64 => "<u8",
+        DType::U32 => "<u4",
+        DType::U16 => "<u2",
+        DType::U8 => "|u1",
         DType::Bool => "|b1",
         DType::C64 => "<c8",
         DType::C128 => "<c16",
@@ -340,6 +358,12 @@ pub fn le_bytes(a: &ArrayData) -> Vec<u8> {
         ArrayData::I64(x) => x.iter().flat_map(|v| v.to_le_bytes()).collect(),
         ArrayData::F32(x) => x.iter().flat_map(|v| v.to_le_bytes()).collect(),
         ArrayData::I32(x) => x.iter().flat_map(|v| v.to_le_bytes()).collect(),
+        ArrayData::I16(x) => x.iter().flat_map(|v| v.to_le_bytes()).collect(),
+        ArrayData::I8(x) => x.iter().flat_map(|v| v.to_le_bytes()).collect(),
+        ArrayData::U64(x) => x.iter().flat_map(|v| v.to_le_bytes()).collect(),
+        ArrayData::U32(x) => x.iter().flat_map(|v| v.to_le_bytes()).collect(),
+        ArrayData::U16(x) => x.iter().flat_map(|v| v.to_le_bytes()).collect(),
+        ArrayData::U8(x) => x.iter().copied().collect(),
         ArrayData::Bool(x) => x.iter().map(|v| u8::from(*v)).collect(),
         ArrayData::C64(x) => x
             .iter()

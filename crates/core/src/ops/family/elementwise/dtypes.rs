@@ -1,5 +1,5 @@
-//! The ufuncs' result dtypes, by NumPy 2's rules for the dtypes ares has (`bool`, `int32`, `int64`,
-//! `float32`, `float64`).
+//! The ufuncs' result dtypes, by NumPy 2's rules for the dtypes ares has (all thirteen of the
+//! array API standard).
 //!
 //! One set of rules serves tensors, numbers mixed with tensors, and numbers folded while a
 //! program is read: the kernels and the fold both ask these functions.
@@ -8,8 +8,9 @@
 //! expression are NumPy's *weak* scalars (NEP 50, which the array API standard follows): they
 //! take the kind of their value (`True` is bool, `2` an integer, `2.5` a float) and never
 //! widen a tensor beyond what that kind needs: `float32 + 2.5` stays float32, `int32 + 2`
-//! stays int32 (and an integer that does not fit int32 is an error, as NumPy's
-//! `OverflowError`), `int32 + 2.5` is float64.
+//! stays int32, `uint8 + 1` stays uint8 (and an integer outside the array's range is an
+//! error, as NumPy's `OverflowError`: `uint8 + 300`, `uint8 - (-1)`), `int32 + 2.5` is
+//! float64.
 //!
 //! Each ufunc's row in the table names its rule ([`UnaryRule`], [`BinaryRule`]); this file
 //! turns rules into dtypes and NumPy's errors.
@@ -17,7 +18,7 @@
 use super::{binary_rule, unary_rule, BinaryRule, UnaryRule};
 use crate::array::{DType, Scalar};
 use crate::error::{AresError, Result};
-use crate::ops::dtypes::float_result;
+use crate::ops::dtypes::math_float_result;
 use crate::ops::{Op, OpArgs};
 
 fn is_comparison(op: Op) -> bool {
@@ -86,39 +87,42 @@ pub fn weak_promote(a: DType, value: Scalar) -> DType {
 }
 
 /// The dtype a binary op computes in: the result's, except that comparisons compare in the
-/// promoted dtype, and an integer too large for an int32 array is compared as int64 (NumPy
-/// 2 compares out-of-range Python integers exactly).
+/// promoted dtype, and an integer outside an integer array's range is compared exactly, as
+/// NumPy 2 does: in int64, which holds both (or, for a negative number and a uint64 array,
+/// in float64, which orders every uint64 above every negative number).
 pub fn scalar_compute_dtype(op: Op, a: DType, value: Scalar) -> Result<DType> {
     if is_comparison(op) {
         return Ok(match weak_promote(a, value) {
-            DType::I32 if !fits_i32(value) => DType::I64,
-            d => d,
+            d if fits(d, value) => d,
+            DType::U64 => DType::F64,
+            _ => DType::I64,
         });
     }
     scalar_binary_dtype(op, a, value)
 }
 
-fn fits_i32(value: Scalar) -> bool {
-    match value {
-        Scalar::I64(i) => i32::try_from(i).is_ok(),
+/// Whether a Python number is within an integer dtype's range (any number fits the others).
+fn fits(d: DType, value: Scalar) -> bool {
+    match (d.int_range(), value) {
+        (Some((lo, hi)), Scalar::I64(i)) => (lo..=hi).contains(&i128::from(i)),
         _ => true,
     }
 }
 
-/// NumPy 2: "Python integer 4294967296 out of bounds for int32" (comparisons excepted).
+/// NumPy 2: "Python integer 300 out of bounds for uint8" (comparisons excepted).
 fn check_scalar_fits(op: Op, a: DType, value: Scalar) -> Result<()> {
-    if a == DType::I32 && !is_comparison(op) && !fits_i32(value) {
+    if a.is_int() && !is_comparison(op) && !fits(a, value) {
         return Err(AresError::dtype(
             op.name(),
-            format!("Python integer {value} out of bounds for int32; cast the array with astype(x, 'int64') first"),
+            format!("Python integer {value} out of bounds for {a}; cast the array with astype(x, 'int64') first"),
         ));
     }
     Ok(())
 }
 
 /// The result of `op` once its operands (of dtypes `a` and `b`) meet in dtype `p`. Two bools
-/// follow NumPy's bool loops: `+` is logical or, `*` logical and, `-` is an error; `**` has
-/// no bool loop (NumPy gives int8, ares int64: the smallest integer type it has).
+/// follow NumPy's bool loops: `+` is logical or, `*` logical and, `-` is an error; `**`,
+/// `//`, `%` and the shifts have no bool loop and give int8, as NumPy's.
 fn op_result(op: Op, p: DType, a: DType, b: DType) -> Result<DType> {
     use BinaryRule::*;
     let rule =
@@ -129,16 +133,20 @@ fn op_result(op: Op, p: DType, a: DType, b: DType) -> Result<DType> {
     Ok(match rule {
         Compare => DType::Bool,
         Float if p.is_float() => p,
-        Float => DType::F64,
-        FloorDivide if p == DType::Bool => DType::I64,
+        // True division of integers is float64 whatever their width (NumPy's loops).
+        Float if op == Op::Div => DType::F64,
+        Float => math_float_result(p),
+        // NumPy's bool loops of `//`, `%`, `**` and the shifts are int8's.
+        FloorDivide if p == DType::Bool => DType::I8,
         NoBool if p == DType::Bool => {
             return Err(AresError::dtype(
                 op.name(),
                 format!("numpy boolean {op} is not supported; cast the operands with astype first"),
             ))
         }
-        Power if p == DType::Bool => DType::I64,
+        Power if p == DType::Bool => DType::I8,
         Bitwise if p.is_float() => return Err(not_for_floats(op, a, b)),
+        Shift if p == DType::Bool => DType::I8,
         Shift if !p.is_int() => return Err(not_for_shifts(op, a, b)),
         _ => p,
     })
@@ -179,7 +187,7 @@ pub fn unary_dtype(op: Op, args: &OpArgs, a: DType) -> Result<DType> {
         UnaryRule::IntBool if a.is_float() => return Err(not_for_floats(op, a, a)),
         UnaryRule::IntBool => a,
         UnaryRule::Predicate | UnaryRule::Test => DType::Bool,
-        UnaryRule::Float => float_result(a),
+        UnaryRule::Float => math_float_result(a),
         UnaryRule::Round if a == DType::Bool => DType::F64,
         UnaryRule::Round => a,
     })
@@ -198,8 +206,7 @@ fn not_for_floats(op: Op, a: DType, b: DType) -> AresError {
     )
 }
 
-/// NumPy: "ufunc 'left_shift' not supported for the input types" (floats). Two bools NumPy
-/// shifts as int8, which ares does not have, so they are refused too.
+/// NumPy: "ufunc 'left_shift' not supported for the input types" (floats).
 fn not_for_shifts(op: Op, a: DType, b: DType) -> AresError {
     AresError::dtype(
         op.name(),
@@ -269,7 +276,13 @@ mod tests {
             assert_eq!(scalar_binary_dtype(op, I32, Scalar::I64(3)).unwrap(), I32);
             assert_eq!(scalar_binary_dtype(op, Bool, Scalar::I64(3)).unwrap(), I64);
             assert!(scalar_binary_dtype(op, I32, Scalar::I64(1 << 40)).is_err());
-            for (a, b) in [(F64, I64), (I32, F32), (Bool, Bool)] {
+            // NumPy shifts two bools with its int8 loop.
+            assert_eq!(binary_dtype(op, Bool, Bool).unwrap(), I8);
+            assert_eq!(
+                scalar_binary_dtype(op, Bool, Scalar::Bool(true)).unwrap(),
+                I8
+            );
+            for (a, b) in [(F64, I64), (I32, F32), (U8, F32)] {
                 let e = binary_dtype(op, a, b).unwrap_err().to_string();
                 assert!(
                     e.contains(&format!("ufunc '{op}' not supported for the input types")),
@@ -277,7 +290,6 @@ mod tests {
                 );
             }
             assert!(scalar_binary_dtype(op, I64, Scalar::F64(1.0)).is_err());
-            assert!(scalar_binary_dtype(op, Bool, Scalar::Bool(true)).is_err());
         }
         let none = OpArgs::None;
         assert_eq!(unary_dtype(Op::Sqrt, &none, F32).unwrap(), F32);
