@@ -124,8 +124,9 @@ def from_numpy(a, chunks=None) -> Tensor:
     from ._engine import ensure_roots, remote_engine, upload_dir
 
     a = _ares_dtype(np.asarray(a, order="C"))
-    if a.ndim == 0 and a.dtype.kind == "c":
-        # The language has no complex numbers: a one-element array, reshaped.
+    if a.ndim == 0 and (a.dtype.kind == "c" or a.dtype == np.uint64):
+        # The language has no complex numbers, nor integers past int64: a one-element
+        # array, reshaped.
         return from_numpy(a.reshape(1)).reshape(())
     if a.ndim == 0:
         # A number needs no file.

@@ -260,6 +260,7 @@ pub fn reduce(kind: &ReduceKind, pieces: &[&ArrayData]) -> KResult<ArrayData> {
             ArrayData::F64(a) => ArrayData::F64(sorted(a)),
             ArrayData::I64(a) => ArrayData::I64(sorted(a)),
             ArrayData::Bool(a) => ArrayData::Bool(sorted(a)),
+            ArrayData::U64(a) => ArrayData::U64(sorted(a)),
             other => return crate::kernels::not_widened(other.dtype()),
         }),
         ReduceKind::SortMerge { arg: true } => {
