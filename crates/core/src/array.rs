@@ -670,6 +670,50 @@ mod tests {
         assert_eq!(back.as_f64(), (1.0f32 / 3.0) as f64);
     }
 
+    /// NumPy's `astype` among the integers wraps modulo 2^bits; floats truncate toward zero.
+    #[test]
+    fn narrow_integer_casts_wrap_as_numpy() {
+        let ints = ArrayData::I64(
+            ArrayD::from_shape_vec(ndarray::IxDyn(&[5]), vec![-1, 300, -129, 1 << 40, 65_537])
+                .unwrap(),
+        );
+        let got = |d: DType| -> Vec<f64> { ints.clone().cast(d).iter_f64().collect() };
+        // np.array([-1, 300, -129, 2**40, 65537]).astype(...)
+        assert_eq!(got(DType::U8), [255.0, 44.0, 127.0, 0.0, 1.0]);
+        assert_eq!(got(DType::I8), [-1.0, 44.0, 127.0, 0.0, 1.0]);
+        assert_eq!(got(DType::I16), [-1.0, 300.0, -129.0, 0.0, 1.0]);
+        assert_eq!(got(DType::U16), [65535.0, 300.0, 65407.0, 0.0, 1.0]);
+        assert_eq!(
+            got(DType::U32),
+            [4294967295.0, 300.0, 4294967167.0, 0.0, 65537.0]
+        );
+        let u = ints.clone().cast(DType::U64);
+        assert_eq!(u.get_flat(1), Some(Scalar::I64(300)));
+        assert_eq!(u.get_flat(0), Some(Scalar::F64(u64::MAX as f64)));
+        let ArrayData::U64(a) = u.cast(DType::I8).cast(DType::U64) else {
+            panic!("uint64")
+        };
+        assert_eq!(a[[0]], u64::MAX);
+        let f = ArrayData::F64(
+            ArrayD::from_shape_vec(ndarray::IxDyn(&[2]), vec![200.9, -2.75]).unwrap(),
+        );
+        assert_eq!(
+            f.cast(DType::I16).iter_f64().collect::<Vec<_>>(),
+            [200.0, -2.0]
+        );
+        assert_eq!(DType::U8.int_range(), Some((0, 255)));
+        assert_eq!(
+            DType::I64.int_range(),
+            Some((i64::MIN as i128, i64::MAX as i128))
+        );
+        assert_eq!(DType::parse("u1"), Some(DType::U8));
+        assert_eq!(
+            DType::parse("i8"),
+            None,
+            "NumPy's int64, Rust's int8: ambiguous"
+        );
+    }
+
     #[test]
     fn shapes_format_like_numpy() {
         assert_eq!(fmt_shape(&[]), "()");

@@ -437,4 +437,44 @@ mod tests {
             .to_string();
         assert!(e.contains("c.npy") && e.contains("reading"), "{e}");
     }
+
+    /// Every dtype written and read back; a file as NumPy writes a uint8 image (`|u1`) and a
+    /// big-endian uint16 one (`>u2`) read as NumPy reads them.
+    #[test]
+    fn every_dtype_round_trips_and_numpys_integer_files_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let values = ArrayData::F64(ArrayD::from_shape_fn(IxDyn(&[3, 4]), |i| {
+            (i[0] * 4 + i[1]) as f64 * 37.5 - 200.0
+        }));
+        for dtype in crate::array::DTYPES {
+            let want = values.clone().cast(dtype);
+            let path = dir.path().join(format!("{dtype}.npy"));
+            let meta = create(&path, &[3, 4], dtype).unwrap();
+            write_region(&path, &meta, &[0, 0], &want).unwrap();
+            let meta = read_meta(&path).unwrap();
+            assert_eq!(meta.dtype, dtype);
+            assert_eq!(read_region(&path, &meta, &[0, 0], &[3, 4]).unwrap(), want);
+        }
+        let npy = |descr: &str, data: &[u8]| {
+            let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
+            let mut dict =
+                format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': (2, 2), }}");
+            dict.push_str(&" ".repeat(64 - (10 + dict.len() + 1) % 64));
+            dict.push('\n');
+            bytes.extend((dict.len() as u16).to_le_bytes());
+            bytes.extend(dict.as_bytes());
+            bytes.extend(data);
+            let path = dir.path().join(format!("numpy{}.npy", data.len()));
+            std::fs::write(&path, &bytes).unwrap();
+            let meta = read_meta(&path).unwrap();
+            read_region(&path, &meta, &[0, 0], &[2, 2]).unwrap()
+        };
+        let image = ArrayD::from_shape_vec(IxDyn(&[2, 2]), vec![0u8, 7, 128, 255]).unwrap();
+        assert_eq!(npy("|u1", &[0, 7, 128, 255]), ArrayData::U8(image));
+        let big = ArrayD::from_shape_vec(IxDyn(&[2, 2]), vec![1u16, 256, 65535, 2]).unwrap();
+        assert_eq!(
+            npy(">u2", &[0, 1, 1, 0, 255, 255, 0, 2]),
+            ArrayData::U16(big)
+        );
+    }
 }

@@ -262,6 +262,58 @@ mod tests {
         );
     }
 
+    /// NEP 50 on the narrow integers: a Python integer keeps the array's dtype when it fits,
+    /// is NumPy's OverflowError when it does not, and compares exactly either way.
+    #[test]
+    fn python_integers_are_weak_and_checked_for_narrow_integers() {
+        use DType::*;
+        assert_eq!(
+            scalar_binary_dtype(Op::Add, U8, Scalar::I64(1)).unwrap(),
+            U8
+        );
+        assert_eq!(
+            scalar_binary_dtype(Op::Add, I8, Scalar::I64(-128)).unwrap(),
+            I8
+        );
+        assert_eq!(
+            scalar_binary_dtype(Op::Mul, U16, Scalar::F64(0.5)).unwrap(),
+            F64
+        );
+        for (a, v) in [
+            (U8, 300),
+            (U8, -1),
+            (I8, 128),
+            (I16, -32_769),
+            (U32, 1 << 32),
+            (U64, -1),
+        ] {
+            let e = scalar_binary_dtype(Op::Add, a, Scalar::I64(v))
+                .unwrap_err()
+                .to_string();
+            assert!(
+                e.contains(&format!("Python integer {v} out of bounds for {a}")),
+                "{e}"
+            );
+            assert_eq!(
+                scalar_binary_dtype(Op::Lt, a, Scalar::I64(v)).unwrap(),
+                Bool
+            );
+        }
+        assert_eq!(
+            scalar_compute_dtype(Op::Lt, U8, Scalar::I64(300)).unwrap(),
+            I64
+        );
+        assert_eq!(
+            scalar_compute_dtype(Op::Lt, U8, Scalar::I64(3)).unwrap(),
+            U8
+        );
+        // uint64 against a negative number: float64 orders them exactly.
+        assert_eq!(
+            scalar_compute_dtype(Op::Lt, U64, Scalar::I64(-1)).unwrap(),
+            F64
+        );
+    }
+
     #[test]
     fn arrays_follow_numpys_loops() {
         assert_eq!(binary_dtype(Op::Div, F32, F32).unwrap(), F32);
@@ -296,6 +348,17 @@ mod tests {
         assert_eq!(unary_dtype(Op::Sqrt, &none, I32).unwrap(), F64);
         assert!(unary_dtype(Op::Invert, &none, F32).is_err());
         assert_eq!(reduction_dtype(Op::Sum, I32), I64);
+        // NumPy 2: small signed integers sum to int64, unsigned ones to uint64.
+        assert_eq!(reduction_dtype(Op::Sum, I8), I64);
+        assert_eq!(reduction_dtype(Op::Prod, U8), U64);
+        assert_eq!(reduction_dtype(Op::CumSum, U32), U64);
+        assert_eq!(reduction_dtype(Op::Max, U16), U16);
+        // Math functions: float32 for 8- and 16-bit integers, true division float64.
+        assert_eq!(unary_dtype(Op::Sqrt, &none, I16).unwrap(), F32);
+        assert_eq!(unary_dtype(Op::Sqrt, &none, U32).unwrap(), F64);
+        assert_eq!(binary_dtype(Op::Atan2, U8, I8).unwrap(), F32);
+        assert_eq!(binary_dtype(Op::Div, I8, I8).unwrap(), F64);
+        assert_eq!(binary_dtype(Op::Pow, Bool, Bool).unwrap(), I8);
         assert_eq!(reduction_dtype(Op::Max, I32), I32);
         assert_eq!(reduction_dtype(Op::Sum, F32), F32);
     }
