@@ -24,16 +24,21 @@ impl Ctx {
                 })
             }
             // Identities for real dtypes, as NumPy's (`imag` is zeros); ops of their own for
-            // complex ones. `positive` and
-            // `conj` of bools NumPy refuses or gives int8, which ares does not have.
+            // complex ones. `positive` of bools NumPy refuses; `conj` gives int8 (its loop).
             "positive" | "conj" | "conjugate" | "real" | "imag" => {
                 a.check(1, &["x", "val"])?;
                 let x = match a.get(usize::MAX, "val") {
                     Some((v, vp)) => super::args::to_tensor(v, vp)?,
                     None => a.tensor(0, "x")?,
                 };
-                let bool_refused = matches!(name, "positive" | "conj" | "conjugate");
-                if bool_refused && x.dtype() == crate::array::DType::Bool {
+                if x.dtype() == crate::array::DType::Bool
+                    && name != "positive"
+                    && name != "real"
+                    && name != "imag"
+                {
+                    return wrap(x.astype(crate::array::DType::I8));
+                }
+                if name == "positive" && x.dtype() == crate::array::DType::Bool {
                     return err(
                         p,
                         format!("{name} of a bool tensor is not supported (NumPy has no bool loop); cast it first with astype(x, 'int64')"),

@@ -27,7 +27,14 @@ fn is_comparison(op: Op) -> bool {
 
 /// Output dtype of a binary elementwise op on two arrays of dtypes `a` and `b`.
 pub fn binary_dtype(op: Op, a: DType, b: DType) -> Result<DType> {
-    op_result(op, a.promote(b), a, b)
+    let out = op_result(op, a.promote(b), a, b)?;
+    // NumPy picks a math function's float loop by each operand, not by their promotion:
+    // `hypot(uint16, int8)` is float32 (both fit it), though the two promote to int32.
+    let math = binary_rule(op) == Some(BinaryRule::Float) && op != Op::Div;
+    if math && out.is_float() && !a.is_float() && !b.is_float() {
+        return Ok(math_float_result(a).promote(math_float_result(b)));
+    }
+    Ok(out)
 }
 
 /// The binary ufuncs the array API standard defines for complex operands (and ares
@@ -71,8 +78,9 @@ fn complex_unary(op: Op, a: DType) -> Result<DType> {
 
 /// Output dtype of a binary elementwise op on an array of dtype `a` and a Python number.
 pub fn scalar_binary_dtype(op: Op, a: DType, value: Scalar) -> Result<DType> {
-    check_scalar_fits(op, a, value)?;
-    op_result(op, weak_promote(a, value), a, value.dtype())
+    let out = op_result(op, weak_promote(a, value), a, value.dtype())?;
+    check_scalar_fits(op, out, value)?;
+    Ok(out)
 }
 
 /// The dtype an array of dtype `a` and a weak Python number meet in (NEP 50).
@@ -109,12 +117,14 @@ fn fits(d: DType, value: Scalar) -> bool {
     }
 }
 
-/// NumPy 2: "Python integer 300 out of bounds for uint8" (comparisons excepted).
-fn check_scalar_fits(op: Op, a: DType, value: Scalar) -> Result<()> {
-    if a.is_int() && !is_comparison(op) && !fits(a, value) {
+/// NumPy 2: "Python integer 300 out of bounds for uint8", where the number is converted to
+/// the integer dtype the op computes and answers in (`out`); a comparison compares exactly
+/// and a true division or math function converts it to a float instead (`uint8 / -1`).
+fn check_scalar_fits(op: Op, out: DType, value: Scalar) -> Result<()> {
+    if out.is_int() && !fits(out, value) {
         return Err(AresError::dtype(
             op.name(),
-            format!("Python integer {value} out of bounds for {a}; cast the array with astype(x, 'int64') first"),
+            format!("Python integer {value} out of bounds for {out}; cast the array with astype(x, 'int64') first"),
         ));
     }
     Ok(())
@@ -175,6 +185,10 @@ pub fn unary_dtype(op: Op, args: &OpArgs, a: DType) -> Result<DType> {
     let rule =
         unary_rule(op).ok_or_else(|| AresError::arg(op.name(), "not a unary elementwise op"))?;
     Ok(match rule {
+        // NumPy squares and inverts bools with its int8 loop.
+        UnaryRule::NoBool if a == DType::Bool && matches!(op, Op::Square | Op::Reciprocal) => {
+            DType::I8
+        }
         UnaryRule::NoBool if a == DType::Bool => {
             return Err(AresError::dtype(
                 op.name(),
@@ -298,6 +312,10 @@ mod tests {
                 scalar_binary_dtype(Op::Lt, a, Scalar::I64(v)).unwrap(),
                 Bool
             );
+            assert_eq!(
+                scalar_binary_dtype(Op::Div, a, Scalar::I64(v)).unwrap(),
+                F64
+            );
         }
         assert_eq!(
             scalar_compute_dtype(Op::Lt, U8, Scalar::I64(300)).unwrap(),
@@ -357,6 +375,8 @@ mod tests {
         assert_eq!(unary_dtype(Op::Sqrt, &none, I16).unwrap(), F32);
         assert_eq!(unary_dtype(Op::Sqrt, &none, U32).unwrap(), F64);
         assert_eq!(binary_dtype(Op::Atan2, U8, I8).unwrap(), F32);
+        assert_eq!(binary_dtype(Op::Hypot, U16, I8).unwrap(), F32);
+        assert_eq!(binary_dtype(Op::Hypot, U32, I8).unwrap(), F64);
         assert_eq!(binary_dtype(Op::Div, I8, I8).unwrap(), F64);
         assert_eq!(binary_dtype(Op::Pow, Bool, Bool).unwrap(), I8);
         assert_eq!(reduction_dtype(Op::Max, I32), I32);

@@ -34,6 +34,10 @@ pub fn unary(op: Op, args: &OpArgs, a: &ArrayData) -> KResult<ArrayData> {
     if op == Op::AsType {
         return Ok(a.clone().cast(out));
     }
+    if a.dtype() == DType::Bool && out == DType::I8 {
+        // NumPy's int8 loop for bools (`square`, `reciprocal`).
+        return unary(op, args, &a.clone().cast(DType::I8));
+    }
     if a.dtype().is_complex() || matches!(op, Op::Conj | Op::RealPart | Op::ImagPart) {
         return complex::unary(op, a);
     }
