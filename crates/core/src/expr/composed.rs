@@ -63,15 +63,16 @@ impl Ctx {
                         .and_then(|z| z.astype(x.dtype())),
                 )
             }
-            // NumPy's `rint`: `round` of floats; integers and bools give float64 (NumPy:
-            // float16 for bools), where `round` keeps integers.
+            // NumPy's `rint`: `round` of floats; integers and bools give the math functions'
+            // float (float32 for 8- and 16-bit integers, float64 for bools and wider ones;
+            // NumPy: float16 for bools and 8-bit integers), where `round` keeps integers.
             "rint" => {
                 a.check(1, &["x"])?;
                 let x = a.tensor(0, "x")?;
                 let x = if x.dtype().is_float() {
                     x
                 } else {
-                    x.astype(crate::array::DType::F64)
+                    x.astype(crate::ops::dtypes::math_float_result(x.dtype()))
                         .or_else(|e| err(p, e.to_string()))?
                 };
                 wrap(x.unary(Op::Round))
@@ -104,6 +105,26 @@ impl Ctx {
                         .filter(|(v, _)| !matches!(v, Value::None))
                 };
                 let (lo, hi) = (bound(1, "a_min", "min"), bound(2, "a_max", "max"));
+                // NumPy 2: a Python integer past an integer tensor's range on the side where
+                // it bounds nothing (a minimum below the dtype's, a maximum above it) is no
+                // bound; past it on the other side it is the usual OverflowError.
+                let range = match &x {
+                    Value::Tensor(t) => t.dtype().int_range(),
+                    _ => None,
+                };
+                let beyond = |b: &Option<(Value, super::Pos)>, below: bool| match (b, range) {
+                    (Some((Value::Num(crate::array::Scalar::I64(i)), _)), Some((min, max))) => {
+                        let i = i128::from(*i);
+                        if below {
+                            i < min
+                        } else {
+                            i > max
+                        }
+                    }
+                    _ => false,
+                };
+                let lo = if beyond(&lo, true) { None } else { lo };
+                let hi = if beyond(&hi, false) { None } else { hi };
                 let x = match lo {
                     Some((v, _)) => apply_binary(Op::Maximum, x, v, p)?,
                     None => x,

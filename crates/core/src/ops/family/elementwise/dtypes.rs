@@ -32,7 +32,12 @@ pub fn binary_dtype(op: Op, a: DType, b: DType) -> Result<DType> {
     // `hypot(uint16, int8)` is float32 (both fit it), though the two promote to int32.
     let math = binary_rule(op) == Some(BinaryRule::Float) && op != Op::Div;
     if math && out.is_float() && !a.is_float() && !b.is_float() {
-        return Ok(math_float_result(a).promote(math_float_result(b)));
+        // A bool fits any of them (NumPy's float16); two bools stay float64.
+        return Ok(match (a, b) {
+            (DType::Bool, DType::Bool) => DType::F64,
+            (DType::Bool, x) | (x, DType::Bool) => math_float_result(x),
+            _ => math_float_result(a).promote(math_float_result(b)),
+        });
     }
     Ok(out)
 }
