@@ -7,7 +7,9 @@ bounds), for the Rust test beside it to compare ares' kernels with.
 (needs NumPy 2; the checked-in file says which version wrote it). Floats are written as their
 bits (so -0.0 and the NaNs are exact), in the order of the inputs below, which the Rust test
 repeats: unary functions on FLOATS, binary ones on every pair of FLOATS (x1 major), integer
-functions on INT64 / INT32 and their pairs.
+functions on INT64 / INT32 and their pairs, and the narrow integers' arithmetic, bit
+operations and comparisons on NARROW's values of each dtype and their pairs (as i128, which
+holds every int8 to uint64 value).
 """
 import warnings
 
@@ -28,6 +30,19 @@ BINARY = ["floor_divide", "remainder", "arctan2", "hypot", "logaddexp", "copysig
           "nextafter", "maximum", "minimum"]
 INT_UNARY = ["floor", "ceil", "trunc", "sign", "square", "reciprocal", "signbit"]
 INT_BINARY = ["floor_divide", "remainder"]
+NARROW = {
+    "int8": [-128, -127, -7, -2, -1, 0, 1, 2, 7, 9, 127],
+    "int16": [-2**15, -2**15 + 1, -300, -7, -1, 0, 1, 2, 15, 16, 300, 2**15 - 1],
+    "uint8": [0, 1, 2, 7, 8, 9, 100, 127, 128, 200, 254, 255],
+    "uint16": [0, 1, 2, 15, 16, 17, 300, 2**15, 2**16 - 2, 2**16 - 1],
+    "uint32": [0, 1, 2, 31, 32, 33, 70000, 2**31, 2**32 - 2, 2**32 - 1],
+    "uint64": [0, 1, 2, 63, 64, 65, 2**53 + 1, 2**63 - 1, 2**63, 2**64 - 2, 2**64 - 1],
+}
+NARROW_UNARY = ["negative", "absolute", "invert", "square", "sign", "reciprocal", "floor",
+                "ceil", "trunc"]
+NARROW_BINARY = ["add", "subtract", "multiply", "floor_divide", "remainder", "maximum",
+                 "minimum", "bitwise_and", "bitwise_or", "bitwise_xor", "left_shift",
+                 "right_shift", "less", "less_equal", "equal", "greater"]
 
 
 def bits(a):
@@ -88,3 +103,24 @@ for dtype, tag, vals in ((np.int64, "I64", INT64), (np.int32, "I32", INT32)):
         emit(f, tag, ints(r))
     print("];")
     print()
+print("/// Values of the narrow integer dtypes (and uint64), by dtype name.")
+print("pub const NARROW: &[(&str, &[i128])] = &[")
+for name, vals in NARROW.items():
+    emit(name, "", ints(np.array(vals, name)))
+print("];")
+print()
+print("/// `(dtype, function, values)`: unary functions on NARROW's values, then binary ones on")
+print("/// every pair of them (x1 major), as their dtype (comparisons: 0 or 1).")
+print("pub const NARROW_CASES: &[(&str, &str, &[i128])] = &[")
+for name, vals in NARROW.items():
+    x = np.array(vals, name)
+    for f in NARROW_UNARY:
+        r = getattr(np, f)(x)
+        assert r.dtype == x.dtype, (name, f, r.dtype)
+        print(f'    ("{name}", "{f}", &[{", ".join(ints(r))}]),')
+    a, b = np.meshgrid(x, x, indexing="ij")
+    for f in NARROW_BINARY:
+        r = getattr(np, f)(a.ravel(), b.ravel())
+        assert r.dtype in (x.dtype, np.bool_), (name, f, r.dtype)
+        print(f'    ("{name}", "{f}", &[{", ".join(ints(r.astype(np.int64) if r.dtype == np.bool_ else r))}]),')
+print("];")

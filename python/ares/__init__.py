@@ -200,6 +200,21 @@ def arange(start, /, stop=None, step=None, *, dtype=None, chunks=None, device=No
     if dtype is not None and _dtype_name(dtype) == "bool" and t.shape[0] > 2:
         # NumPy's rule: a boolean range has no third value to step to.
         raise TypeError("arange() is only supported for booleans when the result has at most length 2.")
+    if dtype is not None and _np.dtype(_dtype_name(dtype)).kind in "iu" and t.shape[0] > 0:
+        # NumPy's rule for an integer range: the first two values in the dtype (an
+        # OverflowError outside it), then steps of their difference (with float bounds,
+        # arange(1.5, -1, -1, dtype=int8) is 1, 0, -1).
+        lo = 0 if stop is None else start
+        by = 1 if step is None else step
+        info = _np.iinfo(_dtype_name(dtype))
+        for v in (lo, lo + by)[:t.shape[0]]:
+            if not info.min <= int(v) <= info.max:
+                raise OverflowError(f"Python integer {int(v)} out of bounds for {info.dtype}")
+        if t.dtype.kind == "f" and t.shape[0] > 1:
+            with _np.errstate(all="ignore"):
+                first = _np.array([lo, lo + by], _np.float64).astype(_dtype_name(dtype))
+            delta = first[1] - first[0]
+            return _apply("arange", (t.shape[0],), {"chunk": chunks}).astype(dtype) * delta + first[0]
     return t if dtype is None or _dtype_name(dtype) == t.dtype.name else t.astype(dtype)
 
 

@@ -101,9 +101,9 @@ def _upload(engine, a: np.ndarray, chunks) -> Tensor:
 
 
 def _ares_dtype(a: np.ndarray) -> np.ndarray:
-    """``a`` in a dtype ares has: its own, else the smallest of ares' that holds every value
-    (int8, int16, uint8 and uint16 become int32; uint32 and uint64 int64; float16 float32;
-    longer floats float64), as NumPy's promotion would pick among ares' dtypes."""
+    """``a`` in a dtype ares has: its own (ares has the array API standard's thirteen), else
+    the smallest of ares' that holds every value (float16 becomes float32, longer floats
+    float64), as NumPy's promotion would pick among ares' dtypes."""
     supported = set(_ares.dtypes())
     if a.dtype.name in supported:
         return a
@@ -127,8 +127,9 @@ def from_numpy(a, chunks=None) -> Tensor:
 
     a = _ares_dtype(np.asarray(a, order="C"))
     chunks = normalize_chunks(chunks, a.ndim)
-    if a.ndim == 0 and a.dtype.kind == "c":
-        # The language has no complex numbers: a one-element array, reshaped.
+    if a.ndim == 0 and (a.dtype.kind == "c" or a.dtype == np.uint64):
+        # The language has no complex numbers, nor integers past int64: a one-element
+        # array, reshaped.
         return from_numpy(a.reshape(1)).reshape(())
     if a.ndim == 0:
         # A number needs no file.

@@ -1,13 +1,15 @@
 //! Engine errors as Python exceptions, each with the engine's own message.
 //!
 //! * `ValueError`: building a tensor failed (shapes, dtypes, arguments: `AresError` and the
-//!   expression language's argument checks), the same message `ares run` prints.
+//!   expression language's argument checks), the same message `ares run` prints;
+//!   `OverflowError` when a Python integer does not fit an integer tensor's dtype
+//!   (`uint8 + 300`), as NumPy 2 raises.
 //! * `ares.TaskError` (a `RuntimeError`): a submitted task failed, was refused or was
 //!   cancelled; the message is the task's error.
 //! * `ConnectionError`: the supervisor cannot be reached or refused the client.
 
 use ares::api::ApiError;
-use pyo3::exceptions::{PyConnectionError, PyRuntimeError, PyValueError};
+use pyo3::exceptions::{PyConnectionError, PyOverflowError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 
 pyo3::create_exception!(
@@ -21,9 +23,15 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("TaskError", m.py().get_type::<TaskError>())
 }
 
-/// A tensor could not be built.
+/// A tensor could not be built. The core words a Python integer out of an integer dtype's
+/// range as NumPy does ("Python integer 300 out of bounds for uint8": the elementwise
+/// family's `check_scalar_fits`), which NumPy raises as `OverflowError`.
 pub fn value_error(e: impl std::fmt::Display) -> PyErr {
-    PyValueError::new_err(e.to_string())
+    let text = e.to_string();
+    if text.contains("Python integer") && text.contains("out of bounds for") {
+        return PyOverflowError::new_err(text);
+    }
+    PyValueError::new_err(text)
 }
 
 /// A client call failed.

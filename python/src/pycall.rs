@@ -134,6 +134,12 @@ fn to_numpy<'py>(py: Python<'py>, a: &ArrayData) -> Bound<'py, PyAny> {
         ArrayData::I32(x) => PyArray::from_array(py, x).into_any(),
         ArrayData::C64(x) => PyArray::from_array(py, x).into_any(),
         ArrayData::C128(x) => PyArray::from_array(py, x).into_any(),
+        ArrayData::I8(x) => PyArray::from_array(py, x).into_any(),
+        ArrayData::I16(x) => PyArray::from_array(py, x).into_any(),
+        ArrayData::U8(x) => PyArray::from_array(py, x).into_any(),
+        ArrayData::U16(x) => PyArray::from_array(py, x).into_any(),
+        ArrayData::U32(x) => PyArray::from_array(py, x).into_any(),
+        ArrayData::U64(x) => PyArray::from_array(py, x).into_any(),
     }
 }
 
@@ -154,6 +160,24 @@ fn from_numpy(out: &Bound<'_, PyAny>) -> PyResult<ArrayData> {
     if let Ok(a) = out.extract::<PyReadonlyArrayDyn<'_, i32>>() {
         return Ok(ArrayData::I32(a.as_array().to_owned()));
     }
+    if let Ok(a) = out.extract::<PyReadonlyArrayDyn<'_, i8>>() {
+        return Ok(ArrayData::I8(a.as_array().to_owned()));
+    }
+    if let Ok(a) = out.extract::<PyReadonlyArrayDyn<'_, i16>>() {
+        return Ok(ArrayData::I16(a.as_array().to_owned()));
+    }
+    if let Ok(a) = out.extract::<PyReadonlyArrayDyn<'_, u8>>() {
+        return Ok(ArrayData::U8(a.as_array().to_owned()));
+    }
+    if let Ok(a) = out.extract::<PyReadonlyArrayDyn<'_, u16>>() {
+        return Ok(ArrayData::U16(a.as_array().to_owned()));
+    }
+    if let Ok(a) = out.extract::<PyReadonlyArrayDyn<'_, u32>>() {
+        return Ok(ArrayData::U32(a.as_array().to_owned()));
+    }
+    if let Ok(a) = out.extract::<PyReadonlyArrayDyn<'_, u64>>() {
+        return Ok(ArrayData::U64(a.as_array().to_owned()));
+    }
     if let Ok(a) = out.extract::<PyReadonlyArrayDyn<'_, ares_core::array::Complex64>>() {
         return Ok(ArrayData::C128(a.as_array().to_owned()));
     }
@@ -165,8 +189,8 @@ fn from_numpy(out: &Bound<'_, PyAny>) -> PyResult<ArrayData> {
         Err(_) => format!("a {}", out.get_type().name()?),
     };
     Err(pyo3::exceptions::PyTypeError::new_err(format!(
-        "returned {what}; blocks must be arrays of bool, int32, int64, float32, float64, \
-         complex64 or complex128"
+        "returned {what}; blocks must be arrays of bool, int8 to int64, uint8 to uint64, \
+         float32, float64, complex64 or complex128"
     )))
 }
 

@@ -4,7 +4,8 @@
 //! exactly as in a program; the pure-Python layer turns NumPy scalars into Python numbers
 //! and NumPy arrays into source tensors before they get here. A fetched result becomes a
 //! NumPy array that owns the fetched buffer (no copy), or a Python scalar when it is 0-d
-//! (a NumPy scalar for float32 and int32, whose precision a Python number would not show).
+//! (a NumPy scalar for the dtypes but float64, int64 and bool, whose precision and wrapping
+//! a Python number would not show).
 
 use crate::tensor::PyTensor;
 use ares_core::array::{ArrayData, DType, Scalar};
@@ -103,18 +104,25 @@ pub fn array_to_py(py: Python<'_>, data: ArrayData) -> PyResult<Py<PyAny>> {
             }
             _ => {}
         }
-        // A Python float or int would claim float64/int64: float32 and int32 results are
-        // NumPy scalars of their dtype, as NumPy's reductions return.
-        if let dtype @ (DType::F32 | DType::I32) = data.dtype() {
+        // A Python float or int would claim float64/int64: the other results are NumPy
+        // scalars of their dtype, as NumPy's reductions return (a uint64 from its exact
+        // value, which the language's int64 scalar may not hold).
+        let dtype = data.dtype();
+        if !matches!(dtype, DType::F64 | DType::I64 | DType::Bool) {
+            let value = match &data {
+                ArrayData::U64(a) => a
+                    .iter()
+                    .next()
+                    .copied()
+                    .unwrap_or_default()
+                    .into_py_any(py)?,
+                _ => scalar_to_py(py, s)?,
+            };
             let numpy = py.import("numpy")?;
-            return Ok(numpy
-                .getattr(dtype.name())?
-                .call1((scalar_to_py(py, s)?,))?
-                .unbind());
+            return Ok(numpy.getattr(dtype.name())?.call1((value,))?.unbind());
         }
         return scalar_to_py(py, s);
     }
-    #[allow(unreachable_patterns)]
     match data {
         ArrayData::F64(a) => PyArray::from_owned_array(py, a).into_py_any(py),
         ArrayData::I64(a) => PyArray::from_owned_array(py, a).into_py_any(py),
@@ -123,7 +131,11 @@ pub fn array_to_py(py: Python<'_>, data: ArrayData) -> PyResult<Py<PyAny>> {
         ArrayData::I32(a) => PyArray::from_owned_array(py, a).into_py_any(py),
         ArrayData::C64(a) => PyArray::from_owned_array(py, a).into_py_any(py),
         ArrayData::C128(a) => PyArray::from_owned_array(py, a).into_py_any(py),
-        // A dtype this module does not know yet goes through float64 (a copy).
-        other => PyArray::from_owned_array(py, other.to_f64()).into_py_any(py),
+        ArrayData::I8(a) => PyArray::from_owned_array(py, a).into_py_any(py),
+        ArrayData::I16(a) => PyArray::from_owned_array(py, a).into_py_any(py),
+        ArrayData::U8(a) => PyArray::from_owned_array(py, a).into_py_any(py),
+        ArrayData::U16(a) => PyArray::from_owned_array(py, a).into_py_any(py),
+        ArrayData::U32(a) => PyArray::from_owned_array(py, a).into_py_any(py),
+        ArrayData::U64(a) => PyArray::from_owned_array(py, a).into_py_any(py),
     }
 }

@@ -1218,13 +1218,28 @@ KNOWN_DEVIATIONS = {
         "compares unique's zero as +0.0."),
     "a result dtype ares lacks": (
         "NumPy answers some calls in a dtype ares does not have (float16 for sqrt/exp/sin... of "
-        "bools, int8 for bool ** bool, bool // bool, bool << bool): ares answers in a wider "
-        "dtype of the same kind (float64/int64), holding NumPy's values within NumPy's "
-        "precision; or refuses with TypeError/ValueError."),
+        "bools and 8-bit integers): ares answers in a wider dtype of the same kind "
+        "(float64 for bools, float32 for 8-bit integers), holding NumPy's values within "
+        "NumPy's precision; or refuses with TypeError/ValueError."),
 }
 
 
 # -- what ares refuses although NumPy has an answer --------------------------------------------
+
+class _EveryName:
+    """Matches every public name (an entry about an argument, not a function)."""
+
+    def __contains__(self, name):
+        return True
+
+
+_EVERY_NAME = _EveryName()
+
+
+def _past_int64(v) -> bool:
+    return (isinstance(v, int) and not isinstance(v, bool)
+            and not -2**63 <= v < 2**63)
+
 
 @dataclass
 class Unsupported:
@@ -1265,6 +1280,11 @@ KNOWN_UNSUPPORTED = [
                 lambda c, e: c.args[1] != "as is",
                 "the length of x[mask] and unique(x) is known only once computed: an error "
                 "until then (dask answers nan) instead of a wrong upper bound"),
+    Unsupported(_EVERY_NAME,
+                lambda c, e: isinstance(e, OverflowError) and any(
+                    _past_int64(v) for v in (*c.args, *c.kwargs.values())),
+                "a Python integer past int64's range (a uint64 bound): the expression "
+                "language's numbers are int64, so it is an OverflowError (branch dtypes)"),
 ]
 
 

@@ -316,7 +316,7 @@ def test_creation():
     assert_same(ar.asarray([[1, 2], [3, 4]]).compute(), np.asarray([[1, 2], [3, 4]]))
     assert_same(ar.asarray(np.arange(4, dtype=np.int32)).compute(), np.arange(4, dtype=np.int32))
     assert_same(ar.asarray(np.arange(4, dtype=np.float32)).compute(), np.arange(4, dtype=np.float32))
-    assert_same(ar.asarray(np.arange(4, dtype=np.int8)).compute(), np.arange(4, dtype=np.int32))
+    assert_same(ar.asarray(np.arange(4, dtype=np.int8)).compute(), np.arange(4, dtype=np.int8))
     assert ar.ones((10, 10), chunks=((2, 3, 5), 4)).chunks == ((2, 3, 5), (4, 4, 2))
 
 

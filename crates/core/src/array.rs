@@ -1,6 +1,7 @@
 //! Element types, scalars, shapes and the in-memory chunk representation.
 //!
-//! ares computes on seven dtypes, as NumPy would: `bool`, `int32`, `int64`, `float32`,
+//! ares computes on the array API standard's thirteen dtypes, as NumPy would: `bool`, the
+//! signed `int8`, `int16`, `int32`, `int64`, the unsigned `uint8` to `uint64`, `float32`,
 //! `float64`, and the complex `complex64` and `complex128` (pairs of float32 / float64, as
 //! `num_complex::Complex32` / `Complex64`: the FFT's results and their arithmetic). A chunk's
 //! data is an [`ArrayData`], an ndarray of one of them. Promotion of two arrays follows NumPy
@@ -50,13 +51,31 @@ pub enum DType {
     C64,
     #[serde(rename = "complex128")]
     C128,
+    #[serde(rename = "int8")]
+    I8,
+    #[serde(rename = "int16")]
+    I16,
+    #[serde(rename = "uint8")]
+    U8,
+    #[serde(rename = "uint16")]
+    U16,
+    #[serde(rename = "uint32")]
+    U32,
+    #[serde(rename = "uint64")]
+    U64,
 }
 
 /// The dtypes in a fixed order (for error messages, tables and tests).
-pub const DTYPES: [DType; 7] = [
+pub const DTYPES: [DType; 13] = [
     DType::Bool,
+    DType::I8,
+    DType::I16,
     DType::I32,
     DType::I64,
+    DType::U8,
+    DType::U16,
+    DType::U32,
+    DType::U64,
     DType::F32,
     DType::F64,
     DType::C64,
@@ -64,7 +83,31 @@ pub const DTYPES: [DType; 7] = [
 ];
 
 /// The real dtypes (all but the complex ones).
-pub const REAL_DTYPES: [DType; 5] = [DType::Bool, DType::I32, DType::I64, DType::F32, DType::F64];
+pub const REAL_DTYPES: [DType; 11] = [
+    DType::Bool,
+    DType::I8,
+    DType::I16,
+    DType::I32,
+    DType::I64,
+    DType::U8,
+    DType::U16,
+    DType::U32,
+    DType::U64,
+    DType::F32,
+    DType::F64,
+];
+
+/// The integer dtypes: NumPy's eight (signed and unsigned, 8 to 64 bits).
+pub const INT_DTYPES: [DType; 8] = [
+    DType::I8,
+    DType::I16,
+    DType::I32,
+    DType::I64,
+    DType::U8,
+    DType::U16,
+    DType::U32,
+    DType::U64,
+];
 
 impl DType {
     pub fn name(self) -> &'static str {
@@ -76,6 +119,12 @@ impl DType {
             DType::F32 => "float32",
             DType::C64 => "complex64",
             DType::C128 => "complex128",
+            DType::I8 => "int8",
+            DType::I16 => "int16",
+            DType::U8 => "uint8",
+            DType::U16 => "uint16",
+            DType::U32 => "uint32",
+            DType::U64 => "uint64",
         }
     }
 
@@ -88,6 +137,15 @@ impl DType {
             "float32" | "f32" | "single" => Some(DType::F32),
             "complex64" | "c64" | "csingle" => Some(DType::C64),
             "complex128" | "complex" | "c128" | "cdouble" => Some(DType::C128),
+            // NumPy's names and codes where they name one type on every platform and mean
+            // the same to NumPy and Rust: `i8` and `u8` are left out (NumPy's 8-byte
+            // int64 and uint64, Rust's 1-byte types), as are `long`, `uintc`... (C's).
+            "int8" | "i1" | "byte" => Some(DType::I8),
+            "int16" | "i2" | "i16" | "short" => Some(DType::I16),
+            "uint8" | "u1" | "ubyte" => Some(DType::U8),
+            "uint16" | "u2" | "u16" | "ushort" => Some(DType::U16),
+            "uint32" | "u4" | "u32" => Some(DType::U32),
+            "uint64" | "uint" | "u64" => Some(DType::U64),
             _ => None,
         }
     }
@@ -97,7 +155,50 @@ impl DType {
     }
 
     pub fn is_int(self) -> bool {
-        matches!(self, DType::I32 | DType::I64)
+        self.int_kind().is_some()
+    }
+
+    pub fn is_unsigned(self) -> bool {
+        matches!(self.int_kind(), Some((false, _)))
+    }
+
+    /// An integer dtype's signedness and width in bits (`None` for the other kinds).
+    pub fn int_kind(self) -> Option<(bool, u32)> {
+        Some(match self {
+            DType::I8 => (true, 8),
+            DType::I16 => (true, 16),
+            DType::I32 => (true, 32),
+            DType::I64 => (true, 64),
+            DType::U8 => (false, 8),
+            DType::U16 => (false, 16),
+            DType::U32 => (false, 32),
+            DType::U64 => (false, 64),
+            _ => return None,
+        })
+    }
+
+    /// The integer dtype of a signedness and width (8, 16, 32 or 64 bits).
+    fn int_of(signed: bool, bits: u32) -> DType {
+        match (signed, bits) {
+            (true, 8) => DType::I8,
+            (true, 16) => DType::I16,
+            (true, 32) => DType::I32,
+            (true, _) => DType::I64,
+            (false, 8) => DType::U8,
+            (false, 16) => DType::U16,
+            (false, 32) => DType::U32,
+            (false, _) => DType::U64,
+        }
+    }
+
+    /// An integer dtype's range `(min, max)` as NumPy's `iinfo` (`None` for other kinds).
+    pub fn int_range(self) -> Option<(i128, i128)> {
+        let (signed, bits) = self.int_kind()?;
+        Some(if signed {
+            (-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1)
+        } else {
+            (0, (1i128 << bits) - 1)
+        })
     }
 
     pub fn is_complex(self) -> bool {
@@ -124,9 +225,11 @@ impl DType {
     }
 
     /// The widest dtype of the same kind: kernels without a narrow loop compute in it.
+    /// Every integer but uint64 computes in int64, which holds all its values (and whose
+    /// wrapping arithmetic, cast back, is the narrow type's); uint64 computes in itself.
     pub fn wide(self) -> DType {
         match self {
-            DType::I32 => DType::I64,
+            DType::I8 | DType::I16 | DType::I32 | DType::U8 | DType::U16 | DType::U32 => DType::I64,
             DType::F32 => DType::F64,
             DType::C64 => DType::C128,
             d => d,
@@ -134,29 +237,49 @@ impl DType {
     }
 
     /// NumPy 2's promotion of two arrays: `bool` below everything; within a kind the wider
-    /// type; an integer with a float gives the float wide enough for both (`int32` or
-    /// `int64` with `float32` is `float64`, as `np.result_type` says).
+    /// type; a signed with an unsigned integer the signed type holding both (`int8` with
+    /// `uint8` is `int16`; with `uint64` none does: `float64`); an integer with a float
+    /// the float wide enough for both (8- and 16-bit integers fit `float32`, wider ones give
+    /// `float64`), and likewise with the complex types, as `np.result_type` says.
     pub fn promote(self, other: DType) -> DType {
         use DType::*;
         match (self, other) {
             (a, b) if a == b => a,
             (Bool, x) | (x, Bool) => x,
-            (I32, I64) | (I64, I32) => I64,
             (F32, F64) | (F64, F32) => F64,
-            // complex64 keeps float32's precision only with float32 (NumPy: complex64 with
-            // float64 or any integer is complex128).
-            (C64, F32) | (F32, C64) => C64,
-            (C64 | C128, _) | (_, C64 | C128) => C128,
-            // One integer and one float.
-            _ => F64,
+            // A complex type: the complex type of its parts' promotion with the other's
+            // (complex64 with an 8- or 16-bit integer stays complex64).
+            (a, b) if a.is_complex() || b.is_complex() => {
+                a.real_part().promote(b.real_part()).to_complex()
+            }
+            (F32, x) | (x, F32) if x.is_int() => match x.int_kind() {
+                Some((_, bits)) if bits <= 16 => F32,
+                _ => F64,
+            },
+            (a, b) => match (a.int_kind(), b.int_kind()) {
+                (Some((sa, ba)), Some((sb, bb))) if sa == sb => DType::int_of(sa, ba.max(bb)),
+                (Some((sa, ba)), Some((_, bb))) => {
+                    let (signed, unsigned) = if sa { (ba, bb) } else { (bb, ba) };
+                    if signed > unsigned {
+                        DType::int_of(true, signed)
+                    } else if unsigned < 64 {
+                        DType::int_of(true, unsigned * 2)
+                    } else {
+                        F64
+                    }
+                }
+                // One integer and float64.
+                _ => F64,
+            },
         }
     }
 
     pub fn itemsize(self) -> usize {
         match self {
-            DType::Bool => 1,
-            DType::I32 | DType::F32 => 4,
-            DType::I64 | DType::F64 | DType::C64 => 8,
+            DType::Bool | DType::I8 | DType::U8 => 1,
+            DType::I16 | DType::U16 => 2,
+            DType::I32 | DType::U32 | DType::F32 => 4,
+            DType::I64 | DType::U64 | DType::F64 | DType::C64 => 8,
             DType::C128 => 16,
         }
     }
@@ -252,6 +375,12 @@ pub enum ArrayData {
     F32(ArrayD<f32>),
     C64(ArrayD<Complex32>),
     C128(ArrayD<Complex64>),
+    I8(ArrayD<i8>),
+    I16(ArrayD<i16>),
+    U8(ArrayD<u8>),
+    U16(ArrayD<u16>),
+    U32(ArrayD<u32>),
+    U64(ArrayD<u64>),
 }
 
 impl ArrayData {
@@ -264,19 +393,17 @@ impl ArrayData {
             ArrayData::F32(_) => DType::F32,
             ArrayData::C64(_) => DType::C64,
             ArrayData::C128(_) => DType::C128,
+            ArrayData::I8(_) => DType::I8,
+            ArrayData::I16(_) => DType::I16,
+            ArrayData::U8(_) => DType::U8,
+            ArrayData::U16(_) => DType::U16,
+            ArrayData::U32(_) => DType::U32,
+            ArrayData::U64(_) => DType::U64,
         }
     }
 
     pub fn shape(&self) -> &[usize] {
-        match self {
-            ArrayData::Bool(a) => a.shape(),
-            ArrayData::I64(a) => a.shape(),
-            ArrayData::F64(a) => a.shape(),
-            ArrayData::I32(a) => a.shape(),
-            ArrayData::F32(a) => a.shape(),
-            ArrayData::C64(a) => a.shape(),
-            ArrayData::C128(a) => a.shape(),
-        }
+        crate::with_array!(self, |a| a.shape())
     }
 
     pub fn len(&self) -> usize {
@@ -308,8 +435,8 @@ impl ArrayData {
     }
 
     /// Converts to `dtype` (NumPy's `astype`: float to int truncates toward zero, saturating
-    /// at the integer's range with NaN as 0, where NumPy's result is undefined; int64 to
-    /// int32 wraps as NumPy's does). A real value becomes a complex one with imaginary part
+    /// at the integer's range with NaN as 0, where NumPy's result is undefined; an integer
+    /// to a narrower or differently signed one wraps modulo 2^bits as NumPy's does). A real value becomes a complex one with imaginary part
     /// 0; a complex one becomes a bool by `!= 0`, and a real number by its real part, which
     /// only the kernels ask for (the user's `astype` of complex to a real dtype is refused
     /// when the tensor is built: `crate::ops::family::elementwise::dtypes::unary_dtype`).
@@ -327,6 +454,12 @@ impl ArrayData {
                     ArrayData::F32(a) => a.mapv(|v| v as $t),
                     ArrayData::C64(a) => a.mapv(|v| v.re as $t),
                     ArrayData::C128(a) => a.mapv(|v| v.re as $t),
+                    ArrayData::I8(a) => a.mapv(|v| v as $t),
+                    ArrayData::I16(a) => a.mapv(|v| v as $t),
+                    ArrayData::U8(a) => a.mapv(|v| v as $t),
+                    ArrayData::U16(a) => a.mapv(|v| v as $t),
+                    ArrayData::U32(a) => a.mapv(|v| v as $t),
+                    ArrayData::U64(a) => a.mapv(|v| v as $t),
                 })
             };
         }
@@ -344,6 +477,12 @@ impl ArrayData {
                     ArrayData::C128(a) => {
                         a.mapv(|v| num_complex::Complex::new(v.re as $t, v.im as $t))
                     }
+                    ArrayData::I8(a) => a.mapv(|v| num_complex::Complex::new(v as $t, 0.0)),
+                    ArrayData::I16(a) => a.mapv(|v| num_complex::Complex::new(v as $t, 0.0)),
+                    ArrayData::U8(a) => a.mapv(|v| num_complex::Complex::new(v as $t, 0.0)),
+                    ArrayData::U16(a) => a.mapv(|v| num_complex::Complex::new(v as $t, 0.0)),
+                    ArrayData::U32(a) => a.mapv(|v| num_complex::Complex::new(v as $t, 0.0)),
+                    ArrayData::U64(a) => a.mapv(|v| num_complex::Complex::new(v as $t, 0.0)),
                 })
             };
         }
@@ -354,6 +493,12 @@ impl ArrayData {
             DType::F32 => to!(f32, F32, |v| v as u8 as f32),
             DType::I64 => to!(i64, I64, |v| v as i64),
             DType::I32 => to!(i32, I32, |v| v as i32),
+            DType::I8 => to!(i8, I8, |v| v as i8),
+            DType::I16 => to!(i16, I16, |v| v as i16),
+            DType::U8 => to!(u8, U8, |v| v as u8),
+            DType::U16 => to!(u16, U16, |v| v as u16),
+            DType::U32 => to!(u32, U32, |v| v as u32),
+            DType::U64 => to!(u64, U64, |v| v as u64),
             DType::Bool => ArrayData::Bool(match self {
                 ArrayData::Bool(a) => a,
                 ArrayData::I64(a) => a.mapv(|v| v != 0),
@@ -362,6 +507,12 @@ impl ArrayData {
                 ArrayData::F32(a) => a.mapv(|v| v != 0.0),
                 ArrayData::C64(a) => a.mapv(|v| v.re != 0.0 || v.im != 0.0),
                 ArrayData::C128(a) => a.mapv(|v| v.re != 0.0 || v.im != 0.0),
+                ArrayData::I8(a) => a.mapv(|v| v != 0),
+                ArrayData::I16(a) => a.mapv(|v| v != 0),
+                ArrayData::U8(a) => a.mapv(|v| v != 0),
+                ArrayData::U16(a) => a.mapv(|v| v != 0),
+                ArrayData::U32(a) => a.mapv(|v| v != 0),
+                ArrayData::U64(a) => a.mapv(|v| v != 0),
             }),
         }
     }
@@ -394,6 +545,16 @@ impl ArrayData {
             // (summaries format complex elements themselves: `crate::summary`).
             ArrayData::C64(a) => a.iter().nth(i).map(|v| Scalar::F64(v.re as f64)),
             ArrayData::C128(a) => a.iter().nth(i).map(|v| Scalar::F64(v.re)),
+            ArrayData::I8(a) => a.iter().nth(i).map(|v| Scalar::I64(i64::from(*v))),
+            ArrayData::I16(a) => a.iter().nth(i).map(|v| Scalar::I64(i64::from(*v))),
+            ArrayData::U8(a) => a.iter().nth(i).map(|v| Scalar::I64(i64::from(*v))),
+            ArrayData::U16(a) => a.iter().nth(i).map(|v| Scalar::I64(i64::from(*v))),
+            ArrayData::U32(a) => a.iter().nth(i).map(|v| Scalar::I64(i64::from(*v))),
+            // A language number is at most an int64: a larger uint64 is read as a float.
+            ArrayData::U64(a) => a.iter().nth(i).map(|v| match i64::try_from(*v) {
+                Ok(x) => Scalar::I64(x),
+                Err(_) => Scalar::F64(*v as f64),
+            }),
         }
     }
 
@@ -407,6 +568,12 @@ impl ArrayData {
             ArrayData::F32(a) => Box::new(a.iter().map(|v| *v as f64)),
             ArrayData::C64(a) => Box::new(a.iter().map(|v| v.re as f64)),
             ArrayData::C128(a) => Box::new(a.iter().map(|v| v.re)),
+            ArrayData::I8(a) => Box::new(a.iter().map(|v| f64::from(*v))),
+            ArrayData::I16(a) => Box::new(a.iter().map(|v| f64::from(*v))),
+            ArrayData::U8(a) => Box::new(a.iter().map(|v| f64::from(*v))),
+            ArrayData::U16(a) => Box::new(a.iter().map(|v| f64::from(*v))),
+            ArrayData::U32(a) => Box::new(a.iter().map(|v| f64::from(*v))),
+            ArrayData::U64(a) => Box::new(a.iter().map(|v| *v as f64)),
         }
     }
 }
@@ -424,6 +591,35 @@ macro_rules! map_array {
             $crate::array::ArrayData::F32($a) => $crate::array::ArrayData::F32($body),
             $crate::array::ArrayData::C64($a) => $crate::array::ArrayData::C64($body),
             $crate::array::ArrayData::C128($a) => $crate::array::ArrayData::C128($body),
+            $crate::array::ArrayData::I8($a) => $crate::array::ArrayData::I8($body),
+            $crate::array::ArrayData::I16($a) => $crate::array::ArrayData::I16($body),
+            $crate::array::ArrayData::U8($a) => $crate::array::ArrayData::U8($body),
+            $crate::array::ArrayData::U16($a) => $crate::array::ArrayData::U16($body),
+            $crate::array::ArrayData::U32($a) => $crate::array::ArrayData::U32($body),
+            $crate::array::ArrayData::U64($a) => $crate::array::ArrayData::U64($body),
+        }
+    };
+}
+
+/// Evaluates `$body` on the inner ndarray of an [`ArrayData`] whatever its dtype (a value
+/// of one type for all, unlike [`map_array!`], which rewraps).
+#[macro_export]
+macro_rules! with_array {
+    ($data:expr, |$a:ident| $body:expr) => {
+        match $data {
+            $crate::array::ArrayData::Bool($a) => $body,
+            $crate::array::ArrayData::I64($a) => $body,
+            $crate::array::ArrayData::F64($a) => $body,
+            $crate::array::ArrayData::I32($a) => $body,
+            $crate::array::ArrayData::F32($a) => $body,
+            $crate::array::ArrayData::C64($a) => $body,
+            $crate::array::ArrayData::C128($a) => $body,
+            $crate::array::ArrayData::I8($a) => $body,
+            $crate::array::ArrayData::I16($a) => $body,
+            $crate::array::ArrayData::U8($a) => $body,
+            $crate::array::ArrayData::U16($a) => $body,
+            $crate::array::ArrayData::U32($a) => $body,
+            $crate::array::ArrayData::U64($a) => $body,
         }
     };
 }
@@ -432,19 +628,26 @@ macro_rules! map_array {
 mod tests {
     use super::*;
 
-    /// `np.result_type` over every pair of the seven dtypes (NumPy 2.4).
+    /// `np.result_type` over every pair of the thirteen dtypes (NumPy 2).
     #[test]
     fn promotion_follows_numpys_table() {
         use DType::*;
+        #[rustfmt::skip]
         let table = [
-            //  bool  int32 int64 float32 float64 complex64 complex128
-            [Bool, I32, I64, F32, F64, C64, C128],      // bool
-            [I32, I32, I64, F64, F64, C128, C128],      // int32
-            [I64, I64, I64, F64, F64, C128, C128],      // int64
-            [F32, F64, F64, F32, F64, C64, C128],       // float32
-            [F64, F64, F64, F64, F64, C128, C128],      // float64
-            [C64, C128, C128, C64, C128, C64, C128],    // complex64
-            [C128, C128, C128, C128, C128, C128, C128], // complex128
+            // bool int8 int16 int32 int64 uint8 uint16 uint32 uint64 float32 float64 complex64 complex128
+            [Bool, I8, I16, I32, I64, U8, U16, U32, U64, F32, F64, C64, C128], // bool
+            [I8, I8, I16, I32, I64, I16, I32, I64, F64, F32, F64, C64, C128], // int8
+            [I16, I16, I16, I32, I64, I16, I32, I64, F64, F32, F64, C64, C128], // int16
+            [I32, I32, I32, I32, I64, I32, I32, I64, F64, F64, F64, C128, C128], // int32
+            [I64, I64, I64, I64, I64, I64, I64, I64, F64, F64, F64, C128, C128], // int64
+            [U8, I16, I16, I32, I64, U8, U16, U32, U64, F32, F64, C64, C128], // uint8
+            [U16, I32, I32, I32, I64, U16, U16, U32, U64, F32, F64, C64, C128], // uint16
+            [U32, I64, I64, I64, I64, U32, U32, U32, U64, F64, F64, C128, C128], // uint32
+            [U64, F64, F64, F64, F64, U64, U64, U64, U64, F64, F64, C128, C128], // uint64
+            [F32, F32, F32, F64, F64, F32, F32, F64, F64, F32, F64, C64, C128], // float32
+            [F64, F64, F64, F64, F64, F64, F64, F64, F64, F64, F64, C128, C128], // float64
+            [C64, C64, C64, C128, C128, C64, C64, C128, C128, C64, C128, C64, C128], // complex64
+            [C128, C128, C128, C128, C128, C128, C128, C128, C128, C128, C128, C128, C128], // complex128
         ];
         for (i, a) in DTYPES.iter().enumerate() {
             for (j, b) in DTYPES.iter().enumerate() {
@@ -465,6 +668,50 @@ mod tests {
         let third = ArrayData::F64(ArrayD::from_elem(ndarray::IxDyn(&[1]), 1.0 / 3.0));
         let back = third.cast(DType::F32).cast(DType::F64).get_flat(0).unwrap();
         assert_eq!(back.as_f64(), (1.0f32 / 3.0) as f64);
+    }
+
+    /// NumPy's `astype` among the integers wraps modulo 2^bits; floats truncate toward zero.
+    #[test]
+    fn narrow_integer_casts_wrap_as_numpy() {
+        let ints = ArrayData::I64(
+            ArrayD::from_shape_vec(ndarray::IxDyn(&[5]), vec![-1, 300, -129, 1 << 40, 65_537])
+                .unwrap(),
+        );
+        let got = |d: DType| -> Vec<f64> { ints.clone().cast(d).iter_f64().collect() };
+        // np.array([-1, 300, -129, 2**40, 65537]).astype(...)
+        assert_eq!(got(DType::U8), [255.0, 44.0, 127.0, 0.0, 1.0]);
+        assert_eq!(got(DType::I8), [-1.0, 44.0, 127.0, 0.0, 1.0]);
+        assert_eq!(got(DType::I16), [-1.0, 300.0, -129.0, 0.0, 1.0]);
+        assert_eq!(got(DType::U16), [65535.0, 300.0, 65407.0, 0.0, 1.0]);
+        assert_eq!(
+            got(DType::U32),
+            [4294967295.0, 300.0, 4294967167.0, 0.0, 65537.0]
+        );
+        let u = ints.clone().cast(DType::U64);
+        assert_eq!(u.get_flat(1), Some(Scalar::I64(300)));
+        assert_eq!(u.get_flat(0), Some(Scalar::F64(u64::MAX as f64)));
+        let ArrayData::U64(a) = u.cast(DType::I8).cast(DType::U64) else {
+            panic!("uint64")
+        };
+        assert_eq!(a[[0]], u64::MAX);
+        let f = ArrayData::F64(
+            ArrayD::from_shape_vec(ndarray::IxDyn(&[2]), vec![200.9, -2.75]).unwrap(),
+        );
+        assert_eq!(
+            f.cast(DType::I16).iter_f64().collect::<Vec<_>>(),
+            [200.0, -2.0]
+        );
+        assert_eq!(DType::U8.int_range(), Some((0, 255)));
+        assert_eq!(
+            DType::I64.int_range(),
+            Some((i64::MIN as i128, i64::MAX as i128))
+        );
+        assert_eq!(DType::parse("u1"), Some(DType::U8));
+        assert_eq!(
+            DType::parse("i8"),
+            None,
+            "NumPy's int64, Rust's int8: ambiguous"
+        );
     }
 
     #[test]

@@ -323,6 +323,12 @@ pub fn assemble(
         DType::Bool => fill!(Bool, false),
         DType::F32 => fill!(F32, 0.0),
         DType::I32 => fill!(I32, 0),
+        DType::I16 => fill!(I16, 0),
+        DType::I8 => fill!(I8, 0),
+        DType::U64 => fill!(U64, 0),
+        DType::U32 => fill!(U32, 0),
+        DType::U16 => fill!(U16, 0),
+        DType::U8 => fill!(U8, 0),
         DType::C64 => fill!(C64, crate::array::Complex32::new(0.0, 0.0)),
         DType::C128 => fill!(C128, crate::array::Complex64::new(0.0, 0.0)),
     })

@@ -71,6 +71,12 @@ pub fn join_rows(pieces: &[ArrayData]) -> Result<ArrayData, LayoutError> {
         Some(ArrayData::I32(_)) => join!(I32),
         Some(ArrayData::C64(_)) => join!(C64),
         Some(ArrayData::C128(_)) => join!(C128),
+        Some(ArrayData::I8(_)) => join!(I8),
+        Some(ArrayData::I16(_)) => join!(I16),
+        Some(ArrayData::U8(_)) => join!(U8),
+        Some(ArrayData::U16(_)) => join!(U16),
+        Some(ArrayData::U32(_)) => join!(U32),
+        Some(ArrayData::U64(_)) => join!(U64),
     }
 }
 
@@ -248,6 +254,12 @@ impl Layout {
             DType::I32 => fill!(I32, 0),
             DType::C64 => fill!(C64, ares_core::array::Complex32::new(0.0, 0.0)),
             DType::C128 => fill!(C128, ares_core::array::Complex64::new(0.0, 0.0)),
+            DType::I8 => fill!(I8, 0),
+            DType::I16 => fill!(I16, 0),
+            DType::U8 => fill!(U8, 0),
+            DType::U16 => fill!(U16, 0),
+            DType::U32 => fill!(U32, 0),
+            DType::U64 => fill!(U64, 0),
         })
     }
 

@@ -102,8 +102,13 @@ pub(super) fn weak_pair(
 ) -> Result<(Tensor, Tensor), ExprError> {
     let number_beside = |s: Scalar, t: &Tensor, p: Pos| {
         let dtype = match (crate::ops::dtypes::weak_promote(t.dtype(), s), s) {
-            // An integer an int32 cannot hold stays int64 (never wraps).
-            (DType::I32, Scalar::I64(i)) if i32::try_from(i).is_err() => DType::I64,
+            // An integer a narrow integer dtype cannot hold stays int64 (never wraps).
+            (d, Scalar::I64(i))
+                if d.int_range()
+                    .is_some_and(|(lo, hi)| !(lo..=hi).contains(&i128::from(i))) =>
+            {
+                DType::I64
+            }
             (d, _) => d,
         };
         tensor::full(&[], s, 1)
@@ -269,7 +274,7 @@ pub(super) fn to_dtype(v: Option<(Value, Pos)>) -> Result<Option<DType>, ExprErr
             || {
                 err(
                     p,
-                    format!("unknown dtype {s:?} (bool, int32, int64, float32, float64)"),
+                    format!("unknown dtype {s:?} (bool, int8, int16, int32, int64, uint8, uint16, uint32, uint64, float32, float64, complex64, complex128)"),
                 )
             },
             Ok,

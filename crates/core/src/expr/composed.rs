@@ -24,16 +24,21 @@ impl Ctx {
                 })
             }
             // Identities for real dtypes, as NumPy's (`imag` is zeros); ops of their own for
-            // complex ones. `positive` and
-            // `conj` of bools NumPy refuses or gives int8, which ares does not have.
+            // complex ones. `positive` of bools NumPy refuses; `conj` gives int8 (its loop).
             "positive" | "conj" | "conjugate" | "real" | "imag" => {
                 a.check(1, &["x", "val"])?;
                 let x = match a.get(usize::MAX, "val") {
                     Some((v, vp)) => super::args::to_tensor(v, vp)?,
                     None => a.tensor(0, "x")?,
                 };
-                let bool_refused = matches!(name, "positive" | "conj" | "conjugate");
-                if bool_refused && x.dtype() == crate::array::DType::Bool {
+                if x.dtype() == crate::array::DType::Bool
+                    && name != "positive"
+                    && name != "real"
+                    && name != "imag"
+                {
+                    return wrap(x.astype(crate::array::DType::I8));
+                }
+                if name == "positive" && x.dtype() == crate::array::DType::Bool {
                     return err(
                         p,
                         format!("{name} of a bool tensor is not supported (NumPy has no bool loop); cast it first with astype(x, 'int64')"),
@@ -58,15 +63,16 @@ impl Ctx {
                         .and_then(|z| z.astype(x.dtype())),
                 )
             }
-            // NumPy's `rint`: `round` of floats; integers and bools give float64 (NumPy:
-            // float16 for bools), where `round` keeps integers.
+            // NumPy's `rint`: `round` of floats; integers and bools give the math functions'
+            // float (float32 for 8- and 16-bit integers, float64 for bools and wider ones;
+            // NumPy: float16 for bools and 8-bit integers), where `round` keeps integers.
             "rint" => {
                 a.check(1, &["x"])?;
                 let x = a.tensor(0, "x")?;
                 let x = if x.dtype().is_float() {
                     x
                 } else {
-                    x.astype(crate::array::DType::F64)
+                    x.astype(crate::ops::dtypes::math_float_result(x.dtype()))
                         .or_else(|e| err(p, e.to_string()))?
                 };
                 wrap(x.unary(Op::Round))
@@ -99,6 +105,26 @@ impl Ctx {
                         .filter(|(v, _)| !matches!(v, Value::None))
                 };
                 let (lo, hi) = (bound(1, "a_min", "min"), bound(2, "a_max", "max"));
+                // NumPy 2: a Python integer past an integer tensor's range on the side where
+                // it bounds nothing (a minimum below the dtype's, a maximum above it) is no
+                // bound; past it on the other side it is the usual OverflowError.
+                let range = match &x {
+                    Value::Tensor(t) => t.dtype().int_range(),
+                    _ => None,
+                };
+                let beyond = |b: &Option<(Value, super::Pos)>, below: bool| match (b, range) {
+                    (Some((Value::Num(crate::array::Scalar::I64(i)), _)), Some((min, max))) => {
+                        let i = i128::from(*i);
+                        if below {
+                            i < min
+                        } else {
+                            i > max
+                        }
+                    }
+                    _ => false,
+                };
+                let lo = if beyond(&lo, true) { None } else { lo };
+                let hi = if beyond(&hi, false) { None } else { hi };
                 let x = match lo {
                     Some((v, _)) => apply_binary(Op::Maximum, x, v, p)?,
                     None => x,

@@ -83,11 +83,8 @@ fn fancy_index(x: &Tensor, idx: &Tensor) -> crate::error::Result<Tensor> {
     match idx.dtype() {
         crate::array::DType::Bool => x.mask_select(idx),
         crate::array::DType::I64 => x.take(idx, Some(0)),
-        crate::array::DType::I32 => x.take(&idx.astype(crate::array::DType::I64)?, Some(0)),
-        crate::array::DType::F64
-        | crate::array::DType::F32
-        | crate::array::DType::C64
-        | crate::array::DType::C128 => Err(crate::error::AresError::arg(
+        d if d.is_int() => x.take(&idx.astype(crate::array::DType::I64)?, Some(0)),
+        _ => Err(crate::error::AresError::arg(
             "getitem",
             "arrays used as indices must be of integer (or boolean) type",
         )),

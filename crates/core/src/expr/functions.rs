@@ -113,8 +113,18 @@ impl Ctx {
                 } else {
                     DType::F64
                 });
-                // A fill is one of the three scalar kinds; float32, int32 and complex fills
-                // are the wide real fill cast (fused into one pass with it).
+                // An integer fill outside an integer dtype's range is NumPy 2's
+                // OverflowError, not a wrapped value.
+                if let (Scalar::I64(i), Some((lo, hi))) = (value, dtype.int_range()) {
+                    if !(lo..=hi).contains(&i128::from(i)) {
+                        return err(
+                            a.pos,
+                            format!("Python integer {i} out of bounds for {dtype}"),
+                        );
+                    }
+                }
+                // A fill is one of the three scalar kinds; narrow and complex fills are the
+                // wide real fill cast (fused into one pass with it).
                 let value = match dtype.wide() {
                     DType::F64 | DType::C128 => Scalar::F64(value.as_f64()),
                     DType::Bool => Scalar::Bool(value.as_bool()),

@@ -163,6 +163,7 @@ impl Ctx {
                     a.get(usize::MAX, "chunk")
                         .or(a.get(usize::MAX, "chunk_size")),
                     &[n, m],
+                    dtype.itemsize(),
                 )?;
                 wrap(tensor::eye(n, m, k, dtype, chunk))
             }

@@ -41,7 +41,7 @@ fn shown(p: &Path) -> String {
 fn unsupported(path: &Path, descr: &str) -> IoError {
     IoError::bad(
         shown(path),
-        format!("unsupported dtype {descr:?} (ares reads float64, float32, int64, int32, bool, and little-endian complex64, complex128)"),
+        format!("unsupported dtype {descr:?} (ares reads float64, float32, the signed and unsigned integers of 1, 2, 4 and 8 bytes, bool, and little-endian complex64, complex128)"),
     )
 }
 
@@ -68,6 +68,12 @@ fn dtype_of(path: &Path, descr: &str) -> Result<(DType, bool), IoError> {
         (b'f', b'4') => DType::F32,
         (b'i', b'8') => DType::I64,
         (b'i', b'4') => DType::I32,
+        (b'i', b'2') => DType::I16,
+        (b'i', b'1') => DType::I8,
+        (b'u', b'8') => DType::U64,
+        (b'u', b'4') => DType::U32,
+        (b'u', b'2') => DType::U16,
+        (b'u', b'1') => DType::U8,
         (b'b', b'1') => DType::Bool,
         _ => return Err(unsupported(path, descr)),
     };
@@ -234,6 +240,12 @@ pub fn read_region(
         DType::I64 => ArrayData::I64(read(f, p, meta, offset, shape)?),
         DType::F32 => ArrayData::F32(read(f, p, meta, offset, shape)?),
         DType::I32 => ArrayData::I32(read(f, p, meta, offset, shape)?),
+        DType::I16 => ArrayData::I16(read(f, p, meta, offset, shape)?),
+        DType::I8 => ArrayData::I8(read(f, p, meta, offset, shape)?),
+        DType::U64 => ArrayData::U64(read(f, p, meta, offset, shape)?),
+        DType::U32 => ArrayData::U32(read(f, p, meta, offset, shape)?),
+        DType::U16 => ArrayData::U16(read(f, p, meta, offset, shape)?),
+        DType::U8 => ArrayData::U8(read(f, p, meta, offset, shape)?),
         DType::Bool => {
             let bytes: ArrayD<u8> = read(f, p, meta, offset, shape)?;
             ArrayData::Bool(bytes.mapv(|b| b != 0))
@@ -250,6 +262,12 @@ pub fn descr(dtype: DType) -> &'static str {
         DType::F32 => "<f4",
         DType::I64 => "<i8",
         DType::I32 => "<i4",
+        DType::I16 => "<i2",
+        DType::I8 => "|i1",
+        DType::U64 => "<u8",
+        DType::U32 => "<u4",
+        DType::U16 => "<u2",
+        DType::U8 => "|u1",
         DType::Bool => "|b1",
         DType::C64 => "<c8",
         DType::C128 => "<c16",
@@ -340,6 +358,12 @@ pub fn le_bytes(a: &ArrayData) -> Vec<u8> {
         ArrayData::I64(x) => x.iter().flat_map(|v| v.to_le_bytes()).collect(),
         ArrayData::F32(x) => x.iter().flat_map(|v| v.to_le_bytes()).collect(),
         ArrayData::I32(x) => x.iter().flat_map(|v| v.to_le_bytes()).collect(),
+        ArrayData::I16(x) => x.iter().flat_map(|v| v.to_le_bytes()).collect(),
+        ArrayData::I8(x) => x.iter().flat_map(|v| v.to_le_bytes()).collect(),
+        ArrayData::U64(x) => x.iter().flat_map(|v| v.to_le_bytes()).collect(),
+        ArrayData::U32(x) => x.iter().flat_map(|v| v.to_le_bytes()).collect(),
+        ArrayData::U16(x) => x.iter().flat_map(|v| v.to_le_bytes()).collect(),
+        ArrayData::U8(x) => x.iter().copied().collect(),
         ArrayData::Bool(x) => x.iter().map(|v| u8::from(*v)).collect(),
         ArrayData::C64(x) => x
             .iter()
@@ -412,5 +436,45 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("c.npy") && e.contains("reading"), "{e}");
+    }
+
+    /// Every dtype written and read back; a file as NumPy writes a uint8 image (`|u1`) and a
+    /// big-endian uint16 one (`>u2`) read as NumPy reads them.
+    #[test]
+    fn every_dtype_round_trips_and_numpys_integer_files_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let values = ArrayData::F64(ArrayD::from_shape_fn(IxDyn(&[3, 4]), |i| {
+            (i[0] * 4 + i[1]) as f64 * 37.5 - 200.0
+        }));
+        for dtype in crate::array::DTYPES {
+            let want = values.clone().cast(dtype);
+            let path = dir.path().join(format!("{dtype}.npy"));
+            let meta = create(&path, &[3, 4], dtype).unwrap();
+            write_region(&path, &meta, &[0, 0], &want).unwrap();
+            let meta = read_meta(&path).unwrap();
+            assert_eq!(meta.dtype, dtype);
+            assert_eq!(read_region(&path, &meta, &[0, 0], &[3, 4]).unwrap(), want);
+        }
+        let npy = |descr: &str, data: &[u8]| {
+            let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
+            let mut dict =
+                format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': (2, 2), }}");
+            dict.push_str(&" ".repeat(64 - (10 + dict.len() + 1) % 64));
+            dict.push('\n');
+            bytes.extend((dict.len() as u16).to_le_bytes());
+            bytes.extend(dict.as_bytes());
+            bytes.extend(data);
+            let path = dir.path().join(format!("numpy{}.npy", data.len()));
+            std::fs::write(&path, &bytes).unwrap();
+            let meta = read_meta(&path).unwrap();
+            read_region(&path, &meta, &[0, 0], &[2, 2]).unwrap()
+        };
+        let image = ArrayD::from_shape_vec(IxDyn(&[2, 2]), vec![0u8, 7, 128, 255]).unwrap();
+        assert_eq!(npy("|u1", &[0, 7, 128, 255]), ArrayData::U8(image));
+        let big = ArrayD::from_shape_vec(IxDyn(&[2, 2]), vec![1u16, 256, 65535, 2]).unwrap();
+        assert_eq!(
+            npy(">u2", &[0, 1, 1, 0, 255, 255, 0, 2]),
+            ArrayData::U16(big)
+        );
     }
 }

@@ -78,12 +78,24 @@ fn dtype_of(path: &Path, a: &ZArray) -> Result<DType, IoError> {
         Ok(DType::I64)
     } else if *dt == data_type::int32() {
         Ok(DType::I32)
+    } else if *dt == data_type::int16() {
+        Ok(DType::I16)
+    } else if *dt == data_type::int8() {
+        Ok(DType::I8)
+    } else if *dt == data_type::uint64() {
+        Ok(DType::U64)
+    } else if *dt == data_type::uint32() {
+        Ok(DType::U32)
+    } else if *dt == data_type::uint16() {
+        Ok(DType::U16)
+    } else if *dt == data_type::uint8() {
+        Ok(DType::U8)
     } else if *dt == data_type::bool() {
         Ok(DType::Bool)
     } else {
         Err(IoError::bad(
             shown(path),
-            format!("unsupported data type {dt} (ares reads float64, float32, int64, int32, bool)"),
+            format!("unsupported data type {dt} (ares reads float64, float32, int8 to int64, uint8 to uint64, bool)"),
         ))
     }
 }
@@ -171,7 +183,10 @@ pub fn read_region(
             }
         };
     }
-    Ok(retrieve!(F64: f64, I64: i64, F32: f32, I32: i32, Bool: bool))
+    Ok(retrieve!(
+        F64: f64, I64: i64, F32: f32, I32: i32, Bool: bool, I16: i16, I8: i8, U64: u64,
+        U32: u32, U16: u16, U8: u8
+    ))
 }
 
 #[cfg(test)]
@@ -226,7 +241,10 @@ fn read_direct(
             }
         };
     }
-    Ok(direct!(F64: f64, I64: i64, F32: f32, I32: i32))
+    Ok(direct!(
+        F64: f64, I64: i64, F32: f32, I32: i32, I16: i16, I8: i8, U64: u64, U32: u32,
+        U16: u16, U8: u8
+    ))
 }
 
 /// Refuses to replace anything at `path` but a Zarr array (or nothing).
@@ -277,6 +295,12 @@ pub fn create(
         DType::I64 => ArrayBuilder::new(dims, grid, data_type::int64(), 0i64),
         DType::F32 => ArrayBuilder::new(dims, grid, data_type::float32(), 0.0f32),
         DType::I32 => ArrayBuilder::new(dims, grid, data_type::int32(), 0i32),
+        DType::I16 => ArrayBuilder::new(dims, grid, data_type::int16(), 0i16),
+        DType::I8 => ArrayBuilder::new(dims, grid, data_type::int8(), 0i8),
+        DType::U64 => ArrayBuilder::new(dims, grid, data_type::uint64(), 0u64),
+        DType::U32 => ArrayBuilder::new(dims, grid, data_type::uint32(), 0u32),
+        DType::U16 => ArrayBuilder::new(dims, grid, data_type::uint16(), 0u16),
+        DType::U8 => ArrayBuilder::new(dims, grid, data_type::uint8(), 0u8),
         DType::Bool => ArrayBuilder::new(
             dims,
             grid,
@@ -364,6 +388,24 @@ pub fn write_chunk(path: &Path, index: &[u64], data: &ArrayData) -> Result<u64, 
             ArrayData::I32(x) => x
                 .as_slice()
                 .map(|e| super::zstd_direct::write_chunk(&a, index, e)),
+            ArrayData::I16(x) => x
+                .as_slice()
+                .map(|e| super::zstd_direct::write_chunk(&a, index, e)),
+            ArrayData::I8(x) => x
+                .as_slice()
+                .map(|e| super::zstd_direct::write_chunk(&a, index, e)),
+            ArrayData::U64(x) => x
+                .as_slice()
+                .map(|e| super::zstd_direct::write_chunk(&a, index, e)),
+            ArrayData::U32(x) => x
+                .as_slice()
+                .map(|e| super::zstd_direct::write_chunk(&a, index, e)),
+            ArrayData::U16(x) => x
+                .as_slice()
+                .map(|e| super::zstd_direct::write_chunk(&a, index, e)),
+            ArrayData::U8(x) => x
+                .as_slice()
+                .map(|e| super::zstd_direct::write_chunk(&a, index, e)),
             ArrayData::Bool(_) | ArrayData::C64(_) | ArrayData::C128(_) => None,
         };
         if let Some(done) = direct {
@@ -386,6 +428,12 @@ pub fn write_chunk(path: &Path, index: &[u64], data: &ArrayData) -> Result<u64, 
         ArrayData::I64(x) => store!(x, i64),
         ArrayData::F32(x) => store!(x, f32),
         ArrayData::I32(x) => store!(x, i32),
+        ArrayData::I16(x) => store!(x, i16),
+        ArrayData::I8(x) => store!(x, i8),
+        ArrayData::U64(x) => store!(x, u64),
+        ArrayData::U32(x) => store!(x, u32),
+        ArrayData::U16(x) => store!(x, u16),
+        ArrayData::U8(x) => store!(x, u8),
         ArrayData::Bool(x) => store!(x, bool),
         ArrayData::C64(_) | ArrayData::C128(_) => {
             return Err(IoError::bad(shown(path), NO_COMPLEX))

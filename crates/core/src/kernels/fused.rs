@@ -280,6 +280,7 @@ fn eval_sources(
             ArrayD::from_shape_vec(dim, acc.iter().map(|x| *x as i64).collect()).map_err(wrap)?,
         ),
         DType::C64 | DType::C128 => return kerr("a lane segment never computes complex values"),
+        d => return kerr(format!("a lane segment never computes {d} values")),
     })
 }
 

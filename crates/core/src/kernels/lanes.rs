@@ -64,9 +64,14 @@ pub(super) fn source<'a>(a: &'a ArrayData, shape: &[usize]) -> KResult<Source<'a
         ArrayData::F64(x) => Source::F64(contiguous(x, shape)?),
         ArrayData::F32(x) => Source::F32(contiguous(x, shape)?),
         ArrayData::Bool(x) => Source::Bool(contiguous(x, shape)?),
-        ArrayData::I64(_) | ArrayData::I32(_) => {
-            return kerr("integer input in a float lane segment")
-        }
+        ArrayData::I64(_)
+        | ArrayData::I32(_)
+        | ArrayData::I16(_)
+        | ArrayData::I8(_)
+        | ArrayData::U64(_)
+        | ArrayData::U32(_)
+        | ArrayData::U16(_)
+        | ArrayData::U8(_) => return kerr("integer input in a float lane segment"),
         ArrayData::C64(_) | ArrayData::C128(_) => {
             return kerr("complex input in a float lane segment")
         }

@@ -78,9 +78,12 @@ pub fn compute_chunk(
         })
 }
 
-/// A result a kernel computed in the wide dtype, cast back to the chunk's 4-byte dtype.
+/// A result a kernel computed in the wide dtype, cast back to the chunk's narrower dtype (or
+/// an integer one computed in int64 cast to its integer dtype: sums of unsigned integers
+/// are uint64, whose wrapping sum has int64's bits).
 fn narrow_to(out: ArrayData, declared: DType) -> ArrayData {
-    if out.dtype() != declared && out.dtype() == declared.wide() {
+    let int64_for_int = out.dtype() == DType::I64 && declared.is_int();
+    if out.dtype() != declared && (out.dtype() == declared.wide() || int64_for_int) {
         out.cast(declared)
     } else {
         out

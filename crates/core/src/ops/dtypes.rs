@@ -1,5 +1,5 @@
-//! Result dtypes by NumPy 2's rules for the dtypes ares has (`bool`, `int32`, `int64`,
-//! `float32`, `float64`): statistics and fills here; the ufuncs' rules, NEP 50's weak scalars
+//! Result dtypes by NumPy 2's rules for the dtypes ares has (the array API standard's
+//! thirteen): statistics and fills here; the ufuncs' rules, NEP 50's weak scalars
 //! among them, are the elementwise family's (`family::elementwise::dtypes`) and the
 //! reductions' the reduction table's (`family::reduction::reduction_dtype`), re-exported.
 
@@ -18,6 +18,16 @@ pub fn float_result(a: DType) -> DType {
         a
     } else {
         DType::F64
+    }
+}
+
+/// The float dtype of a math ufunc of `a` (`sqrt`, `atan2`...): as [`float_result`], but
+/// 8- and 16-bit integers give float32, as NumPy's loops (which give float16 for the 8-bit
+/// ones: ares has no float16, and float32 holds every value float16 would round).
+pub fn math_float_result(a: DType) -> DType {
+    match a.int_kind() {
+        Some((_, bits)) if bits <= 16 => DType::F32,
+        _ => float_result(a),
     }
 }
 

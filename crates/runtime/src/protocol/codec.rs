@@ -233,6 +233,8 @@ pub fn encode_chunks(chunks: &[(ChunkIdx, &ArrayData)]) -> Result<Vec<u8>, Codec
             ArrayData::C128(a) => body.extend_from_slice(bytemuck::cast_slice(
                 a.as_standard_layout().as_slice().expect("standard layout"),
             )),
+            // The narrow integers, as the pieces' raw little-endian bytes.
+            other => body.extend_from_slice(&super::pieces::raw_bytes(other)),
         }
         headers.push(ChunkHeader {
             chunk: *chunk,
@@ -314,6 +316,30 @@ pub fn decode_chunks(bytes: &[u8]) -> Result<Vec<(ChunkIdx, ArrayData)>, CodecEr
                     bytemuck::pod_collect_to_vec::<u8, ares_core::array::Complex64>(raw),
                 )
                 .map_err(shaped)?,
+            ),
+            DType::I8 => ArrayData::I8(
+                ArrayD::from_shape_vec(IxDyn(&shape), bytemuck::pod_collect_to_vec::<u8, i8>(raw))
+                    .map_err(shaped)?,
+            ),
+            DType::I16 => ArrayData::I16(
+                ArrayD::from_shape_vec(IxDyn(&shape), bytemuck::pod_collect_to_vec::<u8, i16>(raw))
+                    .map_err(shaped)?,
+            ),
+            DType::U8 => ArrayData::U8(
+                ArrayD::from_shape_vec(IxDyn(&shape), bytemuck::pod_collect_to_vec::<u8, u8>(raw))
+                    .map_err(shaped)?,
+            ),
+            DType::U16 => ArrayData::U16(
+                ArrayD::from_shape_vec(IxDyn(&shape), bytemuck::pod_collect_to_vec::<u8, u16>(raw))
+                    .map_err(shaped)?,
+            ),
+            DType::U32 => ArrayData::U32(
+                ArrayD::from_shape_vec(IxDyn(&shape), bytemuck::pod_collect_to_vec::<u8, u32>(raw))
+                    .map_err(shaped)?,
+            ),
+            DType::U64 => ArrayData::U64(
+                ArrayD::from_shape_vec(IxDyn(&shape), bytemuck::pod_collect_to_vec::<u8, u64>(raw))
+                    .map_err(shaped)?,
             ),
         };
         out.push((h.chunk, data));

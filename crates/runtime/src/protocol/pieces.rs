@@ -63,6 +63,12 @@ pub fn raw_bytes(data: &ArrayData) -> Cow<'_, [u8]> {
         ArrayData::Bool(a) => Cow::Owned(a.iter().map(|b| *b as u8).collect()),
         ArrayData::C64(a) => pod(a),
         ArrayData::C128(a) => pod(a),
+        ArrayData::I8(a) => pod(a),
+        ArrayData::I16(a) => pod(a),
+        ArrayData::U8(a) => pod(a),
+        ArrayData::U16(a) => pod(a),
+        ArrayData::U32(a) => pod(a),
+        ArrayData::U64(a) => pod(a),
     }
 }
 
@@ -184,6 +190,12 @@ enum Buf {
     Bool(Vec<bool>),
     C64(Vec<ares_core::array::Complex32>),
     C128(Vec<ares_core::array::Complex64>),
+    I8(Vec<i8>),
+    I16(Vec<i16>),
+    U8(Vec<u8>),
+    U16(Vec<u16>),
+    U32(Vec<u32>),
+    U64(Vec<u64>),
 }
 
 struct Partial {
@@ -264,6 +276,12 @@ impl Assembler {
                 DType::Bool => Buf::Bool(Vec::new()),
                 DType::C64 => Buf::C64(Vec::new()),
                 DType::C128 => Buf::C128(Vec::new()),
+                DType::I8 => Buf::I8(Vec::new()),
+                DType::I16 => Buf::I16(Vec::new()),
+                DType::U8 => Buf::U8(Vec::new()),
+                DType::U16 => Buf::U16(Vec::new()),
+                DType::U32 => Buf::U32(Vec::new()),
+                DType::U64 => Buf::U64(Vec::new()),
             },
         });
         let fits = p.dtype == h.dtype
@@ -288,6 +306,12 @@ impl Assembler {
             Buf::I32(v) => extend_le(v, raw, room),
             Buf::C64(v) => extend_le(v, raw, room),
             Buf::C128(v) => extend_le(v, raw, room),
+            Buf::I8(v) => extend_le(v, raw, room),
+            Buf::I16(v) => extend_le(v, raw, room),
+            Buf::U8(v) => extend_le(v, raw, room),
+            Buf::U16(v) => extend_le(v, raw, room),
+            Buf::U32(v) => extend_le(v, raw, room),
+            Buf::U64(v) => extend_le(v, raw, room),
             Buf::Bool(v) => {
                 v.reserve_exact(room.saturating_sub(v.len()));
                 v.extend(raw.iter().map(|b| *b != 0));
@@ -309,7 +333,7 @@ impl Assembler {
                     }
                 };
             }
-            let data = whole!(F64, I64, F32, I32, Bool, C64, C128);
+            let data = whole!(F64, I64, F32, I32, Bool, C64, C128, I8, I16, U8, U16, U32, U64);
             self.finished.insert(c);
             self.done.push((c, data));
         }

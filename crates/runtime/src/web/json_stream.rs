@@ -20,6 +20,7 @@ enum Elems {
     Bool(Vec<bool>),
     I64(Vec<i64>),
     I32(Vec<i32>),
+    U64(Vec<u64>),
     F64(Vec<f64>),
     F32(Vec<f32>),
     C64(Vec<ares_core::array::Complex32>),
@@ -43,6 +44,16 @@ impl Elems {
             ArrayData::F32(a) => Elems::F32(flat(a)),
             ArrayData::C64(a) => Elems::C64(flat(a)),
             ArrayData::C128(a) => Elems::C128(flat(a)),
+            ArrayData::U64(a) => Elems::U64(flat(a)),
+            // The narrower integers print as the int64 of their value.
+            other @ (ArrayData::I8(_)
+            | ArrayData::I16(_)
+            | ArrayData::U8(_)
+            | ArrayData::U16(_)
+            | ArrayData::U32(_)) => match other.cast(ares_core::array::DType::I64) {
+                ArrayData::I64(a) => Elems::I64(flat(a)),
+                _ => unreachable!("cast to int64"),
+            },
         }
     }
 
@@ -51,6 +62,7 @@ impl Elems {
             Elems::Bool(v) => v.len(),
             Elems::I64(v) => v.len(),
             Elems::I32(v) => v.len(),
+            Elems::U64(v) => v.len(),
             Elems::F64(v) => v.len(),
             Elems::F32(v) => v.len(),
             Elems::C64(v) => v.len(),
@@ -73,6 +85,7 @@ impl Elems {
             Elems::Bool(v) => out.extend_from_slice(if v[i] { b"true" } else { b"false" }),
             Elems::I64(v) => out.extend_from_slice(v[i].to_string().as_bytes()),
             Elems::I32(v) => out.extend_from_slice(v[i].to_string().as_bytes()),
+            Elems::U64(v) => out.extend_from_slice(v[i].to_string().as_bytes()),
             Elems::F64(v) => float(v[i], out),
             Elems::F32(v) => float32(v[i], out),
             Elems::C64(v) => {

@@ -318,3 +318,36 @@ fn large_shared_bytes_are_spliced_into_a_frame_not_copied() {
     ));
     assert!(encode_frame_pieces(&messages, frame.len()).is_ok());
 }
+
+/// Every dtype, each value of an integer's range edges included, reads back bit for bit.
+#[test]
+fn chunks_of_every_dtype_round_trip() {
+    use ares_core::array::DTYPES;
+    let values = ArrayData::F64(
+        ArrayD::from_shape_vec(
+            IxDyn(&[2, 3]),
+            vec![-129.0, -1.0, 0.0, 127.0, 255.0, 65_537.5],
+        )
+        .unwrap(),
+    );
+    let extremes = vec![
+        ArrayData::U64(ArrayD::from_shape_vec(IxDyn(&[2]), vec![u64::MAX, 1 << 63]).unwrap()),
+        ArrayData::I8(ArrayD::from_shape_vec(IxDyn(&[2]), vec![i8::MIN, i8::MAX]).unwrap()),
+    ];
+    let chunks: Vec<ArrayData> = DTYPES
+        .iter()
+        .map(|d| values.clone().cast(*d))
+        .chain(extremes)
+        .collect();
+    let refs: Vec<(ChunkIdx, &ArrayData)> = chunks
+        .iter()
+        .enumerate()
+        .map(|(i, a)| (ChunkIdx(i as u32), a))
+        .collect();
+    let back = decode_chunks(&encode_chunks(&refs).unwrap()).unwrap();
+    assert_eq!(back.len(), chunks.len());
+    for ((c, got), want) in back.iter().zip(&chunks) {
+        assert_eq!(got, want, "chunk {c}");
+        assert_eq!(got.dtype(), want.dtype());
+    }
+}

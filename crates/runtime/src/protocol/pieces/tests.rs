@@ -110,3 +110,17 @@ fn one_piece_frames_written_from_the_chunk_read_like_packed_ones() {
     let got = unpack(&frames).unwrap();
     assert_eq!(got, vec![(ChunkIdx(1), big), (ChunkIdx(2), small)]);
 }
+
+/// Every dtype travels in pieces (a part smaller than one chunk) bit for bit.
+#[test]
+fn chunks_of_every_dtype_travel_in_pieces() {
+    let values = ArrayData::F64(ArrayD::from_shape_fn(IxDyn(&[300]), |i| {
+        i[0] as f64 * 1.5 - 200.0
+    }));
+    let chunks: Vec<(ChunkIdx, ArrayData)> = ares_core::array::DTYPES
+        .iter()
+        .enumerate()
+        .map(|(i, d)| (ChunkIdx(i as u32), values.clone().cast(*d)))
+        .collect();
+    assert_eq!(unpack(&pack(&chunks, 256)).unwrap(), chunks);
+}

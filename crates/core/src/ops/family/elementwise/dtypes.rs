@@ -1,5 +1,5 @@
-//! The ufuncs' result dtypes, by NumPy 2's rules for the dtypes ares has (`bool`, `int32`, `int64`,
-//! `float32`, `float64`).
+//! The ufuncs' result dtypes, by NumPy 2's rules for the dtypes ares has (all thirteen of the
+//! array API standard).
 //!
 //! One set of rules serves tensors, numbers mixed with tensors, and numbers folded while a
 //! program is read: the kernels and the fold both ask these functions.
@@ -8,8 +8,9 @@
 //! expression are NumPy's *weak* scalars (NEP 50, which the array API standard follows): they
 //! take the kind of their value (`True` is bool, `2` an integer, `2.5` a float) and never
 //! widen a tensor beyond what that kind needs: `float32 + 2.5` stays float32, `int32 + 2`
-//! stays int32 (and an integer that does not fit int32 is an error, as NumPy's
-//! `OverflowError`), `int32 + 2.5` is float64.
+//! stays int32, `uint8 + 1` stays uint8 (and an integer outside the array's range is an
+//! error, as NumPy's `OverflowError`: `uint8 + 300`, `uint8 - (-1)`), `int32 + 2.5` is
+//! float64.
 //!
 //! Each ufunc's row in the table names its rule ([`UnaryRule`], [`BinaryRule`]); this file
 //! turns rules into dtypes and NumPy's errors.
@@ -17,7 +18,7 @@
 use super::{binary_rule, unary_rule, BinaryRule, UnaryRule};
 use crate::array::{DType, Scalar};
 use crate::error::{AresError, Result};
-use crate::ops::dtypes::float_result;
+use crate::ops::dtypes::math_float_result;
 use crate::ops::{Op, OpArgs};
 
 fn is_comparison(op: Op) -> bool {
@@ -26,7 +27,19 @@ fn is_comparison(op: Op) -> bool {
 
 /// Output dtype of a binary elementwise op on two arrays of dtypes `a` and `b`.
 pub fn binary_dtype(op: Op, a: DType, b: DType) -> Result<DType> {
-    op_result(op, a.promote(b), a, b)
+    let out = op_result(op, a.promote(b), a, b)?;
+    // NumPy picks a math function's float loop by each operand, not by their promotion:
+    // `hypot(uint16, int8)` is float32 (both fit it), though the two promote to int32.
+    let math = binary_rule(op) == Some(BinaryRule::Float) && op != Op::Div;
+    if math && out.is_float() && !a.is_float() && !b.is_float() {
+        // A bool fits any of them (NumPy's float16); two bools stay float64.
+        return Ok(match (a, b) {
+            (DType::Bool, DType::Bool) => DType::F64,
+            (DType::Bool, x) | (x, DType::Bool) => math_float_result(x),
+            _ => math_float_result(a).promote(math_float_result(b)),
+        });
+    }
+    Ok(out)
 }
 
 /// The binary ufuncs the array API standard defines for complex operands (and ares
@@ -70,8 +83,9 @@ fn complex_unary(op: Op, a: DType) -> Result<DType> {
 
 /// Output dtype of a binary elementwise op on an array of dtype `a` and a Python number.
 pub fn scalar_binary_dtype(op: Op, a: DType, value: Scalar) -> Result<DType> {
-    check_scalar_fits(op, a, value)?;
-    op_result(op, weak_promote(a, value), a, value.dtype())
+    let out = op_result(op, weak_promote(a, value), a, value.dtype())?;
+    check_scalar_fits(op, out, value)?;
+    Ok(out)
 }
 
 /// The dtype an array of dtype `a` and a weak Python number meet in (NEP 50).
@@ -86,39 +100,44 @@ pub fn weak_promote(a: DType, value: Scalar) -> DType {
 }
 
 /// The dtype a binary op computes in: the result's, except that comparisons compare in the
-/// promoted dtype, and an integer too large for an int32 array is compared as int64 (NumPy
-/// 2 compares out-of-range Python integers exactly).
+/// promoted dtype, and an integer outside an integer array's range is compared exactly, as
+/// NumPy 2 does: in int64, which holds both (or, for a negative number and a uint64 array,
+/// in float64, which orders every uint64 above every negative number).
 pub fn scalar_compute_dtype(op: Op, a: DType, value: Scalar) -> Result<DType> {
     if is_comparison(op) {
         return Ok(match weak_promote(a, value) {
-            DType::I32 if !fits_i32(value) => DType::I64,
-            d => d,
+            d if fits(d, value) => d,
+            DType::U64 => DType::F64,
+            _ => DType::I64,
         });
     }
     scalar_binary_dtype(op, a, value)
 }
 
-fn fits_i32(value: Scalar) -> bool {
-    match value {
-        Scalar::I64(i) => i32::try_from(i).is_ok(),
+/// Whether a Python number is within an integer dtype's range (any number fits the others).
+fn fits(d: DType, value: Scalar) -> bool {
+    match (d.int_range(), value) {
+        (Some((lo, hi)), Scalar::I64(i)) => (lo..=hi).contains(&i128::from(i)),
         _ => true,
     }
 }
 
-/// NumPy 2: "Python integer 4294967296 out of bounds for int32" (comparisons excepted).
-fn check_scalar_fits(op: Op, a: DType, value: Scalar) -> Result<()> {
-    if a == DType::I32 && !is_comparison(op) && !fits_i32(value) {
+/// NumPy 2: "Python integer 300 out of bounds for uint8", where the number is converted to
+/// the integer dtype the op computes and answers in (`out`); a comparison compares exactly
+/// and a true division or math function converts it to a float instead (`uint8 / -1`).
+fn check_scalar_fits(op: Op, out: DType, value: Scalar) -> Result<()> {
+    if out.is_int() && !fits(out, value) {
         return Err(AresError::dtype(
             op.name(),
-            format!("Python integer {value} out of bounds for int32; cast the array with astype(x, 'int64') first"),
+            format!("Python integer {value} out of bounds for {out}; cast the array with astype(x, 'int64') first"),
         ));
     }
     Ok(())
 }
 
 /// The result of `op` once its operands (of dtypes `a` and `b`) meet in dtype `p`. Two bools
-/// follow NumPy's bool loops: `+` is logical or, `*` logical and, `-` is an error; `**` has
-/// no bool loop (NumPy gives int8, ares int64: the smallest integer type it has).
+/// follow NumPy's bool loops: `+` is logical or, `*` logical and, `-` is an error; `**`,
+/// `//`, `%` and the shifts have no bool loop and give int8, as NumPy's.
 fn op_result(op: Op, p: DType, a: DType, b: DType) -> Result<DType> {
     use BinaryRule::*;
     let rule =
@@ -129,16 +148,20 @@ fn op_result(op: Op, p: DType, a: DType, b: DType) -> Result<DType> {
     Ok(match rule {
         Compare => DType::Bool,
         Float if p.is_float() => p,
-        Float => DType::F64,
-        FloorDivide if p == DType::Bool => DType::I64,
+        // True division of integers is float64 whatever their width (NumPy's loops).
+        Float if op == Op::Div => DType::F64,
+        Float => math_float_result(p),
+        // NumPy's bool loops of `//`, `%`, `**` and the shifts are int8's.
+        FloorDivide if p == DType::Bool => DType::I8,
         NoBool if p == DType::Bool => {
             return Err(AresError::dtype(
                 op.name(),
                 format!("numpy boolean {op} is not supported; cast the operands with astype first"),
             ))
         }
-        Power if p == DType::Bool => DType::I64,
+        Power if p == DType::Bool => DType::I8,
         Bitwise if p.is_float() => return Err(not_for_floats(op, a, b)),
+        Shift if p == DType::Bool => DType::I8,
         Shift if !p.is_int() => return Err(not_for_shifts(op, a, b)),
         _ => p,
     })
@@ -167,6 +190,10 @@ pub fn unary_dtype(op: Op, args: &OpArgs, a: DType) -> Result<DType> {
     let rule =
         unary_rule(op).ok_or_else(|| AresError::arg(op.name(), "not a unary elementwise op"))?;
     Ok(match rule {
+        // NumPy squares and inverts bools with its int8 loop.
+        UnaryRule::NoBool if a == DType::Bool && matches!(op, Op::Square | Op::Reciprocal) => {
+            DType::I8
+        }
         UnaryRule::NoBool if a == DType::Bool => {
             return Err(AresError::dtype(
                 op.name(),
@@ -179,7 +206,7 @@ pub fn unary_dtype(op: Op, args: &OpArgs, a: DType) -> Result<DType> {
         UnaryRule::IntBool if a.is_float() => return Err(not_for_floats(op, a, a)),
         UnaryRule::IntBool => a,
         UnaryRule::Predicate | UnaryRule::Test => DType::Bool,
-        UnaryRule::Float => float_result(a),
+        UnaryRule::Float => math_float_result(a),
         UnaryRule::Round if a == DType::Bool => DType::F64,
         UnaryRule::Round => a,
     })
@@ -198,8 +225,7 @@ fn not_for_floats(op: Op, a: DType, b: DType) -> AresError {
     )
 }
 
-/// NumPy: "ufunc 'left_shift' not supported for the input types" (floats). Two bools NumPy
-/// shifts as int8, which ares does not have, so they are refused too.
+/// NumPy: "ufunc 'left_shift' not supported for the input types" (floats).
 fn not_for_shifts(op: Op, a: DType, b: DType) -> AresError {
     AresError::dtype(
         op.name(),
@@ -255,6 +281,62 @@ mod tests {
         );
     }
 
+    /// NEP 50 on the narrow integers: a Python integer keeps the array's dtype when it fits,
+    /// is NumPy's OverflowError when it does not, and compares exactly either way.
+    #[test]
+    fn python_integers_are_weak_and_checked_for_narrow_integers() {
+        use DType::*;
+        assert_eq!(
+            scalar_binary_dtype(Op::Add, U8, Scalar::I64(1)).unwrap(),
+            U8
+        );
+        assert_eq!(
+            scalar_binary_dtype(Op::Add, I8, Scalar::I64(-128)).unwrap(),
+            I8
+        );
+        assert_eq!(
+            scalar_binary_dtype(Op::Mul, U16, Scalar::F64(0.5)).unwrap(),
+            F64
+        );
+        for (a, v) in [
+            (U8, 300),
+            (U8, -1),
+            (I8, 128),
+            (I16, -32_769),
+            (U32, 1 << 32),
+            (U64, -1),
+        ] {
+            let e = scalar_binary_dtype(Op::Add, a, Scalar::I64(v))
+                .unwrap_err()
+                .to_string();
+            assert!(
+                e.contains(&format!("Python integer {v} out of bounds for {a}")),
+                "{e}"
+            );
+            assert_eq!(
+                scalar_binary_dtype(Op::Lt, a, Scalar::I64(v)).unwrap(),
+                Bool
+            );
+            assert_eq!(
+                scalar_binary_dtype(Op::Div, a, Scalar::I64(v)).unwrap(),
+                F64
+            );
+        }
+        assert_eq!(
+            scalar_compute_dtype(Op::Lt, U8, Scalar::I64(300)).unwrap(),
+            I64
+        );
+        assert_eq!(
+            scalar_compute_dtype(Op::Lt, U8, Scalar::I64(3)).unwrap(),
+            U8
+        );
+        // uint64 against a negative number: float64 orders them exactly.
+        assert_eq!(
+            scalar_compute_dtype(Op::Lt, U64, Scalar::I64(-1)).unwrap(),
+            F64
+        );
+    }
+
     #[test]
     fn arrays_follow_numpys_loops() {
         assert_eq!(binary_dtype(Op::Div, F32, F32).unwrap(), F32);
@@ -269,7 +351,13 @@ mod tests {
             assert_eq!(scalar_binary_dtype(op, I32, Scalar::I64(3)).unwrap(), I32);
             assert_eq!(scalar_binary_dtype(op, Bool, Scalar::I64(3)).unwrap(), I64);
             assert!(scalar_binary_dtype(op, I32, Scalar::I64(1 << 40)).is_err());
-            for (a, b) in [(F64, I64), (I32, F32), (Bool, Bool)] {
+            // NumPy shifts two bools with its int8 loop.
+            assert_eq!(binary_dtype(op, Bool, Bool).unwrap(), I8);
+            assert_eq!(
+                scalar_binary_dtype(op, Bool, Scalar::Bool(true)).unwrap(),
+                I8
+            );
+            for (a, b) in [(F64, I64), (I32, F32), (U8, F32)] {
                 let e = binary_dtype(op, a, b).unwrap_err().to_string();
                 assert!(
                     e.contains(&format!("ufunc '{op}' not supported for the input types")),
@@ -277,13 +365,25 @@ mod tests {
                 );
             }
             assert!(scalar_binary_dtype(op, I64, Scalar::F64(1.0)).is_err());
-            assert!(scalar_binary_dtype(op, Bool, Scalar::Bool(true)).is_err());
         }
         let none = OpArgs::None;
         assert_eq!(unary_dtype(Op::Sqrt, &none, F32).unwrap(), F32);
         assert_eq!(unary_dtype(Op::Sqrt, &none, I32).unwrap(), F64);
         assert!(unary_dtype(Op::Invert, &none, F32).is_err());
         assert_eq!(reduction_dtype(Op::Sum, I32), I64);
+        // NumPy 2: small signed integers sum to int64, unsigned ones to uint64.
+        assert_eq!(reduction_dtype(Op::Sum, I8), I64);
+        assert_eq!(reduction_dtype(Op::Prod, U8), U64);
+        assert_eq!(reduction_dtype(Op::CumSum, U32), U64);
+        assert_eq!(reduction_dtype(Op::Max, U16), U16);
+        // Math functions: float32 for 8- and 16-bit integers, true division float64.
+        assert_eq!(unary_dtype(Op::Sqrt, &none, I16).unwrap(), F32);
+        assert_eq!(unary_dtype(Op::Sqrt, &none, U32).unwrap(), F64);
+        assert_eq!(binary_dtype(Op::Atan2, U8, I8).unwrap(), F32);
+        assert_eq!(binary_dtype(Op::Hypot, U16, I8).unwrap(), F32);
+        assert_eq!(binary_dtype(Op::Hypot, U32, I8).unwrap(), F64);
+        assert_eq!(binary_dtype(Op::Div, I8, I8).unwrap(), F64);
+        assert_eq!(binary_dtype(Op::Pow, Bool, Bool).unwrap(), I8);
         assert_eq!(reduction_dtype(Op::Max, I32), I32);
         assert_eq!(reduction_dtype(Op::Sum, F32), F32);
     }

@@ -4,8 +4,8 @@
 //! Operands are first converted to the dtype the op computes in (the result's float dtype for
 //! division and the math functions, the promoted dtype otherwise, int64 for arithmetic on
 //! bools), then mapped with the ufunc's loop for that dtype: each loop is monomorphic, so it
-//! vectorizes. float32 and int32 have loops of their own: `float32 * float32` rounds as
-//! NumPy's does, and int32 arithmetic wraps at 32 bits.
+//! vectorizes. Every dtype has loops of its own: `float32 * float32` rounds as NumPy's
+//! does, and the narrow integers' arithmetic wraps at their width.
 
 use super::complex::{self, ZipComplex};
 use super::math::{BinaryUfunc, BinaryVisitor, UnaryUfunc, UnaryVisitor};
@@ -33,6 +33,10 @@ pub fn unary(op: Op, args: &OpArgs, a: &ArrayData) -> KResult<ArrayData> {
     let out = infer::unary_dtype(op, args, a.dtype()).map_err(|e| KernelError(e.to_string()))?;
     if op == Op::AsType {
         return Ok(a.clone().cast(out));
+    }
+    if a.dtype() == DType::Bool && out == DType::I8 {
+        // NumPy's int8 loop for bools (`square`, `reciprocal`).
+        return unary(op, args, &a.clone().cast(DType::I8));
     }
     if a.dtype().is_complex() || matches!(op, Op::Conj | Op::RealPart | Op::ImagPart) {
         return complex::unary(op, a);
@@ -85,6 +89,12 @@ impl UnaryVisitor for UnaryLoops<'_> {
             (_, ArrayData::F32(x)) => ArrayData::F32(x.mapv(K::f32)),
             (_, ArrayData::I64(x)) => ArrayData::I64(x.mapv(K::i64)),
             (_, ArrayData::I32(x)) => ArrayData::I32(x.mapv(K::i32)),
+            (_, ArrayData::I16(x)) => ArrayData::I16(x.mapv(K::i16)),
+            (_, ArrayData::I8(x)) => ArrayData::I8(x.mapv(K::i8)),
+            (_, ArrayData::U64(x)) => ArrayData::U64(x.mapv(K::u64)),
+            (_, ArrayData::U32(x)) => ArrayData::U32(x.mapv(K::u32)),
+            (_, ArrayData::U16(x)) => ArrayData::U16(x.mapv(K::u16)),
+            (_, ArrayData::U8(x)) => ArrayData::U8(x.mapv(K::u8)),
             (_, ArrayData::Bool(x)) => ArrayData::Bool(x.mapv(K::bool)),
             (_, ArrayData::C64(_) | ArrayData::C128(_)) => {
                 return kerr("complex operands take the complex kernels")
@@ -195,6 +205,23 @@ impl BinaryVisitor for BinaryLoops<'_> {
                 }
                 run!(x, y, I32, K::i32, 0)
             }
+            (ArrayData::I16(x), ArrayData::I16(y)) => {
+                if power {
+                    check_int_power(x, y)?;
+                }
+                run!(x, y, I16, K::i16, 0)
+            }
+            (ArrayData::I8(x), ArrayData::I8(y)) => {
+                if power {
+                    check_int_power(x, y)?;
+                }
+                run!(x, y, I8, K::i8, 0)
+            }
+            // Unsigned exponents are never negative.
+            (ArrayData::U64(x), ArrayData::U64(y)) => run!(x, y, U64, K::u64, 0),
+            (ArrayData::U32(x), ArrayData::U32(y)) => run!(x, y, U32, K::u32, 0),
+            (ArrayData::U16(x), ArrayData::U16(y)) => run!(x, y, U16, K::u16, 0),
+            (ArrayData::U8(x), ArrayData::U8(y)) => run!(x, y, U8, K::u8, 0),
             (ArrayData::Bool(x), ArrayData::Bool(y)) => ArrayData::Bool(zip_map(x, y, K::bool)?),
             _ => return kerr("operands were not converted to one dtype"),
         })
@@ -242,6 +269,12 @@ pub fn select(c: &ArrayData, x: &ArrayData, y: &ArrayData) -> KResult<ArrayData>
         (ArrayData::Bool(a), ArrayData::Bool(b)) => pick!(Bool, a, b),
         (ArrayData::C64(a), ArrayData::C64(b)) => pick!(C64, a, b),
         (ArrayData::C128(a), ArrayData::C128(b)) => pick!(C128, a, b),
+        (ArrayData::I8(a), ArrayData::I8(b)) => pick!(I8, a, b),
+        (ArrayData::I16(a), ArrayData::I16(b)) => pick!(I16, a, b),
+        (ArrayData::U8(a), ArrayData::U8(b)) => pick!(U8, a, b),
+        (ArrayData::U16(a), ArrayData::U16(b)) => pick!(U16, a, b),
+        (ArrayData::U32(a), ArrayData::U32(b)) => pick!(U32, a, b),
+        (ArrayData::U64(a), ArrayData::U64(b)) => pick!(U64, a, b),
         _ => return kerr("where: operands were not converted to one dtype"),
     })
 }

@@ -10,7 +10,12 @@
 //! 1.0). The other loops default to it, which is exact for float32 (one rounding of the
 //! float64 result), for bools, and for every integer result below 2^53; an op whose integer
 //! loop must be exact beyond that (wrapping arithmetic, bit operations) writes its `i64`.
-//! `i32` defaults to the `i64` loop truncated, which is exactly int32's wrapping arithmetic.
+//! `i32` defaults to the `i64` loop truncated, which is exactly int32's wrapping arithmetic;
+//! so do the other narrow integers (`i8`, `i16`, `u8`, `u16`, `u32`: int64 holds all their
+//! values, so its comparisons, divisions and shifts are theirs too, and its wrapping
+//! arithmetic truncated is theirs modulo 2^bits). `u64` cannot ride in int64 (its order,
+//! division and right shift differ beyond 2^63): it defaults to the float64 loop as `i64`
+//! does, and an op whose `i64` is exact writes its `u64` too.
 //! Which loops run at all is the row's dtype rule (`dtypes`): a float-only op never reaches
 //! `i64`.
 //!
@@ -48,6 +53,30 @@ pub trait UnaryUfunc {
         Self::i64(i64::from(x)) as i32
     }
 
+    fn i16(x: i16) -> i16 {
+        Self::i64(i64::from(x)) as i16
+    }
+
+    fn i8(x: i8) -> i8 {
+        Self::i64(i64::from(x)) as i8
+    }
+
+    fn u32(x: u32) -> u32 {
+        Self::i64(i64::from(x)) as u32
+    }
+
+    fn u16(x: u16) -> u16 {
+        Self::i64(i64::from(x)) as u16
+    }
+
+    fn u8(x: u8) -> u8 {
+        Self::i64(i64::from(x)) as u8
+    }
+
+    fn u64(x: u64) -> u64 {
+        Self::f64(x as f64) as u64
+    }
+
     fn bool(x: bool) -> bool {
         Self::f64(f64::from(u8::from(x))) != 0.0
     }
@@ -71,6 +100,30 @@ pub trait BinaryUfunc {
 
     fn i32(x: i32, y: i32) -> i32 {
         Self::i64(i64::from(x), i64::from(y)) as i32
+    }
+
+    fn i16(x: i16, y: i16) -> i16 {
+        Self::i64(i64::from(x), i64::from(y)) as i16
+    }
+
+    fn i8(x: i8, y: i8) -> i8 {
+        Self::i64(i64::from(x), i64::from(y)) as i8
+    }
+
+    fn u32(x: u32, y: u32) -> u32 {
+        Self::i64(i64::from(x), i64::from(y)) as u32
+    }
+
+    fn u16(x: u16, y: u16) -> u16 {
+        Self::i64(i64::from(x), i64::from(y)) as u16
+    }
+
+    fn u8(x: u8, y: u8) -> u8 {
+        Self::i64(i64::from(x), i64::from(y)) as u8
+    }
+
+    fn u64(x: u64, y: u64) -> u64 {
+        Self::f64(x as f64, y as f64) as u64
     }
 
     fn bool(x: bool, y: bool) -> bool {
@@ -144,6 +197,9 @@ impl UnaryUfunc for Neg {
     fn i64(x: i64) -> i64 {
         x.wrapping_neg()
     }
+    fn u64(x: u64) -> u64 {
+        x.wrapping_neg()
+    }
 }
 
 pub struct Abs;
@@ -153,6 +209,9 @@ impl UnaryUfunc for Abs {
     }
     fn i64(x: i64) -> i64 {
         x.wrapping_abs()
+    }
+    fn u64(x: u64) -> u64 {
+        x
     }
 }
 
@@ -225,6 +284,9 @@ impl UnaryUfunc for Invert {
     fn i64(x: i64) -> i64 {
         !x
     }
+    fn u64(x: u64) -> u64 {
+        !x
+    }
 }
 
 pub struct Add;
@@ -236,6 +298,9 @@ impl BinaryUfunc for Add {
         x + y
     }
     fn i64(x: i64, y: i64) -> i64 {
+        x.wrapping_add(y)
+    }
+    fn u64(x: u64, y: u64) -> u64 {
         x.wrapping_add(y)
     }
 }
@@ -251,6 +316,9 @@ impl BinaryUfunc for Sub {
     fn i64(x: i64, y: i64) -> i64 {
         x.wrapping_sub(y)
     }
+    fn u64(x: u64, y: u64) -> u64 {
+        x.wrapping_sub(y)
+    }
 }
 
 pub struct Mul;
@@ -262,6 +330,9 @@ impl BinaryUfunc for Mul {
         x * y
     }
     fn i64(x: i64, y: i64) -> i64 {
+        x.wrapping_mul(y)
+    }
+    fn u64(x: u64, y: u64) -> u64 {
         x.wrapping_mul(y)
     }
 }
@@ -286,6 +357,10 @@ impl BinaryUfunc for Pow {
     fn i64(x: i64, y: i64) -> i64 {
         wrapping_pow_i64(x, y)
     }
+    fn u64(x: u64, y: u64) -> u64 {
+        // Multiplication modulo 2^64 is the same for both signs' bits.
+        wrapping_pow_i64(x as i64, y as i64) as u64
+    }
 }
 
 pub struct Maximum;
@@ -296,6 +371,9 @@ impl BinaryUfunc for Maximum {
     fn i64(x: i64, y: i64) -> i64 {
         x.max(y)
     }
+    fn u64(x: u64, y: u64) -> u64 {
+        x.max(y)
+    }
 }
 
 pub struct Minimum;
@@ -304,6 +382,9 @@ impl BinaryUfunc for Minimum {
         fmin(x, y)
     }
     fn i64(x: i64, y: i64) -> i64 {
+        x.min(y)
+    }
+    fn u64(x: u64, y: u64) -> u64 {
         x.min(y)
     }
 }
@@ -318,6 +399,9 @@ macro_rules! comparison {
             }
             fn i64(x: i64, y: i64) -> i64 {
                 i64::from(x $cmp y)
+            }
+            fn u64(x: u64, y: u64) -> u64 {
+                u64::from(x $cmp y)
             }
         }
     };
@@ -340,6 +424,9 @@ macro_rules! bitwise {
                 truth(logical(x != 0.0, y != 0.0))
             }
             fn i64(x: i64, y: i64) -> i64 {
+                x $bit y
+            }
+            fn u64(x: u64, y: u64) -> u64 {
                 x $bit y
             }
         }
@@ -368,6 +455,12 @@ impl BinaryUfunc for LeftShift {
             .and_then(|s| x.checked_shl(s))
             .unwrap_or(0)
     }
+    fn u64(x: u64, y: u64) -> u64 {
+        u32::try_from(y)
+            .ok()
+            .and_then(|s| x.checked_shl(s))
+            .unwrap_or(0)
+    }
 }
 
 pub struct RightShift;
@@ -380,5 +473,12 @@ impl BinaryUfunc for RightShift {
             .ok()
             .and_then(|s| x.checked_shr(s))
             .unwrap_or(if x < 0 { -1 } else { 0 })
+    }
+    /// Logical: an unsigned value shifts in zeros.
+    fn u64(x: u64, y: u64) -> u64 {
+        u32::try_from(y)
+            .ok()
+            .and_then(|s| x.checked_shr(s))
+            .unwrap_or(0)
     }
 }

@@ -256,3 +256,96 @@ fn integer_functions_give_numpys_values_at_the_bounds() {
         exact(name, &[&p, &q], widen(want), &two32);
     }
 }
+
+/// An integer or bool array's values as i128 (which holds every int8 to uint64 value).
+fn ints128(a: &ArrayData) -> Vec<i128> {
+    crate::with_array!(a, |x| x.iter().map(|v| to_i128(*v)).collect())
+}
+
+trait ToI128: Copy {
+    fn to(self) -> i128;
+}
+macro_rules! to_i128_for {
+    ($($t:ty),*) => {
+        $(impl ToI128 for $t {
+            fn to(self) -> i128 {
+                self as i128
+            }
+        })*
+    };
+}
+to_i128_for!(i8, i16, i32, i64, u8, u16, u32, u64);
+impl ToI128 for bool {
+    fn to(self) -> i128 {
+        i128::from(self)
+    }
+}
+impl ToI128 for f32 {
+    fn to(self) -> i128 {
+        panic!("a float32 result where NumPy's is an integer")
+    }
+}
+impl ToI128 for f64 {
+    fn to(self) -> i128 {
+        panic!("a float64 result where NumPy's is an integer")
+    }
+}
+impl ToI128 for crate::array::Complex32 {
+    fn to(self) -> i128 {
+        panic!("a complex result where NumPy's is an integer")
+    }
+}
+impl ToI128 for crate::array::Complex64 {
+    fn to(self) -> i128 {
+        panic!("a complex result where NumPy's is an integer")
+    }
+}
+fn to_i128<T: ToI128>(v: T) -> i128 {
+    v.to()
+}
+
+/// The narrow integers and uint64: wrapping arithmetic, division by zero, `abs(-128)`,
+/// the negation of unsigned values, shifts at and past the width and comparisons past
+/// 2^63, each result NumPy's value in NumPy's dtype.
+#[test]
+fn narrow_integers_give_numpys_values() {
+    let values = |name: &str| {
+        let dtype = DType::parse(name).unwrap();
+        let (_, v) = NARROW.iter().find(|(n, _)| *n == name).unwrap();
+        let x = ArrayData::I64(
+            ArrayD::from_shape_vec(IxDyn(&[v.len()]), v.iter().map(|x| *x as i64).collect())
+                .unwrap(),
+        );
+        (dtype, v.to_vec(), x.cast(dtype))
+    };
+    for (name, f, want) in NARROW_CASES {
+        let (dtype, v, x) = values(name);
+        let op = op_of(f);
+        let (out, cases): (ArrayData, Vec<String>) = if want.len() == v.len() {
+            let out = crate::kernels::apply(op, &OpArgs::None, &[], &[&x]).unwrap();
+            (out, v.iter().map(|a| a.to_string()).collect())
+        } else {
+            let n = v.len();
+            let a = ArrayD::from_shape_fn(IxDyn(&[n * n]), |i| i[0] / n);
+            let b = ArrayD::from_shape_fn(IxDyn(&[n * n]), |i| i[0] % n);
+            let take = |idx: &ArrayD<usize>| crate::map_array!(&x, |p| idx.mapv(|i| p[[i]]));
+            let out =
+                crate::kernels::apply(op, &OpArgs::None, &[], &[&take(&a), &take(&b)]).unwrap();
+            let cases = a
+                .iter()
+                .zip(&b)
+                .map(|(i, j)| format!("{}, {}", v[*i], v[*j]))
+                .collect();
+            (out, cases)
+        };
+        let want_dtype = if op.is_comparison() {
+            DType::Bool
+        } else {
+            dtype
+        };
+        assert_eq!(out.dtype(), want_dtype, "{f} of {name}");
+        for (i, (g, w)) in ints128(&out).iter().zip(*want).enumerate() {
+            assert_eq!(g, w, "{f}({}) in {name}", cases[i]);
+        }
+    }
+}

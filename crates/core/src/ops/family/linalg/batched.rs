@@ -90,7 +90,9 @@ pub fn matmul_stack(a: &ArrayData, b: &ArrayData) -> KResult<ArrayData> {
             let f = |p: ArrayView2<f32>, q: ArrayView2<f32>| super::kernels::gemm_float(p, q);
             ArrayData::F32(fill(&shape, x.view(), y.view(), f)?)
         }
-        DType::I64 | DType::I32 | DType::Bool => {
+        // Integers multiply and add modulo 2^64 in int64, whose low bits are every
+        // integer type's result (uint64's too), cast back below.
+        _ => {
             let (x, y) = (to_i64(a), to_i64(b));
             let f = |p: ArrayView2<i64>, q: ArrayView2<i64>| wrapping_matmul_i64(&p, &q);
             ArrayData::I64(fill(&shape, x.view(), y.view(), f)?)

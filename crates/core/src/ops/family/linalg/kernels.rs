@@ -39,7 +39,9 @@ pub fn matmul(a: &ArrayData, b: &ArrayData) -> KResult<ArrayData> {
             ArrayData::F32(gemm_float(as_2d(&x)?, as_2d(&y)?).into_dyn())
         }
         DType::C64 | DType::C128 => return kerr(COMPLEX_MATMUL),
-        DType::I64 | DType::I32 | DType::Bool => {
+        // Integers multiply and add modulo 2^64 in int64, whose low bits are every
+        // integer type's result (uint64's too), cast back below.
+        _ => {
             let (x, y) = (to_i64(a), to_i64(b));
             let (x, y) = (as_2d(&x)?, as_2d(&y)?);
             ArrayData::I64(wrapping_matmul_i64(&x, &y).into_dyn())

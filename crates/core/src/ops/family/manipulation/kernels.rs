@@ -142,6 +142,12 @@ pub fn assemble(inputs: &[&ArrayData], grid: &[usize]) -> KResult<ArrayData> {
         Some(ArrayData::I32(_)) => gather!(I32),
         Some(ArrayData::C64(_)) => gather!(C64),
         Some(ArrayData::C128(_)) => gather!(C128),
+        Some(ArrayData::I8(_)) => gather!(I8),
+        Some(ArrayData::I16(_)) => gather!(I16),
+        Some(ArrayData::U8(_)) => gather!(U8),
+        Some(ArrayData::U16(_)) => gather!(U16),
+        Some(ArrayData::U32(_)) => gather!(U32),
+        Some(ArrayData::U64(_)) => gather!(U64),
         None => return kerr("assembly of no blocks"),
     })
 }

@@ -162,7 +162,7 @@ pub fn place(
                 }
             };
         }
-        put!(Bool, I32, I64, F32, F64, C64, C128);
+        put!(Bool, I32, I64, F32, F64, C64, C128, I8, I16, U8, U16, U32, U64);
         placed += piece.len();
     }
     if placed != out.len() {

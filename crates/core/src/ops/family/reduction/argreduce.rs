@@ -85,8 +85,15 @@ pub fn map(op: Op, x: &ArrayData, axis: usize, offset: u64) -> KResult<ArrayData
             ArrayData::F64(out)
         }
         other => {
-            let ArrayData::I64(a) = other.clone().cast(DType::I64) else {
-                unreachable!("cast to int64")
+            let a = match other {
+                // uint64 compares as int64 with the sign bit flipped (the same order).
+                ArrayData::U64(a) => a.mapv(|v| (v ^ (1 << 63)) as i64),
+                other => {
+                    let ArrayData::I64(a) = other.clone().cast(DType::I64) else {
+                        unreachable!("cast to int64")
+                    };
+                    a
+                }
             };
             let mut out = ArrayD::<i64>::zeros(shape);
             let picks = a.map_axis(Axis(axis), |lane| pick_lane_i64(op, lane, offset));

@@ -87,6 +87,7 @@ impl FoldVisitor for Reduce<'_> {
             ArrayData::F64(x) => ArrayData::F64(fold_axes(x, axes, keepdims, F::F64, F::f64)),
             ArrayData::I64(x) => ArrayData::I64(fold_axes(x, axes, keepdims, F::I64, F::i64)),
             ArrayData::Bool(x) => ArrayData::Bool(fold_axes(x, axes, keepdims, F::BOOL, F::bool)),
+            ArrayData::U64(x) => ArrayData::U64(fold_axes(x, axes, keepdims, F::U64, F::u64)),
             other => return crate::kernels::not_widened(other.dtype()),
         })
     }
@@ -148,7 +149,8 @@ impl FoldVisitor for Scan<'_> {
 }
 
 /// Running fold (`cumsum`, `cumprod`) along `axis` inside one chunk (bools and integers in
-/// int64, as in NumPy); tiling folds in the carry of the chunks before it.
+/// int64, as in NumPy; uint64's wrapping sums and products are int64's bits, cast back by
+/// the caller); tiling folds in the carry of the chunks before it.
 pub fn scan(op: Op, a: &ArrayData, axis: usize) -> KResult<ArrayData> {
     if axis >= a.shape().len() {
         return kerr(format!(
@@ -264,6 +266,13 @@ fn fold_contiguous(op: Op, inputs: &[&ArrayData]) -> Option<ArrayData> {
                     })?;
                     array(shape, blocks(&parts, F::i64)).map(ArrayData::I64)
                 }
+                ArrayData::U64(_) => {
+                    let (parts, shape) = slices(inputs, |x| match x {
+                        ArrayData::U64(a) => Some(a),
+                        _ => None,
+                    })?;
+                    array(shape, blocks(&parts, F::u64)).map(ArrayData::U64)
+                }
                 _ => None,
             }
         }
@@ -283,6 +292,7 @@ fn fold_pairwise(op: Op, first: &ArrayData, rest: &[&ArrayData]) -> KResult<Arra
                     (ArrayData::F64(a), ArrayData::F64(b)) => fold_into(a, b, F::f64)?,
                     (ArrayData::I64(a), ArrayData::I64(b)) => fold_into(a, b, F::i64)?,
                     (ArrayData::Bool(a), ArrayData::Bool(b)) => fold_into(a, b, F::bool)?,
+                    (ArrayData::U64(a), ArrayData::U64(b)) => fold_into(a, b, F::u64)?,
                     (a, b) => {
                         return kerr(format!(
                             "partials of different dtypes {} and {}",

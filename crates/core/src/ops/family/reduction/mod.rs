@@ -84,7 +84,14 @@ pub enum Rule {
 impl Rule {
     pub fn dtype(self, a: DType) -> DType {
         match self {
-            Rule::Widen if matches!(a, DType::Bool | DType::I32) => DType::I64,
+            // NumPy 2: bools and signed integers sum to int64, unsigned ones to uint64.
+            Rule::Widen if a == DType::Bool || a.is_int() => {
+                if a.is_unsigned() {
+                    DType::U64
+                } else {
+                    DType::I64
+                }
+            }
             _ => a,
         }
     }

@@ -14,9 +14,11 @@ pub trait Fold {
     /// The identity in float64 (also what an empty chunk contributes).
     const F64: f64;
     const I64: i64;
+    const U64: u64;
     const BOOL: bool;
     fn f64(a: f64, b: f64) -> f64;
     fn i64(a: i64, b: i64) -> i64;
+    fn u64(a: u64, b: u64) -> u64;
     fn bool(a: bool, b: bool) -> bool;
 
     /// Folds `seg` into `acc`, in order.
@@ -139,6 +141,7 @@ pub struct Max;
 impl Fold for Add {
     const F64: f64 = 0.0;
     const I64: i64 = 0;
+    const U64: u64 = 0;
     const BOOL: bool = false;
     #[inline]
     fn f64(a: f64, b: f64) -> f64 {
@@ -146,6 +149,10 @@ impl Fold for Add {
     }
     #[inline]
     fn i64(a: i64, b: i64) -> i64 {
+        a.wrapping_add(b)
+    }
+    #[inline]
+    fn u64(a: u64, b: u64) -> u64 {
         a.wrapping_add(b)
     }
     #[inline]
@@ -164,6 +171,7 @@ impl Fold for Add {
 impl Fold for Mul {
     const F64: f64 = 1.0;
     const I64: i64 = 1;
+    const U64: u64 = 1;
     const BOOL: bool = true;
     #[inline]
     fn f64(a: f64, b: f64) -> f64 {
@@ -171,6 +179,10 @@ impl Fold for Mul {
     }
     #[inline]
     fn i64(a: i64, b: i64) -> i64 {
+        a.wrapping_mul(b)
+    }
+    #[inline]
+    fn u64(a: u64, b: u64) -> u64 {
         a.wrapping_mul(b)
     }
     #[inline]
@@ -185,6 +197,7 @@ impl Fold for Mul {
 impl Fold for Min {
     const F64: f64 = f64::INFINITY;
     const I64: i64 = i64::MAX;
+    const U64: u64 = u64::MAX;
     const BOOL: bool = true;
     #[inline]
     fn f64(a: f64, b: f64) -> f64 {
@@ -192,6 +205,10 @@ impl Fold for Min {
     }
     #[inline]
     fn i64(a: i64, b: i64) -> i64 {
+        a.min(b)
+    }
+    #[inline]
+    fn u64(a: u64, b: u64) -> u64 {
         a.min(b)
     }
     #[inline]
@@ -203,6 +220,7 @@ impl Fold for Min {
 impl Fold for Max {
     const F64: f64 = f64::NEG_INFINITY;
     const I64: i64 = i64::MIN;
+    const U64: u64 = 0;
     const BOOL: bool = false;
     #[inline]
     fn f64(a: f64, b: f64) -> f64 {
@@ -210,6 +228,10 @@ impl Fold for Max {
     }
     #[inline]
     fn i64(a: i64, b: i64) -> i64 {
+        a.max(b)
+    }
+    #[inline]
+    fn u64(a: u64, b: u64) -> u64 {
         a.max(b)
     }
     #[inline]

@@ -2,7 +2,8 @@
 //! reducers that combine their pieces (in mapper order), and the local parts of sorting.
 //!
 //! Sorting orders every dtype by one `u64` key ([`Key`]): int64 with its sign bit flipped,
-//! float64 by IEEE total order with every NaN last (NumPy sorts NaN last), bool as 0/1. Ties
+//! float64 by IEEE total order with every NaN last (NumPy sorts NaN last), bool as 0/1,
+//! uint64 as itself. Ties
 //! keep their original order wherever positions are carried (argsort is NumPy's
 //! `kind='stable'`). Argsort buckets are int64 pairs `(key, position)`.
 
@@ -41,6 +42,15 @@ impl Key for f64 {
     }
 }
 
+/// uint64 is its own key (it only reaches the sort unwidened: narrower integers sort as
+/// int64).
+impl Key for u64 {
+    #[inline]
+    fn key(self) -> u64 {
+        self
+    }
+}
+
 impl Key for bool {
     #[inline]
     fn key(self) -> u64 {
@@ -76,6 +86,12 @@ macro_rules! each_dtype {
             ArrayData::I32($v) => ArrayData::I32($body),
             ArrayData::C64($v) => ArrayData::C64($body),
             ArrayData::C128($v) => ArrayData::C128($body),
+            ArrayData::I8($v) => ArrayData::I8($body),
+            ArrayData::I16($v) => ArrayData::I16($body),
+            ArrayData::U8($v) => ArrayData::U8($body),
+            ArrayData::U16($v) => ArrayData::U16($body),
+            ArrayData::U32($v) => ArrayData::U32($body),
+            ArrayData::U64($v) => ArrayData::U64($body),
         }
     };
 }
@@ -175,6 +191,7 @@ fn partition(
         (ArrayData::F64(v), ArrayData::F64(s)) => emit(v, s, m, arg, offset, ArrayData::F64),
         (ArrayData::I64(v), ArrayData::I64(s)) => emit(v, s, m, arg, offset, ArrayData::I64),
         (ArrayData::Bool(v), ArrayData::Bool(s)) => emit(v, s, m, arg, offset, ArrayData::Bool),
+        (ArrayData::U64(v), ArrayData::U64(s)) => emit(v, s, m, arg, offset, ArrayData::U64),
         _ => return kerr("sort: chunk and splitters of different dtypes"),
     })
 }
@@ -219,7 +236,9 @@ pub fn reduce(kind: &ReduceKind, pieces: &[&ArrayData]) -> KResult<ArrayData> {
                 }
             };
         }
-        Ok(concat_as!(F64, I64, Bool, F32, I32, C64, C128))
+        Ok(concat_as!(
+            F64, I64, Bool, F32, I32, C64, C128, I8, I16, U8, U16, U32, U64
+        ))
     };
     match kind {
         ReduceKind::BenchStats => {
@@ -241,6 +260,7 @@ pub fn reduce(kind: &ReduceKind, pieces: &[&ArrayData]) -> KResult<ArrayData> {
             ArrayData::F64(a) => ArrayData::F64(sorted(a)),
             ArrayData::I64(a) => ArrayData::I64(sorted(a)),
             ArrayData::Bool(a) => ArrayData::Bool(sorted(a)),
+            ArrayData::U64(a) => ArrayData::U64(sorted(a)),
             other => return crate::kernels::not_widened(other.dtype()),
         }),
         ReduceKind::SortMerge { arg: true } => {

@@ -39,6 +39,8 @@ pub fn sort_axis(data: &ArrayData, axis: usize, arg: bool, descending: bool) -> 
         (ArrayData::F64(a), true) => ArrayData::I64(positions(a, axis, descending)),
         (ArrayData::I64(a), true) => ArrayData::I64(positions(a, axis, descending)),
         (ArrayData::Bool(a), true) => ArrayData::I64(positions(a, axis, descending)),
+        (ArrayData::U64(a), false) => ArrayData::U64(sorted(a, axis, descending)),
+        (ArrayData::U64(a), true) => ArrayData::I64(positions(a, axis, descending)),
         (other, _) => return crate::kernels::not_widened(other.dtype()),
     })
 }

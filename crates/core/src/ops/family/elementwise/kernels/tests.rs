@@ -72,7 +72,7 @@ fn two_bools_follow_numpys_bool_loops() {
     assert_eq!(run(Op::Add), Ok(bools(&[false, true, true, true])));
     assert_eq!(run(Op::Mul), Ok(bools(&[false, false, false, true])));
     assert!(run(Op::Sub).unwrap_err().contains("boolean subtract"));
-    assert_eq!(run(Op::Pow).unwrap().dtype(), DType::I64);
+    assert_eq!(run(Op::Pow).unwrap().dtype(), DType::I8);
     assert_eq!(run(Op::Div).unwrap().dtype(), DType::F64);
     // A weak int scalar on bools widens to int64; a weak bool does not.
     let plus_one = binary_scalar(Op::Add, &a, Scalar::I64(1), false).unwrap();
@@ -124,9 +124,14 @@ fn shifts_follow_numpy_at_and_past_the_bit_width() {
     let flags = bools(&[true, false]);
     let ones = binary_scalar(Op::LeftShift, &flags, Scalar::I64(4), false).unwrap();
     assert_eq!(ones, ints(&[16, 0]));
-    // Floats and two bools are refused with NumPy's message.
+    // Two bools shift as NumPy's int8; floats are refused with NumPy's message.
+    let two = run(Op::LeftShift, &flags, &flags).unwrap();
+    assert_eq!(
+        two,
+        ArrayData::I8(ArrayD::from_shape_vec(IxDyn(&[2]), vec![2, 0]).unwrap())
+    );
     let floats = ArrayData::F64(ArrayD::from_elem(IxDyn(&[2]), 1.5));
-    for (a, b) in [(&floats, &x), (&x, &floats), (&flags, &flags)] {
+    for (a, b) in [(&floats, &x), (&x, &floats)] {
         let e = run(Op::LeftShift, a, b).unwrap_err();
         assert!(
             e.contains("ufunc 'left_shift' not supported for the input types"),

@@ -13,8 +13,9 @@
 //!   NumPy's float32 loop (its rounding differs from float64's rounded).
 //!
 //! `reciprocal` of integers is C's integer division `1 / x`, as NumPy's loop: 1 and -1 keep
-//! their value, other values give 0, and 0 gives the dtype's minimum (what NumPy's loop
-//! gives on x86-64).
+//! their value, other values give 0, and 0 gives the dtype's minimum for int32 and int64
+//! and 0 for the others (what NumPy's loops give on x86-64; the 8- and 16-bit ones are the
+//! int64 loop truncated, whose minimum's low bits are 0).
 
 use super::{BinaryUfunc, UnaryUfunc};
 
@@ -78,6 +79,9 @@ impl BinaryUfunc for FloorDivide {
     fn i32(x: i32, y: i32) -> i32 {
         Self::i64(i64::from(x), i64::from(y)) as i32
     }
+    fn u64(x: u64, y: u64) -> u64 {
+        x.checked_div(y).unwrap_or(0)
+    }
 }
 
 pub struct Remainder;
@@ -101,6 +105,9 @@ impl BinaryUfunc for Remainder {
             r
         }
     }
+    fn u64(x: u64, y: u64) -> u64 {
+        x.checked_rem(y).unwrap_or(0)
+    }
 }
 
 pub struct Square;
@@ -109,6 +116,9 @@ impl UnaryUfunc for Square {
         x * x
     }
     fn i64(x: i64) -> i64 {
+        x.wrapping_mul(x)
+    }
+    fn u64(x: u64) -> u64 {
         x.wrapping_mul(x)
     }
 }
@@ -123,6 +133,9 @@ impl UnaryUfunc for Reciprocal {
     }
     fn i32(x: i32) -> i32 {
         1i32.checked_div(x).unwrap_or(i32::MIN)
+    }
+    fn u64(x: u64) -> u64 {
+        1u64.checked_div(x).unwrap_or(0)
     }
 }
 

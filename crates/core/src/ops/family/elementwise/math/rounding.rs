@@ -25,6 +25,9 @@ macro_rules! rounding {
                 fn i32(x: i32) -> i32 {
                     x
                 }
+                fn u64(x: u64) -> u64 {
+                    x
+                }
                 fn bool(x: bool) -> bool {
                     x
                 }
@@ -57,6 +60,9 @@ impl UnaryUfunc for Sign {
     }
     fn i64(x: i64) -> i64 {
         x.signum()
+    }
+    fn u64(x: u64) -> u64 {
+        u64::from(x != 0)
     }
 }
 

@@ -38,6 +38,13 @@ impl SKey for i64 {
     }
 }
 
+impl SKey for u64 {
+    #[inline]
+    fn skey(self) -> u64 {
+        self
+    }
+}
+
 impl SKey for bool {
     #[inline]
     fn skey(self) -> u64 {
@@ -54,6 +61,7 @@ fn vec1<T>(v: Vec<T>) -> ArrayD<T> {
 fn unkey(dtype: DType, k: u64) -> ArrayElem {
     match dtype.wide() {
         DType::I64 => ArrayElem::I(k as i64 ^ i64::MIN),
+        DType::U64 => ArrayElem::U(k),
         DType::Bool => ArrayElem::B(k != 0),
         DType::F64 if k == u64::MAX => ArrayElem::F(f64::NAN),
         DType::F64 if k >> 63 == 1 => ArrayElem::F(f64::from_bits(k & !(1 << 63))),
@@ -64,6 +72,7 @@ fn unkey(dtype: DType, k: u64) -> ArrayElem {
 enum ArrayElem {
     F(f64),
     I(i64),
+    U(u64),
     B(bool),
 }
 
@@ -117,6 +126,12 @@ impl From0 for i64 {
         self
     }
 }
+impl From0 for u64 {
+    #[inline]
+    fn fold_zero(self) -> Self {
+        self
+    }
+}
 impl From0 for bool {
     #[inline]
     fn fold_zero(self) -> Self {
@@ -142,6 +157,7 @@ pub fn unique_partition(
         Some(ArrayData::F64(s)) => s.iter().map(|x| x.skey()).collect(),
         Some(ArrayData::I64(s)) => s.iter().map(|x| x.skey()).collect(),
         Some(ArrayData::Bool(s)) => s.iter().map(|x| x.skey()).collect(),
+        Some(ArrayData::U64(s)) => s.iter().map(|x| x.skey()).collect(),
         Some(other) => return crate::kernels::not_widened(other.dtype()),
     };
     if m == 0 {
@@ -152,6 +168,7 @@ pub fn unique_partition(
             ArrayData::F64(a) => distinct(a.iter().map(|x| (x.skey(), 1)).collect(), false),
             ArrayData::I64(a) => distinct(a.iter().map(|x| (x.skey(), 1)).collect(), false),
             ArrayData::Bool(a) => distinct(a.iter().map(|x| (x.skey(), 1)).collect(), false),
+            ArrayData::U64(a) => distinct(a.iter().map(|x| (x.skey(), 1)).collect(), false),
             other => return crate::kernels::not_widened(other.dtype()),
         };
         let mut parts: Vec<Vec<i64>> = vec![Vec::new(); m];
@@ -179,6 +196,10 @@ pub fn unique_partition(
         ArrayData::Bool(a) => split(distinct_values(a.iter().copied(), false), &split_keys, m)
             .into_iter()
             .map(|p| ArrayData::Bool(vec1(p)))
+            .collect(),
+        ArrayData::U64(a) => split(distinct_values(a.iter().copied(), false), &split_keys, m)
+            .into_iter()
+            .map(|p| ArrayData::U64(vec1(p)))
             .collect(),
         other => return crate::kernels::not_widened(other.dtype()),
     })
@@ -212,6 +233,7 @@ pub fn strided_sample(data: &ArrayData, count: u32) -> KResult<ArrayData> {
         ArrayData::F64(a) => ArrayData::F64(go(a, count)),
         ArrayData::I64(a) => ArrayData::I64(go(a, count)),
         ArrayData::Bool(a) => ArrayData::Bool(go(a, count)),
+        ArrayData::U64(a) => ArrayData::U64(go(a, count)),
         other => return crate::kernels::not_widened(other.dtype()),
     })
 }
@@ -252,6 +274,7 @@ pub fn unique_merge(pieces: &[&ArrayData], counts: bool) -> KResult<ArrayData> {
         Some(ArrayData::F64(_)) => merge!(F64),
         Some(ArrayData::I64(_)) => merge!(I64),
         Some(ArrayData::Bool(_)) => merge!(Bool),
+        Some(ArrayData::U64(_)) => merge!(U64),
         Some(other) => return crate::kernels::not_widened(other.dtype()),
     })
 }
@@ -274,13 +297,18 @@ pub fn pick(pairs: &ArrayData, counts: bool, dtype: DType) -> KResult<ArrayData>
             keys.map(|e| if let ArrayElem::F(x) = e { x } else { 0.0 })
                 .collect(),
         )),
-        DType::I64 | DType::I32 => ArrayData::I64(vec1(
+        DType::I64 => ArrayData::I64(vec1(
             keys.map(|e| if let ArrayElem::I(x) = e { x } else { 0 })
+                .collect(),
+        )),
+        DType::U64 => ArrayData::U64(vec1(
+            keys.map(|e| if let ArrayElem::U(x) = e { x } else { 0 })
                 .collect(),
         )),
         DType::Bool => ArrayData::Bool(vec1(
             keys.map(|e| matches!(e, ArrayElem::B(true))).collect(),
         )),
+        other => return crate::kernels::not_widened(other),
     })
 }
 
@@ -311,6 +339,7 @@ pub fn mask_select(x: &ArrayData, mask: &ArrayData) -> KResult<ArrayData> {
         ArrayData::F64(a) => ArrayData::F64(sel!(a)),
         ArrayData::I64(a) => ArrayData::I64(sel!(a)),
         ArrayData::Bool(a) => ArrayData::Bool(sel!(a)),
+        ArrayData::U64(a) => ArrayData::U64(sel!(a)),
         other => return crate::kernels::not_widened(other.dtype()),
     })
 }
@@ -333,6 +362,7 @@ pub fn searchsorted(a: &ArrayData, v: &ArrayData, right: bool) -> KResult<ArrayD
         (ArrayData::F64(a), ArrayData::F64(v)) => go(a, v, right),
         (ArrayData::I64(a), ArrayData::I64(v)) => go(a, v, right),
         (ArrayData::Bool(a), ArrayData::Bool(v)) => go(a, v, right),
+        (ArrayData::U64(a), ArrayData::U64(v)) => go(a, v, right),
         _ => return kerr("searchsorted: a and v of different dtypes"),
     }))
 }

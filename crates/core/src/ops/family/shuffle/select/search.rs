@@ -28,6 +28,7 @@ fn keys(x: &ArrayData, what: &str) -> KResult<Vec<u64>> {
         ArrayData::F64(a) => a.iter().map(|v| v.skey()).collect(),
         ArrayData::I64(a) => a.iter().map(|v| v.skey()).collect(),
         ArrayData::Bool(a) => a.iter().map(|v| v.skey()).collect(),
+        ArrayData::U64(a) => a.iter().map(|v| v.skey()).collect(),
         other => return kerr(format!("searchsorted: {what} of dtype {}", other.dtype())),
     })
 }

@@ -61,6 +61,12 @@ fn bits(x: &ArrayData) -> Vec<i64> {
         ArrayData::I64(a) => a.iter().copied().collect(),
         ArrayData::Bool(a) => a.iter().map(|v| *v as i64).collect(),
         ArrayData::I32(a) => a.iter().map(|v| *v as i64).collect(),
+        ArrayData::I16(a) => a.iter().map(|v| *v as i64).collect(),
+        ArrayData::I8(a) => a.iter().map(|v| *v as i64).collect(),
+        ArrayData::U32(a) => a.iter().map(|v| *v as i64).collect(),
+        ArrayData::U16(a) => a.iter().map(|v| *v as i64).collect(),
+        ArrayData::U8(a) => a.iter().map(|v| *v as i64).collect(),
+        ArrayData::U64(a) => a.iter().map(|v| *v as i64).collect(),
         ArrayData::F32(a) => a.iter().map(|v| (*v as f64).to_bits() as i64).collect(),
         // Refused when the tensor is built (`crate::ops::infer::check_complex`).
         ArrayData::C64(_) | ArrayData::C128(_) => vec![],
@@ -144,6 +150,10 @@ pub fn place(
         DType::Bool => ArrayData::Bool(
             ArrayD::from_shape_vec(shape, out.iter().map(|b| *b != 0).collect()).map_err(wrap)?,
         ),
+        DType::U64 => ArrayData::U64(
+            ArrayD::from_shape_vec(shape, out.iter().map(|b| *b as u64).collect()).map_err(wrap)?,
+        ),
+        other => return crate::kernels::not_widened(other),
     })
 }
 
