@@ -18,6 +18,7 @@ mod lexer;
 mod linalg;
 mod parser;
 mod shape;
+mod statistics;
 mod table;
 
 pub use eval::Value;
