@@ -604,6 +604,9 @@ def getitem(x: Tensor, index):
     if len(items) == 1 and isinstance(items[0], Tensor):
         # The core's own form, x[idx] or x[mask] (unwrapped from a 1-tuple).
         return x[items[0]] if isinstance(index, tuple) else None
+    if len(items) == 1 and isinstance(items[0], (list, np.ndarray)) and items[0] is not None \
+            and np.asarray(items[0]).dtype.kind == "b":
+        return None  # a mask of x's shape: the core's x[mask]
     if any(isinstance(items[k], Tensor) and items[k].dtype.kind == "b" for k in advanced):
         raise IndexError("a boolean mask must be the only index (x[mask])")
     # Each item's source axis (None adds one, Ellipsis stands for the rest).

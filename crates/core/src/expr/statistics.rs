@@ -1,7 +1,7 @@
 //! Expression-language names for the statistics family (`ops::family::statistics`): the
 //! NaN-skipping reductions and `median`, `percentile`, `quantile`.
 
-use super::args::{to_axes, to_bool, to_usize, Args};
+use super::args::{to_axes, to_bool, to_usize, ufunc_reduce_axes, Args};
 use super::eval::{Ctx, Value};
 use super::{err, ExprError, Pos};
 use crate::array::Scalar;
@@ -23,7 +23,7 @@ impl Ctx {
             "nansum" | "nanprod" | "nanmin" | "nanmax" | "nanmean" => {
                 a.check(2, &["a", "axis", "keepdims"])?;
                 let x = a.tensor(0, "a")?;
-                let axes = to_axes(a.get(1, "axis"))?;
+                let axes = nan_axes(name, &x, a.get(1, "axis"))?;
                 let keep = to_bool(a.get(usize::MAX, "keepdims"))?;
                 let axes = axes.as_deref();
                 wrap(match name {
@@ -37,7 +37,7 @@ impl Ctx {
             "nanvar" | "nanstd" => {
                 a.check(2, &["a", "axis", "keepdims", "ddof"])?;
                 let x = a.tensor(0, "a")?;
-                let axes = to_axes(a.get(1, "axis"))?;
+                let axes = nan_axes(name, &x, a.get(1, "axis"))?;
                 let keep = to_bool(a.get(usize::MAX, "keepdims"))?;
                 let ddof = match a.get(usize::MAX, "ddof") {
                     Some((v, p)) => to_usize(&v, p)?,
@@ -87,6 +87,23 @@ impl Ctx {
             }
             _ => err(p, format!("unknown function {name}")),
         }
+    }
+}
+
+/// The axes of a nan-reduction. NumPy's reduce through ufuncs (`np.add.reduce`), which take
+/// axis 0 or -1 of a 0-d tensor (a legacy rule); its `nanmean`, `nanvar` and `nanstd` of
+/// integers are `mean`, `var` and `std`, which refuse it.
+fn nan_axes(
+    name: &str,
+    x: &Tensor,
+    axis: Option<(Value, Pos)>,
+) -> Result<Option<Vec<i64>>, ExprError> {
+    let ufunc = x.dtype().is_float()
+        || x.dtype().is_complex()
+        || matches!(name, "nansum" | "nanprod" | "nanmin" | "nanmax");
+    match ufunc {
+        true => ufunc_reduce_axes(x, axis),
+        false => to_axes(axis),
     }
 }
 

@@ -73,7 +73,8 @@ impl Lanes {
         let reduced = x.normalize_axes(name, axes)?;
         let kept: Vec<usize> = (0..x.ndim()).filter(|d| !reduced.contains(d)).collect();
         let n: usize = reduced.iter().map(|d| x.shape()[*d]).product();
-        if n == 0 {
+        // NumPy merges several reduced axes by a reshape with -1, which fails on no values.
+        if n == 0 || x.size() == 0 && reduced.len() != 1 {
             return Err(AresError::arg(
                 name,
                 "cannot take a quantile of an empty axis (NumPy: index -1 is out of bounds)",
@@ -138,13 +139,14 @@ impl Tensor {
         };
         let lanes = Lanes::of(&x, "median", axes, keepdims)?;
         let n = lanes.n;
-        let middle = lanes.rank(n / 2)?.as_float()?;
+        // NumPy's `mean` of the one or two: a sum from +0.0 (so -0.0 gives 0.0), over n.
+        let sum_from_zero =
+            |t: Tensor| t.as_float()?.binary_scalar(Op::Add, Scalar::F64(0.0), true);
+        let middle = lanes.rank(n / 2)?;
         let value = match n % 2 {
-            1 => middle,
-            _ => lanes
-                .rank(n / 2 - 1)?
-                .as_float()?
-                .elementwise(Op::Add, &middle)?
+            1 => sum_from_zero(middle)?,
+            _ => sum_from_zero(lanes.rank(n / 2 - 1)?)?
+                .elementwise(Op::Add, &middle.as_float()?)?
                 .binary_scalar(Op::Div, Scalar::F64(2.0), false)?,
         };
         lanes.nan_where_nan(value)?.reshape(&lanes.shape)
