@@ -609,6 +609,10 @@ def getitem(x: Tensor, index):
         return None  # a mask of x's shape: the core's x[mask]
     if any(isinstance(items[k], Tensor) and items[k].dtype.kind == "b" for k in advanced):
         raise IndexError("a boolean mask must be the only index (x[mask])")
+    # Beside an array, an integer is an advanced index too (a 0-d one, broadcast with the
+    # others: NumPy's rule, which decides where the indexed dimensions go).
+    advanced = [k for k, it in enumerate(items) if k in advanced or (
+        isinstance(it, (numbers.Integral, np.integer)) and not isinstance(it, (_bool, np.bool_)))]
     # Each item's source axis (None adds one, Ellipsis stands for the rest).
     used = builtins.sum(1 for it in items if it is not None and it is not Ellipsis)
     if used > x.ndim:
@@ -637,7 +641,8 @@ def getitem(x: Tensor, index):
             out += x.ndim - used
         elif it is None:
             out += 1
-        elif isinstance(it, (numbers.Integral, np.integer)) and not isinstance(it, _bool):
+        elif k not in advanced and isinstance(it, (numbers.Integral, np.integer)) \
+                and not isinstance(it, _bool):
             pass
         else:
             if k in advanced:
