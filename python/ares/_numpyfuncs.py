@@ -566,7 +566,7 @@ def einsum(subscripts, *operands, out=None, dtype=None, order="K", casting="safe
 
 def _is_advanced(item) -> bool:
     if isinstance(item, Tensor):
-        return item.dtype.kind in "iu" and item.ndim >= 1 or item.dtype.kind == "b"
+        return item.dtype.kind in "iub"
     if isinstance(item, (list, np.ndarray)):
         return True
     return False
@@ -599,9 +599,10 @@ def getitem(x: Tensor, index):
     indices; None when ``index`` has none (the caller's basic path)."""
     items = index if isinstance(index, tuple) else (index,)
     advanced = [k for k, it in enumerate(items) if _is_advanced(it)]
-    if not advanced or (not isinstance(index, tuple) and isinstance(index, Tensor)):
+    if not advanced:
         return None
-    if len(items) == 1 and isinstance(items[0], Tensor):
+    if len(items) == 1 and isinstance(items[0], Tensor) and (
+            items[0].ndim >= 1 or items[0].dtype.kind == "b"):
         # The core's own form, x[idx] or x[mask] (unwrapped from a 1-tuple).
         return x[items[0]] if isinstance(index, tuple) else None
     if len(items) == 1 and isinstance(items[0], (list, np.ndarray)) and items[0] is not None \
