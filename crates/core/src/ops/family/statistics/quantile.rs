@@ -38,7 +38,7 @@ impl Quantiles {
     }
 
     /// Percentiles as quantiles: `p / 100`, NumPy's `true_divide`.
-    fn from_percentiles(&self) -> Result<Quantiles> {
+    fn percentiles_as_quantiles(&self) -> Result<Quantiles> {
         if self.values.iter().any(|p| !(0.0..=100.0).contains(p)) {
             return Err(AresError::arg(
                 "percentile",
@@ -159,7 +159,7 @@ impl Tensor {
         axes: Option<&[i64]>,
         keepdims: bool,
     ) -> Result<Tensor> {
-        self.quantile_named("percentile", &q.from_percentiles()?, axes, keepdims)
+        self.quantile_named("percentile", &q.percentiles_as_quantiles()?, axes, keepdims)
     }
 
     /// NumPy's `quantile` (`method='linear'`) over `axes` (`None`: all).
