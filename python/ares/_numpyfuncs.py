@@ -404,9 +404,7 @@ def isin(element, test_elements, assume_unique=False, invert=False, *, kind=None
     if n == 0:
         found = zeros(x.shape, dtype=np.bool_)
     else:
-        flat = _flat(x) if x.ndim != 1 else x
-        if x.ndim == 0:
-            flat = x.reshape(1)
+        flat = _flat(x)
         at = clip(searchsorted(values, flat), 0, n - 1)
         found = (take(values, at) == flat).reshape(x.shape)
     return ~found if invert else found
@@ -452,11 +450,8 @@ def _parse_subscripts(subscripts: str, operands):
                 counts[c] = counts.get(c, 0) + 1
         output = ell + "".join(sorted(c for c, k in counts.items() if k == 1 and c not in ell))
     else:
-        if "..." in output:
-            output = output.replace("...", ell)
-        elif ell and any(c in ell for term in parsed for c in term):
-            # NumPy: broadcast dimensions summed only when the output names them.
-            pass
+        # Broadcast (ellipsis) dimensions the output does not name are summed.
+        output = output.replace("...", ell)
         if len(set(output)) != len(output):
             raise ValueError(f"einsum(): output subscript '{output}' repeats a label")
         for c in output:
