@@ -1,5 +1,6 @@
-"""Issue 29 (branch numpyfuncs): median/percentile of 10^8 float64 on 2 slots against np.median on one core, and einsum's
-matmul-shaped contraction against matmul: the same process, one warm-up, best and median."""
+"""Issue 29 (branch numpyfuncs): median/percentile of 10^8 float64 on 2 slots against
+np.median on one core, and einsum's matmul-shaped contraction against matmul: the same
+process, one warm-up, best and median (see BENCHMARKS.md)."""
 import statistics
 import sys
 import time
