@@ -471,6 +471,13 @@ def unique_counts(x, /):
     return _UniqueCounts(*_apply("unique", (x,), {"return_counts": True}))
 
 
+# -- NumPy's everyday functions (issue 29; branch numpyfuncs) --------------------------------
+from ._numpyfuncs import (  # noqa: E402
+    bincount, block, copy, einsum, histogram, isin, median, nanargmax, nanargmin, nanmax,
+    nanmean, nanmin, nanprod, nanstd, nansum, nanvar, pad, percentile, quantile, ravel,
+)
+
+
 def __getattr__(name: str):
     # A function the core gained after this module was imported (never its internals).
     if name not in _CORE_ONLY and "." not in name and _is_function(name):

@@ -339,50 +339,6 @@ def full_complex(shape, value: complex, dtype, chunks, device):
     return apply("where", (everywhere, one, one))
 
 
-def is_integer_array_index(index) -> bool:
-    """Whether ``index`` is the standard's integer array indexing: a tuple of integers and
-    integer arrays (tensors, NumPy arrays, lists), at least one of them an array."""
-    from ._tensor import Tensor
-
-    if not isinstance(index, tuple):
-        return False
-    arrays = [i for i in index if isinstance(i, (Tensor, np.ndarray, list))]
-    rest_ok = builtins.all(isinstance(i, (int, np.integer)) and not isinstance(i, bool)
-                  for i in index if not isinstance(i, (Tensor, np.ndarray, list)))
-    return bool(arrays) and rest_ok
-
-
-def index_with_arrays(x, index):
-    """``x[i0, i1, ...]`` of integers and integer arrays: the arrays broadcast together, each
-    position counted from the end when negative; the axes after the index kept. A ``take``
-    of flat positions; an out-of-range position becomes one past the end, which the gather
-    refuses, never another element."""
-    import ares
-
-    from ._tensor import Tensor
-
-    if len(index) > x.ndim:
-        raise IndexError(f"too many indices: {len(index)} for a tensor of {x.ndim} dimensions")
-    parts = [i if isinstance(i, Tensor) else ares.asarray(np.asarray(i)) for i in index]
-    if builtins.any(p.dtype.kind not in "iu" for p in parts):
-        raise IndexError("arrays used as indices must be of integer type")
-    parts = [p.astype(ares.int64) for p in parts]
-    k = len(index)
-    lead, rest = x.shape[:k], x.shape[k:]
-    flat, stride, bad = None, 1, None
-    for p, n in reversed(list(zip(parts, lead))):
-        out = (p < -n) | (p >= n)
-        p = ares.where(p < 0, p + n, p) * stride
-        flat = p if flat is None else flat + p
-        bad = out if bad is None else bad | out
-        stride *= n
-    shape = np.broadcast_shapes(*(p.shape for p in parts))
-    flat = ares.where(bad, stride, ares.broadcast_to(flat, shape))
-    rows = ares.reshape(x, (stride,) + tuple(rest))
-    picked = ares.take(rows, ares.reshape(flat, (-1,)), axis=0)
-    return ares.reshape(picked, tuple(shape) + tuple(rest))
-
-
 def assigned(x, key, value):
     """The tensor ``x`` with ``x[key] = value`` applied (``Tensor.__setitem__`` rebinds its
     tensor to this): a ``where`` of the positions ``key`` selects and ``value`` spread over

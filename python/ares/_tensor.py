@@ -487,10 +487,11 @@ class Tensor:
 
     # -- indexing -------------------------------------------------------------------------
     def __getitem__(self, index):
-        from ._array_api import index_with_arrays, is_integer_array_index
+        from ._numpyfuncs import getitem
 
-        if is_integer_array_index(index):
-            return index_with_arrays(self, index)
+        advanced = getitem(self, index)
+        if advanced is not None:
+            return advanced
         conv = _Args()
         if isinstance(index, tuple):
             index = tuple(_index_item(conv, i) for i in index)
@@ -573,6 +574,27 @@ class Tensor:
 
     def std(self, axis=None, keepdims=False, ddof=0, correction=None):
         return apply("std", (self,), {"axis": axis, "keepdims": keepdims, "ddof": _ddof(ddof, correction)})
+
+    # NumPy's conversions and views (branch numpyfuncs): a tensor is immutable, so `copy`
+    # is the tensor itself; `item` and `tolist` compute.
+    def ravel(self, order="C") -> "Tensor":
+        from ._numpyfuncs import ravel
+
+        return ravel(self, order)
+
+    def flatten(self, order="C") -> "Tensor":
+        from ._numpyfuncs import ravel
+
+        return ravel(self, order)
+
+    def copy(self, order="K") -> "Tensor":
+        return self
+
+    def item(self, *args):
+        return np.asarray(self.compute()).item(*args)
+
+    def tolist(self):
+        return np.asarray(self.compute()).tolist()
 
     def __getattr__(self, name):
         # NumPy's ndarray methods that the core has as functions (`x.cumsum(axis=0)`).

@@ -1302,3 +1302,123 @@ from api_cases_rearrange import REARRANGE_CASES, REARRANGE_NOT_NUMERIC  # noqa: 
 
 CASES.update(REARRANGE_CASES)
 NOT_NUMERIC.update(REARRANGE_NOT_NUMERIC)
+# -- NumPy's everyday functions (branch numpyfuncs) --------------------------------------------
+# test_numpy_functions.py checks each one more closely (NaN patterns, chunkings, errors).
+
+for _n, _mode, _tol, _tuple, _extra in (
+        ("nansum", "moderate", summed, True, None), ("nanprod", "factors", products, True, None),
+        ("nanmean", "moderate", summed, True, None), ("nanmin", "full", unsigned_zero, True, None),
+        ("nanmax", "full", unsigned_zero, True, None),
+        ("nanvar", "moderate", moments, True, "ddof"),
+        ("nanstd", "moderate", lambda c, w: moments(c, w, root=True), True, "ddof"),
+        ("nanargmin", "full", None, False, None), ("nanargmax", "full", None, False, None),
+        ("median", "full", None, True, None)):
+    CASES[_n] = Case(_ar(_n), _np(_n), _reduction_form(_mode, _tuple, _extra), _tol)
+
+
+@st.composite
+def _quantile_args(draw, scale=1.0):
+    """``(a, q)``, q a float, an int 0/1, or a list of them, with an axis form and keepdims."""
+    x = draw(tensor(tuple(d for d in DTYPES if d != "bool")))
+    q = draw(st.one_of(st.floats(0, 1), st.sampled_from([0, 1]),
+                       st.lists(st.floats(0, 1), min_size=1, max_size=3)))
+    q = [v * scale for v in q] if isinstance(q, list) else (q * scale if isinstance(q, float) else q)
+    args, kwargs = draw(axis_form(x.a.ndim))
+    return Call((x, q) + args, kwargs)
+
+
+CASES["quantile"] = Case(_ar("quantile"), _np("quantile"), _quantile_args())
+CASES["percentile"] = Case(_ar("percentile"), _np("percentile"), _quantile_args(100.0))
+
+
+@st.composite
+def _histogram_args(draw):
+    x = draw(tensor(("float64", "int64"), mode="finite", min_dims=1))
+    bins = draw(st.one_of(st.integers(1, 5),
+                          st.lists(st.integers(-50, 50), min_size=2, max_size=5, unique=True)
+                          .map(sorted)))
+    kwargs = {"range": (-100.0, 100.0)} if draw(st.booleans()) or not x.a.size else {}
+    return Call((x, bins), kwargs)
+
+
+CASES["histogram"] = Case(_ar("histogram"), _np("histogram"), _histogram_args(), ulp)
+
+
+@st.composite
+def _bincount_args(draw):
+    a = draw(hnp.arrays(np.int64, st.integers(0, 8), elements=st.integers(0, 9)))
+    kwargs = {"minlength": draw(st.integers(0, 12))} if draw(st.booleans()) else {}
+    if draw(st.booleans()):
+        kwargs["weights"] = T(np.linspace(-2, 2, a.size), draw(chunks_for(a.shape)))
+    return Call((T(a, draw(chunks_for(a.shape))),), kwargs)
+
+
+CASES["bincount"] = Case(_ar("bincount"), _np("bincount"), _bincount_args(), summed)
+
+
+@st.composite
+def _isin_args(draw):
+    x = draw(tensor(("int64", "float64"), mode="finite"))
+    test = draw(hnp.arrays(np.int64, st.integers(0, 5), elements=st.integers(-3, 3)))
+    test = T(test, draw(chunks_for(test.shape))) if draw(st.booleans()) else test.tolist()
+    return Call((x, test), {"invert": draw(st.booleans())})
+
+
+CASES["isin"] = Case(_ar("isin"), _np("isin"), _isin_args())
+
+
+@st.composite
+def _einsum_args(draw):
+    subscripts, shapes_ = draw(st.sampled_from([
+        ("ij,jk->ik", [(3, 4), (4, 2)]), ("ij->ji", [(2, 3)]), ("ij->", [(2, 3)]),
+        ("bij,bjk->bik", [(2, 3, 2), (2, 2, 3)]), ("i,j->ij", [(3,), (2,)]),
+        ("ij,ij->i", [(2, 3), (2, 3)]), ("...i,i->...", [(2, 3), (3,)])]))
+    dtype = draw(st.sampled_from(["float64", "int64"]))
+    ops = [T(draw(hnp.arrays(np.dtype(dtype), s, elements=elements(dtype, "finite")
+                             if dtype == "float64" else st.integers(-9, 9))),
+             draw(chunks_for(s))) for s in shapes_]
+    return Call((subscripts, *ops))
+
+
+CASES["einsum"] = Case(_ar("einsum"), _np("einsum"), _einsum_args(), _linalg_tol)
+
+
+@st.composite
+def _pad_args(draw):
+    x = draw(tensor(min_dims=1, min_side=1, max_side=4))
+    mode = draw(st.sampled_from(["constant", "edge", "reflect", "symmetric", "wrap"]))
+    width = draw(st.one_of(st.integers(0, 5), st.tuples(st.integers(0, 5), st.integers(0, 5))))
+    return Call((x, width), {"mode": mode})
+
+
+CASES["pad"] = Case(_ar("pad"), _np("pad"), _pad_args())
+
+
+@st.composite
+def _block_args(draw):
+    dtype = draw(st.sampled_from(DTYPES))
+    rows = draw(st.integers(1, 2))
+    a = draw(tensor((dtype,), shape=(2, draw(st.integers(1, 3)))))
+    b = draw(tensor((dtype,), shape=(2, draw(st.integers(1, 3)))))
+    return Call(([[a, b]] * rows,))
+
+
+CASES["block"] = Case(_ar("block"), _np("block"), _block_args())
+CASES["ravel"] = Case(_ar("ravel"), _np("ravel"), one_tensor(), method="ravel")
+CASES["copy"] = Case(_ar("copy"), _np("copy"), one_tensor(), method="copy")
+CASES["Tensor.ravel"] = Case(lambda x: x.ravel(), lambda a: a.ravel(), one_tensor())
+CASES["Tensor.flatten"] = Case(lambda x: x.flatten(), lambda a: a.flatten(), one_tensor())
+CASES["Tensor.copy"] = Case(lambda x: x.copy(), lambda a: a.copy(), one_tensor())
+CASES["Tensor.item"] = Case(lambda x: x.item(), lambda a: a.item(), small_tensor())
+CASES["Tensor.tolist"] = Case(lambda x: x.tolist(), lambda a: a.tolist(), small_tensor())
+
+KNOWN_UNSUPPORTED += [
+    Unsupported(("median", "quantile", "percentile"),
+                lambda c, e: "empty" in str(e),
+                "an empty axis is refused (NumPy's median answers NaN with a warning; its "
+                "quantile raises IndexError)"),
+    Unsupported(("nanargmin", "nanargmax"),
+                lambda c, e: c.args[0].a.ndim == 0 and (
+                    c.kwargs.get("axis") is not None or len(c.args) > 1),
+                "NumPy's legacy quirk: axis 0 or -1 of a 0-d array is accepted (as if 1-d)"),
+]

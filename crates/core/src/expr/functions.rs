@@ -308,6 +308,7 @@ impl Ctx {
             "from_npy" | "from_zarr" | "to_npy" | "to_zarr" => self.call_io(name, a),
             _ if name.starts_with("linalg.") => self.call_linalg(name, a),
             _ if name.starts_with("fft.") => self.call_fft(name, a),
+            _ if super::statistics::is_statistic(name) => self.call_statistics(name, a),
             // Shuffle (issue 11).
             "sort" | "argsort" => {
                 a.check(3, &["a", "axis", "descending"])?;

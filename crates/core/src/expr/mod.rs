@@ -19,6 +19,7 @@ mod linalg;
 mod parser;
 mod rearrange;
 mod shape;
+mod statistics;
 mod table;
 
 pub use eval::Value;

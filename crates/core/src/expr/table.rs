@@ -101,6 +101,7 @@ mod tests {
             include_str!("io.rs"),
             include_str!("linalg.rs"),
             include_str!("fft.rs"),
+            include_str!("statistics.rs"),
             include_str!("eval.rs"),
         ];
         let mut names = Vec::new();

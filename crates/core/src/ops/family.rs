@@ -9,7 +9,8 @@
 //! one chunk), `io` (the file constructors and writes, their tiling), `shuffle` (tiling into
 //! mappers, a proxy and reducers; sort; the mapper and reducer kernels; `select/` for
 //! unique, `x[mask]` and searchsorted, `take/` for `x[idx]`) and `manipulation` (slice,
-//! transpose, concatenate, reshape: tiling and kernels; rechunking by shuffle). Shared
+//! transpose, concatenate, reshape: tiling and kernels; rechunking by shuffle); `statistics`
+//! (NumPy's nan-reductions and exact quantiles, composed of the others' ops). Shared
 //! outside them: the dispatch by family (`prepare::tile`, `kernels`), `OpArgs`, shape
 //! inference (`ops::infer`) and the composite functions (`tensor`).
 
@@ -23,3 +24,4 @@ pub mod manipulation;
 pub mod python_call;
 pub mod reduction;
 pub mod shuffle;
+pub mod statistics;

@@ -10,7 +10,7 @@
 use super::family::{
     creation::Creation, elementwise::Elementwise, fft::FftFamily, graph::Graph, io::Io,
     linalg::Linalg, manipulation::Manipulation, python_call::PythonCall, reduction::Reduction,
-    shuffle::Shuffle,
+    shuffle::Shuffle, statistics::Statistics,
 };
 use super::Op;
 use std::sync::OnceLock;
@@ -71,6 +71,7 @@ pub static OP_REGISTRY: &[&dyn OpFamily] = &[
     &Creation,
     &Elementwise,
     &Reduction,
+    &Statistics,
     &Linalg,
     &FftFamily,
     &Manipulation,
