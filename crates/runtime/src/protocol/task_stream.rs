@@ -144,8 +144,10 @@ impl PackedSpans {
     /// page faults (the worker's buffer, refilled between every two heartbeats).
     pub fn prefaulted(spans: usize) -> Self {
         let mut bytes = Vec::with_capacity(spans.saturating_mul(SPAN_BYTES));
-        bytes.resize(bytes.capacity(), 0);
-        bytes.clear();
+        // Written, not zero-allocated: `vec![0; n]` takes untouched zero pages from the OS.
+        bytes
+            .spare_capacity_mut()
+            .fill(std::mem::MaybeUninit::new(0));
         Self(bytes)
     }
 
