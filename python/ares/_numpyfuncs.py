@@ -569,14 +569,16 @@ def _is_advanced(item) -> bool:
 
 def _positions(item, n: int, axis: int):
     """An integer index array for an axis of length ``n``: NumPy arrays checked and made
-    non-negative here (IndexError as NumPy), tensors lazily (negative ones wrapped)."""
+    non-negative here (IndexError as NumPy), tensors lazily: negative ones wrapped, and one
+    out of range made ``n``, a position the gather refuses ("out of bounds"), never another
+    element."""
     from . import where
 
     if isinstance(item, Tensor):
         if item.dtype.kind not in "iu":
             raise IndexError("arrays used as indices must be of integer (or boolean) type")
         i = item.astype(np.int64)
-        return where(i < 0, i + n, i)
+        return where((i < -n) | (i >= n), n, where(i < 0, i + n, i))
     a = np.asarray(item, dtype=np.int64 if isinstance(item, list) and not item else None)
     if a.dtype.kind == "b":
         raise IndexError("a boolean index beside other indices is not supported by ares")
@@ -674,14 +676,19 @@ def getitem(x: Tensor, index):
         flat = np.ravel_multi_index(tuple(np.broadcast_to(p, shape) for p in arrays), lengths)
         flat = flat.reshape(-1)
     else:
-        from . import asarray, broadcast_to
+        from . import asarray, broadcast_to, where
 
         ts = [asarray(p) for p in arrays]
         shape = np.broadcast_shapes(*(t.shape for t in ts))
         ts = [t if t.shape == shape else broadcast_to(t, shape) for t in ts]
-        flat = 0
-        for t, stride in zip(ts, np.cumprod([1] + lengths[::-1])[-2::-1]):
+        flat, bad = 0, None
+        for t, n, stride in zip(ts, lengths, np.cumprod([1] + lengths[::-1])[-2::-1]):
             flat = flat + t * int(stride)
+            out = t >= n  # `_positions` made an out-of-range position n
+            bad = out if bad is None else bad | out
+        # One position out of range makes the whole index one past the merged axis (the
+        # gather refuses it) rather than another row's element.
+        flat = where(bad, int(np.prod(lengths)), flat)
         flat = flat.reshape(-1) if flat.ndim != 1 else flat
     a0 = axes[0]
     merged = y.reshape(y.shape[:a0] + (int(np.prod(lengths)),) + y.shape[a0 + len(axes):])

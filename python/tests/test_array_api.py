@@ -165,8 +165,10 @@ def test_integer_array_indexing(index):
 
 def test_integer_array_indexing_refuses_out_of_range():
     x = ar.asarray(np.arange(12).reshape(3, 4))
-    with pytest.raises(ar.TaskError, match="out of bounds"):
-        x[0, np.array([4])].compute()  # never another row's element
+    with pytest.raises(IndexError, match="out of bounds"):
+        x[0, np.array([4])]  # a NumPy index is checked at once, as NumPy does
+    with pytest.raises((IndexError, ar.TaskError), match="out of bounds"):
+        x[0, ar.asarray(np.array([4]))].compute()  # never another row's element
     with pytest.raises(IndexError):
         x[0, np.array([0.5])]
 

@@ -46,7 +46,8 @@ impl Tensor {
     }
 
     /// `clip(x, lo, hi)` with tensor bounds (either may be absent): `maximum` with `lo`, then
-    /// `minimum` with `hi`, so NaN in any operand propagates as NumPy's `clip` does.
+    /// `minimum` with `hi`, so NaN in any operand propagates as NumPy's `clip` does; `x`
+    /// itself where the result equals it (the sign of its zero).
     pub fn clip(&self, lo: Option<&Tensor>, hi: Option<&Tensor>) -> Result<Tensor> {
         if lo.is_none() && hi.is_none() {
             return Err(AresError::arg(
@@ -58,10 +59,19 @@ impl Tensor {
             Some(lo) => self.elementwise(Op::Maximum, lo)?,
             None => self.clone(),
         };
-        match hi {
-            Some(hi) => low.elementwise(Op::Minimum, hi),
-            None => Ok(low),
-        }
+        let clipped = match hi {
+            Some(hi) => low.elementwise(Op::Minimum, hi)?,
+            None => low,
+        };
+        self.kept_where_equal(clipped)
+    }
+
+    /// `clipped` with this tensor's own elements where they are equal: NumPy's `clip` keeps
+    /// `x` when it is within the bounds, so `clip(-0.0, 0, 0)` is -0.0 (`maximum` would give
+    /// the bound's 0.0). A NaN stays NaN (it equals nothing).
+    fn kept_where_equal(&self, clipped: Tensor) -> Result<Tensor> {
+        let same = clipped.elementwise(Op::Eq, self)?;
+        super::compose::select(&same, self, &clipped)
     }
 
     /// `clip` with number bounds (Python numbers: weak, so `clip(int_x, 0, 2.5)` is float64
@@ -77,10 +87,11 @@ impl Tensor {
             Some(lo) => self.binary_scalar(Op::Maximum, lo, false)?,
             None => self.clone(),
         };
-        match hi {
-            Some(hi) => low.binary_scalar(Op::Minimum, hi, false),
-            None => Ok(low),
-        }
+        let clipped = match hi {
+            Some(hi) => low.binary_scalar(Op::Minimum, hi, false)?,
+            None => low,
+        };
+        self.kept_where_equal(clipped)
     }
 
     /// `transpose` with NumPy's axes: a permutation of `0..ndim` where `-1` is the last axis.
