@@ -63,4 +63,4 @@ export HYPOTHESIS_PROFILE=${HYPOTHESIS_PROFILE:-ci}
 # why). ARES_ARRAY_API_EXAMPLES / ARES_ARRAY_API_FLOOR override them.
 cd ../..
 echo "== the array API conformance suite (scripts/array_api.sh)"
-bash scripts/array_api.sh "$venv/bin/python" "${ARES_ARRAY_API_EXAMPLES:-3}" "${ARES_ARRAY_API_FLOOR:-85}"
+bash scripts/array_api.sh "$venv/bin/python" "${ARES_ARRAY_API_EXAMPLES:-3}" "${ARES_ARRAY_API_FLOOR:-80}"

@@ -125,13 +125,22 @@ impl Ctx {
                 };
                 let lo = if beyond(&lo, true) { None } else { lo };
                 let hi = if beyond(&hi, false) { None } else { hi };
+                let original = match &x {
+                    Value::Tensor(t) => Some(t.clone()),
+                    _ => None,
+                };
                 let x = match lo {
                     Some((v, _)) => apply_binary(Op::Maximum, x, v, p)?,
                     None => x,
                 };
-                match hi {
-                    Some((v, _)) => apply_binary(Op::Minimum, x, v, p),
-                    None => Ok(x),
+                let clipped = match hi {
+                    Some((v, _)) => apply_binary(Op::Minimum, x, v, p)?,
+                    None => x,
+                };
+                // NumPy's clip keeps x where x is within the bounds (the sign of its zero).
+                match (original, clipped) {
+                    (Some(x), Value::Tensor(c)) => wrap(x.kept_where_equal(c)),
+                    (_, clipped) => Ok(clipped),
                 }
             }
             "expand_dims" | "squeeze" => {

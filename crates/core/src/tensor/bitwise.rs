@@ -69,7 +69,7 @@ impl Tensor {
     /// `clipped` with this tensor's own elements where they are equal: NumPy's `clip` keeps
     /// `x` when it is within the bounds, so `clip(-0.0, 0, 0)` is -0.0 (`maximum` would give
     /// the bound's 0.0). A NaN stays NaN (it equals nothing).
-    fn kept_where_equal(&self, clipped: Tensor) -> Result<Tensor> {
+    pub(crate) fn kept_where_equal(&self, clipped: Tensor) -> Result<Tensor> {
         let same = clipped.elementwise(Op::Eq, self)?;
         super::compose::select(&same, self, &clipped)
     }

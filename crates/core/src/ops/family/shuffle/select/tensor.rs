@@ -342,6 +342,16 @@ impl Tensor {
             self.transpose(Some(&perm))?
         };
         let width: usize = rest.iter().map(|d| self.shape()[*d]).product();
+        if width == 0 && !idx.length_from_data() && !self.length_from_data() {
+            // No element to gather: NumPy checks no position then (`take` of a (0, 0) array
+            // at [0] along axis 1 is a (0, 1) array), so neither does this.
+            let mut out: Vec<usize> = self.shape()[..a].to_vec();
+            out.extend_from_slice(idx.shape());
+            out.extend_from_slice(&self.shape()[a + 1..]);
+            let zero = crate::array::Scalar::I64(0);
+            return crate::tensor::full(&out, zero, crate::tensor::auto_chunk(&out))?
+                .astype(self.dtype());
+        }
         let x = moved.reshape(&[to_i64(self.shape()[a]), to_i64(width)])?;
         let mut shape = ishape.clone();
         shape.extend(rest.iter().map(|d| to_i64(self.shape()[*d])));
