@@ -5,15 +5,18 @@
 //! calls Python functions through it. A block's call takes the GIL (slots share the
 //! interpreter: NumPy-heavy functions release it inside NumPy, pure Python does not), finds
 //! the function by its hash (the one `map_blocks` was given, in the process that built the
-//! tensor; else unpickled once per process by `ares._blocks._load`), hands the blocks to it as NumPy arrays and takes
-//! the NumPy array it returns back. An exception becomes the error text: the traceback's last
+//! tensor; else unpickled once per process by `ares._blocks._load`), lends it the blocks as
+//! read-only NumPy arrays over the engine's own memory (no copy; a function that writes into
+//! its arguments is called again with writable copies) and copies the array it returns back
+//! (with the GIL released when it is large, so other slots' calls go on). An exception becomes the error text: the traceback's last
 //! lines, which the core prefixes with the function's name and the block index.
 
 use crate::errors::value_error;
 use crate::tensor::PyTensor;
 use ares_core::array::{ArrayData, DType};
 use ares_core::ops::family::python_call::{self, BlockCall, ForeignCallRunner, UserFunction};
-use numpy::{PyArray, PyReadonlyArrayDyn, PyUntypedArrayMethods};
+use ndarray::ArrayD;
+use numpy::{PyArray, PyArrayMethods, PyReadonlyArrayDyn, PyUntypedArrayMethods};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyTuple};
 use std::collections::HashMap;
@@ -65,20 +68,26 @@ impl ForeignCallRunner for PythonRunner {
         &self,
         function: &UserFunction,
         block: &[usize],
-        inputs: &[&ArrayData],
+        inputs: &[Arc<ArrayData>],
     ) -> Result<ArrayData, String> {
         Python::attach(|py| {
-            let run = || -> PyResult<ArrayData> {
+            // The blocks are lent without a copy; a function that writes into its arguments
+            // (NumPy refuses: they are read-only) is called again with copies of its own.
+            let call = |lent: bool| -> PyResult<ArrayData> {
                 let g = self.function(py, function)?;
                 let mut args: Vec<Bound<'_, PyAny>> = Vec::with_capacity(inputs.len() + 1);
                 args.push(PyTuple::new(py, block)?.into_any());
                 for a in inputs {
-                    args.push(to_numpy(py, a));
+                    args.push(if lent { lend(py, a)? } else { copy_of(py, a) });
                 }
                 let out = g.bind(py).call1(PyTuple::new(py, args)?)?;
-                from_numpy(&out)
+                from_numpy(py, &out)
             };
-            run().map_err(|e| last_lines(py, &e))
+            match call(true) {
+                Err(e) if wrote_into_a_lent_block(py, &e) => call(false),
+                other => other,
+            }
+            .map_err(|e| last_lines(py, &e))
         })
     }
 }
@@ -124,66 +133,91 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     Ok(())
 }
 
-/// A block as a NumPy array (a copy: the engine keeps its chunk).
-fn to_numpy<'py>(py: Python<'py>, a: &ArrayData) -> Bound<'py, PyAny> {
-    match a {
-        ArrayData::F64(x) => PyArray::from_array(py, x).into_any(),
-        ArrayData::I64(x) => PyArray::from_array(py, x).into_any(),
-        ArrayData::Bool(x) => PyArray::from_array(py, x).into_any(),
-        ArrayData::F32(x) => PyArray::from_array(py, x).into_any(),
-        ArrayData::I32(x) => PyArray::from_array(py, x).into_any(),
-        ArrayData::C64(x) => PyArray::from_array(py, x).into_any(),
-        ArrayData::C128(x) => PyArray::from_array(py, x).into_any(),
-        ArrayData::I8(x) => PyArray::from_array(py, x).into_any(),
-        ArrayData::I16(x) => PyArray::from_array(py, x).into_any(),
-        ArrayData::U8(x) => PyArray::from_array(py, x).into_any(),
-        ArrayData::U16(x) => PyArray::from_array(py, x).into_any(),
-        ArrayData::U32(x) => PyArray::from_array(py, x).into_any(),
-        ArrayData::U64(x) => PyArray::from_array(py, x).into_any(),
+/// A stored block, kept alive while a NumPy array lent from it lives (the array's `base`).
+#[pyclass(frozen, name = "_StoredBlock", module = "ares._ares")]
+struct StoredBlock(#[allow(dead_code)] Arc<ArrayData>);
+
+/// Calls `numpy_array!(x)` on the ndarray inside every variant of an [`ArrayData`].
+macro_rules! each_dtype {
+    ($data:expr, $x:ident => $body:expr) => {
+        match $data {
+            ArrayData::F64($x) => $body,
+            ArrayData::I64($x) => $body,
+            ArrayData::Bool($x) => $body,
+            ArrayData::F32($x) => $body,
+            ArrayData::I32($x) => $body,
+            ArrayData::C64($x) => $body,
+            ArrayData::C128($x) => $body,
+            ArrayData::I8($x) => $body,
+            ArrayData::I16($x) => $body,
+            ArrayData::U8($x) => $body,
+            ArrayData::U16($x) => $body,
+            ArrayData::U32($x) => $body,
+            ArrayData::U64($x) => $body,
+        }
+    };
+}
+
+/// A stored block lent to a function without a copy: a read-only NumPy array over the
+/// engine's own memory, whose base keeps the block alive however long the function holds it
+/// (a block is shared with later subtasks, so the function must not write into it).
+fn lend<'py>(py: Python<'py>, block: &Arc<ArrayData>) -> PyResult<Bound<'py, PyAny>> {
+    let owner = Bound::new(py, StoredBlock(block.clone()))?.into_any();
+    Ok(each_dtype!(&**block, x => {
+        // SAFETY: the memory is the `Arc`'s, which `owner` holds, and the NumPy array keeps
+        // `owner` as its base for as long as it lives; a stored block is never changed or
+        // reallocated (it is immutable behind the `Arc`), and the array is made read-only
+        // before anything else sees it.
+        let array = unsafe { PyArray::borrow_from_array(x, owner) };
+        array.readwrite().make_nonwriteable();
+        array.into_any()
+    }))
+}
+
+/// A block as a NumPy array of its own (a writable copy), for a function that writes into
+/// its arguments.
+fn copy_of<'py>(py: Python<'py>, block: &ArrayData) -> Bound<'py, PyAny> {
+    each_dtype!(block, x => PyArray::from_array(py, x).into_any())
+}
+
+/// Whether `e` is NumPy refusing a write into a read-only array (a function that changes its
+/// argument in place: it gets writable copies instead).
+fn wrote_into_a_lent_block(py: Python<'_>, e: &PyErr) -> bool {
+    e.is_instance_of::<pyo3::exceptions::PyValueError>(py)
+        && e.value(py).to_string().contains("read-only")
+}
+
+/// Blocks at least this large are copied back with the GIL released (other slots' calls go
+/// on meanwhile); smaller ones are not worth giving it up for.
+const COPY_WITHOUT_GIL_BYTES: usize = 1 << 16;
+
+/// An array a function returned, as the engine's own (a copy: NumPy owns its memory).
+fn owned<T>(py: Python<'_>, a: &PyReadonlyArrayDyn<'_, T>) -> ArrayD<T>
+where
+    T: numpy::Element + Clone + Send + Sync,
+{
+    let view = a.as_array();
+    if view.len() * std::mem::size_of::<T>() < COPY_WITHOUT_GIL_BYTES {
+        view.to_owned()
+    } else {
+        py.detach(move || view.to_owned())
     }
 }
 
 /// What a function returned, as a chunk (the Python wrapper made it an ndarray).
-fn from_numpy(out: &Bound<'_, PyAny>) -> PyResult<ArrayData> {
-    if let Ok(a) = out.extract::<PyReadonlyArrayDyn<'_, f64>>() {
-        return Ok(ArrayData::F64(a.as_array().to_owned()));
+fn from_numpy(py: Python<'_>, out: &Bound<'_, PyAny>) -> PyResult<ArrayData> {
+    macro_rules! try_dtype {
+        ($($t:ty => $variant:ident),* $(,)?) => {$(
+            if let Ok(a) = out.extract::<PyReadonlyArrayDyn<'_, $t>>() {
+                return Ok(ArrayData::$variant(owned(py, &a)));
+            }
+        )*};
     }
-    if let Ok(a) = out.extract::<PyReadonlyArrayDyn<'_, i64>>() {
-        return Ok(ArrayData::I64(a.as_array().to_owned()));
-    }
-    if let Ok(a) = out.extract::<PyReadonlyArrayDyn<'_, bool>>() {
-        return Ok(ArrayData::Bool(a.as_array().to_owned()));
-    }
-    if let Ok(a) = out.extract::<PyReadonlyArrayDyn<'_, f32>>() {
-        return Ok(ArrayData::F32(a.as_array().to_owned()));
-    }
-    if let Ok(a) = out.extract::<PyReadonlyArrayDyn<'_, i32>>() {
-        return Ok(ArrayData::I32(a.as_array().to_owned()));
-    }
-    if let Ok(a) = out.extract::<PyReadonlyArrayDyn<'_, i8>>() {
-        return Ok(ArrayData::I8(a.as_array().to_owned()));
-    }
-    if let Ok(a) = out.extract::<PyReadonlyArrayDyn<'_, i16>>() {
-        return Ok(ArrayData::I16(a.as_array().to_owned()));
-    }
-    if let Ok(a) = out.extract::<PyReadonlyArrayDyn<'_, u8>>() {
-        return Ok(ArrayData::U8(a.as_array().to_owned()));
-    }
-    if let Ok(a) = out.extract::<PyReadonlyArrayDyn<'_, u16>>() {
-        return Ok(ArrayData::U16(a.as_array().to_owned()));
-    }
-    if let Ok(a) = out.extract::<PyReadonlyArrayDyn<'_, u32>>() {
-        return Ok(ArrayData::U32(a.as_array().to_owned()));
-    }
-    if let Ok(a) = out.extract::<PyReadonlyArrayDyn<'_, u64>>() {
-        return Ok(ArrayData::U64(a.as_array().to_owned()));
-    }
-    if let Ok(a) = out.extract::<PyReadonlyArrayDyn<'_, ares_core::array::Complex64>>() {
-        return Ok(ArrayData::C128(a.as_array().to_owned()));
-    }
-    if let Ok(a) = out.extract::<PyReadonlyArrayDyn<'_, ares_core::array::Complex32>>() {
-        return Ok(ArrayData::C64(a.as_array().to_owned()));
-    }
+    try_dtype!(
+        f64 => F64, i64 => I64, bool => Bool, f32 => F32, i32 => I32, i8 => I8, i16 => I16,
+        u8 => U8, u16 => U16, u32 => U32, u64 => U64,
+        ares_core::array::Complex64 => C128, ares_core::array::Complex32 => C64,
+    );
     let what = match out.cast::<numpy::PyUntypedArray>() {
         Ok(a) => format!("an array of dtype {}", a.dtype()),
         Err(_) => format!("a {}", out.get_type().name()?),

@@ -273,6 +273,47 @@ def test_apply_gufunc_matches_numpy():
     assert_same(hi.compute(), a.max(axis=1))
 
 
+def test_blocks_are_lent_read_only_without_a_copy_and_outlive_the_call():
+    a = np.arange(40.0).reshape(5, 8)
+    x = ar.from_numpy(a, chunks=(5, 4))
+    seen = []
+
+    def look(b):
+        # The engine's own memory: read-only, owned by something else (no copy was made).
+        if b.size:  # not the zero-size block the dtype is found on
+            seen.append((b.flags.writeable, b.flags.owndata, b.base is not None))
+            kept.append(b)
+        return b * 1
+
+    kept: list = []
+    assert_same(ar.map_blocks(look, x).compute(), a)
+    assert len(seen) == 2 and all(s == (False, False, True) for s in seen)
+    # A block the function kept still holds its values after the job (the engine's store
+    # may have dropped its chunk: the array's base keeps the memory alive).
+    ar.map_blocks(lambda b: b + 1, ar.ones((1000, 1000), chunks=250)).sum().compute()
+    assert_same(np.concatenate(sorted(kept, key=lambda b: b[0, 0]), axis=1), a)
+
+
+def test_a_function_writing_into_its_block_gets_a_copy_and_the_store_is_untouched():
+    a = np.arange(12.0)
+    x = ar.from_numpy(a, chunks=4)
+
+    def clamp_in_place(b):
+        b[b > 5] = 5  # NumPy refuses on a lent block: the call is repeated on a copy
+        return b
+
+    def sort_in_place(b):
+        b.sort()
+        return b[::-1].copy()
+
+    y = x[::-1]
+    assert_same(ar.map_blocks(clamp_in_place, x).compute(), np.minimum(a, 5))
+    assert_same(ar.map_blocks(sort_in_place, y).compute(),
+                np.concatenate([np.sort(c)[::-1] for c in np.split(a[::-1], 3)]))
+    # The inputs the functions wrote into are unchanged for whoever reads them next.
+    assert_same((x + y).compute(), a + a[::-1])
+
+
 def test_a_block_of_another_shape_or_dtype_fails_naming_the_block():
     x = ar.from_numpy(np.arange(10.0), chunks=4)
     bad = ar.map_blocks(lambda b, block_id=None: b[:-1] if block_id == (0,) else b, x)

@@ -106,15 +106,26 @@ pub fn run_subtask(
             local.insert(idx, Arc::new(lengths));
             continue;
         }
-        let out = catch_unwind(AssertUnwindSafe(|| compute_chunk(chunks, idx, &inputs)))
-            .unwrap_or_else(|panic| {
-                let msg = crate::prepare::panic_message(panic.as_ref());
-                Err(AresError::Kernel {
-                    op: chunks.node(idx).op.name(),
-                    chunk: chunks.node(idx).key.to_string(),
-                    detail: format!("panicked: {msg}"),
-                })
-            })?;
+        let compute = || {
+            if crate::kernels::is_user_call(chunks, idx) {
+                // A user function's blocks are lent to it as they are stored (no copy).
+                let shared: Vec<Arc<ArrayData>> = input_keys
+                    .iter()
+                    .filter_map(|i| local.get(i).or_else(|| fetched.get(i)).cloned())
+                    .collect();
+                crate::kernels::compute_user_chunk(chunks, idx, &shared)
+            } else {
+                compute_chunk(chunks, idx, &inputs)
+            }
+        };
+        let out = catch_unwind(AssertUnwindSafe(compute)).unwrap_or_else(|panic| {
+            let msg = crate::prepare::panic_message(panic.as_ref());
+            Err(AresError::Kernel {
+                op: chunks.node(idx).op.name(),
+                chunk: chunks.node(idx).key.to_string(),
+                detail: format!("panicked: {msg}"),
+            })
+        })?;
         local.insert(idx, Arc::new(out));
     }
     let mut out: Vec<(ChunkIdx, Arc<ArrayData>)> = outputs

@@ -29,6 +29,7 @@ use crate::ops::family::creation::{generate, kernels as creation};
 use crate::ops::family::elementwise::kernels as elementwise;
 use crate::ops::family::reduction::{argreduce, kernels as reduction, moments};
 use crate::ops::{Family, MapKind, Op, OpArgs, ReduceKind};
+use std::sync::Arc;
 
 /// A kernel failure before the chunk is known; [`compute_chunk`] adds the chunk.
 #[derive(Debug)]
@@ -54,20 +55,10 @@ pub fn compute_chunk(
 ) -> Result<ArrayData> {
     let node = graph.node(idx);
     let args = graph.args[node.args.index()].at(node.key.index);
-    if let OpArgs::MapBlocks(call) = args.as_ref() {
-        let shape = graph.shape(idx);
-        return crate::ops::family::python_call::runner::run_block(
-            call,
-            node.key.index,
-            shape,
-            node.dtype,
-            inputs,
-        )
-        .map_err(|e| AresError::Kernel {
-            op: node.op.name(),
-            chunk: node.key.to_string(),
-            detail: e.0,
-        });
+    if is_user_call(graph, idx) {
+        // Callers holding shared blocks use `compute_user_chunk` (no copy); these are copied.
+        let shared: Vec<Arc<ArrayData>> = inputs.iter().map(|a| Arc::new((*a).clone())).collect();
+        return compute_user_chunk(graph, idx, &shared);
     }
     apply(node.op, &args, &graph.args, inputs)
         .map(|out| narrow_to(out, node.dtype))
@@ -76,6 +67,42 @@ pub fn compute_chunk(
             chunk: node.key.to_string(),
             detail: e.0,
         })
+}
+
+/// Whether chunk `idx` is a block of a user function (`map_blocks` & co.), which
+/// [`compute_user_chunk`] computes from shared blocks.
+pub fn is_user_call(graph: &ChunkGraph, idx: ChunkIdx) -> bool {
+    graph.node(idx).op.family() == Family::UserCode
+}
+
+/// Computes chunk `idx`, a block of a user function, from its inputs as the store holds them
+/// (shared: the runner lends them to the function without copying them).
+pub fn compute_user_chunk(
+    graph: &ChunkGraph,
+    idx: ChunkIdx,
+    inputs: &[Arc<ArrayData>],
+) -> Result<ArrayData> {
+    let node = graph.node(idx);
+    let args = graph.args[node.args.index()].at(node.key.index);
+    let OpArgs::MapBlocks(call) = args.as_ref() else {
+        return Err(AresError::Kernel {
+            op: node.op.name(),
+            chunk: node.key.to_string(),
+            detail: "a user-code chunk without its function".into(),
+        });
+    };
+    crate::ops::family::python_call::runner::run_block(
+        call,
+        node.key.index,
+        graph.shape(idx),
+        node.dtype,
+        inputs,
+    )
+    .map_err(|e| AresError::Kernel {
+        op: node.op.name(),
+        chunk: node.key.to_string(),
+        detail: e.0,
+    })
 }
 
 /// A result a kernel computed in the wide dtype, cast back to the chunk's narrower dtype (or

@@ -15,12 +15,14 @@ use std::sync::{Arc, RwLock};
 /// Calls user functions on blocks.
 pub trait ForeignCallRunner: Send + Sync {
     /// `function(*inputs)` for the block at `block` (its index in the output's chunk
-    /// grid); the error is the function's own (an exception's last lines).
+    /// grid); the error is the function's own (an exception's last lines). The blocks are
+    /// shared with the engine's store, so a runner can lend them to the function without a
+    /// copy, keeping each alive (a clone of its `Arc`) as long as the function holds it.
     fn call(
         &self,
         function: &UserFunction,
         block: &[usize],
-        inputs: &[&ArrayData],
+        inputs: &[Arc<ArrayData>],
     ) -> Result<ArrayData, String>;
 }
 
@@ -46,7 +48,7 @@ pub fn run_block(
     position: u32,
     shape: &[usize],
     dtype: DType,
-    inputs: &[&ArrayData],
+    inputs: &[Arc<ArrayData>],
 ) -> KResult<ArrayData> {
     let runner = RUNNER
         .read()

@@ -16,9 +16,9 @@ impl ForeignCallRunner for TestRunner {
         &self,
         function: &UserFunction,
         block: &[usize],
-        inputs: &[&ArrayData],
+        inputs: &[Arc<ArrayData>],
     ) -> std::result::Result<ArrayData, String> {
-        let f64s: Vec<ArrayD<f64>> = inputs.iter().map(|a| (*a).clone().to_f64()).collect();
+        let f64s: Vec<ArrayD<f64>> = inputs.iter().map(|a| (**a).clone().to_f64()).collect();
         match function.payload.as_slice() {
             b"add" => Ok(ArrayData::F64(&f64s[0] + &f64s[1])),
             b"sum_axis1" => Ok(ArrayData::F64(f64s[0].sum_axis(Axis(1)))),
