@@ -5,9 +5,10 @@
 //! calls Python functions through it. A block's call takes the GIL (slots share the
 //! interpreter: NumPy-heavy functions release it inside NumPy, pure Python does not), finds
 //! the function by its hash (the one `map_blocks` was given, in the process that built the
-//! tensor; else unpickled once per process by `ares._blocks._load`), lends it the blocks as
-//! read-only NumPy arrays over the engine's own memory (no copy; a function that writes into
-//! its arguments is called again with writable copies) and copies the array it returns back
+//! tensor; else unpickled once per process by `ares._blocks._load`), lends it the blocks of
+//! 64 KiB or more as read-only NumPy arrays over the engine's own memory (no copy; a function
+//! that writes into its arguments is called again with writable copies; smaller blocks are
+//! copied, which costs less) and copies the array it returns back
 //! (with the GIL released when it is large, so other slots' calls go on). An exception becomes the error text: the traceback's last
 //! lines, which the core prefixes with the function's name and the block index.
 
@@ -71,14 +72,18 @@ impl ForeignCallRunner for PythonRunner {
         inputs: &[Arc<ArrayData>],
     ) -> Result<ArrayData, String> {
         Python::attach(|py| {
-            // The blocks are lent without a copy; a function that writes into its arguments
+            // Large blocks are lent without a copy; a function that writes into its arguments
             // (NumPy refuses: they are read-only) is called again with copies of its own.
             let call = |lent: bool| -> PyResult<ArrayData> {
                 let g = self.function(py, function)?;
                 let mut args: Vec<Bound<'_, PyAny>> = Vec::with_capacity(inputs.len() + 1);
                 args.push(PyTuple::new(py, block)?.into_any());
                 for a in inputs {
-                    args.push(if lent { lend(py, a)? } else { copy_of(py, a) });
+                    args.push(if lent && a.nbytes() >= LARGE_BLOCK_BYTES {
+                        lend(py, a)?
+                    } else {
+                        copy_of(py, a)
+                    });
                 }
                 let out = g.bind(py).call1(PyTuple::new(py, args)?)?;
                 from_numpy(py, &out)
@@ -187,9 +192,11 @@ fn wrote_into_a_lent_block(py: Python<'_>, e: &PyErr) -> bool {
         && e.value(py).to_string().contains("read-only")
 }
 
-/// Blocks at least this large are copied back with the GIL released (other slots' calls go
-/// on meanwhile); smaller ones are not worth giving it up for.
-const COPY_WITHOUT_GIL_BYTES: usize = 1 << 16;
+/// Blocks at least this large are lent to a function rather than copied, and what it
+/// returns is copied back with the GIL released (other slots' calls go on meanwhile); for
+/// smaller ones a copy costs less than lending (a base object, the read-only flag) and the
+/// GIL is not worth giving up.
+const LARGE_BLOCK_BYTES: usize = 1 << 16;
 
 /// An array a function returned, as the engine's own (a copy: NumPy owns its memory).
 fn owned<T>(py: Python<'_>, a: &PyReadonlyArrayDyn<'_, T>) -> ArrayD<T>
@@ -197,7 +204,7 @@ where
     T: numpy::Element + Clone + Send + Sync,
 {
     let view = a.as_array();
-    if view.len() * std::mem::size_of::<T>() < COPY_WITHOUT_GIL_BYTES {
+    if view.len() * std::mem::size_of::<T>() < LARGE_BLOCK_BYTES {
         view.to_owned()
     } else {
         py.detach(move || view.to_owned())

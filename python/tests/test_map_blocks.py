@@ -274,8 +274,8 @@ def test_apply_gufunc_matches_numpy():
 
 
 def test_blocks_are_lent_read_only_without_a_copy_and_outlive_the_call():
-    a = np.arange(40.0).reshape(5, 8)
-    x = ar.from_numpy(a, chunks=(5, 4))
+    a = np.arange(2 * 10**4 * 2, dtype=np.float64).reshape(2 * 10**4, 2)
+    x = ar.from_numpy(a, chunks=(2 * 10**4, 1))  # blocks of 160 KB: lent (from 64 KiB)
     seen = []
 
     def look(b):
@@ -292,11 +292,16 @@ def test_blocks_are_lent_read_only_without_a_copy_and_outlive_the_call():
     # may have dropped its chunk: the array's base keeps the memory alive).
     ar.map_blocks(lambda b: b + 1, ar.ones((1000, 1000), chunks=250)).sum().compute()
     assert_same(np.concatenate(sorted(kept, key=lambda b: b[0, 0]), axis=1), a)
+    # Small blocks are copies of their own (writable: a copy costs less than lending).
+    small = []
+    ar.map_blocks(lambda b: small.append(b.flags.writeable) or b,
+                  ar.from_numpy(np.arange(8.0), chunks=4)).compute()
+    assert small and all(small)
 
 
 def test_a_function_writing_into_its_block_gets_a_copy_and_the_store_is_untouched():
-    a = np.arange(12.0)
-    x = ar.from_numpy(a, chunks=4)
+    a = np.arange(3 * 10**4, dtype=np.float64)
+    x = ar.from_numpy(a, chunks=10**4)  # blocks of 80 KB: lent
 
     def clamp_in_place(b):
         b[b > 5] = 5  # NumPy refuses on a lent block: the call is repeated on a copy
