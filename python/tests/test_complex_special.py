@@ -4,7 +4,8 @@ alone and fused with other elementwise ops.
 
 NumPy is the oracle but where the array API standard says otherwise: `sign` of a number with
 a NaN part is NaN + NaN j (NumPy: `sign(inf + nan j) == 1`), and `expm1` of a non-finite
-number is `exp(z) - 1` as the standard's table has it (NumPy's formula gives NaN there). The
+number is `exp(z) - 1` as the standard's table has it (NumPy's formula gives NaN there, and
+`expm1(-0 + 0j)` a real part of -0 where the standard has +0). The
 sign of an infinite or zero part next to a NaN part is left open by the annex in most cases
 (NumPy's `sin(inf + inf j)` and `-i sinh(i z)` disagree on it): magnitudes are compared
 there."""
@@ -41,6 +42,8 @@ def _oracle(name, z):
             bad = ~np.isfinite(want)
             want = np.where(bad, (e.real - 1).astype(z.real.dtype) + 0j, want).astype(z.dtype)
             want.imag[bad] = shifted.imag[bad]
+            # The standard: expm1(±0 + 0j) = +0 + 0j (NumPy's formula gives -0 for -0).
+            want.real[(z.real == 0) & (z.imag == 0)] = 0.0
         if name == "sign":
             nan = np.isnan(z.real) | np.isnan(z.imag)
             want[nan] = complex(np.nan, np.nan)

@@ -137,7 +137,8 @@ pub fn expm1<T: Float>(z: C<T>) -> C<T> {
     let (x, y) = (z.re, z.im);
     if finite(z) {
         if y.is_zero() {
-            return c(x.exp_m1(), y);
+            // `+ 0`: expm1(-0 + 0j) is exp(-0 + 0j) - 1 = +0 + 0j, the standard's.
+            return c(x.exp_m1() + T::zero(), y);
         }
         let two = T::one() + T::one();
         let h = (y / two).sin();
@@ -514,7 +515,7 @@ mod tests {
             ("exp", exp, INF, NAN, INF, NAN, true, false),
             ("exp", exp, NAN, 0.0, NAN, 0.0, false, false),
             ("exp", exp, NAN, f, NAN, NAN, false, false),
-            ("expm1", expm1, -0.0, 0.0, 0.0, 0.0, true, false),
+            ("expm1", expm1, -0.0, 0.0, 0.0, 0.0, false, false),
             ("expm1", expm1, INF, 0.0, INF, 0.0, false, false),
             ("expm1", expm1, -INF, f, -1.0, 0.0, false, false),
             ("expm1", expm1, -INF, INF, -1.0, 0.0, false, true),
