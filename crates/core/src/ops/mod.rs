@@ -194,6 +194,9 @@ family::reduction::reduction_table! { with_ufuncs! { rows {
     ImagPart => Unary, "imag", "ares.tensor.arithmetic.imag";
     // fft (issue 30): one transform along one axis held in one chunk.
     Fft => Fft, "fft", "ares.tensor.fft.fft";
+    // statistics (issue 29): exact ranks of a flattened tensor by selection, and its
+    // chunk-level steps (`ops::family::statistics::select`).
+    SelectRanks => Shuffle, "select_ranks", "ares.tensor.statistics.select_ranks";
 } } }
 
 /// murmur3_32 of a name with seed 0.
