@@ -337,7 +337,7 @@ pub fn apply(step: &SelectStep, inputs: &[&ArrayData]) -> KResult<ArrayData> {
 type View<T> = fn(&ArrayData) -> Option<Cow<'_, [T]>>;
 
 /// How to read and make arrays of one dtype.
-struct Typed<T> {
+struct Typed<T: Clone> {
     view: View<T>,
     make: fn(ArrayD<T>) -> ArrayData,
 }

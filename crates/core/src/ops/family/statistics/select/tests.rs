@@ -215,3 +215,55 @@ fn the_gather_is_small() {
     let got = pick(&b, &totals, 1_000_000, &ranks, &[&piece]).unwrap();
     assert_eq!(got, sorted_f64(&x, &ranks));
 }
+
+/// The values of `program`'s last expression on the local executor (chunked, two slots).
+fn run(program: &str) -> Vec<f64> {
+    let t = crate::expr::evaluate(program).unwrap_or_else(|e| panic!("{program}: {e}"));
+    let graph = crate::tensor::Tensor::graph(&[&t]);
+    let cluster = crate::prepare::uniform_cluster(1, 2);
+    let config = crate::config::TaskConfig::default();
+    let prepared =
+        crate::prepare::prepare(&graph, &config, &cluster, crate::ids::TaskId(1)).unwrap();
+    let (mut results, _) = crate::executor::execute(&prepared.subtasks, 2).unwrap();
+    results.remove(0).to_f64().iter().copied().collect()
+}
+
+/// NumPy's `_lerp`.
+fn lerp(a: f64, b: f64, t: f64) -> f64 {
+    match t >= 0.5 {
+        true => b - (b - a) * (1.0 - t),
+        false => a + (b - a) * t,
+    }
+}
+
+/// The tiled graph (samples, brackets, counts, gathers, picker) on the executor: median and
+/// quantiles of the flattened tensor against the sorted values, to the bit.
+#[test]
+fn the_tiled_selection_equals_the_sorted_values() {
+    let x = "x = rechunk(reshape(rand(60000, chunk=7000, seed=4), (300, 200)), (70, 90))";
+    let mut v = run(&format!("{x}; x"));
+    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    let n = v.len();
+    assert_eq!(run(&format!("{x}; median(x)")), vec![(v[n / 2 - 1] + v[n / 2]) / 2.0]);
+    let (g, i) = ((n - 1) as f64 * 0.3, ((n - 1) as f64 * 0.3) as usize);
+    let want = lerp(v[i], v[i + 1], g - i as f64);
+    assert_eq!(run(&format!("{x}; quantile(x, 0.3)")), vec![want]);
+    assert_eq!(run(&format!("{x}; quantile(x, (0, 1))")), vec![v[0], v[n - 1]]);
+    // Integers with many ties, and a NaN.
+    let ints = "y = astype(floor(rand(50001, chunk=4000, seed=5) * 9.0) - 4, 'int32')";
+    let mut w = run(&format!("{ints}; y"));
+    w.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    assert_eq!(run(&format!("{ints}; median(y)")), vec![w[25000]]);
+    let nan = format!("{ints}; z = where(arange(50001, chunk=4000) == 777, nan, y * 1.0); median(z)");
+    assert!(run(&nan)[0].is_nan());
+    let direct = format!("{ints}; quantile(y, (0.01, 0.99))");
+    let want: Vec<f64> = [0.01, 0.99]
+        .iter()
+        .map(|q| {
+            let g = 50000.0 * q;
+            let i = g as usize;
+            lerp(w[i], w[i + 1], g - i as f64)
+        })
+        .collect();
+    assert_eq!(run(&direct), want);
+}
