@@ -344,7 +344,9 @@ pub enum OpArgs {
     Fft(crate::ops::family::fft::spec::FftSpec),
     /// Tileable `select_ranks`: the values at `ranks` of a 1-D tensor sorted, NaN last
     /// (`ops::family::statistics::select`).
-    SelectRanks { ranks: Vec<u64> },
+    SelectRanks {
+        ranks: Vec<u64>,
+    },
     /// One chunk-level step of `select_ranks`.
     SelectStep(crate::ops::family::statistics::select::SelectStep),
 }

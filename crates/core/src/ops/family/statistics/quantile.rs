@@ -68,7 +68,10 @@ struct Lanes {
 enum Source {
     Sorted(Tensor),
     /// The values at `ranks` (ascending, distinct) of the one lane.
-    Selected { values: Tensor, ranks: Vec<usize> },
+    Selected {
+        values: Tensor,
+        ranks: Vec<usize>,
+    },
 }
 
 impl Lanes {

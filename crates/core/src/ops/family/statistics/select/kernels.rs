@@ -113,8 +113,16 @@ pub fn brackets<T: Key>(samples: Vec<T>, n: u64, ranks: &[u64]) -> Vec<T> {
     }
     let mut out = Vec::with_capacity(2 * windows.len());
     for (from, to) in windows {
-        out.push(if from < 0.0 { T::LOWEST } else { s[from as usize] });
-        out.push(if to >= len { T::HIGHEST } else { s[to as usize] });
+        out.push(if from < 0.0 {
+            T::LOWEST
+        } else {
+            s[from as usize]
+        });
+        out.push(if to >= len {
+            T::HIGHEST
+        } else {
+            s[to as usize]
+        });
     }
     out
 }
@@ -188,7 +196,12 @@ fn plan<T: Key>(brackets: &[T], totals: &[i64], n: u64, ranks: &[u64]) -> KResul
             let at_lo = (t[1] - t[0]) as u64;
             match pair[0] == pair[1] {
                 true => [t[0] as u64, at_lo, 0, 0],
-                false => [t[0] as u64, at_lo, (t[2] - t[1]) as u64, (t[3] - t[2]) as u64],
+                false => [
+                    t[0] as u64,
+                    at_lo,
+                    (t[2] - t[1]) as u64,
+                    (t[3] - t[2]) as u64,
+                ],
             }
         })
         .collect();
@@ -199,26 +212,27 @@ fn plan<T: Key>(brackets: &[T], totals: &[i64], n: u64, ranks: &[u64]) -> KResul
             answers.push(Answer::Nan);
             continue;
         }
-        let found = spans.iter().enumerate().find_map(|(j, &[below, lo, open, hi])| {
-            if r < below || r >= below + lo + open + hi {
-                None
-            } else if r < below + lo {
-                Some(Answer::Bound(brackets[2 * j]))
-            } else if r < below + lo + open {
-                inside[j] = Some(open as usize);
-                Some(Answer::Inside {
-                    bracket: j,
-                    index: (r - below - lo) as usize,
-                })
-            } else {
-                Some(Answer::Bound(brackets[2 * j + 1]))
-            }
-        });
+        let found = spans
+            .iter()
+            .enumerate()
+            .find_map(|(j, &[below, lo, open, hi])| {
+                if r < below || r >= below + lo + open + hi {
+                    None
+                } else if r < below + lo {
+                    Some(Answer::Bound(brackets[2 * j]))
+                } else if r < below + lo + open {
+                    inside[j] = Some(open as usize);
+                    Some(Answer::Inside {
+                        bracket: j,
+                        index: (r - below - lo) as usize,
+                    })
+                } else {
+                    Some(Answer::Bound(brackets[2 * j + 1]))
+                }
+            });
         answers.push(found.unwrap_or(Answer::Anywhere { index: r as usize }));
     }
-    let fallback = answers
-        .iter()
-        .any(|a| matches!(a, Answer::Anywhere { .. }));
+    let fallback = answers.iter().any(|a| matches!(a, Answer::Anywhere { .. }));
     if fallback {
         // Every rank from all the values: no bracket is gathered.
         inside.iter_mut().for_each(|i| *i = None);
@@ -349,7 +363,12 @@ impl<T: Key> Typed<T> {
 
     fn read<'a>(&self, a: &'a ArrayData) -> KResult<Cow<'a, [T]>> {
         (self.view)(a).map_or_else(
-            || kerr(format!("internal: a {} input among the selection's values", a.dtype())),
+            || {
+                kerr(format!(
+                    "internal: a {} input among the selection's values",
+                    a.dtype()
+                ))
+            },
             Ok,
         )
     }
@@ -389,7 +408,10 @@ fn slice_of<T: Clone>(a: &ArrayD<T>) -> Cow<'_, [T]> {
 }
 
 fn counts_of(a: &ArrayData) -> KResult<Cow<'_, [i64]>> {
-    view_i64(a).map_or_else(|| kerr(format!("internal: counts of dtype {}", a.dtype())), Ok)
+    view_i64(a).map_or_else(
+        || kerr(format!("internal: counts of dtype {}", a.dtype())),
+        Ok,
+    )
 }
 
 fn run<T: Key>(step: &SelectStep, inputs: &[&ArrayData], t: Typed<T>) -> KResult<ArrayData> {

@@ -66,7 +66,16 @@ fn same(a: &[f64], b: &[f64]) -> bool {
 /// Every interesting rank of `n` values: both ends, the middle ones, quartiles.
 fn ranks_for(n: usize) -> Vec<u64> {
     let n = n as u64;
-    let mut r = vec![0, n - 1, n / 2, (n - 1) / 2, n / 4, 3 * n / 4, n / 100, n - 1 - n / 100];
+    let mut r = vec![
+        0,
+        n - 1,
+        n / 2,
+        (n - 1) / 2,
+        n / 4,
+        3 * n / 4,
+        n / 100,
+        n - 1 - n / 100,
+    ];
     r.sort_unstable();
     r.dedup();
     r
@@ -87,7 +96,9 @@ fn check_f64(name: &str, x: &[f64], chunk: usize, total: usize) {
 
 fn uniform(n: usize, seed: u64) -> Vec<f64> {
     let mut s = seed;
-    (0..n).map(|_| (rng(&mut s) >> 11) as f64 / (1u64 << 53) as f64).collect()
+    (0..n)
+        .map(|_| (rng(&mut s) >> 11) as f64 / (1u64 << 53) as f64)
+        .collect()
 }
 
 #[test]
@@ -99,7 +110,12 @@ fn random_data_equals_a_full_sort() {
         (1000, 10, 1000),
         (20_000, 3000, SAMPLE),
     ] {
-        check_f64(&format!("uniform {n}/{chunk}"), &uniform(n, n as u64), chunk, total);
+        check_f64(
+            &format!("uniform {n}/{chunk}"),
+            &uniform(n, n as u64),
+            chunk,
+            total,
+        );
     }
     let mut s = 7;
     let normal: Vec<f64> = (0..30_000)
@@ -118,7 +134,9 @@ fn duplicates_and_equal_values() {
     mostly[17] = -3.0;
     mostly[9000] = 8.0;
     check_f64("all equal but two", &mostly, 1000, 512);
-    let zeros: Vec<f64> = (0..1000).map(|i| if i % 2 == 0 { 0.0 } else { -0.0 }).collect();
+    let zeros: Vec<f64> = (0..1000)
+        .map(|i| if i % 2 == 0 { 0.0 } else { -0.0 })
+        .collect();
     check_f64("signed zeros", &zeros, 100, 64);
 }
 
@@ -158,7 +176,12 @@ fn nan_and_infinities() {
 
 #[test]
 fn tiny_tensors() {
-    for x in [vec![4.0], vec![2.0, 1.0], vec![f64::NAN, 1.0], vec![1.0, 1.0]] {
+    for x in [
+        vec![4.0],
+        vec![2.0, 1.0],
+        vec![f64::NAN, 1.0],
+        vec![1.0, 1.0],
+    ] {
         check_f64("tiny", &x, 1, 2);
         check_f64("tiny one chunk", &x, 2, 2);
     }
@@ -174,9 +197,18 @@ fn integers_at_their_extremes() {
     let ranks = ranks_for(ints.len());
     assert_eq!(select(&ints, 2000, 1024, &ranks), sorted_int(&ints, &ranks));
     let small: Vec<i64> = (0..30_000).map(|_| (rng(&mut s) % 7) as i64 - 3).collect();
-    assert_eq!(select(&small, 2000, 1024, &ranks), sorted_int(&small, &ranks));
+    assert_eq!(
+        select(&small, 2000, 1024, &ranks),
+        sorted_int(&small, &ranks)
+    );
     let unsigned: Vec<u64> = (0..30_000)
-        .map(|i| if i % 3 == 0 { u64::MAX } else { rng(&mut s) % 4 })
+        .map(|i| {
+            if i % 3 == 0 {
+                u64::MAX
+            } else {
+                rng(&mut s) % 4
+            }
+        })
         .collect();
     assert_eq!(
         select(&unsigned, 2000, 1024, &ranks),
@@ -189,7 +221,11 @@ fn integers_at_their_extremes() {
 #[test]
 fn a_missed_bracket_falls_back_to_every_value() {
     let x: Vec<f64> = (0..10_000).map(|i| i as f64).collect();
-    let b = brackets(vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0], 10_000, &[5000]);
+    let b = brackets(
+        vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0],
+        10_000,
+        &[5000],
+    );
     let totals = count(&x, &b);
     let piece = gather(&x, &b, &totals, 10_000, &[5000, 9999]).unwrap();
     assert_eq!(piece.len(), 10_000, "every value gathered");
@@ -244,17 +280,24 @@ fn the_tiled_selection_equals_the_sorted_values() {
     let mut v = run(&format!("{x}; x"));
     v.sort_by(|a, b| a.partial_cmp(b).unwrap());
     let n = v.len();
-    assert_eq!(run(&format!("{x}; median(x)")), vec![(v[n / 2 - 1] + v[n / 2]) / 2.0]);
+    assert_eq!(
+        run(&format!("{x}; median(x)")),
+        vec![(v[n / 2 - 1] + v[n / 2]) / 2.0]
+    );
     let (g, i) = ((n - 1) as f64 * 0.3, ((n - 1) as f64 * 0.3) as usize);
     let want = lerp(v[i], v[i + 1], g - i as f64);
     assert_eq!(run(&format!("{x}; quantile(x, 0.3)")), vec![want]);
-    assert_eq!(run(&format!("{x}; quantile(x, (0, 1))")), vec![v[0], v[n - 1]]);
+    assert_eq!(
+        run(&format!("{x}; quantile(x, (0, 1))")),
+        vec![v[0], v[n - 1]]
+    );
     // Integers with many ties, and a NaN.
     let ints = "y = astype(floor(rand(50001, chunk=4000, seed=5) * 9.0) - 4, 'int32')";
     let mut w = run(&format!("{ints}; y"));
     w.sort_by(|a, b| a.partial_cmp(b).unwrap());
     assert_eq!(run(&format!("{ints}; median(y)")), vec![w[25000]]);
-    let nan = format!("{ints}; z = where(arange(50001, chunk=4000) == 777, nan, y * 1.0); median(z)");
+    let nan =
+        format!("{ints}; z = where(arange(50001, chunk=4000) == 777, nan, y * 1.0); median(z)");
     assert!(run(&nan)[0].is_nan());
     let direct = format!("{ints}; quantile(y, (0.01, 0.99))");
     let want: Vec<f64> = [0.01, 0.99]

@@ -20,13 +20,24 @@ impl Tiler {
     ) -> Tiled {
         let lens = &input.splits[0];
         let r = ranks.len();
-        let step = |tiler: &mut Self, step: SelectStep| {
-            tiler.graph.intern_args(OpArgs::SelectStep(step))
-        };
+        let step =
+            |tiler: &mut Self, step: SelectStep| tiler.graph.intern_args(OpArgs::SelectStep(step));
         let out = if input.chunks.len() == 1 {
             let key = self.key();
-            let args = step(self, SelectStep::Whole { ranks: ranks.to_vec() });
-            self.push(key, Op::SelectRanks, args, smallvec![r], dtype, &input.chunks)
+            let args = step(
+                self,
+                SelectStep::Whole {
+                    ranks: ranks.to_vec(),
+                },
+            );
+            self.push(
+                key,
+                Op::SelectRanks,
+                args,
+                smallvec![r],
+                dtype,
+                &input.chunks,
+            )
         } else {
             self.tile_selection(ranks, dtype, input, n, lens)
         };
@@ -57,11 +68,18 @@ impl Tiler {
                     count: count as u32,
                     seed: i as u64,
                 }));
-                self.push(sample_key, Op::SelectRanks, args, smallvec![count], dtype, &[*c])
+                self.push(
+                    sample_key,
+                    Op::SelectRanks,
+                    args,
+                    smallvec![count],
+                    dtype,
+                    &[*c],
+                )
             })
             .collect();
         let (n64, ranks) = (n as u64, ranks.to_vec());
-        let mut one = |tiler: &mut Self, s: SelectStep, len: usize, d: DType, i: &[ChunkIdx]| {
+        let one = |tiler: &mut Self, s: SelectStep, len: usize, d: DType, i: &[ChunkIdx]| {
             let key = tiler.key();
             let args = tiler.graph.intern_args(OpArgs::SelectStep(s));
             tiler.push(key, Op::SelectRanks, args, smallvec![len], d, i)
@@ -79,7 +97,9 @@ impl Tiler {
             &samples,
         );
         let count_key = self.key();
-        let count_args = self.graph.intern_args(OpArgs::SelectStep(SelectStep::Count));
+        let count_args = self
+            .graph
+            .intern_args(OpArgs::SelectStep(SelectStep::Count));
         let width = 4 * ranks.len() + 1;
         let counts: Vec<ChunkIdx> = input
             .chunks
@@ -87,7 +107,14 @@ impl Tiler {
             .map(|c| {
                 let inputs = [*c, brackets];
                 let shape = smallvec![width];
-                self.push(count_key, Op::SelectRanks, count_args, shape, DType::I64, &inputs)
+                self.push(
+                    count_key,
+                    Op::SelectRanks,
+                    count_args,
+                    shape,
+                    DType::I64,
+                    &inputs,
+                )
             })
             .collect();
         let sum_args = self.graph.intern_args(OpArgs::Combine {
@@ -106,23 +133,26 @@ impl Tiler {
         );
         // A gathered piece's length depends on the data; its bound is the chunk's.
         let gather_key = self.key();
-        let gather_args = self.graph.intern_args(OpArgs::SelectStep(SelectStep::Gather {
-            n: n64,
-            ranks: ranks.clone(),
-        }));
+        let gather_args = self
+            .graph
+            .intern_args(OpArgs::SelectStep(SelectStep::Gather {
+                n: n64,
+                ranks: ranks.clone(),
+            }));
         let mut picked = vec![brackets, totals];
         for (c, len) in input.chunks.iter().zip(lens) {
             let inputs = [*c, brackets, totals];
             let shape = smallvec![*len];
-            picked.push(self.push(gather_key, Op::SelectRanks, gather_args, shape, dtype, &inputs));
+            picked.push(self.push(
+                gather_key,
+                Op::SelectRanks,
+                gather_args,
+                shape,
+                dtype,
+                &inputs,
+            ));
         }
         let r = ranks.len();
-        one(
-            self,
-            SelectStep::Pick { n: n64, ranks },
-            r,
-            dtype,
-            &picked,
-        )
+        one(self, SelectStep::Pick { n: n64, ranks }, r, dtype, &picked)
     }
 }
