@@ -113,6 +113,9 @@ pub fn brackets<T: Key>(samples: Vec<T>, n: u64, ranks: &[u64]) -> Vec<T> {
     }
     let mut out = Vec::with_capacity(2 * windows.len());
     for (from, to) in windows {
+        // A rank past the estimated non-NaN values (its window beyond the sample) gets the
+        // sample's top as its low bound.
+        let from = from.min(len - 1.0);
         out.push(if from < 0.0 {
             T::LOWEST
         } else {

@@ -63,7 +63,7 @@ impl Tiler {
             .zip(lens)
             .enumerate()
             .map(|(i, (c, len))| {
-                let count = (len * total).div_ceil(n.max(1));
+                let count = (*len as u128 * total as u128).div_ceil(n.max(1) as u128) as usize;
                 let args = self.graph.push_args(OpArgs::SelectStep(SelectStep::Sample {
                     count: count as u32,
                     seed: i as u64,
