@@ -216,21 +216,19 @@ fn integers_at_their_extremes() {
     );
 }
 
-/// A sample that misses the ranks (too small to bracket them, drawn from one end): the
-/// fallback gathers every value and the answer stays exact.
+/// A bracket that misses the ranks (as an unlucky sample would draw it): the fallback
+/// gathers every value and the answer stays exact.
 #[test]
 fn a_missed_bracket_falls_back_to_every_value() {
-    let x: Vec<f64> = (0..10_000).map(|i| i as f64).collect();
-    let b = brackets(
-        vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0],
-        10_000,
-        &[5000],
-    );
+    let x: Vec<f64> = (0..10_000).rev().map(|i| i as f64).collect();
+    let b = vec![1.0, 9.0];
     let totals = count(&x, &b);
-    let piece = gather(&x, &b, &totals, 10_000, &[5000, 9999]).unwrap();
+    assert_eq!(totals, vec![1, 2, 9, 10, 0]);
+    let ranks = [5000, 9999, 3];
+    let piece = gather(&x, &b, &totals, 10_000, &ranks).unwrap();
     assert_eq!(piece.len(), 10_000, "every value gathered");
-    let got = pick(&b, &totals, 10_000, &[5000, 9999], &[&piece]).unwrap();
-    assert_eq!(got, vec![5000.0, 9999.0]);
+    let got = pick(&b, &totals, 10_000, &ranks, &[&piece]).unwrap();
+    assert_eq!(got, vec![5000.0, 9999.0, 3.0]);
 }
 
 /// The gathered values are a small part of the data.
