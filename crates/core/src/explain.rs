@@ -135,6 +135,8 @@ pub fn describe_args(args: &OpArgs) -> String {
         OpArgs::SearchSorted { right } => {
             format!("side={}", if *right { "right" } else { "left" })
         }
+        OpArgs::SelectRanks { ranks } => format!("ranks={ranks:?}"),
+        OpArgs::SelectStep(step) => format!("{step:?}"),
         OpArgs::TakeRows { axis: u32::MAX } => "axis=None".to_string(),
         OpArgs::TakeRows { axis } => format!("axis={axis}"),
     }

@@ -350,6 +350,9 @@ fn apply_native(
             [a, v] => select::searchsorted(a, v, *right),
             _ => kerr(format!("expects 2 inputs, got {}", inputs.len())),
         },
+        (_, OpArgs::SelectStep(step)) => {
+            crate::ops::family::statistics::select::kernels::apply(step, inputs)
+        }
         (_, OpArgs::ShuffleProxy { .. }) => {
             Ok(ArrayData::I64(ndarray::ArrayD::zeros(ndarray::IxDyn(&[0]))))
         }

@@ -342,6 +342,13 @@ pub enum OpArgs {
     MapBlocks(Box<crate::ops::family::python_call::BlockCall>),
     /// fft: one transform along one axis (`ops::family::fft::spec`).
     Fft(crate::ops::family::fft::spec::FftSpec),
+    /// Tileable `select_ranks`: the values at `ranks` of a 1-D tensor sorted, NaN last
+    /// (`ops::family::statistics::select`).
+    SelectRanks {
+        ranks: Vec<u64>,
+    },
+    /// One chunk-level step of `select_ranks`.
+    SelectStep(crate::ops::family::statistics::select::SelectStep),
 }
 
 /// How a mapper splits its data.

@@ -297,6 +297,12 @@ pub fn infer(op: Op, args: &OpArgs, inputs: &[(&Shape, DType)]) -> Result<(Shape
             }
             (shape.clone(), inputs[0].1)
         }
+        (_, OpArgs::SelectRanks { ranks }) if op == Op::SelectRanks => {
+            arity(op, inputs.len(), 1)?;
+            let (len, dtype) =
+                super::family::statistics::select::infer(ranks, inputs[0].0, inputs[0].1)?;
+            (smallvec::smallvec![len], dtype)
+        }
         _ => return infer_data_dependent(op, args, inputs),
     };
     Ok(out)

@@ -134,6 +134,7 @@ fn estimate_chunks(graph: &TileableGraph) -> usize {
             OpArgs::Sort { .. } => max_in * 5 + 4,
             OpArgs::Unique { .. } => max_in * 4 + 4,
             OpArgs::MaskSelect => max_in * 4,
+            OpArgs::SelectRanks { .. } => max_in * 4 + 4,
             OpArgs::TakeRows { .. } => {
                 node.inputs.iter().map(|i| est[i.index()]).sum::<usize>() * 6 + 4
             }
@@ -386,6 +387,11 @@ impl Tiler {
                 in_shapes[0],
                 in_shapes[1],
             ),
+            (_, OpArgs::SelectRanks { ranks }) if inputs.len() == 1 => {
+                let in_dtype = self.graph.node(inputs[0].chunks[0]).dtype;
+                let n = in_shapes[0].iter().product();
+                Ok(self.tile_select_ranks(ranks, in_dtype, inputs[0], n))
+            }
             (_, OpArgs::SearchSorted { right }) if inputs.len() == 2 => {
                 self.tile_searchsorted(*right, inputs[0], inputs[1])
             }

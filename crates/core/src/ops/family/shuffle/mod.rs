@@ -61,7 +61,8 @@ impl OpFamily for Shuffle {
     }
 
     fn owns(&self, op: Op) -> bool {
-        matches!(op.family(), Family::Shuffle)
+        // `select_ranks` is the statistics family's (it moves no data through a shuffle).
+        matches!(op.family(), Family::Shuffle) && op != Op::SelectRanks
     }
 
     fn functions(&self) -> Vec<Function> {

@@ -2,17 +2,19 @@
 //! reductions (`nansum` ... `nanargmax`) and the exact order statistics (`median`,
 //! `percentile`, `quantile`).
 //!
-//! The family owns no op: each function is composed of primitives other families tile and
-//! fuse (`where`, `isnan`, the reduction table's folds, the shuffle's sort, slices), so the
+//! The family owns one op, `select_ranks` ([`select`]: exact ranks of a flattened tensor
+//! without sorting it); the rest is composed of primitives other families tile and fuse
+//! (`where`, `isnan`, the reduction table's folds, the shuffle's sort, slices), so the
 //! kernels, fusion and the reference evaluators know them already, and every front door
 //! (the expression language, Python, the CLI) has them from this one place. The NaN-skipping
 //! folds replace NaN by the fold's identity and count the values they kept, as NumPy's
-//! `nanfunctions` do, so the numbers are NumPy's; the order statistics sort along the
-//! reduced axis (PSRS across chunks for a flattened tensor) and pick the ranks they need,
-//! which is exact where dask's `percentile` approximates.
+//! `nanfunctions` do, so the numbers are NumPy's; the order statistics select the ranks they
+//! need (over every axis) or sort along the reduced axes and pick them, which is exact where
+//! dask's `percentile` approximates.
 
 pub mod nan;
 pub mod quantile;
+pub mod select;
 #[cfg(test)]
 mod tests;
 
@@ -79,9 +81,9 @@ impl OpFamily for Statistics {
         "statistics"
     }
 
-    /// Composed of other families' ops: it owns none.
-    fn owns(&self, _op: Op) -> bool {
-        false
+    /// Composed of other families' ops, but for the selection of ranks.
+    fn owns(&self, op: Op) -> bool {
+        op == Op::SelectRanks
     }
 
     fn functions(&self) -> Vec<Function> {

@@ -1,9 +1,11 @@
 //! Exact order statistics: `median`, `quantile` and `percentile` by selection.
 //!
-//! The reduced axes are moved last and merged into one lane per result element, each lane
-//! is sorted (the shuffle's sort: PSRS across chunks for a flattened tensor, one chunk per
-//! lane otherwise) and the ranks needed are sliced out of it: a slice reads only the chunks
-//! holding those ranks. The numbers are NumPy's to the bit: the `linear` method's virtual
+//! Over every axis (the flattened tensor, of a real dtype) the ranks the formulas read are
+//! selected without sorting ([`crate::ops::family::statistics::select`]: O(n) and a gather
+//! of about 1 % of the values, where a sort is O(n log n) and moves them all). Over some
+//! axes, the reduced axes are moved last and merged into one lane per result element, each
+//! lane is sorted (the shuffle's sort, one chunk per lane) and the ranks needed are sliced
+//! out of it. The numbers are NumPy's to the bit: the `linear` method's virtual
 //! index `(n - 1) q`, its neighbours and weight, `_lerp`'s two formulas (`a + (b - a) t`
 //! below one half, `b - (b - a) (1 - t)` from there), a median as the mean of the middle
 //! one or two, NaN wherever a lane holds one (it sorts last). A single `q` is NumPy's weak
@@ -53,17 +55,35 @@ impl Quantiles {
     }
 }
 
-/// The lanes to select from: the reduced axes merged last and sorted.
+/// The lanes to take ranks from: the reduced axes merged last and sorted, or, for the
+/// flattened tensor, the ranks asked for selected ([`Tensor::select_ranks`]).
 struct Lanes {
-    sorted: Tensor,
+    source: Source,
     /// Values per lane.
     n: usize,
     /// The result's shape for one quantile (reduced axes dropped, or kept as 1).
     shape: Vec<i64>,
 }
 
+enum Source {
+    Sorted(Tensor),
+    /// The values at `ranks` (ascending, distinct) of the one lane.
+    Selected {
+        values: Tensor,
+        ranks: Vec<usize>,
+    },
+}
+
 impl Lanes {
-    fn of(x: &Tensor, name: &'static str, axes: Option<&[i64]>, keepdims: bool) -> Result<Lanes> {
+    /// The lanes of `x` over `axes`; `wanted(n)` lists the ranks the caller will read
+    /// (selected, not sorted, when every axis is reduced).
+    fn of(
+        x: &Tensor,
+        name: &'static str,
+        axes: Option<&[i64]>,
+        keepdims: bool,
+        wanted: impl Fn(usize) -> Vec<usize>,
+    ) -> Result<Lanes> {
         if x.length_from_data() {
             return Err(AresError::arg(
                 name,
@@ -90,6 +110,21 @@ impl Lanes {
                 }
             })
             .collect();
+        if kept.is_empty() && !x.dtype().is_complex() {
+            let mut ranks = wanted(n);
+            if x.dtype().is_float() {
+                ranks.push(n - 1);
+            }
+            ranks.sort_unstable();
+            ranks.dedup();
+            let asked: Vec<u64> = ranks.iter().map(|r| *r as u64).collect();
+            let values = x.flatten()?.select_ranks(&asked)?;
+            return Ok(Lanes {
+                source: Source::Selected { values, ranks },
+                n,
+                shape,
+            });
+        }
         let lanes = if kept.is_empty() {
             x.flatten()?
         } else {
@@ -106,7 +141,7 @@ impl Lanes {
             }
         };
         Ok(Lanes {
-            sorted: lanes.sort_along(-1, false, false)?,
+            source: Source::Sorted(lanes.sort_along(-1, false, false)?),
             n,
             shape,
         })
@@ -114,19 +149,63 @@ impl Lanes {
 
     /// Rank `i` of every lane (the lane axis removed).
     fn rank(&self, i: usize) -> Result<Tensor> {
-        let mut index = vec![SliceArg::FULL; self.sorted.ndim() - 1];
-        index.push(SliceArg::Index(i as i64));
-        self.sorted.slice(&index)
+        match &self.source {
+            Source::Sorted(sorted) => {
+                let mut index = vec![SliceArg::FULL; sorted.ndim() - 1];
+                index.push(SliceArg::Index(i as i64));
+                sorted.slice(&index)
+            }
+            Source::Selected { values, ranks } => {
+                let at = ranks.binary_search(&i).map_err(|_| {
+                    AresError::arg("quantile", format!("internal: rank {i} was not selected"))
+                })?;
+                values.slice(&[SliceArg::Index(at as i64)])
+            }
+        }
     }
 
     /// `value`, but NaN (the lane's last rank) wherever a lane of a float tensor holds NaN.
     fn nan_where_nan(&self, value: Tensor) -> Result<Tensor> {
-        if !self.sorted.dtype().is_float() {
+        let dtype = match &self.source {
+            Source::Sorted(t) | Source::Selected { values: t, .. } => t.dtype(),
+        };
+        if !dtype.is_float() {
             return Ok(value);
         }
         let last = self.rank(self.n - 1)?;
         select(&last.unary(Op::IsNan)?, &last, &value)
     }
+}
+
+/// NumPy's `_get_indexes` for the virtual index `(n - 1) q`: the neighbours' ranks and the
+/// index the weight is computed from. At or past the last rank both neighbours are the last
+/// (index -1), below 0 both are the first.
+fn neighbours(n: usize, q: f64) -> (usize, usize, f64) {
+    let last = n - 1;
+    let virtual_index = last as f64 * q;
+    if virtual_index >= last as f64 {
+        (last, last, -1.0)
+    } else if virtual_index < 0.0 {
+        (0, 0, 0.0)
+    } else {
+        let floor = virtual_index.floor();
+        (floor as usize, floor as usize + 1, floor)
+    }
+}
+
+/// The ranks `asked`'s quantiles read of a lane of `n` values.
+fn ranks_of(asked: &Quantiles, n: usize) -> Vec<usize> {
+    asked
+        .values
+        .iter()
+        .flat_map(|&q| match asked.integer {
+            true => vec![((n - 1) as f64 * q) as usize],
+            false => {
+                let (previous, next, _) = neighbours(n, q);
+                vec![previous, next]
+            }
+        })
+        .collect()
 }
 
 impl Tensor {
@@ -137,7 +216,8 @@ impl Tensor {
             DType::Bool => self.astype(DType::F64)?,
             _ => self.clone(),
         };
-        let lanes = Lanes::of(&x, "median", axes, keepdims)?;
+        let middle = |n: usize| vec![n / 2, (n - 1) / 2];
+        let lanes = Lanes::of(&x, "median", axes, keepdims, middle)?;
         let n = lanes.n;
         // NumPy's `mean` of the one or two: a sum from +0.0 (so -0.0 gives 0.0), over n.
         let sum_from_zero =
@@ -189,7 +269,7 @@ impl Tensor {
         if q.values.is_empty() {
             return Err(AresError::arg(name, "needs at least one quantile"));
         }
-        let lanes = Lanes::of(self, name, axes, keepdims)?;
+        let lanes = Lanes::of(self, name, axes, keepdims, |n| ranks_of(q, n))?;
         let values = q
             .values
             .iter()
@@ -211,16 +291,7 @@ impl Lanes {
             // An integer virtual index: the rank itself (NumPy's `take`), NaN lanes NaN.
             return self.nan_where_nan(self.rank(virtual_index as usize)?);
         }
-        // NumPy's `_get_indexes`: at or past the last rank both neighbours are the last
-        // (index -1, which the weight is then computed from), below 0 both are the first.
-        let floor = virtual_index.floor();
-        let (previous, next, previous_index) = if virtual_index >= last as f64 {
-            (last, last, -1.0)
-        } else if virtual_index < 0.0 {
-            (0, 0, 0.0)
-        } else {
-            (floor as usize, floor as usize + 1, floor)
-        };
+        let (previous, next, previous_index) = neighbours(self.n, q);
         let gamma = virtual_index - previous_index;
         let (mut a, mut b) = (self.rank(previous)?, self.rank(next)?);
         let mut diff = b.elementwise(Op::Sub, &a)?;
