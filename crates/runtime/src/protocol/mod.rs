@@ -36,8 +36,8 @@ use serde::{Deserialize, Serialize};
 /// 12: `Explain`; 13: the handshake's seal bytes and encrypted links; 14: heartbeat task-stream entries;
 /// 15: they travel as one packed byte string, timed on the worker's clock; 16: the hello's
 /// `runs_code`, and `map_blocks` nodes; 17: the six narrow integer dtypes in chunk
-/// headers and data).
-pub const PROTOCOL_VERSION: u32 = 17;
+/// headers and data; 18: `select_ranks` nodes and their steps' arguments).
+pub const PROTOCOL_VERSION: u32 = 18;
 
 /// One subtask to run: its index in the task's subtask graph and where its inputs are.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
