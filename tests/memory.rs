@@ -336,3 +336,54 @@ fn a_rechunk_across_workers_fetches_within_the_memory_limits() {
         assert_eq!(m["transit_bytes"].as_u64(), Some(0), "{m}");
     }
 }
+
+/// Issue 29's rechunk at a smaller scale: 32 MiB of float64 from row bands (128, 2048) to
+/// column bands (2048, 128), 2 MiB chunks both, on 2 workers whose `memory_limit` is twice
+/// the chunk (4 MiB). It was refused at submission (two row bands grouped in one subtask,
+/// 6 MiB, and each column band's assemble projected a third copy of itself, 6 MiB); it runs,
+/// spilling, within the limits, and moves no value: the column bands hold, bit for bit, the
+/// array the row bands computed in a task of their own.
+#[test]
+fn a_rechunk_runs_on_workers_limited_to_twice_its_chunk() {
+    let spill = tempfile::tempdir().unwrap();
+    let yaml = format!(
+        "  memory_limit: 4MiB\n  spill_dir: {}\nweb:\n  listen: 127.0.0.1:0\n",
+        spill.path().display()
+    );
+    let cluster = Cluster::start_with(2, 2, &yaml);
+    let mut c = cluster.client();
+    let x = "rand((2048, 2048), chunk=(128, 2048), seed=13)";
+    let mut values = Vec::new();
+    for program in [format!("rechunk({x}, (2048, 128))"), x.to_string()] {
+        let task = submit(&mut c, &program);
+        let info = wait_end(&mut c, task, Duration::from_secs(240));
+        assert_eq!(info.status, TaskStatus::Succeeded, "{program}: {info:?}");
+        values.push(c.fetch(task).unwrap().remove(0));
+        c.cancel_task(task).unwrap();
+    }
+    let (rechunked, source) = (&values[0], &values[1]);
+    assert_eq!(rechunked.shape(), &[2048, 2048]);
+    let bits =
+        |a: &ares_core::array::ArrayData| -> Vec<u64> { a.iter_f64().map(f64::to_bits).collect() };
+    assert!(
+        bits(rechunked) == bits(source),
+        "the rechunk changed values"
+    );
+    // And the source is the independent reference's.
+    let t = ares_core::expr::evaluate(x).unwrap();
+    let want = common::reference::evaluate(&Tensor::graph(&[&t]))
+        .pop()
+        .unwrap();
+    assert!(
+        want.iter().map(|v| v.to_bits()).eq(bits(source)),
+        "rand differs from the reference"
+    );
+
+    std::thread::sleep(Duration::from_millis(300)); // a heartbeat after the end
+    let memory = worker_memory(cluster.web.as_ref().unwrap(), 2);
+    eprintln!("rechunk on 2 x 4 MiB: {memory:#?}");
+    for m in &memory {
+        let peak = m["peak_bytes"].as_u64().unwrap();
+        assert!(peak <= 4 * MIB, "accounted peak {peak} over the limit: {m}");
+    }
+}

@@ -75,9 +75,22 @@ pub(crate) fn scratch(chunks: &ChunkGraph, c: ChunkIdx) -> u64 {
     (2 + extra) * base
 }
 
+/// Whether a node only moves elements into its output, allocated once: a slice copies the
+/// region, an assemble places its blocks (`kernels::indexing::assemble`). Neither holds a
+/// temporary beside its inputs and output.
+fn moves_in_place(chunks: &ChunkGraph, c: ChunkIdx) -> bool {
+    matches!(
+        chunks.args_of(c),
+        ares_core::ops::OpArgs::Slice(_) | ares_core::ops::OpArgs::Assemble { .. }
+    )
+}
+
 /// A subtask's projected peak: its external inputs, every chunk it computes (the executor
 /// keeps them all until it ends), and the largest of one more of its largest chunk and any
-/// member's kernel [`scratch`] (fused chains' intermediates, I/O buffers).
+/// member's kernel [`scratch`] (fused chains' intermediates, I/O buffers). The spare chunk
+/// is a kernel's temporary, so members that [move in place](moves_in_place) add none: a
+/// rechunk's assemble projects its blocks and itself (2x its size), its slices their source
+/// and themselves.
 pub fn projected_bytes(
     chunks: &ChunkGraph,
     members: &[u32],
@@ -85,9 +98,11 @@ pub fn projected_bytes(
 ) -> u64 {
     let (mut sum, mut max) = (0u64, 0u64);
     for m in members {
-        let b = chunk_bytes(chunks, ChunkIdx(*m));
+        let c = ChunkIdx(*m);
+        let b = chunk_bytes(chunks, c);
         sum += b;
-        max = max.max(b).max(scratch(chunks, ChunkIdx(*m)));
+        let spare = if moves_in_place(chunks, c) { 0 } else { b };
+        max = max.max(spare).max(scratch(chunks, c));
     }
     let inputs: u64 = inputs.into_iter().map(|c| chunk_bytes(chunks, c)).sum();
     sum + max + inputs
@@ -169,6 +184,13 @@ pub fn check_fits(
     Ok(())
 }
 
+/// The memory budget preparation groups chunks by (`TaskConfig::memory_budget`): the
+/// smallest worker limit set, so a subtask grouped within it fits on any worker; 0 (none)
+/// when no worker has one.
+pub fn budget(limits: &[u64]) -> u64 {
+    limits.iter().copied().filter(|l| *l > 0).min().unwrap_or(0)
+}
+
 /// "1.2 GiB"-style sizes for messages.
 pub fn human(bytes: u64) -> String {
     const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
@@ -182,9 +204,128 @@ pub fn human(bytes: u64) -> String {
 }
 
 #[cfg(test)]
-#[test]
-fn sizes_read_like_cubed() {
-    assert_eq!(human(1288490189), "1.2 GiB");
-    assert_eq!(human((128 << 20) + 16), "128 MiB");
-    assert_eq!(human(512), "512 B");
+mod tests {
+    use super::*;
+    use ares_core::config::TaskConfig;
+    use ares_core::ids::TaskId;
+    use ares_core::ops::ChunkSpec;
+    use ares_core::prepare::{prepare, uniform_cluster};
+    use ares_core::tensor::{self, Tensor};
+    use proptest::prelude::*;
+
+    const MIB: u64 = 1 << 20;
+
+    #[test]
+    fn sizes_read_like_cubed() {
+        assert_eq!(human(1288490189), "1.2 GiB");
+        assert_eq!(human((128 << 20) + 16), "128 MiB");
+        assert_eq!(human(512), "512 B");
+    }
+
+    #[test]
+    fn the_budget_is_the_smallest_limit_set() {
+        assert_eq!(budget(&[]), 0);
+        assert_eq!(budget(&[0, 0]), 0);
+        assert_eq!(budget(&[64, 0, 32]), 32);
+    }
+
+    /// `rand(shape, from)` rechunked to `to`, prepared for 2 workers of 2 slots whose
+    /// `memory_limit` is `limit`, then checked as the supervisor checks it.
+    fn rechunk_fits(
+        shape: &[usize],
+        from: ChunkSpec,
+        to: ChunkSpec,
+        limit: u64,
+    ) -> Result<(), DoesNotFit> {
+        let x = tensor::rand(shape, from, Some(3)).unwrap();
+        let y = x.rechunk(to).unwrap();
+        let config = TaskConfig {
+            memory_budget: budget(&[limit, limit]),
+            ..TaskConfig::default()
+        };
+        let p = prepare(
+            &Tensor::graph(&[&y]),
+            &config,
+            &uniform_cluster(2, 2),
+            TaskId(1),
+        );
+        check_fits(&p.unwrap().subtasks, &[limit, limit])
+    }
+
+    /// Issue 29's case: 512 MiB of float64 from row bands (256, 8192) to column bands
+    /// (8192, 256), 16 MiB chunks both. Each column band is assembled from 32 pieces of
+    /// 512 KiB: 16 MiB of blocks and 16 MiB assembled. Two row bands once shared a subtask
+    /// (48 MiB) and an assemble projected a third copy; now 2x the chunk (32 MiB) is enough,
+    /// and one byte less is refused, naming the limit.
+    #[test]
+    fn issue_29_rechunk_fits_in_twice_its_chunk() {
+        let (from, to) = (
+            ChunkSpec::PerDim(vec![256, 8192]),
+            ChunkSpec::PerDim(vec![8192, 256]),
+        );
+        for limit in [64 * MIB, 32 * MIB] {
+            let fits = rechunk_fits(&[8192, 8192], from.clone(), to.clone(), limit);
+            assert!(fits.is_ok(), "{limit}: {}", fits.unwrap_err());
+        }
+        let e = rechunk_fits(&[8192, 8192], from, to, 32 * MIB - 1).unwrap_err();
+        assert_eq!(e.projected, 32 * MIB, "{e}");
+    }
+
+    /// Through the shuffle (64 x 64 pairs, more than 4 per chunk): each mapper holds its
+    /// chunk and each reducer its target chunk, within 2x the chunk.
+    #[test]
+    fn a_shuffled_rechunk_fits_in_twice_its_chunk() {
+        let (from, to) = (
+            ChunkSpec::PerDim(vec![1, 4096]),
+            ChunkSpec::PerDim(vec![64, 64]),
+        );
+        let chunk = 4096 * 8;
+        let fits = rechunk_fits(&[64, 4096], from, to, 2 * chunk);
+        assert!(fits.is_ok(), "{}", fits.unwrap_err());
+    }
+
+    /// Chunk lengths along one dimension of `len`: a regular chunk or ragged lengths.
+    fn lengths(len: usize) -> impl Strategy<Value = Vec<usize>> {
+        let regular = (1..=len).prop_map(move |c| ares_core::prepare::tile::split_dim(len, c));
+        let ragged = proptest::collection::vec(1..=len, 1..=len).prop_map(move |cuts| {
+            let mut bounds: Vec<usize> = cuts.into_iter().filter(|c| *c < len).collect();
+            bounds.extend([0, len]);
+            bounds.sort_unstable();
+            bounds.dedup();
+            bounds.windows(2).map(|w| w[1] - w[0]).collect()
+        });
+        prop_oneof![regular, ragged]
+    }
+
+    fn case() -> impl Strategy<Value = (Vec<usize>, Vec<Vec<usize>>, Vec<Vec<usize>>)> {
+        proptest::collection::vec(1..=40usize, 1..=3).prop_flat_map(|shape| {
+            let dims = |shape: &Vec<usize>| shape.iter().map(|n| lengths(*n)).collect::<Vec<_>>();
+            (Just(shape.clone()), dims(&shape), dims(&shape))
+        })
+    }
+
+    fn largest_chunk(splits: &[Vec<usize>]) -> u64 {
+        splits
+            .iter()
+            .map(|s| *s.iter().max().unwrap() as u64)
+            .product::<u64>()
+            * 8
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(96))]
+        /// Issue 29's target: any rechunk of float64 fits when the limit is 2x the larger
+        /// of its source and target chunks (the grid method and the shuffle alike).
+        #[test]
+        fn any_rechunk_fits_in_twice_the_larger_chunk((shape, from, to) in case()) {
+            let limit = 2 * largest_chunk(&from).max(largest_chunk(&to));
+            let fits = rechunk_fits(
+                &shape,
+                ChunkSpec::Explicit(from.clone()),
+                ChunkSpec::Explicit(to.clone()),
+                limit,
+            );
+            prop_assert!(fits.is_ok(), "{shape:?} {from:?} -> {to:?}: {}", fits.unwrap_err());
+        }
+    }
 }
