@@ -3,15 +3,23 @@
 //! answers are checked against the independent ndarray reference, and every worker's
 //! accounted peak (from its heartbeat, `/api/cluster/nodes`) against its limit. Also: the
 //! refusal at submission (native and HTTP), a full disk while spilling, spill files gone on exit, and the
-//! `memory` object of `ares run --json`.
+//! `memory` object of `ares run --json`. Issue 29: any rechunk fits limits of twice its
+//! larger chunk, as prepared and checked at submission and on real processes.
 
 mod common;
 
 use ares::api::TaskApi;
+use ares::footprint;
 use ares::protocol::TaskStatus;
+use ares_core::config::TaskConfig;
+use ares_core::ids::TaskId;
+use ares_core::ops::ChunkSpec;
+use ares_core::prepare::{prepare, uniform_cluster};
+use ares_core::tensor;
 use ares_core::tensor::Tensor;
 use common::cluster::{wait_ready, Cluster};
 use common::nodes::{scalar, signal, submit, wait_end, Nodes};
+use proptest::prelude::*;
 use serde_json::Value;
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -385,5 +393,113 @@ fn a_rechunk_runs_on_workers_limited_to_twice_its_chunk() {
     for m in &memory {
         let peak = m["peak_bytes"].as_u64().unwrap();
         assert!(peak <= 4 * MIB, "accounted peak {peak} over the limit: {m}");
+    }
+}
+
+/// The smallest limit set is the coloring's budget.
+#[test]
+fn the_memory_budget_is_the_smallest_limit_set() {
+    assert_eq!(footprint::budget(&[]), 0);
+    assert_eq!(footprint::budget(&[0, 0]), 0);
+    assert_eq!(footprint::budget(&[64, 0, 32]), 32);
+}
+
+/// `rand(shape, from)` rechunked to `to`, prepared for 2 workers of 2 slots whose
+/// `memory_limit` is `limit`, then checked as the supervisor checks it.
+fn rechunk_fits(
+    shape: &[usize],
+    from: ChunkSpec,
+    to: ChunkSpec,
+    limit: u64,
+) -> Result<(), footprint::DoesNotFit> {
+    let x = tensor::rand(shape, from, Some(3)).unwrap();
+    let y = x.rechunk(to).unwrap();
+    let config = TaskConfig {
+        memory_budget: footprint::budget(&[limit, limit]),
+        ..TaskConfig::default()
+    };
+    let p = prepare(
+        &Tensor::graph(&[&y]),
+        &config,
+        &uniform_cluster(2, 2),
+        TaskId(1),
+    );
+    footprint::check_fits(&p.unwrap().subtasks, &[limit, limit])
+}
+
+/// Issue 29's case: 512 MiB of float64 from row bands (256, 8192) to column bands
+/// (8192, 256), 16 MiB chunks both. Each column band is assembled from 32 pieces of
+/// 512 KiB: 16 MiB of blocks and 16 MiB assembled. Two row bands once shared a subtask
+/// (48 MiB) and an assemble projected a third copy; now 2x the chunk (32 MiB) is enough,
+/// and one byte less is refused, naming the limit.
+#[test]
+fn issue_29_rechunk_fits_in_twice_its_chunk() {
+    let (from, to) = (
+        ChunkSpec::PerDim(vec![256, 8192]),
+        ChunkSpec::PerDim(vec![8192, 256]),
+    );
+    for limit in [64 * MIB, 32 * MIB] {
+        let fits = rechunk_fits(&[8192, 8192], from.clone(), to.clone(), limit);
+        assert!(fits.is_ok(), "{limit}: {}", fits.unwrap_err());
+    }
+    let e = rechunk_fits(&[8192, 8192], from, to, 32 * MIB - 1).unwrap_err();
+    assert_eq!(e.projected, 32 * MIB, "{e}");
+}
+
+/// Through the shuffle (64 x 64 pairs, more than 4 per chunk): each mapper holds its
+/// chunk and each reducer its target chunk, within 2x the chunk.
+#[test]
+fn a_shuffled_rechunk_fits_in_twice_its_chunk() {
+    let (from, to) = (
+        ChunkSpec::PerDim(vec![1, 4096]),
+        ChunkSpec::PerDim(vec![64, 64]),
+    );
+    let chunk = 4096 * 8;
+    let fits = rechunk_fits(&[64, 4096], from, to, 2 * chunk);
+    assert!(fits.is_ok(), "{}", fits.unwrap_err());
+}
+
+/// Chunk lengths along one dimension of `len`: a regular chunk or ragged lengths.
+fn lengths(len: usize) -> impl Strategy<Value = Vec<usize>> {
+    let regular = (1..=len).prop_map(move |c| ares_core::prepare::tile::split_dim(len, c));
+    let ragged = proptest::collection::vec(1..=len, 1..=len).prop_map(move |cuts| {
+        let mut bounds: Vec<usize> = cuts.into_iter().filter(|c| *c < len).collect();
+        bounds.extend([0, len]);
+        bounds.sort_unstable();
+        bounds.dedup();
+        bounds.windows(2).map(|w| w[1] - w[0]).collect()
+    });
+    prop_oneof![regular, ragged]
+}
+
+fn case() -> impl Strategy<Value = (Vec<usize>, Vec<Vec<usize>>, Vec<Vec<usize>>)> {
+    proptest::collection::vec(1..=40usize, 1..=3).prop_flat_map(|shape| {
+        let dims = |shape: &Vec<usize>| shape.iter().map(|n| lengths(*n)).collect::<Vec<_>>();
+        (Just(shape.clone()), dims(&shape), dims(&shape))
+    })
+}
+
+fn largest_chunk(splits: &[Vec<usize>]) -> u64 {
+    splits
+        .iter()
+        .map(|s| *s.iter().max().unwrap() as u64)
+        .product::<u64>()
+        * 8
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(96))]
+    /// Issue 29's target: any rechunk of float64 fits when the limit is 2x the larger
+    /// of its source and target chunks (the grid method and the shuffle alike).
+    #[test]
+    fn any_rechunk_fits_in_twice_the_larger_chunk((shape, from, to) in case()) {
+        let limit = 2 * largest_chunk(&from).max(largest_chunk(&to));
+        let fits = rechunk_fits(
+            &shape,
+            ChunkSpec::Explicit(from.clone()),
+            ChunkSpec::Explicit(to.clone()),
+            limit,
+        );
+        prop_assert!(fits.is_ok(), "{shape:?} {from:?} -> {to:?}: {}", fits.unwrap_err());
     }
 }

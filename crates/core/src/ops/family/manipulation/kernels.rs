@@ -115,8 +115,8 @@ fn assemble_one<T: Clone>(parts: Vec<ArrayViewD<T>>, grid: &[usize]) -> KResult<
         .collect();
     let shape: Vec<usize> = starts.iter().map(|o| o[o.len() - 1]).collect();
     let Some(fill) = parts.iter().find_map(|p| p.iter().next().cloned()) else {
-        return Ok(ArrayD::from_shape_vec(IxDyn(&shape), Vec::new())
-            .map_err(|e| crate::kernels::KernelError(format!("blocks do not fit: {e}")))?);
+        return ArrayD::from_shape_vec(IxDyn(&shape), Vec::new())
+            .map_err(|e| crate::kernels::KernelError(format!("blocks do not fit: {e}")));
     };
     let mut out = ArrayD::from_elem(IxDyn(&shape), fill);
     let mut k = 0;
@@ -219,7 +219,7 @@ mod tests {
         );
         let bytes: Vec<ArrayData> = blocks
             .iter()
-            .map(|b| b.cast(crate::array::DType::U8))
+            .map(|b| b.clone().cast(crate::array::DType::U8))
             .collect();
         let refs: Vec<&ArrayData> = bytes.iter().collect();
         assert_eq!(
