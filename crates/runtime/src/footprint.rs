@@ -88,7 +88,7 @@ fn moves_in_place(chunks: &ChunkGraph, c: ChunkIdx) -> bool {
 /// A subtask's projected peak: its external inputs, every chunk it computes (the executor
 /// keeps them all until it ends), and the largest of one more of its largest chunk and any
 /// member's kernel [`scratch`] (fused chains' intermediates, I/O buffers). The spare chunk
-/// is a kernel's temporary, so members that [move in place](moves_in_place) add none: a
+/// is a kernel's temporary, so members that only move elements (`moves_in_place`) add none: a
 /// rechunk's assemble projects its blocks and itself (2x its size), its slices their source
 /// and themselves.
 pub fn projected_bytes(
