@@ -3,15 +3,23 @@
 //! answers are checked against the independent ndarray reference, and every worker's
 //! accounted peak (from its heartbeat, `/api/cluster/nodes`) against its limit. Also: the
 //! refusal at submission (native and HTTP), a full disk while spilling, spill files gone on exit, and the
-//! `memory` object of `ares run --json`.
+//! `memory` object of `ares run --json`. Issue 29: any rechunk fits limits of twice its
+//! larger chunk, as prepared and checked at submission and on real processes.
 
 mod common;
 
 use ares::api::TaskApi;
+use ares::footprint;
 use ares::protocol::TaskStatus;
+use ares_core::config::TaskConfig;
+use ares_core::ids::TaskId;
+use ares_core::ops::ChunkSpec;
+use ares_core::prepare::{prepare, uniform_cluster};
+use ares_core::tensor;
 use ares_core::tensor::Tensor;
 use common::cluster::{wait_ready, Cluster};
 use common::nodes::{scalar, signal, submit, wait_end, Nodes};
+use proptest::prelude::*;
 use serde_json::Value;
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -334,5 +342,174 @@ fn a_rechunk_across_workers_fetches_within_the_memory_limits() {
             "accounted peak {peak} over the limit: {m}"
         );
         assert_eq!(m["transit_bytes"].as_u64(), Some(0), "{m}");
+    }
+}
+
+/// Issue 29's rechunk at a smaller scale: 32 MiB of float64 from row bands (128, 2048) to
+/// column bands (2048, 128), 2 MiB chunks both, on 2 workers whose `memory_limit` is twice
+/// the chunk (4 MiB). It was refused at submission (two row bands grouped in one subtask,
+/// 6 MiB, and each column band's assemble projected a third copy of itself, 6 MiB); it runs,
+/// spilling, within the limits, and moves no value: the column bands hold, bit for bit, the
+/// array the row bands computed in a task of their own.
+#[test]
+fn a_rechunk_runs_on_workers_limited_to_twice_its_chunk() {
+    let spill = tempfile::tempdir().unwrap();
+    let yaml = format!(
+        "  memory_limit: 4MiB\n  spill_dir: {}\nweb:\n  listen: 127.0.0.1:0\n",
+        spill.path().display()
+    );
+    let cluster = Cluster::start_with(2, 2, &yaml);
+    let mut c = cluster.client();
+    let x = "rand((2048, 2048), chunk=(128, 2048), seed=13)";
+    let mut values = Vec::new();
+    for program in [format!("rechunk({x}, (2048, 128))"), x.to_string()] {
+        let task = submit(&mut c, &program);
+        let info = wait_end(&mut c, task, Duration::from_secs(240));
+        assert_eq!(info.status, TaskStatus::Succeeded, "{program}: {info:?}");
+        values.push(c.fetch(task).unwrap().remove(0));
+        c.cancel_task(task).unwrap();
+    }
+    let (rechunked, source) = (&values[0], &values[1]);
+    assert_eq!(rechunked.shape(), &[2048, 2048]);
+    let bits =
+        |a: &ares_core::array::ArrayData| -> Vec<u64> { a.iter_f64().map(f64::to_bits).collect() };
+    assert!(
+        bits(rechunked) == bits(source),
+        "the rechunk changed values"
+    );
+    // And the source is the independent reference's.
+    let t = ares_core::expr::evaluate(x).unwrap();
+    let want = common::reference::evaluate(&Tensor::graph(&[&t]))
+        .pop()
+        .unwrap();
+    assert!(
+        want.iter().map(|v| v.to_bits()).eq(bits(source)),
+        "rand differs from the reference"
+    );
+
+    std::thread::sleep(Duration::from_millis(300)); // a heartbeat after the end
+    let memory = worker_memory(cluster.web.as_ref().unwrap(), 2);
+    eprintln!("rechunk on 2 x 4 MiB: {memory:#?}");
+    for m in &memory {
+        let peak = m["peak_bytes"].as_u64().unwrap();
+        assert!(peak <= 4 * MIB, "accounted peak {peak} over the limit: {m}");
+    }
+}
+
+/// The smallest limit set is the coloring's budget.
+#[test]
+fn the_memory_budget_is_the_smallest_limit_set() {
+    assert_eq!(footprint::budget(&[]), 0);
+    assert_eq!(footprint::budget(&[0, 0]), 0);
+    assert_eq!(footprint::budget(&[64, 0, 32]), 32);
+}
+
+/// `rand(shape, from)` rechunked to `to`, prepared for 2 workers of 2 slots whose
+/// `memory_limit` is `limit`, then checked as the supervisor checks it.
+fn rechunk_fits(
+    shape: &[usize],
+    from: ChunkSpec,
+    to: ChunkSpec,
+    limit: u64,
+) -> Result<(), footprint::DoesNotFit> {
+    let x = tensor::rand(shape, from, Some(3)).unwrap();
+    let y = x.rechunk(to).unwrap();
+    let config = TaskConfig {
+        memory_budget: footprint::budget(&[limit, limit]),
+        ..TaskConfig::default()
+    };
+    let p = prepare(
+        &Tensor::graph(&[&y]),
+        &config,
+        &uniform_cluster(2, 2),
+        TaskId(1),
+    );
+    footprint::check_fits(&p.unwrap().subtasks, &[limit, limit])
+}
+
+/// Issue 29's case: 512 MiB of float64 from row bands (256, 8192) to column bands
+/// (8192, 256), 16 MiB chunks both. Each column band is assembled from 32 pieces of
+/// 512 KiB: 16 MiB of blocks and 16 MiB assembled. Two row bands once shared a subtask
+/// (48 MiB) and an assemble projected a third copy; now 2x the chunk (32 MiB) is enough,
+/// and one byte less is refused, naming the limit.
+#[test]
+fn issue_29_rechunk_fits_in_twice_its_chunk() {
+    let (from, to) = (
+        ChunkSpec::PerDim(vec![256, 8192]),
+        ChunkSpec::PerDim(vec![8192, 256]),
+    );
+    for limit in [64 * MIB, 32 * MIB] {
+        let fits = rechunk_fits(&[8192, 8192], from.clone(), to.clone(), limit);
+        assert!(fits.is_ok(), "{limit}: {}", fits.unwrap_err());
+    }
+    let e = rechunk_fits(&[8192, 8192], from, to, 32 * MIB - 1).unwrap_err();
+    assert_eq!(e.projected, 32 * MIB, "{e}");
+}
+
+/// Through the shuffle (64 x 64 pairs, more than 4 per chunk): each mapper holds its
+/// chunk and each reducer its target chunk, within 2x the chunk.
+#[test]
+fn a_shuffled_rechunk_fits_in_twice_its_chunk() {
+    let (from, to) = (
+        ChunkSpec::PerDim(vec![1, 4096]),
+        ChunkSpec::PerDim(vec![64, 64]),
+    );
+    let chunk = 4096 * 8;
+    let fits = rechunk_fits(&[64, 4096], from, to, 2 * chunk);
+    assert!(fits.is_ok(), "{}", fits.unwrap_err());
+}
+
+/// Chunk lengths along one dimension of `len`: a regular chunk or ragged lengths.
+fn lengths(len: usize) -> impl Strategy<Value = Vec<usize>> {
+    let regular = (1..=len).prop_map(move |c| ares_core::prepare::tile::split_dim(len, c));
+    let ragged = proptest::collection::vec(1..=len, 1..=len).prop_map(move |cuts| {
+        let mut bounds: Vec<usize> = cuts.into_iter().filter(|c| *c < len).collect();
+        bounds.extend([0, len]);
+        bounds.sort_unstable();
+        bounds.dedup();
+        bounds.windows(2).map(|w| w[1] - w[0]).collect()
+    });
+    prop_oneof![regular, ragged]
+}
+
+/// Shapes of 1 or 2 dimensions up to 40, or 3 up to 15: at most 3375 overlapping pairs, so
+/// the grid method (the shuffle's mappers carry a table of their pieces, 8 B per target
+/// chunk, which 1-element chunks would not fit twice; see the shuffled test above).
+fn shapes() -> impl Strategy<Value = Vec<usize>> {
+    prop_oneof![
+        proptest::collection::vec(1..=40usize, 1..=2),
+        proptest::collection::vec(1..=15usize, 3),
+    ]
+}
+
+fn case() -> impl Strategy<Value = (Vec<usize>, Vec<Vec<usize>>, Vec<Vec<usize>>)> {
+    shapes().prop_flat_map(|shape| {
+        let dims = |shape: &Vec<usize>| shape.iter().map(|n| lengths(*n)).collect::<Vec<_>>();
+        (Just(shape.clone()), dims(&shape), dims(&shape))
+    })
+}
+
+fn largest_chunk(splits: &[Vec<usize>]) -> u64 {
+    splits
+        .iter()
+        .map(|s| *s.iter().max().unwrap() as u64)
+        .product::<u64>()
+        * 8
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(96))]
+    /// Issue 29's target: any rechunk of float64 fits when the limit is 2x the larger
+    /// of its source and target chunks (by the grid method; the shuffle is tested above).
+    #[test]
+    fn any_rechunk_fits_in_twice_the_larger_chunk((shape, from, to) in case()) {
+        let limit = 2 * largest_chunk(&from).max(largest_chunk(&to));
+        let fits = rechunk_fits(
+            &shape,
+            ChunkSpec::Explicit(from.clone()),
+            ChunkSpec::Explicit(to.clone()),
+            limit,
+        );
+        prop_assert!(fits.is_ok(), "{shape:?} {from:?} -> {to:?}: {}", fits.unwrap_err());
     }
 }

@@ -32,6 +32,11 @@ pub struct TaskConfig {
     pub stream_from_chunks: Option<u64>,
     /// Chunks of a streamed graph's first part (each next part is twice as large).
     pub stream_first_chunks: usize,
+    /// Bytes a subtask may project on the smallest worker (its `worker.memory_limit`; 0 =
+    /// none). Not a setting: the supervisor fills it from its workers before preparing, so
+    /// coloring groups initial chunks only while they fit (skipped on the wire and in files).
+    #[serde(skip)]
+    pub memory_budget: u64,
 }
 
 impl Default for TaskConfig {
@@ -46,6 +51,7 @@ impl Default for TaskConfig {
             combine_size: 4,
             stream_from_chunks: Some(1_000_000),
             stream_first_chunks: 65_536,
+            memory_budget: 0,
         }
     }
 }

@@ -75,9 +75,22 @@ pub(crate) fn scratch(chunks: &ChunkGraph, c: ChunkIdx) -> u64 {
     (2 + extra) * base
 }
 
+/// Whether a node only moves elements into its output, allocated once: a slice copies the
+/// region, an assemble places its blocks (`kernels::indexing::assemble`). Neither holds a
+/// temporary beside its inputs and output.
+fn moves_in_place(chunks: &ChunkGraph, c: ChunkIdx) -> bool {
+    matches!(
+        chunks.args_of(c),
+        ares_core::ops::OpArgs::Slice(_) | ares_core::ops::OpArgs::Assemble { .. }
+    )
+}
+
 /// A subtask's projected peak: its external inputs, every chunk it computes (the executor
 /// keeps them all until it ends), and the largest of one more of its largest chunk and any
-/// member's kernel [`scratch`] (fused chains' intermediates, I/O buffers).
+/// member's kernel [`scratch`] (fused chains' intermediates, I/O buffers). The spare chunk
+/// is a kernel's temporary, so members that only move elements (`moves_in_place`) add none: a
+/// rechunk's assemble projects its blocks and itself (2x its size), its slices their source
+/// and themselves.
 pub fn projected_bytes(
     chunks: &ChunkGraph,
     members: &[u32],
@@ -85,9 +98,11 @@ pub fn projected_bytes(
 ) -> u64 {
     let (mut sum, mut max) = (0u64, 0u64);
     for m in members {
-        let b = chunk_bytes(chunks, ChunkIdx(*m));
+        let c = ChunkIdx(*m);
+        let b = chunk_bytes(chunks, c);
         sum += b;
-        max = max.max(b).max(scratch(chunks, ChunkIdx(*m)));
+        let spare = if moves_in_place(chunks, c) { 0 } else { b };
+        max = max.max(spare).max(scratch(chunks, c));
     }
     let inputs: u64 = inputs.into_iter().map(|c| chunk_bytes(chunks, c)).sum();
     sum + max + inputs
@@ -167,6 +182,13 @@ pub fn check_fits(
         }
     }
     Ok(())
+}
+
+/// The memory budget preparation groups chunks by (`TaskConfig::memory_budget`): the
+/// smallest worker limit set, so a subtask grouped within it fits on any worker; 0 (none)
+/// when no worker has one.
+pub fn budget(limits: &[u64]) -> u64 {
+    limits.iter().copied().filter(|l| *l > 0).min().unwrap_or(0)
 }
 
 /// "1.2 GiB"-style sizes for messages.

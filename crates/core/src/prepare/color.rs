@@ -12,6 +12,12 @@
 //!    group both feeds and depends on another group.
 //!
 //! With fusion disabled, every chunk is its own subtask.
+//!
+//! Beyond Mars: with a memory budget (`memory_budget`, the smallest worker's
+//! `worker.memory_limit`), a chunk joins a color (in steps 1 and 2) only while what the group
+//! reads from other groups, its chunks and one more of its largest ([`Room`]: the runtime's
+//! projection, less kernel scratch) stay within it: two 16 MiB row bands in one subtask
+//! project 48 MiB, over a 32 MiB limit that each fits alone.
 
 use crate::config::TaskConfig;
 use crate::error::Result;
@@ -71,10 +77,12 @@ pub fn color(graph: &ChunkGraph, config: &TaskConfig, total_slots: usize) -> (Ve
     while group > 1 && starts.len().div_ceil(group) < total_slots {
         group -= 1;
     }
+    let mut room = Room::new(config.memory_budget, n);
     for (i, s) in starts.iter().enumerate() {
-        if i % group == 0 && i > 0 {
+        if i > 0 && (i % group == 0 || !room.fits(graph, next_color, *s)) {
             next_color += 1;
         }
+        room.add(graph, &colors, next_color, *s);
         colors[*s as usize] = next_color;
     }
     if !starts.is_empty() {
@@ -99,7 +107,7 @@ pub fn color(graph: &ChunkGraph, config: &TaskConfig, total_slots: usize) -> (Ve
         let joins = if shuffle || single_pred && succ.row(inputs[0].index()).len() > broadcaster {
             false
         } else {
-            inputs.iter().all(|i| colors[i.index()] == first)
+            inputs.iter().all(|i| colors[i.index()] == first) && room.fits(graph, first, c as u32)
         };
         colors[c] = if joins {
             first
@@ -107,6 +115,7 @@ pub fn color(graph: &ChunkGraph, config: &TaskConfig, total_slots: usize) -> (Ve
             next_color += 1;
             next_color - 1
         };
+        room.add(graph, &colors, colors[c], c as u32);
     }
 
     // Step 3: split groups that feed another group and continue after it.
@@ -141,6 +150,65 @@ pub fn color(graph: &ChunkGraph, config: &TaskConfig, total_slots: usize) -> (Ve
         }
     }
     (colors, next_color as usize)
+}
+
+/// The bytes each color holds so far, against the memory budget: what its chunks read from
+/// other colors, their sum and the largest (a shuffle piece, sized only at run time, counts
+/// 0, as in the runtime).
+struct Room {
+    budget: u64,
+    /// Per color: (inputs from other colors, chunks, largest chunk).
+    held: Vec<(u64, u64, u64)>,
+}
+
+impl Room {
+    fn new(budget: u64, chunks: usize) -> Room {
+        // At most one color per chunk, and one more after the initial ones.
+        let held = if budget == 0 {
+            Vec::new()
+        } else {
+            vec![(0, 0, 0); chunks + 1]
+        };
+        Room { budget, held }
+    }
+
+    fn bytes(graph: &ChunkGraph, c: ChunkIdx) -> u64 {
+        if crate::graph::shuffle::is_piece(c) {
+            return 0;
+        }
+        let elements = graph.shape(c).iter().product::<usize>() as u64;
+        elements * graph.node(c).dtype.itemsize() as u64
+    }
+
+    /// Whether chunk `c`, all of whose inputs are in color `k`, fits in it (always, without
+    /// a budget).
+    fn fits(&self, graph: &ChunkGraph, k: u32, c: u32) -> bool {
+        let Some((inputs, sum, max)) = self.held.get(k as usize) else {
+            return true;
+        };
+        let b = Self::bytes(graph, ChunkIdx(c));
+        inputs + sum + b + (*max).max(b) <= self.budget
+    }
+
+    /// Records chunk `c` in color `k`; `colors`: the inputs' colors, to count those read from
+    /// other colors.
+    fn add(&mut self, graph: &ChunkGraph, colors: &[u32], k: u32, c: u32) {
+        let Some(slot) = self.held.get_mut(k as usize) else {
+            return;
+        };
+        let b = Self::bytes(graph, ChunkIdx(c));
+        let mut read: Vec<ChunkIdx> = graph
+            .inputs(ChunkIdx(c))
+            .iter()
+            .copied()
+            .filter(|i| colors[i.index()] != k)
+            .collect();
+        read.sort_unstable();
+        read.dedup();
+        slot.0 += read.iter().map(|i| Self::bytes(graph, *i)).sum::<u64>();
+        slot.1 += b;
+        slot.2 = slot.2.max(b);
+    }
 }
 
 /// Colors the graph and builds the subtask graph.
@@ -218,6 +286,32 @@ mod tests {
             subtasks_of(&c, &TaskConfig::default(), 8).initial().count(),
             8
         );
+    }
+
+    #[test]
+    fn a_memory_budget_keeps_groups_within_it() {
+        //  a0  a1  a2  a3     4 chunks of 16 B (2 float64) each read by exp and add, so
+        //  |\  |\  |\  |\     nothing fuses; group 2 on 1 slot: {a0 a1 e0 e1 +0 +1} and
+        //  e0| e1| e2| e3|    {a2 a3 e2 e3 +2 +3} without a budget. A group projects its
+        //  +0  +1  +2  +3     chunks and one more of the largest: within 48 B, two chunks
+        //                     (48 B) fit and a third (64 B) does not; within 32 B, one.
+        let a = tensor::rand(&[8], 2, Some(1)).unwrap();
+        let c = (&a.exp().unwrap() + &a).unwrap();
+        let groups = |budget| {
+            let config = TaskConfig {
+                memory_budget: budget,
+                ..TaskConfig::default()
+            };
+            let sg = subtasks_of(&c, &config, 1);
+            let mut sizes: Vec<usize> = (0..sg.len()).map(|s| sg.members.row(s).len()).collect();
+            sizes.sort_unstable_by(|x, y| y.cmp(x));
+            sizes
+        };
+        assert_eq!(groups(0), vec![6, 6]);
+        let mut two = vec![2, 2];
+        two.extend([1; 8]);
+        assert_eq!(groups(48), two);
+        assert_eq!(groups(32), vec![1; 12]);
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! Preparation of a task's graph, off the actor thread: the workers and their memory limits
-//! are asked first, then `prepare` and the memory check run on a blocking thread, and the
-//! prepared graph (or the refusal) comes back to the actor. The actor has the graph sent to
+//! are asked first (the smallest limit is the coloring's `memory_budget`), then `prepare`
+//! and the memory check run on a blocking thread, and the prepared graph (or the refusal)
+//! comes back to the actor. The actor has the graph sent to
 //! the workers and the task's state built on a blocking thread at the same time, then starts
 //! the state.
 //!
@@ -64,6 +65,10 @@ impl TaskProcessor {
                 .map(|(w, _)| w)
                 .collect();
             let limits = memory_limits.send(MemoryLimits).await.unwrap_or_default();
+            let config = ares_core::config::TaskConfig {
+                memory_budget: crate::footprint::budget(&limits),
+                ..config
+            };
             let workers = if workers.is_empty() {
                 uniform_cluster(1, 1)
             } else {

@@ -4,7 +4,7 @@
 use crate::array::ArrayData;
 use crate::kernels::{kerr, KResult};
 use crate::ops::DimIndex;
-use ndarray::{concatenate, ArrayD, ArrayViewD, Axis, Ix1, Ix2, IxDyn, Slice};
+use ndarray::{ArrayD, ArrayViewD, Axis, Ix1, Ix2, IxDyn, Slice};
 
 fn slice_one<T: Clone>(a: &ArrayD<T>, dims: &[DimIndex]) -> KResult<ArrayD<T>> {
     if dims.len() != a.ndim() {
@@ -95,26 +95,58 @@ pub fn reshape(a: &ArrayData, shape: &[usize]) -> KResult<ArrayData> {
         )))?))
 }
 
+/// The blocks of a grid (C order) placed into one array allocated once: the blocks and the
+/// output are all it holds (concatenating axis by axis held two more copies), which is what
+/// the runtime's memory projection of an assemble counts.
 fn assemble_one<T: Clone>(parts: Vec<ArrayViewD<T>>, grid: &[usize]) -> KResult<ArrayD<T>> {
-    if parts.len() != grid.iter().product::<usize>() {
+    if parts.len() != grid.iter().product::<usize>() || parts.is_empty() {
         return kerr(format!("{} blocks for a grid of {grid:?}", parts.len()));
     }
-    // Concatenate along the last axis first, then outwards.
-    let mut level: Vec<ArrayD<T>> = parts.into_iter().map(|p| p.to_owned()).collect();
-    for d in (0..grid.len()).rev() {
-        let views: Vec<ArrayD<T>> = level;
-        level = views
-            .chunks(grid[d])
-            .map(|group| {
-                let vs: Vec<ArrayViewD<T>> = group.iter().map(|g| g.view()).collect();
-                concatenate(Axis(d), &vs)
-                    .map_err(|e| crate::kernels::KernelError(format!("blocks do not fit: {e}")))
-            })
-            .collect::<KResult<_>>()?;
+    if let Some(p) = parts.iter().find(|p| p.ndim() != grid.len()) {
+        return kerr(format!("a {}-D block in a {}-D grid", p.ndim(), grid.len()));
     }
-    level
-        .pop()
-        .ok_or_else(|| crate::kernels::KernelError("empty assembly".into()))
+    // Block k along axis d is as long as the block at (0, .., k, .., 0).
+    let starts: Vec<Vec<usize>> = (0..grid.len())
+        .map(|d| {
+            let stride: usize = grid[d + 1..].iter().product();
+            let lens = (0..grid[d]).map(|k| parts[k * stride].shape()[d]);
+            crate::prepare::tile::offsets(&lens.collect::<Vec<_>>())
+        })
+        .collect();
+    let shape: Vec<usize> = starts.iter().map(|o| o[o.len() - 1]).collect();
+    let Some(fill) = parts.iter().find_map(|p| p.iter().next().cloned()) else {
+        return ArrayD::from_shape_vec(IxDyn(&shape), Vec::new())
+            .map_err(|e| crate::kernels::KernelError(format!("blocks do not fit: {e}")));
+    };
+    let mut out = ArrayD::from_elem(IxDyn(&shape), fill);
+    let mut k = 0;
+    let mut result = Ok(());
+    crate::prepare::tile::Odometer::for_each(grid, |at| {
+        let part = &parts[k];
+        k += 1;
+        let region: Vec<(usize, usize)> = at
+            .iter()
+            .enumerate()
+            .map(|(d, i)| (starts[d][*i], starts[d][*i + 1]))
+            .collect();
+        if region
+            .iter()
+            .zip(part.shape())
+            .any(|((lo, hi), n)| hi - lo != *n)
+        {
+            result = kerr(format!(
+                "blocks do not fit: block {at:?} is {:?} in a grid of {:?}",
+                part.shape(),
+                starts
+            ));
+            return;
+        }
+        out.slice_each_axis_mut(|ax| {
+            Slice::from(region[ax.axis.index()].0..region[ax.axis.index()].1)
+        })
+        .assign(part);
+    });
+    result.map(|()| out)
 }
 
 pub fn assemble(inputs: &[&ArrayData], grid: &[usize]) -> KResult<ArrayData> {
@@ -150,4 +182,54 @@ pub fn assemble(inputs: &[&ArrayData], grid: &[usize]) -> KResult<ArrayData> {
         Some(ArrayData::U64(_)) => gather!(U64),
         None => return kerr("assembly of no blocks"),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A 5×7 array cut into a 3×2 grid of ragged blocks comes back whole from `assemble`,
+    /// for a dtype of 8 bytes and one of 1; blocks that do not line up are an error.
+    #[test]
+    fn assemble_places_ragged_blocks() {
+        //   cols |---4---|--3--|
+        //  rows 1 | b0    | b1  |
+        //       3 | b2    | b3  |
+        //       1 | b4    | b5  |
+        let whole = ArrayD::from_shape_fn(IxDyn(&[5, 7]), |i| (i[0] * 10 + i[1]) as i64);
+        let (rows, cols) = ([0, 1, 4, 5], [0, 4, 7]);
+        let mut blocks = Vec::new();
+        for r in 0..3 {
+            for c in 0..2 {
+                let b = whole.slice_each_axis(|ax| {
+                    let o = if ax.axis.index() == 0 {
+                        &rows[r..]
+                    } else {
+                        &cols[c..]
+                    };
+                    Slice::from(o[0]..o[1])
+                });
+                blocks.push(ArrayData::I64(b.to_owned()));
+            }
+        }
+        let refs: Vec<&ArrayData> = blocks.iter().collect();
+        assert_eq!(
+            assemble(&refs, &[3, 2]).unwrap(),
+            ArrayData::I64(whole.clone())
+        );
+        let bytes: Vec<ArrayData> = blocks
+            .iter()
+            .map(|b| b.clone().cast(crate::array::DType::U8))
+            .collect();
+        let refs: Vec<&ArrayData> = bytes.iter().collect();
+        assert_eq!(
+            assemble(&refs, &[3, 2]).unwrap(),
+            ArrayData::I64(whole).cast(crate::array::DType::U8)
+        );
+        let mut wrong: Vec<&ArrayData> = blocks.iter().collect();
+        wrong.swap(0, 1); // a 1×3 block where a 1×4 goes
+        let e = assemble(&wrong, &[3, 2]).unwrap_err().0;
+        assert!(e.contains("blocks do not fit"), "{e}");
+        assert!(assemble(&refs, &[2, 2]).unwrap_err().0.contains("6 blocks"));
+    }
 }
