@@ -16,7 +16,7 @@
 //! [`gemm_f64`]).
 
 use crate::array::{ArrayData, Complex64, DType};
-use crate::kernels::{kerr, KResult, KernelError};
+use crate::kernels::{KResult, KernelError};
 use ndarray::{Array2, ArrayD, ArrayView2, Ix2};
 use std::borrow::Cow;
 
