@@ -287,7 +287,9 @@ mod tests {
         for (m, k, n) in [(1, 1, 1), (3, 5, 2), (17, 33, 9), (2, 0, 3)] {
             let (x, y) = (z(m, k, 1), z(k, n, 4));
             let want = Array2::from_shape_fn((m, n), |(i, j)| {
-                (0..k).fold(Complex64::new(0.0, 0.0), |acc, p| acc + x[[i, p]] * y[[p, j]])
+                (0..k).fold(Complex64::new(0.0, 0.0), |acc, p| {
+                    acc + x[[i, p]] * y[[p, j]]
+                })
             });
             let got = matmul(
                 &ArrayData::C128(x.clone().into_dyn()),
@@ -295,7 +297,8 @@ mod tests {
             )
             .unwrap();
             assert_eq!(got, ArrayData::C128(want.clone().into_dyn()), "{m}x{k}x{n}");
-            let narrow = |a: &Array2<Complex64>| ArrayData::C128(a.clone().into_dyn()).cast(DType::C64);
+            let narrow =
+                |a: &Array2<Complex64>| ArrayData::C128(a.clone().into_dyn()).cast(DType::C64);
             let got = matmul(&narrow(&x), &narrow(&y)).unwrap();
             assert_eq!(got, narrow(&want), "complex64 {m}x{k}x{n}");
         }
@@ -306,7 +309,10 @@ mod tests {
         else {
             panic!("complex128 expected")
         };
-        assert_eq!(got[[1, 0]], (0..3).map(|p| c[[p, 0]] * (1 + p) as f64).sum());
+        assert_eq!(
+            got[[1, 0]],
+            (0..3).map(|p| c[[p, 0]] * (1 + p) as f64).sum()
+        );
     }
 
     #[test]
