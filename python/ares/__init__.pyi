@@ -67,8 +67,12 @@ class Tensor:
     """A lazily evaluated n-dimensional array, computed by ``compute()``."""
     __array_priority__: int
     @property
-    def shape(self) -> tuple[int | None, ...]:
-        """None for a dimension whose length depends on the data (``x[mask]``, ``unique``)."""
+    def shape(self) -> tuple[int, ...]:
+        """The lengths; one that depends on the data (``x[mask]``, ``unique``) is counted by
+        running the stages it depends on, once per tensor."""
+    @property
+    def known_shape(self) -> tuple[int | None, ...]:
+        """The shape without computing: None for a length the data decides, not counted yet."""
     @property
     def dtype(self) -> np.dtype[Any]: ...
     @property

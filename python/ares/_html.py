@@ -161,7 +161,7 @@ def chunk_grid_svg(shape, chunks) -> str:
 
 def tensor_html(t) -> str:
     """The HTML of ``Tensor._repr_html_``."""
-    shape, chunks = t.shape, t.chunks
+    shape, chunks = t.known_shape, t.chunks
     known = all(_known(s) for s in shape)
     itemsize = t.dtype.itemsize
     chunk_shape = tuple(max(c) if c and all(_known(x) for x in c) else (None if c else 0)

@@ -591,10 +591,41 @@ def _positions(item, n: int, axis: int):
     return np.where(a < 0, a + n, a)
 
 
+def _masked(x: Tensor, mask):
+    """NumPy's ``x[mask]`` for a bool mask of ``x``'s leading shape (``k`` dimensions): the
+    selected positions of those axes in C order, the other axes kept. The core selects with
+    a mask of ``x``'s whole shape or of its first axis (None: the caller's core path); a 0-d
+    mask is one over a new leading axis of length 1, a mask of ``1 < k < ndim`` axes one over
+    those axes flattened into one. A shape that does not match is NumPy's IndexError."""
+    import ares
+
+    k = mask.ndim
+    if k > x.ndim:
+        raise IndexError(f"too many indices for array: array is {x.ndim}-dimensional, but {k} "
+                         "were indexed")
+    # Lengths not counted yet (None) are checked when the stage computing them runs.
+    for axis, (n, m) in enumerate(zip(x.known_shape, mask.known_shape if isinstance(
+            mask, Tensor) else mask.shape)):
+        if n is not None and m is not None and n != m:
+            raise IndexError(f"boolean index did not match indexed array along axis {axis}; "
+                             f"size of axis is {n} but size of corresponding boolean axis is {m}")
+    if k == 0:
+        return ares.expand_dims(x, axis=0)[ares.reshape(ares.asarray(mask), (1,))]
+    if k == x.ndim or k == 1:
+        return None
+    lead = x.shape[:k]
+    rows = int(np.prod(lead))
+    flat_mask = ares.reshape(ares.asarray(mask), (rows,))
+    return ares.reshape(x, (rows,) + tuple(x.shape[k:]))[flat_mask]
+
+
 def getitem(x: Tensor, index):
     """``x[index]`` with integer arrays (lists, NumPy arrays or int tensors) among basic
     indices; None when ``index`` has none (the caller's basic path)."""
     items = index if isinstance(index, tuple) else (index,)
+    if len(items) == 1 and isinstance(items[0], (Tensor, np.ndarray)) \
+            and items[0].dtype.kind == "b":
+        return _masked(x, items[0])
     advanced = [k for k, it in enumerate(items) if _is_advanced(it)]
     if not advanced:
         return None

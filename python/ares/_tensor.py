@@ -170,15 +170,27 @@ class Tensor:
     # -- metadata -------------------------------------------------------------------------
     # The length of `x[mask]` and `unique(x)` (and of what is computed element by element
     # from them) depends on the data: the core plans with an upper bound, which must never
-    # reach the user as if it were the length. Such a dimension is `None` in `.shape` (the
-    # array API's unknown dimension, `nan` in `.chunks` as in dask); `len`, `.size` and
-    # `.nbytes` resolve it by running the stage that computes it (a count: the values stay
-    # where they are), and `compute_chunk_sizes()` makes every chunk length known.
+    # reach the user as if it were the length. `.shape`, `len`, `.size` and `.nbytes` give
+    # the real length, counted by running the stages it depends on (a count: the values stay
+    # where they are, and the count is kept on the tensor, so it runs once), as NumPy gives
+    # it; what only describes the tensor never runs anything: `repr`, the notebook view and
+    # `.chunks` (`nan` where unknown, as in dask) show `?`, and `known_shape` has `None` for
+    # the length (the array API's unknown dimension) until it is counted.
+    # `compute_chunk_sizes()` computes the values and makes every chunk length known.
     @property
     def shape(self) -> tuple:
         shape = self._handle.shape
         if self._handle.length_from_data:
-            return (None,) + tuple(shape[1:])
+            return (self._resolved_length(),) + tuple(shape[1:])
+        return shape
+
+    @property
+    def known_shape(self) -> tuple:
+        """The shape without computing anything: ``None`` for a length that depends on the
+        data and has not been counted yet (``.shape`` counts it)."""
+        shape = self._handle.shape
+        if self._handle.length_from_data:
+            return (self._length,) + tuple(shape[1:])
         return shape
 
     @property
@@ -209,7 +221,8 @@ class Tensor:
         if self._length is None:
             import ares
 
-            ones = ares.astype(self, ares.float64) ** 0
+            # `x == x` is defined for every dtype (complex too); `** 0` makes NaN's False 1.
+            ones = ares.astype(self == self, ares.float64) ** 0
             while ones.ndim > 1:
                 # One per row again (0 ** 0 is 1 too, for rows of no elements).
                 ones = ones.sum(axis=-1) ** 0
@@ -296,7 +309,7 @@ class Tensor:
             # A tensor after several stages: its chunks are planned only as they run.
             chunks = "chunksize=?, npartitions=?"
         return (
-            f"ares.Tensor<{self._handle.op}, shape={text(self.shape)}{unknown}, "
+            f"ares.Tensor<{self._handle.op}, shape={text(self.known_shape)}{unknown}, "
             f"dtype={self.dtype.name}, {chunks}>"
         )
 

@@ -1023,8 +1023,10 @@ def _metadata_check(none_ok):
     return check
 
 
-for _attr, _get, _none_ok in (("shape", lambda v: v.shape, True), ("ndim", lambda v: v.ndim, False),
-                              ("size", lambda v: v.size, True), ("nbytes", lambda v: v.nbytes, True),
+# `.shape`, `.size`, `.nbytes` and `len` count a length that depends on the data: NumPy's
+# numbers always (`known_shape` is the one that may say None).
+for _attr, _get, _none_ok in (("shape", lambda v: v.shape, False), ("ndim", lambda v: v.ndim, False),
+                              ("size", lambda v: v.size, False), ("nbytes", lambda v: v.nbytes, False),
                               ("dtype", lambda v: v.dtype, False), ("len", len, False)):
     # (the default argument binds this loop's getter)
     CASES[f"Tensor.{_attr}"] = Case(lambda x, how, g=_get: g(_derive(x, how)),

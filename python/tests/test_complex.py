@@ -1,7 +1,8 @@
 """complex64 and complex128 against NumPy: uploads and results (both dtypes, every shape
 kind), creation with ``dtype=``, ``astype``, promotion with every real dtype, the elementwise
 functions the standard defines for complex numbers (special values included), ``sum``,
-``prod``, ``mean``, and the clear errors where complex numbers have no meaning (ordering)
+``prod``, ``mean``, products of matrices (``matmul``, ``tensordot``, ``vecdot`` conjugating),
+``x[mask]``, a data-dependent length counted by ``.shape``, and the clear errors where complex numbers have no meaning (ordering)
 or ares has no kernel yet."""
 
 from __future__ import annotations
@@ -135,11 +136,47 @@ def test_ordering_and_unsupported_ops_are_clear_errors():
         ar.sort(z)
     with pytest.raises(ValueError, match="floor.*complex128"):
         ar.floor(z)
-    with pytest.raises(ValueError, match="matmul.*complex128"):
-        z.reshape(5, 8) @ z.reshape(8, 5)
+    with pytest.raises(ValueError, match="cannot cast complex128 to float64"):
+        ar.linalg.inv(z.reshape(5, 8)[:, :5])
     # A complex Python number is a weak scalar (branch apifuncs): NumPy's value and dtype.
     with np.errstate(all="ignore"):
         want = _values(np.complex128) * 1j
     got = z * 1j
     assert got.dtype == want.dtype
     np.testing.assert_allclose(got.compute(), want, equal_nan=True)
+
+
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
+def test_matrix_products_match_numpy(dtype):
+    rng = np.random.default_rng(7)
+    rtol = 2e-5 if dtype == np.complex64 else 1e-12
+    a = (rng.standard_normal((9, 12)) + 1j * rng.standard_normal((9, 12))).astype(dtype)
+    b = (rng.standard_normal((12, 7)) + 1j * rng.standard_normal((12, 7))).astype(dtype)
+    x, y = ar.asarray(a, chunks=(4, 5)), ar.asarray(b, chunks=(5, 3))
+    _same(_value(x @ y), a @ b, rtol=rtol)
+    _same(_value(ar.matmul(x, y)), np.matmul(a, b), rtol=rtol)
+    # Stacks with broadcast batches, a real operand promoting, a vector on either side.
+    s = (rng.standard_normal((3, 4, 12)) + 1j * rng.standard_normal((3, 4, 12))).astype(dtype)
+    _same(_value(ar.asarray(s, chunks=(2, 3, 5)) @ y), s @ b, rtol=rtol)
+    r = rng.standard_normal((12, 2))
+    _same(_value(x @ ar.asarray(r, chunks=5)), a @ r, rtol=rtol)
+    _same(_value(x @ y[:, 0]), a @ b[:, 0], rtol=rtol)
+    _same(_value(ar.tensordot(x, y, axes=1)), np.tensordot(a, b, axes=1), rtol=rtol)
+    # vecdot conjugates its first operand (the array API's sum(conj(x1) * x2)).
+    v = (rng.standard_normal((5, 12)) + 1j * rng.standard_normal((5, 12))).astype(dtype)
+    w = ar.asarray(v, chunks=(2, 5))
+    _same(_value(ar.linalg.vecdot(w, x[:5])), np.vecdot(v, a[:5]), rtol=rtol)
+    _same(_value(ar.vecdot(w, x[:5], axis=0)), np.vecdot(v, a[:5], axis=0), rtol=rtol)
+    assert np.asarray(_value(ar.vecdot(w, w))).imag.max() == 0, "|v|^2 is real"
+
+
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
+def test_mask_selects_complex_elements(dtype):
+    special = _values(dtype, special=True)
+    z = ar.asarray(special.reshape(10, 10), chunks=(3, 4))
+    keep = np.isfinite(special.reshape(10, 10))
+    got = z[ar.isfinite(z)]
+    _same(_value(got), special.reshape(10, 10)[keep], rtol=0)
+    assert got.known_shape == (None,) and got.shape == (int(keep.sum()),)
+    np.testing.assert_array_equal(np.asarray(_value(ar.nonzero(z)[1])),
+                                  np.nonzero(special.reshape(10, 10))[1])

@@ -77,20 +77,29 @@ def test_a_length_that_depends_on_the_data_is_never_reported_as_known():
     a = rng.standard_normal(10**5)
     x = ar.from_numpy(a, chunks=10**4)
     pos = x[x > 0]
-    assert pos.shape == (None,)
-    assert (pos * 2).shape == (None,), "computed from x[mask]: unknown too"
+    # Describing the tensor runs nothing: the length is unknown until counted.
+    assert pos.known_shape == (None,)
+    assert (pos * 2).known_shape == (None,), "computed from x[mask]: unknown too"
     with pytest.raises(ValueError, match="depends on the data.*compute_chunk_sizes"):
         ar.ones_like(pos)
     assert all(c != c for c in pos.chunks[0])  # nan, as dask's unknown chunks
     assert "shape=(?,)" in repr(pos)
-    # len(), .size and .nbytes run the stage and count: NumPy's numbers, never the bound.
+    # .shape, len(), .size and .nbytes run the stage and count: NumPy's numbers, never the
+    # bound (the planned upper bound is 10**5 here).
     want = a[a > 0]
+    assert pos.shape == want.shape and (pos * 2).shape == want.shape
+    assert pos.known_shape == want.shape, "the count is kept on the tensor"
+    assert "shape=(" + str(len(want)) + ",)" in repr(pos)
     assert len(pos) == len(want)
     assert pos.size == want.size and pos.nbytes == want.nbytes
     labels = ar.from_numpy(rng.integers(0, 7, 20000), chunks=5000)
     u = ar.unique(labels)
-    assert u.shape == (None,)
-    assert u.size == 7 and len(u) == 7
+    assert u.known_shape == (None,)
+    assert u.shape == (7,) and u.size == 7 and len(u) == 7
+    # Nothing selected: 0, not the bound; a row mask keeps the other axes' lengths.
+    assert x[x > 100].shape == (0,)
+    t = ar.from_numpy(rng.standard_normal((50, 3)), chunks=(7, 3))
+    assert t[t[:, 0] > 0].shape == (int((t[:, 0] > 0).compute().sum()), 3)
 
 
 def test_programs_go_on_from_a_data_dependent_length_in_stages():
@@ -117,7 +126,8 @@ def test_programs_go_on_from_a_data_dependent_length_in_stages():
 def test_the_shape_of_an_unknown_length_is_never_read_in_the_expression_language():
     # The core's own front door answers the same (through `ares._ares.call_function`).
     x = ar.sin(ar.arange(20000, chunks=3000))
-    assert x[x > 0].shape == (None,)
+    assert x[x > 0].known_shape == (None,)
+    assert x[x > 0].shape == (int((np.sin(np.arange(20000)) > 0).sum()),)
 
 
 DEVICE_FUNCTIONS = [

@@ -320,6 +320,8 @@ fn check_complex(op: Op, d: DType) -> Result<()> {
         Family::Fuse | Family::Fetch | Family::Combine => true,
         Family::Indexing => true,
         Family::Reduction => matches!(op, Op::Sum | Op::Prod),
+        // `x[mask]` moves elements; `matmul` multiplies and adds (`tensordot`, `vecdot`).
+        Family::Shuffle | Family::Linalg => matches!(op, Op::MaskSelect | Op::Matmul),
         _ => false,
     };
     if ok {

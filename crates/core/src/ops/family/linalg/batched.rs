@@ -1,10 +1,11 @@
 //! The chunk-level `matmul` of two stacks of blocks: `(..., n, k) @ (..., k, m)` with the
 //! batch dimensions broadcast (a block of a stack broadcast along a dimension has length 1
 //! there). Each matrix of the stack goes through the same 2-D products as a plain chunk
-//! (`gemm` for float64, wrapping int64, bool as the or of ands), read in place from the
+//! (`gemm` for float64, four real ones for complex, wrapping int64, bool as the or of
+//! ands), read in place from the
 //! stack and written once into the result.
 
-use super::kernels::{as_f64, gemm_f64, to_i64, wrapping_matmul_i64};
+use super::kernels::{as_c128, as_f64, gemm_c128, gemm_f64, to_i64, wrapping_matmul_i64};
 use super::shape::matmul_shape;
 use crate::array::{ArrayData, DType};
 use crate::kernels::{kerr, KResult};
@@ -71,7 +72,10 @@ pub fn matmul_stack(a: &ArrayData, b: &ArrayData) -> KResult<ArrayData> {
     let shape = matmul_shape(a.shape(), b.shape()).or_else(|e| kerr(e.to_string()))?;
     let out = a.dtype().promote(b.dtype());
     let product = match out {
-        DType::C64 | DType::C128 => return kerr(super::kernels::COMPLEX_MATMUL),
+        DType::C64 | DType::C128 => {
+            let (x, y) = (as_c128(a), as_c128(b));
+            ArrayData::C128(fill(&shape, x.view(), y.view(), gemm_c128)?)
+        }
         DType::F64 => {
             let (x, y) = (as_f64(a), as_f64(b));
             let (n, k, m) = (
@@ -143,6 +147,18 @@ mod tests {
         let flags = ArrayData::Bool(ArrayD::from_elem(IxDyn(&[0, 2, 2]), true));
         assert_eq!(matmul_stack(&flags, &flags).unwrap().shape(), &[0, 2, 2]);
         assert_eq!(matmul_stack(&flags, &flags).unwrap().dtype(), DType::Bool);
+        let z = |shape: &[usize], s: f64| {
+            let n: usize = shape.iter().product();
+            let v = (0..n).map(|i| crate::array::Complex64::new(i as f64 - s, s * i as f64 % 3.0));
+            ArrayD::from_shape_vec(IxDyn(shape), v.collect()).unwrap()
+        };
+        let (p, q) = (z(&[2, 2, 3], 2.0), z(&[3, 2], 0.5));
+        let got = matmul_stack(&ArrayData::C128(p.clone()), &ArrayData::C128(q.clone())).unwrap();
+        let ArrayData::C128(got) = got else { panic!() };
+        for (s, r, c) in [(0, 0, 0), (1, 1, 1), (1, 0, 1)] {
+            let want: crate::array::Complex64 = (0..3).map(|t| p[[s, r, t]] * q[[t, c]]).sum();
+            assert_eq!(got[[s, r, c]], want);
+        }
         let bad = ArrayData::F64(arr(&[3, 2, 2], |_| 1.0));
         assert!(matmul_stack(&ArrayData::F64(a), &bad).is_err());
     }

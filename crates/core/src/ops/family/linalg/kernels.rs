@@ -15,14 +15,10 @@
 //! for the shapes where gemm does not go through its packed micro-kernel (see
 //! [`gemm_f64`]).
 
-use crate::array::{ArrayData, DType};
-use crate::kernels::{kerr, KResult, KernelError};
+use crate::array::{ArrayData, Complex64, DType};
+use crate::kernels::{KResult, KernelError};
 use ndarray::{Array2, ArrayD, ArrayView2, Ix2};
 use std::borrow::Cow;
-
-/// Matrix products of complex operands are refused when the tensor is built
-/// (`crate::ops::infer`); a kernel that meets one says so.
-pub(crate) const COMPLEX_MATMUL: &str = "matmul of complex operands is not supported yet";
 
 pub fn matmul(a: &ArrayData, b: &ArrayData) -> KResult<ArrayData> {
     if a.shape().len() != 2 || b.shape().len() != 2 {
@@ -38,7 +34,10 @@ pub fn matmul(a: &ArrayData, b: &ArrayData) -> KResult<ArrayData> {
             let (x, y) = (as_f32(a), as_f32(b));
             ArrayData::F32(gemm_float(as_2d(&x)?, as_2d(&y)?).into_dyn())
         }
-        DType::C64 | DType::C128 => return kerr(COMPLEX_MATMUL),
+        DType::C64 | DType::C128 => {
+            let (x, y) = (as_c128(a), as_c128(b));
+            ArrayData::C128(gemm_c128(as_2d(&x)?, as_2d(&y)?).into_dyn())
+        }
         // Integers multiply and add modulo 2^64 in int64, whose low bits are every
         // integer type's result (uint64's too), cast back below.
         _ => {
@@ -67,6 +66,31 @@ pub(super) fn as_f32(a: &ArrayData) -> Cow<'_, ArrayD<f32>> {
             _ => unreachable!("cast to float32"),
         },
     }
+}
+
+/// The chunk itself when it is complex128, else a complex128 copy (complex64 is multiplied
+/// in double precision and rounded once at the end: NumPy's `cgemm` rounds every sum).
+pub(super) fn as_c128(a: &ArrayData) -> Cow<'_, ArrayD<Complex64>> {
+    match a {
+        ArrayData::C128(x) => Cow::Borrowed(x),
+        other => match other.clone().cast(DType::C128) {
+            ArrayData::C128(x) => Cow::Owned(x),
+            _ => unreachable!("cast to complex128"),
+        },
+    }
+}
+
+/// `x @ y` for complex128 matrices by four real products of the parts, each through
+/// [`gemm_f64`]: `(xr + i·xi)(yr + i·yi) = (xr·yr - xi·yi) + i·(xr·yi + xi·yr)`, the
+/// formula of every term of a complex sum, summed part by part.
+pub(super) fn gemm_c128(x: ArrayView2<Complex64>, y: ArrayView2<Complex64>) -> Array2<Complex64> {
+    let (xr, xi) = (x.mapv(|z| z.re), x.mapv(|z| z.im));
+    let (yr, yi) = (y.mapv(|z| z.re), y.mapv(|z| z.im));
+    let re = gemm_f64(xr.view(), yr.view()) - gemm_f64(xi.view(), yi.view());
+    let im = gemm_f64(xr.view(), yi.view()) + gemm_f64(xi.view(), yr.view());
+    ndarray::Zip::from(&re)
+        .and(&im)
+        .map_collect(|r, i| Complex64::new(*r, *i))
 }
 
 pub(super) fn to_i64(a: &ArrayData) -> ArrayD<i64> {
@@ -248,6 +272,47 @@ mod tests {
                 "{m}x{k} @ {k}x{n} has a -0.0"
             );
         }
+    }
+
+    /// Complex products against the definition (each term's complex product summed in
+    /// order), complex64 too (multiplied in double precision, rounded at the end).
+    #[test]
+    fn complex_products_match_the_definition() {
+        let z = |r: usize, c: usize, seed: usize| {
+            Array2::from_shape_fn((r, c), |(i, j)| {
+                let k = (i * 7 + j * 3 + seed) as f64;
+                Complex64::new(k % 11.0 - 5.0, (k * 1.5) % 7.0 - 3.0)
+            })
+        };
+        for (m, k, n) in [(1, 1, 1), (3, 5, 2), (17, 33, 9), (2, 0, 3)] {
+            let (x, y) = (z(m, k, 1), z(k, n, 4));
+            let want = Array2::from_shape_fn((m, n), |(i, j)| {
+                (0..k).fold(Complex64::new(0.0, 0.0), |acc, p| {
+                    acc + x[[i, p]] * y[[p, j]]
+                })
+            });
+            let got = matmul(
+                &ArrayData::C128(x.clone().into_dyn()),
+                &ArrayData::C128(y.clone().into_dyn()),
+            )
+            .unwrap();
+            assert_eq!(got, ArrayData::C128(want.clone().into_dyn()), "{m}x{k}x{n}");
+            let narrow =
+                |a: &Array2<Complex64>| ArrayData::C128(a.clone().into_dyn()).cast(DType::C64);
+            let got = matmul(&narrow(&x), &narrow(&y)).unwrap();
+            assert_eq!(got, narrow(&want), "complex64 {m}x{k}x{n}");
+        }
+        // A real operand promotes: float64 @ complex128 is complex128.
+        let r = ArrayData::F64(Array2::from_shape_fn((2, 3), |(i, j)| (i + j) as f64).into_dyn());
+        let c = z(3, 2, 0);
+        let ArrayData::C128(got) = matmul(&r, &ArrayData::C128(c.clone().into_dyn())).unwrap()
+        else {
+            panic!("complex128 expected")
+        };
+        assert_eq!(
+            got[[1, 0]],
+            (0..3).map(|p| c[[p, 0]] * (1 + p) as f64).sum()
+        );
     }
 
     #[test]

@@ -122,9 +122,15 @@ impl Tensor {
                 ))
             }
         }
-        // In the operands' promoted dtype (NumPy's and the array API's): `sum` would widen
-        // int32 to int64.
-        let product = (self * other)?;
+        // The standard's `sum(conj(x1) * x2)`: complex vectors' inner product conjugates
+        // the first. In the operands' promoted dtype (NumPy's and the array API's): `sum`
+        // would widen int32 to int64.
+        let first = if self.dtype().is_complex() {
+            self.unary(crate::ops::Op::Conj)?
+        } else {
+            self.clone()
+        };
+        let product = (&first * other)?;
         let dtype = product.dtype();
         product.sum(Some(&[axis]), false)?.astype(dtype)
     }

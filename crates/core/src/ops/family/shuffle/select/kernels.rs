@@ -340,6 +340,7 @@ pub fn mask_select(x: &ArrayData, mask: &ArrayData) -> KResult<ArrayData> {
         ArrayData::I64(a) => ArrayData::I64(sel!(a)),
         ArrayData::Bool(a) => ArrayData::Bool(sel!(a)),
         ArrayData::U64(a) => ArrayData::U64(sel!(a)),
+        ArrayData::C128(a) => ArrayData::C128(sel!(a)),
         other => return crate::kernels::not_widened(other.dtype()),
     })
 }
@@ -396,6 +397,20 @@ mod tests {
         };
         assert_eq!((v[[0]], v[[1]]), (0.0, 1.0));
         assert!(v[[2]].is_nan());
+    }
+
+    /// `x[mask]` keeps complex elements whole, in C order (against a filter of the pairs).
+    #[test]
+    fn mask_select_keeps_complex_elements() {
+        use crate::array::Complex64;
+        let v: Vec<Complex64> = (0..6)
+            .map(|i| Complex64::new(i as f64, -(i as f64) * 0.5))
+            .collect();
+        let keep = [true, false, false, true, true, false];
+        let x = ArrayData::C128(ArrayD::from_shape_vec(IxDyn(&[2, 3]), v.clone()).unwrap());
+        let m = ArrayData::Bool(ArrayD::from_shape_vec(IxDyn(&[2, 3]), keep.to_vec()).unwrap());
+        let want: Vec<Complex64> = v.iter().zip(keep).filter(|p| p.1).map(|p| *p.0).collect();
+        assert_eq!(mask_select(&x, &m).unwrap(), ArrayData::C128(vec1(want)));
     }
 
     #[test]
