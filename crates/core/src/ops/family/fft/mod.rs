@@ -12,6 +12,7 @@
 //! rechunk.
 
 pub mod kernels;
+mod pages;
 pub mod spec;
 mod tensor;
 mod tile;
