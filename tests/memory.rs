@@ -435,8 +435,8 @@ fn rechunk_fits(
 #[test]
 fn issue_29_rechunk_fits_in_twice_its_chunk() {
     let (from, to) = (
-        ChunkSpec::PerDim(vec![256, 8192]),
-        ChunkSpec::PerDim(vec![8192, 256]),
+        ChunkSpec::PerDim(vec![256, 8192].into()),
+        ChunkSpec::PerDim(vec![8192, 256].into()),
     );
     for limit in [64 * MIB, 32 * MIB] {
         let fits = rechunk_fits(&[8192, 8192], from.clone(), to.clone(), limit);
@@ -451,8 +451,8 @@ fn issue_29_rechunk_fits_in_twice_its_chunk() {
 #[test]
 fn a_shuffled_rechunk_fits_in_twice_its_chunk() {
     let (from, to) = (
-        ChunkSpec::PerDim(vec![1, 4096]),
-        ChunkSpec::PerDim(vec![64, 64]),
+        ChunkSpec::PerDim(vec![1, 4096].into()),
+        ChunkSpec::PerDim(vec![64, 64].into()),
     );
     let chunk = 4096 * 8;
     let fits = rechunk_fits(&[64, 4096], from, to, 2 * chunk);

@@ -182,7 +182,7 @@ struct Plan<T> {
 /// The plan of the `ranks` of `n` values from the summed counts against `brackets`.
 fn plan<T: Key>(brackets: &[T], totals: &[i64], n: u64, ranks: &[u64]) -> KResult<Plan<T>> {
     let b = brackets.len() / 2;
-    if brackets.len() % 2 != 0 || totals.len() != 4 * b + 1 {
+    if !brackets.len().is_multiple_of(2) || totals.len() != 4 * b + 1 {
         return kerr(format!(
             "internal: {} bracket bounds and {} counts do not match",
             brackets.len(),
