@@ -66,9 +66,11 @@ EXPR='x = rand(500000000, chunk=250000, seed=5); sum(exp(sin(x)) * 2 - x)'
 expected="$("$BIN" run --local --json --expr "$EXPR" 2> /dev/null | json 'repr(d["result"])')"
 
 api -X PUT "${WEB}/api/session/docker" > /dev/null
+# Found before the job starts: `docker-compose ps` takes a second or two, about what the job
+# lasts on a quiet machine.
+victim="$(compose ps -q worker2)"
 tid="$(api -X POST -H 'content-type: application/json' -d "{\"expr\": \"${EXPR}\"}" "${WEB}/api/session/docker/task" | json 'd["task_id"]')"
 echo "== task ${tid} submitted; waiting for 20% progress"
-victim="$(compose ps -q worker2)"
 for _ in $(seq 1 600); do
   info="$(api "${WEB}/api/session/docker/task/${tid}")"
   status="$(echo "$info" | json 'd["status"]')"
