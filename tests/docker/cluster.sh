@@ -133,14 +133,15 @@ echo "supervisor killed: workers exited non-zero, were restarted (${before} -> $
 EXPR2='x = rand(480000000, chunk=250000, seed=7); sum(exp(sin(x)) * 2 - x)'
 expected2="$("$BIN" run --local --json --expr "$EXPR2" 2> /dev/null | json 'repr(d["result"])')"
 api -X PUT "${WEB}/api/session/docker" > /dev/null   # the restarted supervisor starts empty
+# Found before the job starts (`docker-compose ps` takes about as long as the job).
+net="${PROJECT}_ares"
+cut="$(compose ps -q worker1)"
 tid="$(api -X POST -H 'content-type: application/json' -d "{\"expr\": \"${EXPR2}\"}" "${WEB}/api/session/docker/task" | json 'd["task_id"]')"
 for _ in $(seq 1 600); do
   progress="$(api "${WEB}/api/session/docker/task/${tid}" | json 'd["progress"]')"
   python3 -c "import sys; sys.exit(0 if ${progress} >= 0.1 else 1)" && break
   sleep 0.05
 done
-net="${PROJECT}_ares"
-cut="$(compose ps -q worker1)"
 echo "== disconnecting worker1 (${cut:0:12}) from ${net} for 20 s at progress ${progress}"
 docker network disconnect "$net" "$cut"
 sleep 20
