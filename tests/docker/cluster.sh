@@ -62,7 +62,7 @@ for _ in $(seq 1 150); do
 done
 [ "$workers" = 3 ] || { echo "cluster did not come up: ${workers} workers"; exit 1; }
 
-EXPR='x = rand(500000000, chunk=250000, seed=5); sum(exp(sin(x)) * 2 - x)'
+EXPR='x = rand(2000000000, chunk=250000, seed=5); sum(exp(sin(x)) * 2 - x)'
 expected="$("$BIN" run --local --json --expr "$EXPR" 2> /dev/null | json 'repr(d["result"])')"
 
 api -X PUT "${WEB}/api/session/docker" > /dev/null
@@ -130,7 +130,7 @@ echo "supervisor killed: workers exited non-zero, were restarted (${before} -> $
 
 # ---- row 7: a worker cut off the network for 20 s mid-job.
 # Long enough (about 5 s on 3 workers) that the cut lands mid-job, which the re-runs check.
-EXPR2='x = rand(480000000, chunk=250000, seed=7); sum(exp(sin(x)) * 2 - x)'
+EXPR2='x = rand(1920000000, chunk=250000, seed=7); sum(exp(sin(x)) * 2 - x)'
 expected2="$("$BIN" run --local --json --expr "$EXPR2" 2> /dev/null | json 'repr(d["result"])')"
 api -X PUT "${WEB}/api/session/docker" > /dev/null   # the restarted supervisor starts empty
 # Found before the job starts (`docker-compose ps` takes about as long as the job).
