@@ -1,7 +1,8 @@
-//! The elementwise kernels of complex operands (`complex64`, `complex128`), on num-complex's
-//! functions.
+//! The elementwise kernels of complex operands (`complex64`, `complex128`).
 //!
-//! The ufunc table's loops are real (`f64`, `f32`, integers: [`super::math`]); a complex
+//! The functions are C99 Annex G's, with its special values for infinite, NaN and zero parts
+//! ([`annex_g`], what the array API standard, glibc and NumPy give); division, reciprocal and
+//! square are NumPy's loops ([`division`]). The ufunc table's loops are real (`f64`, `f32`, integers: [`super::math`]); a complex
 //! operand takes this path instead, chosen by dtype in [`super::kernels`]. Which ops are
 //! defined for complex and what they give (`abs` is real, comparisons but `==`/`!=` are
 //! refused) is decided once, in [`super::dtypes`]: a kernel here only meets the ops that
@@ -13,6 +14,9 @@ use crate::ops::Op;
 use ndarray::ArrayD;
 use num_complex::Complex;
 use num_traits::{Float, FloatConst, One, Zero};
+
+mod annex_g;
+mod division;
 
 /// A unary op on a complex array: a complex, real or bool result (see
 /// [`super::dtypes::unary_dtype`]).
@@ -41,52 +45,33 @@ enum Out<T> {
     Bool(ArrayD<bool>),
 }
 
-/// NumPy 2's `sign` of a complex number: `z / |z|`, and 0 at 0 (NaN stays NaN).
-fn sign<T: Float>(z: Complex<T>) -> Complex<T> {
-    if z.is_zero() {
-        return z;
-    }
-    let n = z.norm();
-    if n.is_infinite() {
-        // An infinite part: the unit number in its direction (NaN where both are).
-        let f = |v: T| {
-            if v.is_infinite() {
-                v.signum()
-            } else {
-                T::zero()
-            }
-        };
-        let u = Complex::new(f(z.re), f(z.im));
-        return u.unscale(u.norm());
-    }
-    z.unscale(n)
-}
-
 fn unary_loop<T: Float + FloatConst>(op: Op, x: &ArrayD<Complex<T>>) -> KResult<Out<T>> {
     let c = |f: fn(Complex<T>) -> Complex<T>| Out::Complex(x.mapv(f));
     Ok(match op {
         Op::Neg => c(|z| -z),
         Op::Conj => c(|z| z.conj()),
-        Op::Square => c(|z| z * z),
-        Op::Reciprocal => c(|z| Complex::<T>::one() / z),
-        Op::Sign => c(sign),
-        Op::Sqrt => c(|z| z.sqrt()),
-        Op::Exp => c(|z| z.exp()),
-        Op::Log => c(|z| z.ln()),
-        Op::Log2 => c(|z| z.log2()),
-        Op::Log10 => c(|z| z.log10()),
-        Op::Sin => c(|z| z.sin()),
-        Op::Cos => c(|z| z.cos()),
-        Op::Tan => c(|z| z.tan()),
-        Op::Sinh => c(|z| z.sinh()),
-        Op::Cosh => c(|z| z.cosh()),
-        Op::Tanh => c(|z| z.tanh()),
-        Op::Asin => c(|z| z.asin()),
-        Op::Acos => c(|z| z.acos()),
-        Op::Atan => c(|z| z.atan()),
-        Op::Asinh => c(|z| z.asinh()),
-        Op::Acosh => c(|z| z.acosh()),
-        Op::Atanh => c(|z| z.atanh()),
+        Op::Square => c(division::square),
+        Op::Reciprocal => c(division::recip),
+        Op::Sign => c(annex_g::sign),
+        Op::Sqrt => c(annex_g::sqrt),
+        Op::Exp => c(annex_g::exp),
+        Op::Expm1 => c(annex_g::expm1),
+        Op::Log => c(annex_g::log),
+        Op::Log1p => c(annex_g::log1p),
+        Op::Log2 => c(annex_g::log2),
+        Op::Log10 => c(annex_g::log10),
+        Op::Sin => c(annex_g::sin),
+        Op::Cos => c(annex_g::cos),
+        Op::Tan => c(annex_g::tan),
+        Op::Sinh => c(annex_g::sinh),
+        Op::Cosh => c(annex_g::cosh),
+        Op::Tanh => c(annex_g::tanh),
+        Op::Asin => c(annex_g::asin),
+        Op::Acos => c(annex_g::acos),
+        Op::Atan => c(annex_g::atan),
+        Op::Asinh => c(annex_g::asinh),
+        Op::Acosh => c(annex_g::acosh),
+        Op::Atanh => c(annex_g::atanh),
         Op::Abs => Out::Real(x.mapv(|z| z.norm())),
         Op::RealPart => Out::Real(x.mapv(|z| z.re)),
         Op::ImagPart => Out::Real(x.mapv(|z| z.im)),
@@ -140,7 +125,7 @@ fn pow<T: Float>(x: Complex<T>, y: Complex<T>) -> Complex<T> {
     if y.im.is_zero() && y.re == y.re.round() && y.re.abs() <= T::from(100).unwrap_or(T::zero()) {
         let n = y.re.to_i32().unwrap_or(0);
         let p = x.powi(n.abs());
-        return if n < 0 { Complex::<T>::one() / p } else { p };
+        return if n < 0 { division::recip(p) } else { p };
     }
     if x.is_zero() {
         // NumPy: 0 ** y is 0 for Re(y) > 0, else NaN.
@@ -163,7 +148,7 @@ fn binary_loop<T: Float>(
         Op::Add => Out::Complex(zip.zip(x, y, |p, q| p + q)?),
         Op::Sub => Out::Complex(zip.zip(x, y, |p, q| p - q)?),
         Op::Mul => Out::Complex(zip.zip(x, y, |p, q| p * q)?),
-        Op::Div => Out::Complex(zip.zip(x, y, |p, q| p / q)?),
+        Op::Div => Out::Complex(zip.zip(x, y, division::div)?),
         Op::Pow => Out::Complex(zip.zip(x, y, pow)?),
         Op::Eq => Out::Bool(zip.zip(x, y, |p, q| p == q)?),
         Op::Ne => Out::Bool(zip.zip(x, y, |p, q| p != q)?),
@@ -266,6 +251,16 @@ mod tests {
             .unwrap(),
         );
         assert_eq!(s, [Complex64::new(0.0, 0.0), Complex64::new(1.0, 0.0)]);
+        // The kernels run Annex G's functions (complex/annex_g.rs): sinh(inf + 0j) is
+        // inf + 0j (num-complex's formula gave inf + NaN j), expm1 and log1p exist.
+        let z = c128(&[(f64::INFINITY, 0.0), (-1.0, 0.0)]);
+        let sinh = values(&kernels::unary(Op::Sinh, &OpArgs::None, &z).unwrap());
+        assert_eq!(sinh[0], Complex64::new(f64::INFINITY, 0.0));
+        let l = values(&kernels::unary(Op::Log1p, &OpArgs::None, &z).unwrap());
+        assert_eq!(l[1], Complex64::new(f64::NEG_INFINITY, 0.0));
+        let e = values(&kernels::unary(Op::Expm1, &OpArgs::None, &z).unwrap());
+        assert_eq!(e[1].im, 0.0);
+        assert!((e[1].re - (-1.0f64).exp_m1()).abs() < 1e-16);
     }
 
     #[test]

@@ -70,8 +70,9 @@ fn complex_binary(op: Op, p: DType, a: DType, b: DType) -> Result<DType> {
 fn complex_unary(op: Op, a: DType) -> Result<DType> {
     use Op::*;
     match op {
-        Neg | Sign | Square | Reciprocal | Sqrt | Exp | Log | Log2 | Log10 | Sin | Cos | Tan
-        | Sinh | Cosh | Tanh | Asin | Acos | Atan | Asinh | Acosh | Atanh | Conj => Ok(a),
+        Neg | Sign | Square | Reciprocal | Sqrt | Exp | Expm1 | Log | Log1p | Log2 | Log10
+        | Sin | Cos | Tan | Sinh | Cosh | Tanh | Asin | Acos | Atan | Asinh | Acosh | Atanh
+        | Conj => Ok(a),
         Abs | RealPart | ImagPart => Ok(a.real_part()),
         IsNan | IsInf | IsFinite => Ok(DType::Bool),
         _ => Err(AresError::dtype(
