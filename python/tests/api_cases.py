@@ -1186,6 +1186,9 @@ NOT_NUMERIC = {
 for _d in DTYPES:
     NOT_NUMERIC[_d] = ("a dtype", "== np.dtype(name); every case draws it")
 NOT_NUMERIC["bool"] = ("a dtype", "== np.dtype('bool'); every case draws it")
+NOT_NUMERIC["Tensor.known_shape"] = (
+    "the shape without computing (None for a length not yet counted)",
+    "test_no_silent_divergence.py: None before x[mask].shape counts it, the count after")
 for _name in ("map_blocks", "blockwise", "map_overlap", "apply_gufunc", "reduction",
               "Tensor.map_blocks", "Tensor.map_overlap"):
     NOT_NUMERIC[_name] = ("runs a user's Python function on blocks",

@@ -1,19 +1,20 @@
 //! The elementwise kernels of complex operands (`complex64`, `complex128`).
 //!
-//! The functions are C99 Annex G's, with its special values for infinite, NaN and zero parts
-//! ([`annex_g`], what the array API standard, glibc and NumPy give); division, reciprocal and
-//! square are NumPy's loops ([`division`]). The ufunc table's loops are real (`f64`, `f32`, integers: [`super::math`]); a complex
-//! operand takes this path instead, chosen by dtype in [`super::kernels`]. Which ops are
-//! defined for complex and what they give (`abs` is real, comparisons but `==`/`!=` are
-//! refused) is decided once, in [`super::dtypes`]: a kernel here only meets the ops that
-//! passed it. complex64 computes in `Complex<f32>` throughout, as NumPy's loops do.
+//! The functions are the C library's, as NumPy's are, with C99 Annex G's special values for
+//! infinite, NaN and zero parts ([`annex_g`]); division, reciprocal and square are NumPy's
+//! loops ([`division`]). The ufunc table's loops are real (`f64`, `f32`, integers:
+//! [`super::math`]); a complex operand takes this path instead, chosen by dtype in
+//! [`super::kernels`]. Which ops are defined for complex and what they give (`abs` is real,
+//! comparisons but `==`/`!=` are refused) is decided once, in [`super::dtypes`]: a kernel
+//! here only meets the ops that passed it. complex64 computes in `Complex<f32>` throughout,
+//! as NumPy's loops do.
 
 use crate::array::ArrayData;
 use crate::kernels::{kerr, KResult};
 use crate::ops::Op;
 use ndarray::ArrayD;
 use num_complex::Complex;
-use num_traits::{Float, FloatConst, One, Zero};
+use num_traits::{Float, One, Zero};
 
 mod annex_g;
 mod division;
@@ -45,7 +46,7 @@ enum Out<T> {
     Bool(ArrayD<bool>),
 }
 
-fn unary_loop<T: Float + FloatConst>(op: Op, x: &ArrayD<Complex<T>>) -> KResult<Out<T>> {
+fn unary_loop<T: annex_g::CMath>(op: Op, x: &ArrayD<Complex<T>>) -> KResult<Out<T>> {
     let c = |f: fn(Complex<T>) -> Complex<T>| Out::Complex(x.mapv(f));
     Ok(match op {
         Op::Neg => c(|z| -z),
