@@ -1,14 +1,10 @@
-# ares node image: one static binary FROM scratch (no base image is pulled).
+# ares node image FROM scratch (no base image is pulled): the root staged by
+# scripts/docker-image.sh in target/docker-root (the binary as /ares, and the C libraries it
+# links when it is not static), and config/.
 #
-# The binary is built on the host first (tests/docker/cluster.sh does this):
-#   RUSTFLAGS="-C target-feature=+crt-static" cargo build --release --target x86_64-unknown-linux-gnu
-# then:
-#   docker build -t ares:latest .
-# (`--build-arg BIN=target/x86_64-unknown-linux-gnu/docker-test/ares` takes the binary of the
-# cluster test's cheaper profile instead.)
+#   bash scripts/docker-image.sh     # a static release binary, then this image as ares:latest
 FROM scratch
-ARG BIN=target/x86_64-unknown-linux-gnu/release/ares
-COPY ${BIN} /ares
+COPY target/docker-root/ /
 COPY config/ /config/
 ENV RUST_LOG=info
 EXPOSE 7700 7800 8080

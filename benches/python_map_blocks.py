@@ -10,7 +10,12 @@ and how slots share the GIL.
   ``LocalCluster(n_workers=2, threads_per_worker=1)``; runs alternate, medians reported.
 * overhead: the embedded engine (1 worker, 1 slot): the same job with ``lambda b: b`` against
   the same graph with the engine's own ``x + 0`` in its place; the difference per block is
-  what a Python call costs (taking the GIL, the blocks to NumPy, the call, the result back).
+  what a Python call costs (taking the GIL, the blocks to NumPy, the call, the result back),
+  and that cost split by the runner's own clocks (``ares._ares._block_call_times``): waiting
+  for the GIL, making the arguments, the call (the ``ares._blocks`` wrapper and the
+  function), taking the result back; the rest is the engine's (a subtask more per block
+  than ``x + 0``'s fused chain, the function's lookup). ``lambda b: b`` called directly on
+  a NumPy block (``timeit``) is printed beside it.
 * gil: the embedded engine with 1 and then 2 slots: ``np.sort`` of 8 blocks of 10^6
   float64 (NumPy releases the GIL) and a pure-Python loop over 8 blocks (it does not).
 
@@ -120,14 +125,27 @@ def part_overhead(blocks, repeat):
     n = blocks * 10
     x = ar.arange(float(n), chunks=10)
     runs = {"python": [], "native": []}
+    split = []
     for _ in range(repeat):
+        ar._ares._block_call_times(reset=True)
         t, _ = timed(lambda: ar.map_blocks(lambda b: b, x).sum().compute())
         runs["python"].append(t)
+        split.append(ar._ares._block_call_times(reset=True))
         t, _ = timed(lambda: (x + 0).sum().compute())
         runs["native"].append(t)
     p, q = statistics.median(runs["python"]), statistics.median(runs["native"])
+
+    def per_call_us(key):
+        return statistics.median(s[key] / max(s["calls"], 1) / 1e3 for s in split)
+
+    import timeit
+    block = np.arange(10.0)
+    f = lambda b: b  # noqa: E731
+    bare = min(timeit.repeat(lambda: f(block), number=100000, repeat=5)) / 100000 * 1e6
     emit(part="overhead", blocks=blocks, python_s=p, native_s=q,
-         per_block_us=(p - q) / blocks * 1e6, runs=runs)
+         per_block_us=(p - q) / blocks * 1e6,
+         split_us={k: per_call_us(k + "_ns") for k in ("gil", "arguments", "call", "result")},
+         calls=[s["calls"] for s in split], bare_function_us=bare, runs=runs)
     ar.close()
 
 

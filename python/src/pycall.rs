@@ -21,7 +21,9 @@ use numpy::{PyArray, PyArrayMethods, PyReadonlyArrayDyn, PyUntypedArrayMethods};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyTuple};
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::Instant;
 
 /// Decoded functions kept per process; past this many the cache starts afresh.
 const MAX_CACHED_FUNCTIONS: usize = 256;
@@ -35,6 +37,41 @@ static RUNNER: std::sync::OnceLock<Arc<PythonRunner>> = std::sync::OnceLock::new
 #[derive(Default)]
 pub struct PythonRunner {
     functions: Mutex<HashMap<u64, Py<PyAny>>>,
+    times: CallTimes,
+}
+
+/// Where the time of this process's block calls went, summed since the last reset (a few
+/// clock reads per call, against tens of microseconds of Python): waiting for the GIL,
+/// making the arguments (lending or copying the blocks), the call itself (the
+/// `ares._blocks` wrapper and the user's function), and taking the result back.
+#[derive(Default)]
+struct CallTimes {
+    calls: AtomicU64,
+    gil_ns: AtomicU64,
+    arguments_ns: AtomicU64,
+    call_ns: AtomicU64,
+    result_ns: AtomicU64,
+}
+
+impl CallTimes {
+    /// Adds the time since `*since` to `total` and moves `*since` to now.
+    fn lap(total: &AtomicU64, since: &mut Instant) {
+        let now = Instant::now();
+        let ns = now.duration_since(*since).as_nanos();
+        total.fetch_add(u64::try_from(ns).unwrap_or(u64::MAX), Ordering::Relaxed);
+        *since = now;
+    }
+
+    fn take(&self, reset: bool) -> [(&'static str, u64); 5] {
+        let read = |a: &AtomicU64| if reset { a.swap(0, Ordering::Relaxed) } else { a.load(Ordering::Relaxed) };
+        [
+            ("calls", read(&self.calls)),
+            ("gil_ns", read(&self.gil_ns)),
+            ("arguments_ns", read(&self.arguments_ns)),
+            ("call_ns", read(&self.call_ns)),
+            ("result_ns", read(&self.result_ns)),
+        ]
+    }
 }
 
 impl PythonRunner {
@@ -71,10 +108,14 @@ impl ForeignCallRunner for PythonRunner {
         block: &[usize],
         inputs: &[Arc<ArrayData>],
     ) -> Result<ArrayData, String> {
+        let times = &self.times;
+        times.calls.fetch_add(1, Ordering::Relaxed);
+        let mut clock = Instant::now();
         Python::attach(|py| {
+            CallTimes::lap(&times.gil_ns, &mut clock);
             // Large blocks are lent without a copy; a function that writes into its arguments
             // (NumPy refuses: they are read-only) is called again with copies of its own.
-            let call = |lent: bool| -> PyResult<ArrayData> {
+            let mut call = |lent: bool| -> PyResult<ArrayData> {
                 let g = self.function(py, function)?;
                 let mut args: Vec<Bound<'_, PyAny>> = Vec::with_capacity(inputs.len() + 1);
                 args.push(PyTuple::new(py, block)?.into_any());
@@ -85,8 +126,13 @@ impl ForeignCallRunner for PythonRunner {
                         copy_of(py, a)
                     });
                 }
-                let out = g.bind(py).call1(PyTuple::new(py, args)?)?;
-                from_numpy(py, &out)
+                let args = PyTuple::new(py, args)?;
+                CallTimes::lap(&times.arguments_ns, &mut clock);
+                let out = g.bind(py).call1(args)?;
+                CallTimes::lap(&times.call_ns, &mut clock);
+                let result = from_numpy(py, &out);
+                CallTimes::lap(&times.result_ns, &mut clock);
+                result
             };
             match call(true) {
                 Err(e) if wrote_into_a_lent_block(py, &e) => call(false),
@@ -130,11 +176,24 @@ fn map_blocks(
         .map_err(value_error)
 }
 
+/// Where this process's block calls spent their time since the last reset (`calls`, and
+/// `gil_ns`, `arguments_ns`, `call_ns`, `result_ns` summed over them: see [`CallTimes`]);
+/// `reset` starts the sums afresh. `benches/python_map_blocks.py --part overhead` reads it.
+#[pyfunction]
+#[pyo3(signature = (reset = false))]
+fn _block_call_times(reset: bool) -> HashMap<&'static str, u64> {
+    RUNNER
+        .get()
+        .map(|r| r.times.take(reset).into_iter().collect())
+        .unwrap_or_default()
+}
+
 /// Registers the runner with the core (at import) and the module's functions.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let runner = RUNNER.get_or_init(|| Arc::new(PythonRunner::default()));
     python_call::register_runner(runner.clone());
     m.add_function(wrap_pyfunction!(map_blocks, m)?)?;
+    m.add_function(wrap_pyfunction!(_block_call_times, m)?)?;
     Ok(())
 }
 
