@@ -63,7 +63,13 @@ impl CallTimes {
     }
 
     fn take(&self, reset: bool) -> [(&'static str, u64); 5] {
-        let read = |a: &AtomicU64| if reset { a.swap(0, Ordering::Relaxed) } else { a.load(Ordering::Relaxed) };
+        let read = |a: &AtomicU64| {
+            if reset {
+                a.swap(0, Ordering::Relaxed)
+            } else {
+                a.load(Ordering::Relaxed)
+            }
+        };
         [
             ("calls", read(&self.calls)),
             ("gil_ns", read(&self.gil_ns)),

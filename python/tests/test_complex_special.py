@@ -37,11 +37,11 @@ def _oracle(name, z):
         want = getattr(np, name)(z)
         if name == "expm1":
             # The standard's table for non-finite inputs (and results): exp(z) - 1.
+            # (Parts set one by one: `re + 1j * im` would turn an imaginary -0 into +0.)
             e = np.exp(z)
-            shifted = (e.real - 1) + 1j * e.imag
             bad = ~np.isfinite(want)
-            want = np.where(bad, (e.real - 1).astype(z.real.dtype) + 0j, want).astype(z.dtype)
-            want.imag[bad] = shifted.imag[bad]
+            want.real[bad] = e.real[bad] - 1
+            want.imag[bad] = e.imag[bad]
             # The standard: expm1(±0 + 0j) = +0 + 0j (NumPy's formula gives -0 for -0).
             want.real[(z.real == 0) & (z.imag == 0)] = 0.0
         if name == "sign":
