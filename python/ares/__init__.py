@@ -229,12 +229,14 @@ def asarray(obj, /, *, dtype=None, chunks=None, device=None, copy=None) -> Tenso
 
     ``copy=False`` is refused for anything but a tensor of the asked dtype: ares copies data
     from this process into the engine (the array API: "raise a ValueError if a copy would be
-    necessary"). ``copy=True`` of a tensor returns it: tensors are immutable, so a copy and
-    the tensor cannot be told apart."""
+    necessary"). ``copy=True`` of a tensor is another tensor of the same graph, which keeps
+    its values when ``obj`` is assigned into later (``obj[key] = value``)."""
     _check_device(device)
     if isinstance(obj, Tensor):
         if dtype is None or _dtype_name(dtype) == obj.dtype.name:
-            return obj if chunks is None else obj.rechunk(chunks)
+            if chunks is not None:
+                return obj.rechunk(chunks)
+            return obj._copy() if copy else obj
         if copy is False:
             raise ValueError(f"asarray(copy=False): casting {obj.dtype.name} to "
                              f"{_dtype_name(dtype)} needs a copy")
@@ -387,7 +389,7 @@ def round(x, /, decimals=0) -> Tensor:  # noqa: A001
         return _apply("round", (x,))
     x = asarray(x)
     if x.dtype.kind in "iu" and decimals > 0:
-        return x
+        return x._copy()
     scale = 10.0 ** _builtins.abs(decimals)
     if x.dtype.kind in "iub":
         y = x.astype(float64)

@@ -81,15 +81,15 @@ def namespace_info() -> NamespaceInfo:
 
 def from_dlpack(x, /, *, device=None, copy=None):
     """A tensor holding the data of ``x``, any object with ``__dlpack__`` (a NumPy array,
-    another library's CPU array) or an ares tensor (returned as is). The data is copied into
-    the engine, so ``copy=False`` is refused (the standard: a ValueError when a copy would be
-    needed)."""
+    another library's CPU array) or an ares tensor (as is; with ``copy=True`` a copy). The data
+    is copied into the engine, so ``copy=False`` is refused (the standard: a ValueError when a
+    copy would be needed)."""
     from ._numpy import from_numpy
     from ._tensor import Tensor
 
     _check_device(device)
     if isinstance(x, Tensor):
-        return x
+        return x._copy() if copy else x
     if copy is False:
         raise ValueError("from_dlpack(copy=False): ares cannot share this process's memory; "
                          "the data is copied into the engine (use copy=None or True)")

@@ -160,8 +160,9 @@ def ravel(a, order="C") -> Tensor:
 
 
 def copy(a, order="K", subok=False) -> Tensor:
-    """The tensor itself: tensors are immutable, so a copy cannot be told apart."""
-    return _tensor(a)
+    """Another tensor of the same graph (see ``Tensor._copy``): nothing is computed, and it
+    keeps its values when ``a`` is assigned into later."""
+    return _tensor(a)._copy()
 
 
 def _pairs(value, ndim, name, integer=True):

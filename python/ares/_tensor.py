@@ -167,6 +167,15 @@ class Tensor:
         self._chunks = None
         self._length = None
 
+    def _copy(self) -> "Tensor":
+        """A copy: another tensor of the same graph (nothing is computed or moved). The
+        graph is immutable, but a tensor is not (``x[key] = value`` rebinds it to a new
+        graph), so what NumPy copies must be another tensor, which keeps the values when
+        ``x`` is assigned into later."""
+        twin = Tensor(self._handle, self._keep)
+        twin._length = self._length
+        return twin
+
     # -- metadata -------------------------------------------------------------------------
     # The length of `x[mask]` and `unique(x)` (and of what is computed element by element
     # from them) depends on the data: the core plans with an upper bound, which must never
@@ -490,7 +499,7 @@ class Tensor:
         if self.dtype == np.bool_:
             raise TypeError("ufunc 'positive' did not contain a loop with signature matching "
                             "types bool (NumPy has no unary + for bools)")
-        return self
+        return self._copy()
 
     def __contains__(self, value) -> bool:
         return bool((self == value).any().compute())
@@ -535,12 +544,12 @@ class Tensor:
         return apply("transpose", (self, axes))
 
     def astype(self, dtype, copy=True, *, device=None) -> "Tensor":
-        # A tensor is immutable, so a copy and the tensor itself cannot be told apart:
-        # `copy=False` (return `x` itself when the dtype matches) is what we always do.
+        # The dtype it has: `x` itself with `copy=False`, else a copy (which keeps its values
+        # when `x` is assigned into later), as NumPy.
         check_device(device)
         name = dtype_name(dtype)
         if name == self.dtype.name:
-            return self
+            return self._copy() if copy else self
         return apply("astype", (self, name))
 
     def reshape(self, *shape, copy=None) -> "Tensor":
@@ -596,12 +605,14 @@ class Tensor:
         return ravel(self, order)
 
     def flatten(self, order="C") -> "Tensor":
+        """A 1-D copy (``ravel`` may give ``self`` back; ``flatten`` never does, as NumPy)."""
         from ._numpyfuncs import ravel
 
-        return ravel(self, order)
+        flat = ravel(self, order)
+        return flat._copy() if flat is self else flat
 
     def copy(self, order="K") -> "Tensor":
-        return self
+        return self._copy()
 
     def item(self, *args):
         return np.asarray(self.compute()).item(*args)

@@ -174,6 +174,37 @@ def test_copy_false_is_refused_where_a_copy_is_needed():
     assert_same(ar.sort(x[::-1], stable=False).compute(), a)
 
 
+COPIES = [
+    ("x.copy()", lambda x: x.copy()),
+    ("asarray(x, copy=True)", lambda x: ar.asarray(x, copy=True)),
+    ("x.astype(x.dtype)", lambda x: x.astype(x.dtype)),
+    ("+x", lambda x: +x),
+    ("from_dlpack(x, copy=True)", lambda x: ar.from_dlpack(x, copy=True)),
+    ("round(int x, 2)", lambda x: ar.round(x, 2)),
+    ("np.copy(x)", lambda x: np.copy(x)),
+    ("x.flatten()", lambda x: x.flatten()),
+]
+
+
+@pytest.mark.parametrize("name, make", COPIES, ids=[c[0] for c in COPIES])
+def test_a_copy_keeps_its_values_when_the_original_is_assigned_into(name, make):
+    """What NumPy copies is another tensor: ``x[key] = value`` rebinds ``x`` only (a copy
+    that was ``x`` itself changed with it, silently)."""
+    a = np.arange(6, dtype=np.int64)
+    x = ar.asarray(a, chunks=4)
+    y = make(x)
+    want = make(a.copy())
+    x[1] = 100
+    x[4:] = -1
+    assert_same(np.asarray(y), np.asarray(want))
+    a[1] = 100
+    a[4:] = -1
+    assert_same(np.asarray(x), a)
+    # And the other way: assigning into the copy leaves the original alone.
+    y[0] = 7
+    assert_same(np.asarray(x), a)
+
+
 def test_connect_refuses_arguments_its_protocol_does_not_use(shipped_cluster):
     c = shipped_cluster
     with pytest.raises(ValueError, match="token="):

@@ -362,7 +362,8 @@ def test_ravel_flatten_copy_item_tolist():
     assert_same(np.ravel(x).compute(), np.ravel(a))
     assert_same(x.ravel().compute(), a.ravel())
     assert_same(x.flatten().compute(), a.flatten())
-    assert np.copy(x) is x and x.copy() is x
+    assert np.copy(x) is not x and x.copy() is not x  # copies (see test_no_silent_divergence)
+    assert_same(np.copy(x).compute(), a) and assert_same(x.copy().compute(), a)
     assert x[1, 2].item() == a[1, 2].item() and type(x[1, 2].item()) is int
     assert x[1:2, 2:3].item() == 6
     with pytest.raises(ValueError, match="size 1"):
