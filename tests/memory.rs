@@ -353,24 +353,54 @@ fn a_rechunk_across_workers_fetches_within_the_memory_limits() {
 /// array the row bands computed in a task of their own.
 #[test]
 fn a_rechunk_runs_on_workers_limited_to_twice_its_chunk() {
+    rechunk_on_two_limited_workers((2048, 2048), (128, 2048), (2048, 128), "4MiB", 4 * MIB);
+}
+
+/// Issue 29's case on real processes: 512 MiB of float64 from row bands (256, 8192) to
+/// column bands (8192, 256), 16 MiB chunks, on 2 workers of `memory_limit: 64MiB` (once
+/// refused: "projected memory 80 MiB > allowed 64 MiB"). Ignored: a minute or more in the
+/// debug build; BENCHMARKS.md has its time and peaks in release (`cargo test --release
+/// --test memory -- --ignored issue_29_rechunk_of_512_mib --nocapture`).
+#[test]
+#[ignore]
+fn issue_29_rechunk_of_512_mib_runs_on_two_workers_of_64_mib() {
+    rechunk_on_two_limited_workers((8192, 8192), (256, 8192), (8192, 256), "64MiB", 64 * MIB);
+}
+
+/// `rand(shape)` in `from` chunks rechunked to `to` on 2 workers of 2 slots limited to
+/// `limit` (spilling to a temporary directory): the result equals, bit for bit, the array
+/// computed in a task of its own and the independent reference's `rand`, and every worker's
+/// accounted peak stays within the limit.
+fn rechunk_on_two_limited_workers(
+    shape: (usize, usize),
+    from: (usize, usize),
+    to: (usize, usize),
+    limit_yaml: &str,
+    limit: u64,
+) {
     let spill = tempfile::tempdir().unwrap();
     let yaml = format!(
-        "  memory_limit: 4MiB\n  spill_dir: {}\nweb:\n  listen: 127.0.0.1:0\n",
+        "  memory_limit: {limit_yaml}\n  spill_dir: {}\nweb:\n  listen: 127.0.0.1:0\n",
         spill.path().display()
     );
     let cluster = Cluster::start_with(2, 2, &yaml);
     let mut c = cluster.client();
-    let x = "rand((2048, 2048), chunk=(128, 2048), seed=13)";
+    let x = format!(
+        "rand(({}, {}), chunk=({}, {}), seed=13)",
+        shape.0, shape.1, from.0, from.1
+    );
     let mut values = Vec::new();
-    for program in [format!("rechunk({x}, (2048, 128))"), x.to_string()] {
+    for program in [format!("rechunk({x}, ({}, {}))", to.0, to.1), x.clone()] {
+        let started = Instant::now();
         let task = submit(&mut c, &program);
-        let info = wait_end(&mut c, task, Duration::from_secs(240));
+        let info = wait_end(&mut c, task, Duration::from_secs(600));
         assert_eq!(info.status, TaskStatus::Succeeded, "{program}: {info:?}");
+        eprintln!("{program}: {:.2} s", started.elapsed().as_secs_f64());
         values.push(c.fetch(task).unwrap().remove(0));
         c.cancel_task(task).unwrap();
     }
     let (rechunked, source) = (&values[0], &values[1]);
-    assert_eq!(rechunked.shape(), &[2048, 2048]);
+    assert_eq!(rechunked.shape(), &[shape.0, shape.1]);
     let bits =
         |a: &ares_core::array::ArrayData| -> Vec<u64> { a.iter_f64().map(f64::to_bits).collect() };
     assert!(
@@ -378,7 +408,7 @@ fn a_rechunk_runs_on_workers_limited_to_twice_its_chunk() {
         "the rechunk changed values"
     );
     // And the source is the independent reference's.
-    let t = ares_core::expr::evaluate(x).unwrap();
+    let t = ares_core::expr::evaluate(&x).unwrap();
     let want = common::reference::evaluate(&Tensor::graph(&[&t]))
         .pop()
         .unwrap();
@@ -389,10 +419,10 @@ fn a_rechunk_runs_on_workers_limited_to_twice_its_chunk() {
 
     std::thread::sleep(Duration::from_millis(300)); // a heartbeat after the end
     let memory = worker_memory(cluster.web.as_ref().unwrap(), 2);
-    eprintln!("rechunk on 2 x 4 MiB: {memory:#?}");
+    eprintln!("rechunk on 2 x {limit_yaml}: {memory:#?}");
     for m in &memory {
         let peak = m["peak_bytes"].as_u64().unwrap();
-        assert!(peak <= 4 * MIB, "accounted peak {peak} over the limit: {m}");
+        assert!(peak <= limit, "accounted peak {peak} over the limit: {m}");
     }
 }
 
