@@ -16,8 +16,8 @@ and how slots share the GIL.
   function), taking the result back; the rest is the engine's (a subtask more per block
   than ``x + 0``'s fused chain, the function's lookup). ``lambda b: b`` called directly on
   a NumPy block (``timeit``) is printed beside it.
-* gil: the embedded engine with 1 and then 2 slots: ``np.sort`` of 8 blocks of 10^6
-  float64 (NumPy releases the GIL) and a pure-Python loop over 8 blocks (it does not).
+* gil: the embedded engine with 1 and then 2 slots: ``np.sort`` of 32 blocks of 10^6
+  float64 (NumPy releases the GIL) and a pure-Python loop over 32 blocks (it does not).
 
 Prints one JSON line per measurement.
 """
@@ -159,7 +159,7 @@ def _pure_python(b):
 def part_gil(repeat):
     import ares as ar
 
-    blocks, size = 8, 10**6
+    blocks, size = 32, 10**6
     for name, func, n in (("np.sort", np.sort, size), ("pure python", _pure_python, 2 * 10**5)):
         data = np.random.default_rng(1).random(blocks * n)
         x = None

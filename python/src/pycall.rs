@@ -117,6 +117,7 @@ impl ForeignCallRunner for PythonRunner {
         let times = &self.times;
         times.calls.fetch_add(1, Ordering::Relaxed);
         let mut clock = Instant::now();
+        keep_a_thread_state();
         Python::attach(|py| {
             CallTimes::lap(&times.gil_ns, &mut clock);
             // Large blocks are lent without a copy; a function that writes into its arguments
@@ -147,6 +148,30 @@ impl ForeignCallRunner for PythonRunner {
             .map_err(|e| last_lines(py, &e))
         })
     }
+}
+
+thread_local! {
+    static HAS_A_THREAD_STATE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Gives this engine thread a Python thread state that outlives each call: taking the GIL
+/// from a thread without one makes a thread state and drops it at the end of the call, and
+/// the first Python frame on a fresh thread state maps its frame stack anew (about 5 µs of a
+/// `lambda b: b` call measured from the engine, against 0.45 µs from Python). Held by the
+/// `PyGILState` counter (one more `Ensure` than `Release`), without the GIL.
+fn keep_a_thread_state() {
+    HAS_A_THREAD_STATE.with(|has| {
+        if !has.get() {
+            // SAFETY: called without the GIL (the runner's calls start outside Python);
+            // `PyGILState_Ensure` takes it, making the thread state, and `PyEval_SaveThread`
+            // gives it back at once, leaving the thread state to later calls.
+            unsafe {
+                pyo3::ffi::PyGILState_Ensure();
+                pyo3::ffi::PyEval_SaveThread();
+            }
+            has.set(true);
+        }
+    });
 }
 
 /// The tensor whose blocks are `function` (a callable taking the block index and the
