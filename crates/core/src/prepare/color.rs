@@ -18,12 +18,17 @@
 //! reads from other groups, its chunks and one more of its largest ([`Room`]: the runtime's
 //! projection, less kernel scratch) stay within it: two 16 MiB row bands in one subtask
 //! project 48 MiB, over a 32 MiB limit that each fits alone.
+//!
+//! Also beyond Mars: the many slices a rechunk cuts from one source chunk (a broadcaster,
+//! whose successors step 2 gives a color each) share one color per source, within the
+//! budget, so a source is read once for all its pieces, not once per piece.
 
 use crate::config::TaskConfig;
 use crate::error::Result;
 use crate::graph::{ChunkGraph, SubtaskGraph};
 use crate::ids::{ChunkIdx, StageId, TaskId};
-use std::collections::VecDeque;
+use crate::ops::Op;
+use std::collections::{HashMap, VecDeque};
 
 /// Initial chunks (no inputs) in depth-first order from the results, predecessors first.
 pub fn start_order(graph: &ChunkGraph) -> Vec<u32> {
@@ -91,6 +96,8 @@ pub fn color(graph: &ChunkGraph, config: &TaskConfig, total_slots: usize) -> (Ve
 
     // Step 2: propagate in topological order.
     let broadcaster = config.broadcaster_threshold();
+    // Per source chunk, the color its overflowing slices share (see below).
+    let mut slices_of: HashMap<u32, u32> = HashMap::new();
     for c in 0..n {
         let inputs = graph.inputs(ChunkIdx(c as u32));
         if inputs.is_empty() {
@@ -104,17 +111,39 @@ pub fn color(graph: &ChunkGraph, config: &TaskConfig, total_slots: usize) -> (Ve
             || inputs
                 .iter()
                 .any(|i| crate::graph::shuffle::is_proxy(graph, *i));
-        let joins = if shuffle || single_pred && succ.row(inputs[0].index()).len() > broadcaster {
+        let broadcast = single_pred && succ.row(inputs[0].index()).len() > broadcaster;
+        // The many slices a rechunk cuts from one source chunk (a broadcaster) share one
+        // color per source, a new one each time it is full: a slice alone reads its whole
+        // source for a piece of it, and under a memory budget a source spilled between two
+        // of its slices was read back for each (a 512 MiB rechunk on 64 MiB workers moved
+        // 13.5 GB through spill files). Not the source's own color: step 3 would split a
+        // color that both keeps some of the slices and feeds the others' color.
+        let slice = broadcast && !shuffle && graph.node(ChunkIdx(c as u32)).op == Op::Slice;
+        let joins = if shuffle || broadcast {
             false
         } else {
             inputs.iter().all(|i| colors[i.index()] == first) && room.fits(graph, first, c as u32)
         };
-        colors[c] = if joins {
-            first
+        if joins {
+            colors[c] = first;
+        } else if slice {
+            let source = inputs[0].0;
+            match slices_of.get(&source) {
+                Some(&k) if room.fits(graph, k, c as u32) => {
+                    colors[c] = k;
+                    room.add_member(graph, k, c as u32);
+                    continue;
+                }
+                _ => {
+                    colors[c] = next_color;
+                    slices_of.insert(source, next_color);
+                    next_color += 1;
+                }
+            }
         } else {
+            colors[c] = next_color;
             next_color += 1;
-            next_color - 1
-        };
+        }
         room.add(graph, &colors, colors[c], c as u32);
     }
 
@@ -188,6 +217,16 @@ impl Room {
         };
         let b = Self::bytes(graph, ChunkIdx(c));
         inputs + sum + b + (*max).max(b) <= self.budget
+    }
+
+    /// Records chunk `c` in color `k` whose inputs the color already reads (a slice joining
+    /// its source's other slices).
+    fn add_member(&mut self, graph: &ChunkGraph, k: u32, c: u32) {
+        if let Some(slot) = self.held.get_mut(k as usize) {
+            let b = Self::bytes(graph, ChunkIdx(c));
+            slot.1 += b;
+            slot.2 = slot.2.max(b);
+        }
     }
 
     /// Records chunk `c` in color `k`; `colors`: the inputs' colors, to count those read from
@@ -312,6 +351,60 @@ mod tests {
         two.extend([1; 8]);
         assert_eq!(groups(48), two);
         assert_eq!(groups(32), vec![1; 12]);
+    }
+
+    #[test]
+    fn the_slices_of_a_source_stay_with_it_or_together() {
+        //  r0   r1  ...  r15     16 row bands (1 x 16 float64, 128 B) to 16 column bands
+        //  |\\..  (16 slices    (16 x 1): each band is a broadcaster of 16 slices of 8 B,
+        //  s s s    each)        and each column band assembles one slice of every band.
+        //     \__ a0 ... a15
+        // A band's slices share one subtask (not the band's: it feeds many), or two under a
+        // budget too small for all of them: no subtask slices two bands.
+        let x = tensor::rand(&[16, 16], [1, 16], Some(1)).unwrap();
+        let y = x.rechunk([16, 1]).unwrap();
+        for budget in [0, 1 << 20, 400, 220] {
+            let config = TaskConfig {
+                memory_budget: budget,
+                ..TaskConfig::default()
+            };
+            let sg = subtasks_of(&y, &config, 4);
+            let g = &sg.chunks;
+            let mut holders: HashMap<u32, Vec<usize>> = HashMap::new();
+            for s in 0..sg.len() {
+                let mut sources: Vec<u32> = Vec::new();
+                for &m in sg.members.row(s) {
+                    if g.node(ChunkIdx(m)).op == Op::Slice {
+                        sources.push(g.inputs(ChunkIdx(m))[0].0);
+                    }
+                }
+                sources.sort_unstable();
+                sources.dedup();
+                for src in &sources {
+                    holders.entry(*src).or_default().push(s);
+                }
+                let bands = sources.len();
+                assert!(
+                    bands <= 1,
+                    "budget {budget}: subtask {s} slices {bands} bands"
+                );
+            }
+            assert_eq!(holders.len(), 16, "budget {budget}");
+            for (src, subtasks) in &holders {
+                assert!(
+                    subtasks.len() <= 2,
+                    "budget {budget}: band {src}'s slices in {subtasks:?}"
+                );
+            }
+            let split = holders.values().filter(|h| h.len() > 1).count();
+            if budget == 0 || budget == 1 << 20 || budget == 400 {
+                assert_eq!(split, 0, "budget {budget}: room for a band's 16 slices");
+            } else {
+                // 220 B: the band read (128 B), the slices so far, one more and the largest
+                // (8 B each): 10 slices, then the other 6 in a second subtask.
+                assert_eq!(split, 16, "budget {budget}");
+            }
+        }
     }
 
     #[test]
