@@ -124,27 +124,31 @@ pub fn color(graph: &ChunkGraph, config: &TaskConfig, total_slots: usize) -> (Ve
         } else {
             inputs.iter().all(|i| colors[i.index()] == first) && room.fits(graph, first, c as u32)
         };
-        if joins {
-            colors[c] = first;
-        } else if slice {
+        // A slice joining its source's slice color adds no read: the color reads the source.
+        let mut reads_counted = false;
+        colors[c] = if joins {
+            first
+        } else {
             let source = inputs[0].0;
-            match slices_of.get(&source) {
+            match slice.then(|| slices_of.get(&source)).flatten() {
                 Some(&k) if room.fits(graph, k, c as u32) => {
-                    colors[c] = k;
-                    room.add_member(graph, k, c as u32);
-                    continue;
+                    reads_counted = true;
+                    k
                 }
                 _ => {
-                    colors[c] = next_color;
-                    slices_of.insert(source, next_color);
+                    if slice {
+                        slices_of.insert(source, next_color);
+                    }
                     next_color += 1;
+                    next_color - 1
                 }
             }
+        };
+        if reads_counted {
+            room.add_member(graph, colors[c], c as u32);
         } else {
-            colors[c] = next_color;
-            next_color += 1;
+            room.add(graph, &colors, colors[c], c as u32);
         }
-        room.add(graph, &colors, colors[c], c as u32);
     }
 
     // Step 3: split groups that feed another group and continue after it.
