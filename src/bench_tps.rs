@@ -22,12 +22,27 @@ pub enum Shape {
     Tree,
 }
 
-/// Kills the node processes when the bench ends, however it ends.
+/// Stops the node processes when the bench ends, however it ends: SIGTERM, workers first
+/// (they leave as in production, and a tool that reports at exit, such as `valgrind
+/// --tool=callgrind --trace-children=yes`, gets to write its report), then SIGKILL for any
+/// node still running [`STOP_DEADLINE`] later.
 pub struct Nodes(pub Vec<Child>);
+
+/// How long the nodes get to exit after SIGTERM.
+const STOP_DEADLINE: Duration = Duration::from_secs(10);
 
 impl Drop for Nodes {
     fn drop(&mut self) {
-        for c in &mut self.0 {
+        let deadline = Instant::now() + STOP_DEADLINE;
+        // The supervisor is the first node: workers before it.
+        for c in self.0.iter_mut().rev() {
+            if let Ok(pid) = i32::try_from(c.id()) {
+                // SAFETY: a signal to a child this process spawned and has not reaped.
+                unsafe { libc::kill(pid, libc::SIGTERM) };
+            }
+            while Instant::now() < deadline && matches!(c.try_wait(), Ok(None)) {
+                std::thread::sleep(Duration::from_millis(5));
+            }
             let _ = c.kill();
             let _ = c.wait();
         }

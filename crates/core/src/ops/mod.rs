@@ -180,6 +180,7 @@ family::reduction::reduction_table! { with_ufuncs! { rows {
     // linalg (issue 30): `qr` by TSQR, its chunk-level steps, and one-chunk factorizations.
     Qr => Linalg, "qr", "ares.tensor.linalg.qr";
     QrBlock => Linalg, "qr_block", "ares.tensor.linalg.qr_block";
+    QrLeaf => Linalg, "qr_leaf", "ares.tensor.linalg.qr_leaf";
     QrStack => Linalg, "qr_stack", "ares.tensor.linalg.qr_stack";
     QrDown => Linalg, "qr_down", "ares.tensor.linalg.qr_down";
     QrApply => Linalg, "qr_apply", "ares.tensor.linalg.qr_apply";

@@ -5,7 +5,8 @@
 //! chunk each).
 
 use crate::kernels::{kerr, KResult};
-use faer::{Mat, MatRef};
+use faer::dyn_stack::{MemBuffer, MemStack};
+use faer::{Mat, MatMut, MatRef, Par};
 use ndarray::{Array1, Array2, ArrayView2};
 
 /// A faer view of an ndarray matrix (strides in elements, as both count them).
@@ -59,6 +60,88 @@ pub fn qr_packed(x: ArrayView2<f64>) -> Array2<f64> {
         }
     }
     out
+}
+
+/// faer's Householder QR of `x` (m × n, m ≥ n ≥ 1) in caller memory, the form TSQR's
+/// leaves keep (`tsqr_kernels::leaf`): `basis` (m·n, column-major) gets R in its upper
+/// triangle and the Householder vectors V below it (unit diagonal implied), `coeff` (n·n,
+/// column-major) the upper-triangular T of their one block reflector, `Q = I − V·T⁻¹·Vᵀ`
+/// (a block size of n: one block, so [`householder_times_top`] can use its structure).
+pub fn householder_qr_into(x: ArrayView2<f64>, basis: &mut [f64], coeff: &mut [f64]) {
+    use faer::linalg::qr::no_pivoting::factor::{qr_in_place, qr_in_place_scratch};
+    let (m, n) = x.dim();
+    assert!(m >= n && n > 0 && basis.len() == m * n && coeff.len() == n * n);
+    let mut a = MatMut::from_column_major_slice_mut(basis, m, n);
+    a.copy_from(view(&x));
+    let t = MatMut::from_column_major_slice_mut(coeff, n, n);
+    let scratch = qr_in_place_scratch::<f64>(m, n, n, Par::Seq, Default::default());
+    let mut mem = MemBuffer::new(scratch);
+    qr_in_place(a, t, Par::Seq, MemStack::new(&mut mem), Default::default());
+}
+
+/// `Q·[F; 0]` for the Q of [`householder_qr_into`]'s `basis` and `coeff` (m × n) and an
+/// n × n `f`: the leaf's rows of TSQR's final Q, without forming the leaf's own Q. With
+/// `W = T⁻¹·V_topᵀ·F` (n × n work), the rows are `F − V_top·W` on top and `−V_bot·W`
+/// below: one (m − n) × n × n product, a quarter of forming Q (4mn², faer's
+/// `compute_thin_Q` applies the reflector to a whole identity) and multiplying it by F.
+pub fn householder_times_top(
+    basis: &[f64],
+    coeff: &[f64],
+    m: usize,
+    f: ArrayView2<f64>,
+) -> Array2<f64> {
+    use faer::linalg::matmul::matmul;
+    use faer::linalg::triangular_solve::solve_upper_triangular_in_place;
+    use faer::Accum;
+    let n = f.nrows();
+    assert!(f.ncols() == n && m >= n && basis.len() == m * n && coeff.len() == n * n);
+    let v = MatRef::from_column_major_slice(basis, m, n);
+    let (v_top, v_bot) = v.split_at_row(n);
+    let unit_lower = Mat::from_fn(n, n, |i, j| match i.cmp(&j) {
+        std::cmp::Ordering::Greater => v_top[(i, j)],
+        std::cmp::Ordering::Equal => 1.0,
+        std::cmp::Ordering::Less => 0.0,
+    });
+    let mut w = Mat::<f64>::zeros(n, n);
+    matmul(
+        w.as_mut(),
+        Accum::Replace,
+        unit_lower.transpose(),
+        view(&f),
+        1.0,
+        Par::Seq,
+    );
+    let t = MatRef::from_column_major_slice(coeff, n, n);
+    solve_upper_triangular_in_place(t, w.as_mut(), Par::Seq);
+    let mut out = Array2::<f64>::zeros((m, n));
+    let (mut top, mut bot) = out.view_mut().split_at(ndarray::Axis(0), n);
+    top.assign(&f);
+    matmul(
+        view_mut(&mut top),
+        Accum::Add,
+        unit_lower.as_ref(),
+        w.as_ref(),
+        -1.0,
+        Par::Seq,
+    );
+    matmul(
+        view_mut(&mut bot),
+        Accum::Replace,
+        v_bot,
+        w.as_ref(),
+        -1.0,
+        Par::Seq,
+    );
+    out
+}
+
+/// A faer view of a mutable ndarray matrix (strides in elements).
+fn view_mut<'a>(x: &'a mut ndarray::ArrayViewMut2<'_, f64>) -> MatMut<'a, f64> {
+    let (m, n) = x.dim();
+    let (r, c) = (x.strides()[0], x.strides()[1]);
+    // SAFETY: the pointer, shape and strides are those of a live, uniquely borrowed ndarray
+    // view, which outlives the returned reference.
+    unsafe { MatMut::from_raw_parts_mut(x.as_mut_ptr(), m, n, r, c) }
 }
 
 /// The thin SVD of `x` (m × n): U (m × k), the singular values (k, nonincreasing) and Vᵀ

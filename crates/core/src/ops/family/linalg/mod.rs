@@ -179,6 +179,7 @@ pub(crate) fn infer(op: Op, args: &OpArgs, inputs: &[(&Shape, DType)]) -> Result
 pub(crate) fn apply(op: Op, args: &OpArgs, inputs: &[&ArrayData]) -> KResult<ArrayData> {
     match (op, args, inputs) {
         (Op::QrBlock, _, [x]) => tsqr_kernels::block(x),
+        (Op::QrLeaf, _, [x]) => tsqr_kernels::leaf(x),
         (Op::QrStack, _, children) => tsqr_kernels::stack(children),
         (Op::QrDown, OpArgs::Tsqr { slot }, ins) => tsqr_kernels::down(ins, *slot),
         (Op::QrApply, OpArgs::Tsqr { slot }, ins) => tsqr_kernels::apply(ins, *slot),

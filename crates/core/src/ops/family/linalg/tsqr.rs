@@ -3,7 +3,7 @@
 //!
 //! The input, m × n with m ≥ n, is cut along rows only (its columns rechunked to one chunk,
 //! its row chunks merged where one has fewer than n rows). Each block of rows is factored on
-//! its own (`qr_block`: Q_i, R_i); the R factors are stacked and factored again in a tree of
+//! its own (`qr_leaf`: R_i and Q_i in Householder form); the R factors are stacked and factored again in a tree of
 //! fan-in `combine_size` (`qr_stack`, like a reduction's combines), whose root holds the final
 //! R. The Q then comes back down the tree: a node's factor is its slot of its parent's Q
 //! times the parent's factor (`qr_down`), and a block's rows of the final Q are its own Q
@@ -11,7 +11,8 @@
 //! is the result: the tensor `qr` is `(m + k) × n`, Q's row blocks then R, which the tensor
 //! API slices into the two results (whole chunks, so no copy).
 //!
-//! A short-and-fat matrix (m < n) is one block: its QR is one kernel on one chunk.
+//! A matrix of one block (a short-and-fat one, m < n, among them) is one kernel on one chunk
+//! (`qr_block`, its explicit Q over its R).
 
 use super::SINGLE_CHUNK_BUDGET;
 use crate::array::{DType, Shape};
@@ -79,14 +80,22 @@ impl Tiler {
         let x = self.rechunk_to(x, &[rows.clone(), vec![n]], DType::F64);
         let none = self.graph.intern_args(OpArgs::None);
         let leaf_key = self.key();
+        if let [only] = rows[..] {
+            let shape: Shape = smallvec![only + k, n];
+            let chunk = self.push(leaf_key, Op::QrBlock, none, shape, DType::F64, &x.chunks);
+            return Ok(Tiled {
+                splits: vec![vec![m + k], vec![n]],
+                chunks: vec![chunk],
+            });
+        }
         let leaves: Vec<ChunkIdx> = rows
             .iter()
             .enumerate()
             .map(|(i, r)| {
-                let shape: Shape = smallvec![r + r.min(&n), n];
+                let shape: Shape = smallvec![r + 2 * n, n];
                 self.push(
                     leaf_key,
-                    Op::QrBlock,
+                    Op::QrLeaf,
                     none,
                     shape,
                     DType::F64,
@@ -94,12 +103,6 @@ impl Tiler {
                 )
             })
             .collect();
-        if leaves.len() == 1 {
-            return Ok(Tiled {
-                splits: vec![vec![m + k], vec![n]],
-                chunks: leaves,
-            });
-        }
         // Up: the R factors stacked and factored, `combine_size` at a time.
         let mut nodes: Vec<Node> = leaves
             .iter()

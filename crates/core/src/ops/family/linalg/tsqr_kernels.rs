@@ -1,11 +1,17 @@
 //! The chunk kernels of TSQR (see `tsqr` for the tree they make).
 //!
 //! A chunk kernel has one output, and a QR step has two (Q and R), so a step's chunk is
-//! *packed*: its Q (q × k, k = min(q, n), zero-padded to n columns) on top of its R
-//! (k × n): `(q + k) × n`. The R the next level stacks is the last k rows; the Q stays in
-//! the chunk until the tree's Q factors come back down to it. Inside the tree every R is
-//! n × n (every block has at least n rows), so the slot of child `s` in its parent's Q is
-//! rows `s·n .. (s+1)·n`.
+//! *packed*, its R (k × n) in its last k rows:
+//! - an inner node (and a matrix of one block) keeps its explicit Q (q × k, k = min(q, n),
+//!   zero-padded to n columns) on top of its R: `(q + k) × n`. Inside the tree every R is
+//!   n × n (every block has at least n rows), so the slot of child `s` in its parent's Q is
+//!   rows `s·n .. (s+1)·n`;
+//! - a leaf of a tree (m × n, m ≥ n) keeps its Householder form instead, `(m + 2n) × n`:
+//!   faer's factor (R above the diagonal, the vectors V below; m·n values, column-major),
+//!   the block reflector's n × n T (column-major), then R (row-major). Its rows of the final
+//!   Q are `Q_leaf·[F; 0]` for the n × n factor F from the tree, which the structure turns
+//!   into one m × n × n product (`faer_bridge::householder_times_top`): the leaf's Q is never
+//!   formed, which halved the flops of a leaf and freed one block-sized buffer per leaf.
 
 use super::faer_bridge;
 use super::kernels::{as_f64, gemm_f64};
@@ -51,6 +57,33 @@ pub fn block(x: &ArrayData) -> KResult<ArrayData> {
         .into_dimensionality::<Ix2>()
         .or_else(|e| kerr(format!("TSQR needs 2-D chunks: {e}")))?;
     Ok(ArrayData::F64(faer_bridge::qr_packed(x).into_dyn()))
+}
+
+/// A leaf of a tree: the block's QR in Householder form (`(m + 2n) × n`, see the module).
+pub fn leaf(x: &ArrayData) -> KResult<ArrayData> {
+    let x = as_f64(x);
+    let x = x
+        .view()
+        .into_dimensionality::<Ix2>()
+        .or_else(|e| kerr(format!("TSQR needs 2-D chunks: {e}")))?;
+    let (m, n) = x.dim();
+    if m < n || n == 0 {
+        return kerr(format!(
+            "a TSQR leaf needs at least as many rows as columns, got {m} × {n}"
+        ));
+    }
+    let mut out = Array2::<f64>::zeros((m + 2 * n, n));
+    let flat = out.as_slice_mut().expect("a new array is contiguous");
+    let (basis, rest) = flat.split_at_mut(m * n);
+    let (coeff, r) = rest.split_at_mut(n * n);
+    faer_bridge::householder_qr_into(x, basis, coeff);
+    // R, row-major, from the factor's upper triangle (column-major: (i, j) at j·m + i).
+    for i in 0..n {
+        for j in i..n {
+            r[i * n + j] = basis[j * m + i];
+        }
+    }
+    Ok(ArrayData::F64(out.into_dyn()))
 }
 
 /// An inner node: the QR of its children's R factors stacked in order, packed.
@@ -101,8 +134,8 @@ pub fn down(inputs: &[&ArrayData], slot: u32) -> KResult<ArrayData> {
     Ok(ArrayData::F64(f.into_dyn()))
 }
 
-/// Inputs (packed leaf, packed parent[, the parent's factor]): the leaf's rows of the
-/// final Q, its own Q times its factor.
+/// Inputs (leaf in Householder form, packed parent[, the parent's factor]): the leaf's rows
+/// of the final Q, its own Q times its factor.
 pub fn apply(inputs: &[&ArrayData], slot: u32) -> KResult<ArrayData> {
     let (leaf, f) = match inputs {
         [l, p] => (l, factor(p, None, slot as usize)?),
@@ -115,8 +148,20 @@ pub fn apply(inputs: &[&ArrayData], slot: u32) -> KResult<ArrayData> {
         }
     };
     let leaf = matrix(leaf)?;
-    let (q, _) = split(&leaf);
-    Ok(ArrayData::F64(gemm_f64(q, f.view()).into_dyn()))
+    let (rows, n) = leaf.dim();
+    let Some(flat) = leaf
+        .as_slice()
+        .filter(|_| rows >= 3 * n && f.dim() == (n, n))
+    else {
+        return kerr(format!(
+            "qr_apply: a {rows} × {n} chunk is not a TSQR leaf for a {:?} factor",
+            f.dim()
+        ));
+    };
+    let m = rows - 2 * n;
+    let (basis, rest) = flat.split_at(m * n);
+    let q = faer_bridge::householder_times_top(basis, &rest[..n * n], m, f.view());
+    Ok(ArrayData::F64(q.into_dyn()))
 }
 
 #[cfg(test)]
@@ -140,8 +185,8 @@ mod tests {
     fn two_level_tree_reconstructs_the_input() {
         let n = 4;
         let (a, b) = (data(9, n, 0), data(6, n, 5));
-        let (la, lb) = (block(&a).unwrap(), block(&b).unwrap());
-        assert_eq!(la.shape(), &[9 + n, n]);
+        let (la, lb) = (leaf(&a).unwrap(), leaf(&b).unwrap());
+        assert_eq!(la.shape(), &[9 + 2 * n, n]);
         let root = stack(&[&la, &lb]).unwrap();
         assert_eq!(root.shape(), &[2 * n + n, n]);
         let qa = m2(&apply(&[&la, &root], 0).unwrap());
@@ -161,6 +206,37 @@ mod tests {
         assert_eq!(d.shape(), &[n, n]);
         let twice = down(&[&ArrayData::F64(root.into_dyn()), &d], 0).unwrap();
         assert_eq!(twice.shape(), &[n, n]);
+    }
+
+    /// A leaf's rows of Q from its Householder form equal its explicit Q times the factor,
+    /// for square and tall blocks and a block with a zero column (rank-deficient).
+    #[test]
+    fn a_leaf_applies_its_reflectors_as_its_explicit_q_would() {
+        for (m, n, zero_column) in [(9, 4, None), (4, 4, None), (60, 7, Some(3)), (33, 1, None)] {
+            let mut x = m2(&data(m, n, 2));
+            if let Some(j) = zero_column {
+                x.column_mut(j).fill(0.0);
+            }
+            let f = m2(&data(n, n, 9));
+            let leaf = leaf(&ArrayData::F64(x.clone().into_dyn())).unwrap();
+            assert_eq!(leaf.shape(), &[m + 2 * n, n]);
+            let (q, r) = faer_bridge::qr(x.view());
+            let max_diff = |a: ArrayView2<f64>, b: ArrayView2<f64>| {
+                a.iter()
+                    .zip(b)
+                    .map(|(x, y)| (x - y).abs())
+                    .fold(0.0, f64::max)
+            };
+            let r_err = max_diff(split(&matrix(&leaf).unwrap()).1, r.view());
+            assert!(r_err < 1e-12, "{m} × {n}: R off by {r_err}");
+            let mut parent = Array2::<f64>::zeros((2 * n, n));
+            parent.slice_mut(s![..n, ..]).assign(&f);
+            let parent = ArrayData::F64(parent.into_dyn());
+            let got = m2(&apply(&[&leaf, &parent], 0).unwrap());
+            let want = gemm_f64(q.view(), f.view());
+            let err = max_diff(got.view(), want.view());
+            assert!(err < 1e-12, "{m} × {n}: Q·F off by {err}");
+        }
     }
 
     #[test]
