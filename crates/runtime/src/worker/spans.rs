@@ -9,6 +9,10 @@
 //! supervisor's ring anyway, so the newest are dropped and counted. A capacity of 0 turns
 //! the recording off: the compute threads then read no clock for it.
 //!
+//! Once the buffer is full, jobs that start before the next heartbeat record nothing and only
+//! count their subtasks as dropped: no clock read, no record appended and thrown away
+//! (`ares bench tps` runs a worker at about twice the spans a heartbeat keeps).
+//!
 //! The buffer's memory is written once when the worker starts (up to
 //! [`PREFAULTED_SPANS`]) and kept across heartbeats, each heartbeat taking an exact-size
 //! copy: filling fresh pages cost the compute slots about 20 ns a span in page faults.
@@ -24,7 +28,8 @@ use ares_core::graph::WorkerGraph;
 use ares_core::ids::{ChunkIdx, SubtaskIdx, TaskId};
 use ares_core::ops::Op;
 use std::cell::RefCell;
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 
 /// The spans waiting for the next heartbeat, as the records they travel in.
 #[derive(Debug)]
@@ -64,6 +69,9 @@ impl SpanBuffer {
     pub fn extend(&mut self, job: &PackedSpans) {
         let room = self.capacity.saturating_sub(self.spans.len());
         self.dropped += self.spans.append_up_to(job, room) as u64;
+        if self.spans.len() >= self.capacity {
+            self.clock.full.store(true, Ordering::Relaxed);
+        }
     }
 
     /// Everything since the last call, with the clock's reading now (the heartbeat's): a
@@ -71,6 +79,7 @@ impl SpanBuffer {
     pub fn take(&mut self) -> StreamReport {
         let spans = self.spans.copied();
         self.spans.clear();
+        self.clock.full.store(false, Ordering::Relaxed);
         StreamReport {
             spans,
             now_us: self.clock.micros(self.clock.now()),
@@ -86,17 +95,23 @@ impl SpanBuffer {
 pub const PREFAULTED_SPANS: usize = 100_000;
 
 /// The worker's span clock: raw readings of the time-stamp counter, turned into
-/// microseconds since the worker started (its epoch).
+/// microseconds since the worker started (its epoch); and whether the buffer it fills is
+/// full until the next heartbeat (then jobs record nothing).
 #[derive(Clone, Debug)]
 pub struct SpanClock {
     clock: quanta::Clock,
     epoch: u64,
+    full: Arc<AtomicBool>,
 }
 
 impl SpanClock {
     pub fn new(clock: quanta::Clock) -> Self {
         let epoch = clock.raw();
-        Self { clock, epoch }
+        Self {
+            clock,
+            epoch,
+            full: Arc::default(),
+        }
     }
 
     /// A raw reading (convert it with [`SpanClock::micros`]).
@@ -125,6 +140,9 @@ pub struct JobRecorder {
     /// The clock's raw reading when the last subtask ended (or the job started).
     last: u64,
     spans: PackedSpans,
+    /// The buffer was full when the job started: its subtasks are only counted.
+    full: bool,
+    uncounted: u64,
 }
 
 impl JobRecorder {
@@ -132,12 +150,15 @@ impl JobRecorder {
     pub fn start(clock: &SpanClock, task: TaskId, slot: u32) -> Self {
         let mut spans = JOB_SPANS.with(|s| std::mem::take(&mut *s.borrow_mut()));
         spans.clear();
+        let full = clock.full.load(Ordering::Relaxed);
         Self {
             clock: clock.clone(),
             task,
             slot: u16::try_from(slot).unwrap_or(u16::MAX),
-            last: clock.now(),
+            last: if full { 0 } else { clock.now() },
             spans,
+            full,
+            uncounted: 0,
         }
     }
 
@@ -152,6 +173,10 @@ impl JobRecorder {
         report: Option<(&SubtaskReport, u64)>,
         fetch_us: u64,
     ) {
+        if self.full {
+            self.uncounted += u64::from(report.is_some());
+            return;
+        }
         let end = self.clock.now();
         let start = std::mem::replace(&mut self.last, end);
         let Some((report, bytes_in)) = report else {
@@ -177,9 +202,10 @@ impl JobRecorder {
     /// Hands the job's spans to the worker's buffer (one lock) and gives the string back to
     /// the thread for its next job.
     pub fn finish(self, buffer: &Mutex<SpanBuffer>) {
-        if !self.spans.is_empty() {
+        if !self.spans.is_empty() || self.uncounted > 0 {
             let mut buffer = buffer.lock().unwrap_or_else(|p| p.into_inner());
             buffer.extend(&self.spans);
+            buffer.dropped += self.uncounted;
         }
         JOB_SPANS.with(|s| *s.borrow_mut() = self.spans);
     }
@@ -286,6 +312,24 @@ mod tests {
             (r.spans.len(), s.subtask, s.start_us, s.run_us),
             (1, SubtaskIdx(1), 2_000, 1_000)
         );
+    }
+
+    /// Once the buffer is full, a job starting before the next heartbeat records nothing and
+    /// counts its subtasks as dropped; the heartbeat's take opens the buffer again.
+    ///
+    ///   job 1 (5 subtasks)  -> 3 kept, 2 dropped, buffer full
+    ///   job 2 (4 subtasks)  -> 0 kept, 4 dropped (not recorded at all)
+    ///   take                -> 3 spans, 6 dropped; job 3 (2) -> 2 kept
+    #[test]
+    fn a_full_buffer_stops_the_recording_until_the_heartbeat() {
+        let (b, mock) = mocked(3);
+        job(&b, &mock, 5, 1);
+        job(&b, &mock, 4, 1);
+        let r = b.lock().unwrap().take();
+        assert_eq!((r.spans.len(), r.dropped), (3, 6));
+        job(&b, &mock, 2, 1);
+        let r = b.lock().unwrap().take();
+        assert_eq!((r.spans.len(), r.dropped), (2, 0));
     }
 
     /// The thread's string is reused: a second job starts empty, not after the first's.
