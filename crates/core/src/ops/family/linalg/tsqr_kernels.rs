@@ -49,23 +49,29 @@ fn matrix(a: &ArrayData) -> KResult<ArrayView2<'_, f64>> {
     }
 }
 
-/// A leaf: the block's QR, packed.
-pub fn block(x: &ArrayData) -> KResult<ArrayData> {
+/// `f` of a block of any numeric dtype as a float64 matrix (converted when it is not one).
+fn with_block<T>(x: &ArrayData, f: impl FnOnce(ArrayView2<f64>) -> KResult<T>) -> KResult<T> {
     let x = as_f64(x);
     let x = x
         .view()
         .into_dimensionality::<Ix2>()
         .or_else(|e| kerr(format!("TSQR needs 2-D chunks: {e}")))?;
-    Ok(ArrayData::F64(faer_bridge::qr_packed(x).into_dyn()))
+    f(x)
+}
+
+/// A matrix of one block: its QR, packed.
+pub fn block(x: &ArrayData) -> KResult<ArrayData> {
+    with_block(x, |x| {
+        Ok(ArrayData::F64(faer_bridge::qr_packed(x).into_dyn()))
+    })
 }
 
 /// A leaf of a tree: the block's QR in Householder form (`(m + 2n) × n`, see the module).
 pub fn leaf(x: &ArrayData) -> KResult<ArrayData> {
-    let x = as_f64(x);
-    let x = x
-        .view()
-        .into_dimensionality::<Ix2>()
-        .or_else(|e| kerr(format!("TSQR needs 2-D chunks: {e}")))?;
+    with_block(x, householder_leaf)
+}
+
+fn householder_leaf(x: ArrayView2<f64>) -> KResult<ArrayData> {
     let (m, n) = x.dim();
     if m < n || n == 0 {
         return kerr(format!(
