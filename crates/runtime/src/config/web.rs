@@ -37,9 +37,9 @@ pub struct WebConfig {
     /// A session no request names for this many ms, with no task pending or running, is
     /// deleted (its tasks cancelled, their data freed). `default` never expires.
     pub session_idle_timeout_ms: u64,
-    /// Subtask runs the dashboard's task stream keeps (the newest; each worker also keeps
-    /// at most this many between two heartbeats). 0 = no task stream: workers record
-    /// nothing.
+    /// Subtask runs the dashboard's task stream keeps (the newest; each worker keeps at most
+    /// its share, this ÷ the live workers, between two heartbeats). 0 = no task stream:
+    /// workers record nothing.
     pub task_stream_capacity: usize,
     /// Seconds of memory history per worker the dashboard draws (one sample a heartbeat).
     pub history_seconds: u64,

@@ -296,6 +296,9 @@ impl Worker {
                 ctx.stop();
             }
             ToWorker::Peers { peers } => {
+                (self.shared.spans.lock())
+                    .unwrap_or_else(|p| p.into_inner())
+                    .share_among(peers.len());
                 self.peers = peers.into_iter().collect();
                 self.fail_fetches_from_gone_peers(ctx);
             }

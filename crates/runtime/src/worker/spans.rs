@@ -4,9 +4,11 @@
 //! A compute job records its subtasks with a [`JobRecorder`]: one clock read per subtask
 //! (its end is the next one's start), one record appended to a string the compute thread
 //! reuses from job to job, and one lock per job (not per subtask) to hand them to the
-//! [`SpanBuffer`], which the actor empties at each heartbeat. At most `capacity`
-//! (`web.task_stream_capacity`) are kept between two heartbeats: more could not fit the
-//! supervisor's ring anyway, so the newest are dropped and counted. A capacity of 0 turns
+//! [`SpanBuffer`], which the actor empties at each heartbeat. At most the worker's share of
+//! `web.task_stream_capacity` (the capacity divided by the live workers) are kept between two
+//! heartbeats, so that every worker's latest runs fit in the supervisor's ring together (with
+//! the whole capacity each, one worker's heartbeat pushed the others' out of the ring); the
+//! newest are dropped and counted. A capacity of 0 turns
 //! the recording off: the compute threads then read no clock for it.
 //!
 //! Once the buffer is full, jobs that start before the next heartbeat record nothing and only
@@ -35,6 +37,9 @@ use std::sync::{Arc, Mutex};
 #[derive(Debug)]
 pub struct SpanBuffer {
     spans: PackedSpans,
+    /// `web.task_stream_capacity`: what all workers' spans of a heartbeat may hold together.
+    configured: usize,
+    /// This worker's share of it.
     capacity: usize,
     dropped: u64,
     clock: SpanClock,
@@ -49,6 +54,7 @@ impl SpanBuffer {
     pub fn with_clock(capacity: usize, clock: SpanClock) -> Self {
         Self {
             spans: PackedSpans::prefaulted(capacity.min(PREFAULTED_SPANS)),
+            configured: capacity,
             capacity,
             dropped: 0,
             clock,
@@ -63,6 +69,14 @@ impl SpanBuffer {
     /// The clock compute threads time spans on.
     pub fn clock(&self) -> SpanClock {
         self.clock.clone()
+    }
+
+    /// Keeps this worker's share of the capacity among `workers` live workers (at least one
+    /// span each while the stream is on).
+    pub fn share_among(&mut self, workers: usize) {
+        if self.configured > 0 {
+            self.capacity = (self.configured / workers.max(1)).max(1);
+        }
     }
 
     /// Adds what one compute job ran; those over the capacity are counted, not kept.
@@ -330,6 +344,19 @@ mod tests {
         job(&b, &mock, 2, 1);
         let r = b.lock().unwrap().take();
         assert_eq!((r.spans.len(), r.dropped), (2, 0));
+    }
+
+    /// With two live workers, each keeps half the capacity between heartbeats.
+    #[test]
+    fn a_worker_keeps_its_share_of_the_capacity() {
+        let (b, mock) = mocked(10);
+        b.lock().unwrap().share_among(2);
+        job(&b, &mock, 8, 1);
+        let r = b.lock().unwrap().take();
+        assert_eq!((r.spans.len(), r.dropped), (5, 3));
+        b.lock().unwrap().share_among(1);
+        job(&b, &mock, 8, 1);
+        assert_eq!(b.lock().unwrap().take().spans.len(), 8);
     }
 
     /// The thread's string is reused: a second job starts empty, not after the first's.
