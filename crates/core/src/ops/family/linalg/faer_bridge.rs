@@ -82,8 +82,8 @@ pub fn householder_qr_into(x: ArrayView2<f64>, basis: &mut [f64], coeff: &mut [f
 /// `Q·[F; 0]` for the Q of [`householder_qr_into`]'s `basis` and `coeff` (m × n) and an
 /// n × n `f`: the leaf's rows of TSQR's final Q, without forming the leaf's own Q. With
 /// `W = T⁻¹·V_topᵀ·F` (n × n work), the rows are `F − V_top·W` on top and `−V_bot·W`
-/// below: one (m − n) × n × n product, a quarter of forming Q (4mn², faer's
-/// `compute_thin_Q` applies the reflector to a whole identity) and multiplying it by F.
+/// below: one (m − n) × n × n product (2mn² flops), a third of forming Q (4mn²: faer's
+/// `compute_thin_Q` applies the reflector to a whole identity) and multiplying it by F (2mn²).
 pub fn householder_times_top(
     basis: &[f64],
     coeff: &[f64],
