@@ -8,8 +8,8 @@
 //! `web.task_stream_capacity` (the capacity divided by the live workers) are kept between two
 //! heartbeats, so that every worker's latest runs fit in the supervisor's ring together (with
 //! the whole capacity each, one worker's heartbeat pushed the others' out of the ring); the
-//! newest are dropped and counted. A capacity of 0 turns
-//! the recording off: the compute threads then read no clock for it.
+//! newest are dropped and counted. A capacity of 0 turns the recording off: the compute
+//! threads then read no clock for it.
 //!
 //! Once the buffer is full, jobs that start before the next heartbeat record nothing and only
 //! count their subtasks as dropped: no clock read, no record appended and thrown away

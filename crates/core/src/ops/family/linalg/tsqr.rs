@@ -3,8 +3,9 @@
 //!
 //! The input, m × n with m ≥ n, is cut along rows only (its columns rechunked to one chunk,
 //! its row chunks merged where one has fewer than n rows). Each block of rows is factored on
-//! its own (`qr_leaf`: R_i and Q_i in Householder form); the R factors are stacked and factored again in a tree of
-//! fan-in `combine_size` (`qr_stack`, like a reduction's combines), whose root holds the final
+//! its own (`qr_leaf`: R_i, and Q_i in Householder form); the R factors are stacked and
+//! factored again in a tree of fan-in `combine_size` (`qr_stack`, like a reduction's
+//! combines), whose root holds the final
 //! R. The Q then comes back down the tree: a node's factor is its slot of its parent's Q
 //! times the parent's factor (`qr_down`), and a block's rows of the final Q are its own Q
 //! times its factor (`qr_apply`). The chunks are packed Q-over-R (`tsqr_kernels`), and so
