@@ -5,8 +5,8 @@
 //! its row chunks merged where one has fewer than n rows). Each block of rows is factored on
 //! its own (`qr_leaf`: R_i, and Q_i in Householder form); the R factors are stacked and
 //! factored again in a tree of fan-in `combine_size` (`qr_stack`, like a reduction's
-//! combines), whose root holds the final
-//! R. The Q then comes back down the tree: a node's factor is its slot of its parent's Q
+//! combines), whose root holds the final R. The Q then comes back down the tree: a node's
+//! factor is its slot of its parent's Q
 //! times the parent's factor (`qr_down`), and a block's rows of the final Q are its own Q
 //! times its factor (`qr_apply`). The chunks are packed Q-over-R (`tsqr_kernels`), and so
 //! is the result: the tensor `qr` is `(m + k) × n`, Q's row blocks then R, which the tensor
