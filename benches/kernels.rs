@@ -11,7 +11,8 @@ use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Through
 
 /// The same allocator as the `ares` binary.
 #[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static GLOBAL: ares_core::huge_pages::HugePageAlloc<mimalloc::MiMalloc> =
+    ares_core::huge_pages::HugePageAlloc(mimalloc::MiMalloc);
 
 fn rand_add_sum(c: &mut Criterion) {
     let n = 100_000_000usize;

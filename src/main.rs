@@ -17,9 +17,11 @@ use clap::Parser;
 use cli::{Cli, Command};
 
 /// Chunks are large, short-lived buffers allocated from slot threads: see
-/// [`ares::allocator`].
+/// [`ares::allocator`]; those of 4 MB or more are advised into huge pages
+/// ([`ares_core::huge_pages`]).
 #[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static GLOBAL: ares_core::huge_pages::HugePageAlloc<mimalloc::MiMalloc> =
+    ares_core::huge_pages::HugePageAlloc(mimalloc::MiMalloc);
 
 /// An error ends the process with one line on stderr (the causes joined by `: `) and exit
 /// code 1, whatever `RUST_BACKTRACE` says: a configuration mistake is not a crash, and a

@@ -32,9 +32,11 @@ use pyo3::prelude::*;
 
 /// Chunks are large, short-lived buffers allocated from the engine's slot threads; mimalloc
 /// keeps them in reusable pages (as the `ares` binary does). Arrays handed to NumPy without a
-/// copy are freed through it too.
+/// copy are freed through it too. Buffers of 4 MB or more are advised into huge pages
+/// ([`ares_core::huge_pages`]).
 #[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static GLOBAL: ares_core::huge_pages::HugePageAlloc<mimalloc::MiMalloc> =
+    ares_core::huge_pages::HugePageAlloc(mimalloc::MiMalloc);
 
 /// Runs a supervisor or worker node until SIGINT/SIGTERM, as `ares node` does (the GIL is
 /// released meanwhile).

@@ -20,6 +20,11 @@ use ares_core::tensor::Tensor;
 use ndarray::{ArrayD, IxDyn};
 use std::time::Instant;
 
+/// Large buffers in huge pages, as in the `ares` binary ([`ares_core::huge_pages`]).
+#[global_allocator]
+static GLOBAL: ares_core::huge_pages::HugePageAlloc<std::alloc::System> =
+    ares_core::huge_pages::HugePageAlloc(std::alloc::System);
+
 fn best(mut f: impl FnMut()) -> f64 {
     f(); // plans made, pages touched
     (0..5)

@@ -12,7 +12,8 @@
 //!
 //! Layers, each using only those above it: [`ids`] (newtype ids, MEP-0002 subtask ids),
 //! [`array`](mod@array) (dtypes and chunk data), [`error`], [`ops`] (the op registry, shape and
-//! dtype inference), [`graph`] (tileable, chunk, subtask arenas), [`io`] (.npy and Zarr
+//! dtype inference), [`graph`] (tileable, chunk, subtask arenas), [`huge_pages`] (the
+//! advice under large buffers), [`io`] (.npy and Zarr
 //! sources and sinks), [`tensor`] (the numpy-like API), [`prepare`] (the pure preparation
 //! passes), [`kernels`], [`executor`], [`expr`] (the expression language of the CLI),
 //! [`explain`], [`summary`] (results as text and JSON), [`config`]. The runtime (the `ares`
@@ -26,6 +27,7 @@ pub mod explain;
 pub mod expr;
 pub mod float_text;
 pub mod graph;
+pub mod huge_pages;
 pub mod ids;
 pub mod io;
 pub mod kernels;

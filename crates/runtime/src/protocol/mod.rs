@@ -36,8 +36,9 @@ use serde::{Deserialize, Serialize};
 /// 12: `Explain`; 13: the handshake's seal bytes and encrypted links; 14: heartbeat task-stream entries;
 /// 15: they travel as one packed byte string, timed on the worker's clock; 16: the hello's
 /// `runs_code`, and `map_blocks` nodes; 17: the six narrow integer dtypes in chunk
-/// headers and data; 18: `select_ranks` nodes and their steps' arguments).
-pub const PROTOCOL_VERSION: u32 = 18;
+/// headers and data; 18: `select_ranks` nodes and their steps' arguments; 19: spans also
+/// travel in pieces between heartbeats, `Spans`).
+pub const PROTOCOL_VERSION: u32 = 19;
 
 /// One subtask to run: its index in the task's subtask graph and where its inputs are.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -158,6 +159,11 @@ pub enum FromWorker {
     /// The drain is over: every report was sent; the worker exits and its chunks are
     /// recomputed from lineage where still needed.
     Leaving,
+    /// A piece of the spans a heartbeat would carry, sent with the reports as soon as it is
+    /// [`task_stream::SPAN_PIECE`] long (`spill_at`, `pause_at` and `dropped` are the
+    /// heartbeat's: 0 here). A heartbeat of a few megabytes held up the reports queued
+    /// behind it on the connection, and the worker ran dry meanwhile.
+    Spans { stream: task_stream::StreamReport },
 }
 
 /// Supervisor → worker.
@@ -355,6 +361,15 @@ pub enum ClientReply {
 impl Direction for FromWorker {
     const TAG: u8 = 0xA1;
     const NAME: &'static str = "worker-to-supervisor";
+    /// A heartbeat's spans: written from the worker's span buffer ([`task_stream`]).
+    fn shared_bytes(&self) -> Option<&Bytes> {
+        match self {
+            FromWorker::Heartbeat { stream, .. } | FromWorker::Spans { stream } => {
+                Some(stream.spans.bytes())
+            }
+            _ => None,
+        }
+    }
 }
 impl Direction for ToWorker {
     const TAG: u8 = 0xA2;

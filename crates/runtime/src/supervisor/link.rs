@@ -146,6 +146,9 @@ impl Link {
                 });
                 self.out.push(ToWorker::HeartbeatAck, ctx);
             }
+            (State::Registered(w), FromWorker::Spans { stream }) => {
+                self.history.record_spans(w, stream)
+            }
             (State::Registered(w), FromWorker::SubtasksFinished { task, reports }) => {
                 self.scheduler.finished.do_send(Finished {
                     worker: w,

@@ -7,7 +7,7 @@ use super::state::{CoreOut, FetchId, Need, Room};
 use super::{execute, pool, spans, Flush, Worker};
 use crate::data_plane::FetchError;
 use crate::guard::guard;
-use crate::protocol::{RunSubtask, SubtaskError, SubtaskReport};
+use crate::protocol::{FromWorker, RunSubtask, SubtaskError, SubtaskReport};
 use actix::prelude::*;
 use ares_core::graph::WorkerGraph;
 use ares_core::ids::{ChunkIdx, TaskId, WorkerId};
@@ -40,6 +40,12 @@ impl Handler<Drain> for Worker {
             for (task, report) in finished {
                 act.core.reported(task, report.subtask);
                 act.reports.entry(task).or_default().push(report);
+            }
+            let piece = (act.shared.spans.lock())
+                .unwrap_or_else(|p| p.into_inner())
+                .piece();
+            if let Some(stream) = piece {
+                act.out.push(FromWorker::Spans { stream }, ctx);
             }
             act.carry_out(ctx);
         });

@@ -1,5 +1,5 @@
-//! The subtasks a worker ran since its last heartbeat, kept for the dashboard's task stream
-//! until the heartbeat carries them to the supervisor ([`crate::protocol::task_stream`]).
+//! The subtasks a worker ran, kept for the dashboard's task stream until a heartbeat (or a
+//! piece sent before it) carries them to the supervisor ([`crate::protocol::task_stream`]).
 //!
 //! A compute job records its subtasks with a [`JobRecorder`]: one clock read per subtask
 //! (its end is the next one's start), one record appended to a string the compute thread
@@ -12,31 +12,43 @@
 //! threads then read no clock for it.
 //!
 //! Once the buffer is full, jobs that start before the next heartbeat record nothing and only
-//! count their subtasks as dropped: no clock read, no record appended and thrown away
-//! (`ares bench tps` runs a worker at about twice the spans a heartbeat keeps).
+//! count their subtasks as dropped, on an atomic counter: no clock read, no record appended
+//! and thrown away, no lock (`ares bench tps` runs a worker at several times the spans a
+//! heartbeat keeps).
 //!
-//! The buffer's memory is written once when the worker starts (up to
-//! [`PREFAULTED_SPANS`]) and kept across heartbeats, each heartbeat taking an exact-size
-//! copy: filling fresh pages cost the compute slots about 20 ns a span in page faults.
+//! The spans do not wait for the heartbeat when there are many: once the buffer holds
+//! [`SPAN_PIECE`] of them, the next drain of finished subtasks sends them as a piece
+//! (`FromWorker::Spans`) in the frame of its reports; the heartbeat carries the rest, the
+//! clock and the count of dropped ones. (A heartbeat of 50,000 spans, 3.2 MB, held up the
+//! reports queued behind it while the supervisor read it, and the worker ran dry: `ares bench
+//! tps` lost 7-16 % to it on this project's VM, against about 2 % at a tenth of the volume.)
+//! Each piece is sent without a copy (its frame is written from the buffer's own memory),
+//! and that memory comes back once the frame is out: two allocations take turns
+//! ([`SpanRecords::split`]), written once when the worker starts (filling fresh pages cost
+//! the compute slots about 20 ns a span).
 //!
 //! The clock is the processor's time-stamp counter ([`quanta`], which falls back to the OS's
 //! monotonic clock where the counter is not invariant): `ares bench tps` runs a subtask in
 //! about a microsecond, and a vDSO `Instant::now()` (about 40 ns here) was most of what the
 //! stream cost a compute slot; the counter reads in about 13 ns.
 
-use crate::protocol::task_stream::{PackedSpans, SpanStatus, StreamReport, SubtaskSpan};
+use crate::protocol::task_stream::{
+    SpanRecords, SpanStatus, StreamReport, SubtaskSpan, SPAN_PIECE,
+};
 use crate::protocol::{SubtaskError, SubtaskReport};
 use ares_core::graph::WorkerGraph;
 use ares_core::ids::{ChunkIdx, SubtaskIdx, TaskId};
 use ares_core::ops::Op;
 use std::cell::RefCell;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 /// The spans waiting for the next heartbeat, as the records they travel in.
 #[derive(Debug)]
 pub struct SpanBuffer {
-    spans: PackedSpans,
+    spans: SpanRecords,
+    /// Spans sent in pieces since the last heartbeat (they count against the capacity).
+    sent: usize,
     /// `web.task_stream_capacity`: what all workers' spans of a heartbeat may hold together.
     configured: usize,
     /// This worker's share of it.
@@ -52,8 +64,13 @@ impl SpanBuffer {
 
     /// A buffer timing spans on `clock` (tests pass a mock clock).
     pub fn with_clock(capacity: usize, clock: SpanClock) -> Self {
+        let mut spans = SpanRecords::default();
+        if capacity > 0 {
+            spans.prefault(capacity.min(PREFAULTED_SPANS));
+        }
         Self {
-            spans: PackedSpans::prefaulted(capacity.min(PREFAULTED_SPANS)),
+            spans,
+            sent: 0,
             configured: capacity,
             capacity,
             dropped: 0,
@@ -80,42 +97,59 @@ impl SpanBuffer {
     }
 
     /// Adds what one compute job ran; those over the capacity are counted, not kept.
-    pub fn extend(&mut self, job: &PackedSpans) {
-        let room = self.capacity.saturating_sub(self.spans.len());
+    pub fn extend(&mut self, job: &SpanRecords) {
+        let room = self.capacity.saturating_sub(self.sent + self.spans.len());
         self.dropped += self.spans.append_up_to(job, room) as u64;
-        if self.spans.len() >= self.capacity {
+        if self.sent + self.spans.len() >= self.capacity {
             self.clock.full.store(true, Ordering::Relaxed);
         }
     }
 
-    /// Everything since the last call, with the clock's reading now (the heartbeat's): a
-    /// copy, the buffer keeping its memory for the next heartbeat's spans.
+    /// The spans held, once they are [`SPAN_PIECE`] or more, to send before the heartbeat
+    /// (they still count against this heartbeat's capacity).
+    pub fn piece(&mut self) -> Option<StreamReport> {
+        if self.spans.len() < SPAN_PIECE {
+            return None;
+        }
+        self.sent += self.spans.len();
+        Some(StreamReport {
+            spans: self.spans.split(),
+            now_us: self.clock.micros(self.clock.now()),
+            ..StreamReport::default()
+        })
+    }
+
+    /// Everything since the last call, with the clock's reading now (the heartbeat's): the
+    /// records themselves, whose memory comes back to the buffer once they are sent.
     pub fn take(&mut self) -> StreamReport {
-        let spans = self.spans.copied();
-        self.spans.clear();
+        let spans = self.spans.split();
+        self.sent = 0;
         self.clock.full.store(false, Ordering::Relaxed);
+        let dropped_while_full = self.clock.dropped.swap(0, Ordering::Relaxed);
         StreamReport {
             spans,
             now_us: self.clock.micros(self.clock.now()),
-            dropped: std::mem::take(&mut self.dropped),
+            dropped: std::mem::take(&mut self.dropped) + dropped_while_full,
             spill_at: 0,
             pause_at: 0,
         }
     }
 }
 
-/// Spans whose memory a worker's buffer holds from the start (the default capacity's, 6.4 MB):
-/// a larger `web.task_stream_capacity` grows it as spans come.
-pub const PREFAULTED_SPANS: usize = 100_000;
+/// Spans each of a worker's two allocations holds from the start, at most (two pieces'
+/// worth, 512 KB): the records wait only until the next drain of finished subtasks sends
+/// them as a piece ([`SPAN_PIECE`]); an allocation grows past it when they wait longer.
+pub const PREFAULTED_SPANS: usize = 2 * SPAN_PIECE;
 
 /// The worker's span clock: raw readings of the time-stamp counter, turned into
 /// microseconds since the worker started (its epoch); and whether the buffer it fills is
-/// full until the next heartbeat (then jobs record nothing).
+/// full until the next heartbeat (then jobs record nothing and count their subtasks here).
 #[derive(Clone, Debug)]
 pub struct SpanClock {
     clock: quanta::Clock,
     epoch: u64,
     full: Arc<AtomicBool>,
+    dropped: Arc<AtomicU64>,
 }
 
 impl SpanClock {
@@ -125,6 +159,7 @@ impl SpanClock {
             clock,
             epoch,
             full: Arc::default(),
+            dropped: Arc::default(),
         }
     }
 
@@ -142,36 +177,38 @@ impl SpanClock {
 thread_local! {
     /// The string a compute thread appends its job's records to, kept (with its capacity)
     /// from one job to the next.
-    static JOB_SPANS: RefCell<PackedSpans> = RefCell::new(PackedSpans::default());
+    static JOB_SPANS: RefCell<SpanRecords> = RefCell::new(SpanRecords::default());
 }
 
 /// What one compute job ran, recorded as it runs and handed to the [`SpanBuffer`] at the
 /// end ([`JobRecorder::finish`]).
-pub struct JobRecorder {
-    clock: SpanClock,
+pub struct JobRecorder<'a> {
+    clock: &'a SpanClock,
     task: TaskId,
     slot: u16,
     /// The clock's raw reading when the last subtask ended (or the job started).
     last: u64,
-    spans: PackedSpans,
-    /// The buffer was full when the job started: its subtasks are only counted.
-    full: bool,
+    /// The job's records; `None` when the buffer was full as the job started: its
+    /// subtasks are only counted.
+    spans: Option<SpanRecords>,
     uncounted: u64,
 }
 
-impl JobRecorder {
+impl<'a> JobRecorder<'a> {
     /// Starts timing a job of `task` on compute slot `slot`.
-    pub fn start(clock: &SpanClock, task: TaskId, slot: u32) -> Self {
-        let mut spans = JOB_SPANS.with(|s| std::mem::take(&mut *s.borrow_mut()));
-        spans.clear();
+    pub fn start(clock: &'a SpanClock, task: TaskId, slot: u32) -> Self {
         let full = clock.full.load(Ordering::Relaxed);
+        let spans = (!full).then(|| {
+            let mut spans = JOB_SPANS.with(|s| std::mem::take(&mut *s.borrow_mut()));
+            spans.clear();
+            spans
+        });
         Self {
-            clock: clock.clone(),
+            clock,
             task,
             slot: u16::try_from(slot).unwrap_or(u16::MAX),
             last: if full { 0 } else { clock.now() },
             spans,
-            full,
             uncounted: 0,
         }
     }
@@ -187,10 +224,10 @@ impl JobRecorder {
         report: Option<(&SubtaskReport, u64)>,
         fetch_us: u64,
     ) {
-        if self.full {
+        let Some(spans) = self.spans.as_mut() else {
             self.uncounted += u64::from(report.is_some());
             return;
-        }
+        };
         let end = self.clock.now();
         let start = std::mem::replace(&mut self.last, end);
         let Some((report, bytes_in)) = report else {
@@ -198,7 +235,7 @@ impl JobRecorder {
         };
         let (status, bytes_out) = outcome_of(report);
         let start_us = self.clock.micros(start);
-        self.spans.push(&SubtaskSpan {
+        spans.push(&SubtaskSpan {
             task: self.task,
             subtask,
             slot: self.slot,
@@ -214,14 +251,21 @@ impl JobRecorder {
     }
 
     /// Hands the job's spans to the worker's buffer (one lock) and gives the string back to
-    /// the thread for its next job.
+    /// the thread for its next job; a job that only counted adds to the clock's counter.
     pub fn finish(self, buffer: &Mutex<SpanBuffer>) {
-        if !self.spans.is_empty() || self.uncounted > 0 {
-            let mut buffer = buffer.lock().unwrap_or_else(|p| p.into_inner());
-            buffer.extend(&self.spans);
-            buffer.dropped += self.uncounted;
+        let Some(spans) = self.spans else {
+            self.clock
+                .dropped
+                .fetch_add(self.uncounted, Ordering::Relaxed);
+            return;
+        };
+        if !spans.is_empty() {
+            buffer
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .extend(&spans);
         }
-        JOB_SPANS.with(|s| *s.borrow_mut() = self.spans);
+        JOB_SPANS.with(|s| *s.borrow_mut() = spans);
     }
 }
 
@@ -357,6 +401,34 @@ mod tests {
         b.lock().unwrap().share_among(1);
         job(&b, &mock, 8, 1);
         assert_eq!(b.lock().unwrap().take().spans.len(), 8);
+    }
+
+    /// Once the buffer holds a piece's worth, the piece leaves before the heartbeat and still
+    /// counts against its capacity; the heartbeat takes the rest and opens a new period.
+    ///
+    ///   capacity 3 pieces:  job 1.5 pieces -> piece of 1.5 sent
+    ///                       job 2 pieces   -> 1.5 kept (the capacity), 0.5 dropped
+    ///                       heartbeat      -> 1.5 pieces, 0.5 dropped; the next job records
+    #[test]
+    fn a_piece_leaves_early_and_counts_against_the_heartbeat() {
+        let (b, mock) = mocked(3 * SPAN_PIECE);
+        let n = SPAN_PIECE as u32;
+        assert!(b.lock().unwrap().piece().is_none(), "nothing yet");
+        job(&b, &mock, n + n / 2, 1);
+        let piece = b.lock().unwrap().piece().unwrap();
+        assert_eq!(
+            (piece.spans.len(), piece.dropped),
+            (SPAN_PIECE + SPAN_PIECE / 2, 0)
+        );
+        assert!(b.lock().unwrap().piece().is_none(), "taken once");
+        job(&b, &mock, 2 * n, 1);
+        let beat = b.lock().unwrap().take();
+        assert_eq!(
+            (beat.spans.len(), beat.dropped),
+            (SPAN_PIECE + SPAN_PIECE / 2, u64::from(n / 2))
+        );
+        job(&b, &mock, 2, 1);
+        assert_eq!(b.lock().unwrap().take().spans.len(), 2);
     }
 
     /// The thread's string is reused: a second job starts empty, not after the first's.

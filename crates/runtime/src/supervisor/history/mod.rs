@@ -29,6 +29,14 @@ struct Inner {
     last_prune_us: u64,
 }
 
+impl Inner {
+    /// A worker's spans (a heartbeat's or a piece of them) arrived at `now`.
+    fn push_spans(&mut self, now: u64, worker: WorkerId, stream: StreamReport) {
+        self.dropped_by_workers = self.dropped_by_workers.saturating_add(stream.dropped);
+        self.stream.push(now, worker, stream.now_us, stream.spans);
+    }
+}
+
 /// The shared history: cheap to clone (one per worker link, one for the web API).
 #[derive(Clone)]
 pub struct ClusterHistory {
@@ -78,8 +86,14 @@ impl ClusterHistory {
             inner.memory.prune(now);
             inner.last_prune_us = now;
         }
-        inner.dropped_by_workers = inner.dropped_by_workers.saturating_add(stream.dropped);
-        (inner.stream).push(now, worker, stream.now_us, stream.spans);
+        inner.push_spans(now, worker, stream);
+    }
+
+    /// A piece of `worker`'s spans sent between two heartbeats.
+    pub fn record_spans(&self, worker: WorkerId, stream: StreamReport) {
+        let mut inner = self.lock();
+        let now = self.now_us();
+        inner.push_spans(now, worker, stream);
     }
 
     /// The runs that arrived after `since` seconds (all with `None`), at most `limit`.
@@ -212,8 +226,7 @@ mod tests {
 
     /// A report sent at 10 ms on the worker's clock, of a span that started `ago_us` before.
     fn report(subtask: u32, ago_us: u64) -> StreamReport {
-        let mut spans = PackedSpans::default();
-        spans.push(&SubtaskSpan {
+        let spans = PackedSpans::of(&[SubtaskSpan {
             task: TaskId(3),
             subtask: SubtaskIdx(subtask),
             slot: 1,
@@ -225,7 +238,7 @@ mod tests {
             fetch_us: 0,
             bytes_in: 0,
             bytes_out: 64,
-        });
+        }]);
         StreamReport {
             spans,
             now_us: 10_000,

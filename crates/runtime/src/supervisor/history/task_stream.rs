@@ -183,9 +183,8 @@ mod tests {
     use crate::protocol::task_stream::{SubtaskSpan, SPAN_BYTES};
 
     fn spans(first: u32, n: u32) -> PackedSpans {
-        let mut p = PackedSpans::with_capacity(n as usize);
-        for i in first..first + n {
-            p.push(&SubtaskSpan {
+        let spans: Vec<SubtaskSpan> = (first..first + n)
+            .map(|i| SubtaskSpan {
                 task: TaskId(1),
                 subtask: SubtaskIdx(i),
                 slot: 0,
@@ -197,9 +196,9 @@ mod tests {
                 fetch_us: 0,
                 bytes_in: 0,
                 bytes_out: 8,
-            });
-        }
-        p
+            })
+            .collect();
+        PackedSpans::of(&spans)
     }
 
     fn subtasks(v: &[StreamEntry]) -> Vec<u32> {

@@ -131,7 +131,8 @@ fn transpose_tiles<T: Copy>(
 /// become the result's lane. Lanes are taken `LANES_PER_BLOCK` at a time, moved in and out
 /// of contiguous buffers by tiles, so a strided axis is read and written a cache line at a
 /// time. The result starts as zeroed pages (`calloc`: no pass to write zeros it would
-/// overwrite anyway), advised to be huge ones (`pages`).
+/// overwrite anyway), advised to be huge ones by the global allocator
+/// ([`crate::huge_pages`]).
 fn transform_lanes<I, O>(
     x: &ArrayD<I>,
     axis: usize,
@@ -152,7 +153,6 @@ where
     let xs = x.as_standard_layout();
     let src = xs.as_slice().unwrap_or(&[]);
     let mut out: Vec<O> = bytemuck::zeroed_vec(outer * out_len * inner);
-    super::pages::advise_huge_pages(&mut out);
     let take = m.min(in_len);
     let block = LANES_PER_BLOCK.min(inner.max(1));
     let mut ins = vec![I::zero(); block * in_len];

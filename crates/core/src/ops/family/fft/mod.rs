@@ -12,7 +12,6 @@
 //! rechunk.
 
 pub mod kernels;
-mod pages;
 pub mod spec;
 mod tensor;
 mod tile;
