@@ -1,19 +1,22 @@
 //! What a worker tells the supervisor about each subtask it ran, for the dashboard's task
-//! stream: carried by the heartbeat it sends anyway (no message of its own, no round trip).
+//! stream: carried by the heartbeat it sends anyway, or at high rates in pieces of
+//! [`SPAN_PIECE`] in the frames of its reports (`FromWorker::Spans`): no round trip, and no
+//! frame of megabytes holding up the reports behind it.
 //!
 //! The spans travel as one byte string of fixed [`SPAN_BYTES`]-byte little-endian records
 //! ([`PackedSpans`]), as the graph arenas do (`ares_core::graph::packed`): a compute slot
-//! appends a record per subtask, the heartbeat moves the string as it is, and the
-//! supervisor keeps it undecoded until the dashboard asks. Decoding field by field on the
-//! supervisor's thread, which also schedules, cost `ares bench tps` a few percent.
+//! appends a record per subtask, the frame is written from the worker's own buffer
+//! ([`SpanRecords::split`]), and the supervisor keeps the string undecoded until the
+//! dashboard asks. Decoding field by field on the supervisor's thread, which also
+//! schedules, cost `ares bench tps` a few percent.
 //!
-//! Times are microseconds on the worker's own clock (since the worker started); the
-//! heartbeat carries that clock's reading when it was sent, so the supervisor places each
-//! span relative to the heartbeat's arrival without trusting the worker's clock. The worker
-//! keeps at most `web.task_stream_capacity` spans between two heartbeats and counts the ones
-//! it had to drop; the supervisor never sizes anything by what a worker sent (see
-//! `supervisor::history`), and a record that does not decode (unknown op or status) is
-//! skipped, not trusted.
+//! Times are microseconds on the worker's own clock (since the worker started); each
+//! heartbeat or piece carries that clock's reading when it was sent, so the supervisor places
+//! each span relative to its arrival without trusting the worker's clock. The worker sends
+//! at most its share of `web.task_stream_capacity` spans per heartbeat period and counts the
+//! ones it had to drop; the supervisor never sizes anything by what a worker sent (its ring
+//! keeps the newest capacity spans, however many arrive: see `supervisor::history`), and a
+//! record that does not decode (unknown op or status) is skipped, not trusted.
 
 use ares_core::ids::{SubtaskIdx, TaskId};
 use ares_core::ops::{Op, OpId};
