@@ -53,7 +53,6 @@ pub struct SpanBuffer {
     configured: usize,
     /// This worker's share of it.
     capacity: usize,
-    dropped: u64,
     clock: SpanClock,
 }
 
@@ -73,7 +72,6 @@ impl SpanBuffer {
             sent: 0,
             configured: capacity,
             capacity,
-            dropped: 0,
             clock,
         }
     }
@@ -99,7 +97,8 @@ impl SpanBuffer {
     /// Adds what one compute job ran; those over the capacity are counted, not kept.
     pub fn extend(&mut self, job: &SpanRecords) {
         let room = self.capacity.saturating_sub(self.sent + self.spans.len());
-        self.dropped += self.spans.append_up_to(job, room) as u64;
+        let over = self.spans.append_up_to(job, room) as u64;
+        self.clock.dropped.fetch_add(over, Ordering::Relaxed);
         if self.sent + self.spans.len() >= self.capacity {
             self.clock.full.store(true, Ordering::Relaxed);
         }
@@ -125,11 +124,10 @@ impl SpanBuffer {
         let spans = self.spans.split();
         self.sent = 0;
         self.clock.full.store(false, Ordering::Relaxed);
-        let dropped_while_full = self.clock.dropped.swap(0, Ordering::Relaxed);
         StreamReport {
             spans,
             now_us: self.clock.micros(self.clock.now()),
-            dropped: std::mem::take(&mut self.dropped) + dropped_while_full,
+            dropped: self.clock.dropped.swap(0, Ordering::Relaxed),
             spill_at: 0,
             pause_at: 0,
         }
@@ -143,7 +141,8 @@ pub const PREFAULTED_SPANS: usize = 2 * SPAN_PIECE;
 
 /// The worker's span clock: raw readings of the time-stamp counter, turned into
 /// microseconds since the worker started (its epoch); and whether the buffer it fills is
-/// full until the next heartbeat (then jobs record nothing and count their subtasks here).
+/// full until the next heartbeat (then jobs record nothing and count their subtasks here,
+/// with the spans a job had over the capacity).
 #[derive(Clone, Debug)]
 pub struct SpanClock {
     clock: quanta::Clock,
@@ -176,8 +175,8 @@ impl SpanClock {
 
 thread_local! {
     /// The string a compute thread appends its job's records to, kept (with its capacity)
-    /// from one job to the next.
-    static JOB_SPANS: RefCell<SpanRecords> = RefCell::new(SpanRecords::default());
+    /// from one job to the next (taken out while a job runs).
+    static JOB_SPANS: RefCell<Option<SpanRecords>> = const { RefCell::new(None) };
 }
 
 /// What one compute job ran, recorded as it runs and handed to the [`SpanBuffer`] at the
@@ -199,7 +198,9 @@ impl<'a> JobRecorder<'a> {
     pub fn start(clock: &'a SpanClock, task: TaskId, slot: u32) -> Self {
         let full = clock.full.load(Ordering::Relaxed);
         let spans = (!full).then(|| {
-            let mut spans = JOB_SPANS.with(|s| std::mem::take(&mut *s.borrow_mut()));
+            let mut spans = JOB_SPANS
+                .with(|s| s.borrow_mut().take())
+                .unwrap_or_default();
             spans.clear();
             spans
         });
@@ -265,7 +266,7 @@ impl<'a> JobRecorder<'a> {
                 .unwrap_or_else(|p| p.into_inner())
                 .extend(&spans);
         }
-        JOB_SPANS.with(|s| *s.borrow_mut() = spans);
+        JOB_SPANS.with(|s| *s.borrow_mut() = Some(spans));
     }
 }
 
