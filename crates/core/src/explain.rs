@@ -34,6 +34,12 @@ pub fn describe_args(args: &OpArgs) -> String {
             fmt_shape(shape)
         ),
         OpArgs::Fill { fill, .. } => describe_fill(fill),
+        OpArgs::MatmulGenerated(g) => format!(
+            "{} operand {} generated: {}",
+            if g.left { "left" } else { "right" },
+            fmt_shape(&g.shape),
+            describe_fill(&g.fill)
+        ),
         OpArgs::Scalar {
             value,
             scalar_left: false,

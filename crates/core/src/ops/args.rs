@@ -137,6 +137,16 @@ impl OpArgs {
     }
 }
 
+/// The operand a [`OpArgs::MatmulGenerated`] product makes: `fill` as the creation chunk's
+/// kernel saw it (its own seed), `shape` that chunk's shape, `left` whether it is the left
+/// operand.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct GeneratedOperand {
+    pub fill: Fill,
+    pub shape: Shape,
+    pub left: bool,
+}
+
 /// Arguments of an operation.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -153,6 +163,10 @@ pub enum OpArgs {
         fill: Fill,
         shape: Shape,
     },
+    /// Chunk-level `matmul` that makes one operand itself, a creation chunk taken in by
+    /// fusion ([`crate::prepare::generated_products`]). The node's one input is the other
+    /// operand. Boxed: one per product, and the per-chunk records stay small.
+    MatmulGenerated(Box<GeneratedOperand>),
     /// A binary op with one scalar operand; `scalar_left` for `2 - x`.
     Scalar {
         value: Scalar,

@@ -21,7 +21,8 @@ use std::fmt;
 use std::sync::OnceLock;
 
 pub use args::{
-    chunk_seed, ChunkSpec, DimIndex, Fill, FuseStep, MapKind, OpArgs, ReduceKind, UNPLACED,
+    chunk_seed, ChunkSpec, DimIndex, Fill, FuseStep, GeneratedOperand, MapKind, OpArgs, ReduceKind,
+    UNPLACED,
 };
 
 /// Wire id of an operation: murmur3_32 of its full name.

@@ -13,7 +13,9 @@
 //! `FUSE[rand, rand, add, sum]` per chunk with no inputs, which never materializes either
 //! operand (three subtasks per chunk before, and two chunks of memory each). The config key
 //! `fuse_generated_operands: false` turns this off, for Mars' rule as seed 001 states it:
-//! `FUSE[add, sum]` with both RANDs chunks of their own.
+//! `FUSE[add, sum]` with both RANDs chunks of their own. The same key lets a `matmul` chunk
+//! generate a creation operand itself ([`super::generated_products`]), before the chains
+//! are found: the product then has one input, and may end a chain (`FUSE[transpose, matmul]`).
 
 use crate::graph::{ChunkGraph, Csr};
 use crate::ids::{ArgsIdx, ChunkIdx};
@@ -22,7 +24,12 @@ use smallvec::SmallVec;
 
 /// Fuses the chains of `graph`; `generated_operands`: also takes the creation operands of a
 /// binary elementwise chunk in (`task.default_config.fuse_generated_operands`).
-pub fn fuse(mut graph: ChunkGraph, generated_operands: bool) -> ChunkGraph {
+pub fn fuse(graph: ChunkGraph, generated_operands: bool) -> ChunkGraph {
+    let mut graph = if generated_operands {
+        super::generated_products::generate_product_operands(graph)
+    } else {
+        graph
+    };
     let succ = graph.successors();
     let is_result = graph.result_mask();
     let n = graph.len();

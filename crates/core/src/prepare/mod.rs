@@ -8,6 +8,7 @@
 pub mod assign;
 pub mod color;
 pub mod fuse;
+pub mod generated_products;
 pub mod limits;
 pub mod optimize_chunk;
 pub mod optimize_tileable;

@@ -37,8 +37,9 @@ use serde::{Deserialize, Serialize};
 /// 15: they travel as one packed byte string, timed on the worker's clock; 16: the hello's
 /// `runs_code`, and `map_blocks` nodes; 17: the six narrow integer dtypes in chunk
 /// headers and data; 18: `select_ranks` nodes and their steps' arguments; 19: spans also
-/// travel in pieces between heartbeats, `Spans`).
-pub const PROTOCOL_VERSION: u32 = 19;
+/// travel in pieces between heartbeats, `Spans`; 20: `matmul` nodes that generate an
+/// operand, `MatmulGenerated`).
+pub const PROTOCOL_VERSION: u32 = 20;
 
 /// One subtask to run: its index in the task's subtask graph and where its inputs are.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -17,7 +17,7 @@
 
 use crate::array::{ArrayData, Complex64, DType};
 use crate::kernels::{KResult, KernelError};
-use ndarray::{Array2, ArrayD, ArrayView2, Ix2};
+use ndarray::{Array2, ArrayD, ArrayView2, ArrayViewMut2, Ix2};
 use std::borrow::Cow;
 
 pub fn matmul(a: &ArrayData, b: &ArrayData) -> KResult<ArrayData> {
@@ -100,7 +100,7 @@ pub(super) fn to_i64(a: &ArrayData) -> ArrayD<i64> {
     }
 }
 
-fn as_2d<T>(a: &ArrayD<T>) -> KResult<ArrayView2<'_, T>> {
+pub(super) fn as_2d<T>(a: &ArrayD<T>) -> KResult<ArrayView2<'_, T>> {
     a.view()
         .into_dimensionality::<Ix2>()
         .map_err(|e| KernelError(format!("matmul needs 2-D chunks: {e}")))
@@ -130,7 +130,7 @@ pub(super) fn wrapping_matmul_i64(x: &ArrayView2<i64>, y: &ArrayView2<i64>) -> A
 /// for small or thin shapes (k ≤ 2, one row or column, ≤ 16 × 16 outputs: `gevv`, `gemv`
 /// and the horizontal kernel) may start from the first product. The unit test
 /// `signed_zeros_follow_numpy_on_every_path` pins this for the version in Cargo.lock.
-fn may_return_negative_zero(m: usize, n: usize, k: usize) -> bool {
+pub(super) fn may_return_negative_zero(m: usize, n: usize, k: usize) -> bool {
     k <= 2 || m <= 1 || n <= 1 || m * n <= 16 * 16
 }
 
@@ -156,7 +156,7 @@ pub fn gemm_f64(x: ArrayView2<f64>, y: ArrayView2<f64>) -> Array2<f64> {
 }
 
 /// The most rows a product may have to be computed transposed (see [`gemm_float`]).
-const FEW_ROWS: usize = 32;
+pub(super) const FEW_ROWS: usize = 32;
 
 /// `x @ y` for float matrices of any strides (ndarray views of chunks are often
 /// transposed or sliced); gemm reads them in place and packs its own panels.
@@ -193,26 +193,47 @@ fn gemm_into<T: GemmFloat>(x: ArrayView2<T>, y: ArrayView2<T>) -> Array2<T> {
     // Zeroed, not uninitialised: gemm does not promise never to read `dst` when
     // `read_dst` is false. At most one memset (often none: fresh pages are zero).
     let mut out = Array2::<T>::from_elem((m, n), T::ZERO);
-    let (xs, ys) = (x.strides(), y.strides());
+    gemm_to(out.view_mut(), x, y, false);
+    if may_return_negative_zero(m, n, k) {
+        out.mapv_inplace(|v| v + T::ZERO);
+    }
+    out
+}
+
+/// `dst = x @ y`, or `dst += x @ y` when `accumulate`, for views of any strides (`dst`'s
+/// included: a transposed view writes the product's transpose). Empty products leave `dst`.
+pub(super) fn gemm_to<T: GemmFloat>(
+    mut dst: ArrayViewMut2<T>,
+    x: ArrayView2<T>,
+    y: ArrayView2<T>,
+    accumulate: bool,
+) {
+    let (m, k) = x.dim();
+    let n = y.ncols();
+    assert_eq!((k, (m, n)), (y.nrows(), dst.dim()), "product shapes agree");
+    if m == 0 || n == 0 || k == 0 {
+        return;
+    }
+    let (ds, xs, ys) = (dst.strides().to_vec(), x.strides(), y.strides());
     // SAFETY: every pointer comes from a live ndarray view with the matching shape and
-    // strides (in elements, as gemm expects); `out` is freshly allocated, contiguous
-    // row-major (row stride n, column stride 1) and written only here.
+    // strides (in elements, as gemm expects); `dst` is borrowed mutably, so gemm's writes
+    // through it alias nothing else.
     unsafe {
         gemm::gemm(
             m,
             n,
             k,
-            out.as_mut_ptr(),
-            1,
-            n as isize,
-            false,
+            dst.as_mut_ptr(),
+            ds[1],
+            ds[0],
+            accumulate,
             x.as_ptr(),
             xs[1],
             xs[0],
             y.as_ptr(),
             ys[1],
             ys[0],
-            T::ZERO,
+            T::ONE,
             T::ONE,
             false,
             false,
@@ -220,10 +241,6 @@ fn gemm_into<T: GemmFloat>(x: ArrayView2<T>, y: ArrayView2<T>) -> Array2<T> {
             gemm::Parallelism::None,
         );
     }
-    if may_return_negative_zero(m, n, k) {
-        out.mapv_inplace(|v| v + T::ZERO);
-    }
-    out
 }
 
 #[cfg(test)]

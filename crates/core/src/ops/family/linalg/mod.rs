@@ -21,6 +21,7 @@ mod decompose;
 pub mod dense;
 pub use norms::NormOrd;
 mod faer_bridge;
+pub(crate) mod generated_product;
 pub(crate) mod kernels;
 mod norms;
 mod products;
