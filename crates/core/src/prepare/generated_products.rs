@@ -10,17 +10,25 @@
 //! draws its own copy and the matrix never exists.
 //!
 //! A creation chunk is taken in only when every consumer is such a product (otherwise it is
-//! made anyway and the products might as well read it) and there are at most
-//! [`MAX_REGENERATIONS`] of them (each draws the values again).
+//! made anyway and the products might as well read it) and there are few of them, each
+//! making the values again ([`most_readers`]): on this project's VMs a stored value costs
+//! 3–8 ns of page faults on first touch (BENCHMARKS.md), a normal one ~3–4 ns to draw
+//! again, a uniform one 0.35 ns, a constant or a range less.
 
 use crate::array::DType;
 use crate::graph::ChunkGraph;
 use crate::ids::{ArgsIdx, ChunkIdx};
-use crate::ops::{Family, GeneratedOperand, Op, OpArgs};
+use crate::ops::{Family, Fill, GeneratedOperand, Op, OpArgs};
 use rustc_hash::FxHashMap;
 
-/// The most products one creation chunk is generated in.
-pub const MAX_REGENERATIONS: usize = 4;
+/// The most products one creation chunk of `fill` is generated in: two for normal values
+/// (one draw more than storing them), four for the cheap ones.
+pub fn most_readers(fill: &Fill) -> usize {
+    match fill {
+        Fill::Normal { .. } => 2,
+        _ => 4,
+    }
+}
 
 /// Rewrites the products that take a creation operand in; drops the operands.
 pub fn generate_product_operands(mut graph: ChunkGraph) -> ChunkGraph {
@@ -33,7 +41,7 @@ pub fn generate_product_operands(mut graph: ChunkGraph) -> ChunkGraph {
             continue;
         };
         let consumers = succ.row(c);
-        if consumers.is_empty() || consumers.len() > MAX_REGENERATIONS {
+        if consumers.is_empty() || consumers.len() > most_readers(&fill) {
             continue;
         }
         let sides: Option<Vec<(usize, bool)>> = consumers
@@ -78,7 +86,7 @@ pub fn generate_product_operands(mut graph: ChunkGraph) -> ChunkGraph {
 
 /// The chunk's fill, as its kernel would see it, when chunk `c` is a float64 matrix made
 /// by a creation op that streams, not a result.
-fn generated_matrix(graph: &ChunkGraph, is_result: &[bool], c: usize) -> Option<crate::ops::Fill> {
+fn generated_matrix(graph: &ChunkGraph, is_result: &[bool], c: usize) -> Option<Fill> {
     let idx = ChunkIdx(c as u32);
     let node = graph.node(idx);
     if node.op.family() != Family::Creation
@@ -187,6 +195,35 @@ mod tests {
         // each, come first.
         let g = generated(&[&y]);
         assert_eq!((sides(&g, true), sides(&g, false)), (4, 0));
+    }
+
+    #[test]
+    fn normal_values_read_by_more_than_two_products_are_stored() {
+        // Each block of x read by three products.
+        let readers = |x: &Tensor, n: usize| {
+            let w = tensor::ones(&[30, 5], 30).unwrap();
+            let ys: Vec<Tensor> = (0..n)
+                .map(|k| x.matmul_nd(&(&w * (k as f64 + 1.0)).unwrap()).unwrap())
+                .collect();
+            let refs: Vec<&Tensor> = ys.iter().collect();
+            generated(&refs)
+        };
+        let left = |g: &ChunkGraph| count(g, |a| matches!(a, OpArgs::MatmulGenerated(g) if g.left));
+        let normal = tensor::randn(&[40, 30], [10, 30], Some(1)).unwrap();
+        assert_eq!(
+            left(&readers(&normal, 2)),
+            8,
+            "two draws: made in each product"
+        );
+        assert_eq!(
+            left(&readers(&normal, 3)),
+            0,
+            "three draws cost more than storing"
+        );
+        // Uniform values are cheap to make again: up to four products each make them.
+        let uniform = tensor::rand(&[40, 30], [10, 30], Some(1)).unwrap();
+        assert_eq!(left(&readers(&uniform, 4)), 16);
+        assert_eq!(left(&readers(&uniform, 5)), 0);
     }
 
     #[test]

@@ -74,13 +74,7 @@ impl Stream {
     pub fn fill(&mut self, dst: &mut [f64]) {
         match self {
             Stream::Uniform(values) => values.fill(dst),
-            Stream::Normal(rng) => {
-                // The state in registers for the block, not behind the box (12 % faster).
-                let mut local = (**rng).clone();
-                dst.iter_mut()
-                    .for_each(|d| *d = StandardNormal.sample(&mut local));
-                **rng = local;
-            }
+            Stream::Normal(rng) => fill_normal(rng, dst),
             Stream::Const(x) => dst.fill(*x),
             Stream::Range {
                 start,
@@ -101,6 +95,19 @@ impl Stream {
             }
         }
     }
+}
+
+/// The next `dst.len()` standard normal values of `rng`. A function of its own, not inlined:
+/// the loop's code is then the same in every build (inlined into [`Stream::fill`]'s match,
+/// two builds of the same source drew 22 % apart), and the state stays in registers (a
+/// copy, not the box: 12 % faster).
+#[inline(never)]
+pub fn fill_normal(rng: &mut Xoshiro256PlusPlus, dst: &mut [f64]) {
+    let mut local = rng.clone();
+    for d in dst.iter_mut() {
+        *d = StandardNormal.sample(&mut local);
+    }
+    *rng = local;
 }
 
 #[cfg(test)]

@@ -8,7 +8,6 @@ use crate::kernels::{kerr, KResult};
 use crate::ops::Fill;
 use ndarray::{ArrayD, IxDyn};
 use rand::SeedableRng;
-use rand_distr::{Distribution, StandardNormal};
 use rand_xoshiro::Xoshiro256PlusPlus;
 
 fn from_vec<T>(shape: &[usize], v: Vec<T>) -> KResult<ArrayD<T>> {
@@ -24,11 +23,9 @@ pub fn fill(fill: &Fill, shape: &[usize]) -> KResult<ArrayData> {
             ArrayData::F64(from_vec(shape, values)?)
         }
         Fill::Normal { seed } => {
-            let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
-            ArrayData::F64(from_vec(
-                shape,
-                (0..n).map(|_| StandardNormal.sample(&mut rng)).collect(),
-            )?)
+            let mut values = vec![0.0; n];
+            super::generate::fill_normal(&mut Xoshiro256PlusPlus::seed_from_u64(seed), &mut values);
+            ArrayData::F64(from_vec(shape, values)?)
         }
         Fill::Const { value } => match value {
             Scalar::Bool(b) => ArrayData::Bool(ArrayD::from_elem(IxDyn(shape), b)),
