@@ -1,11 +1,11 @@
 //! The matrix product of a chunk and a creation operand made inside the product, block by
-//! block, instead of read from a chunk of its own (`prepare::fuse::generated_products`).
+//! block, instead of read from a chunk of its own ([`crate::prepare::generated_products`]).
 //!
 //! Why: `svd_compressed(randn((200000, 1000)), 10)` reads each 80 MB block of `x` twice, in
 //! `x·Ω` and in `Qᵀ·x`, and between the two passes all of `x` (1.6 GB) waited in memory,
 //! faulted in page by page, and each pass streamed it from DRAM through a 20-column
-//! product. A random chunk is a pure function of its seed, and the ziggurat makes it at
-//! about the speed memory delivers it, so each product draws its own copy: 64 K values
+//! product. A random chunk is a pure function of its seed, and drawing it again costs about
+//! what first touching its memory did, so each product draws its own copy: 64 K values
 //! (512 KB, in the core's L2) at a time, multiplied while they are in cache. The chunk never
 //! exists; the values are the creation kernel's bit for bit, and so are the products' sums
 //! up to the grouping of the blocks along the shared axis.
@@ -53,8 +53,10 @@ pub fn matmul_generated(operand: &GeneratedOperand, other: &ArrayData) -> KResul
         }
         let n = other.ncols();
         let mut out = Array2::<f64>::zeros((rows, n));
+        let mut negative_zero = false;
         for start in (0..rows).step_by(per_block) {
             let h = next_rows(start, &mut buf);
+            negative_zero |= may_return_negative_zero(h, n, cols);
             gemm_to(
                 out.slice_mut(s![start..start + h, ..]),
                 view(&buf, h, cols),
@@ -62,7 +64,7 @@ pub fn matmul_generated(operand: &GeneratedOperand, other: &ArrayData) -> KResul
                 false,
             );
         }
-        if may_return_negative_zero(per_block.min(rows), n, cols) {
+        if negative_zero {
             out.mapv_inplace(|v| v + 0.0);
         }
         out
@@ -76,8 +78,10 @@ pub fn matmul_generated(operand: &GeneratedOperand, other: &ArrayData) -> KResul
         let m = other.nrows();
         let mut out = Array2::<f64>::zeros((m, cols));
         let transposed = m <= FEW_ROWS && cols >= 4 * FEW_ROWS;
+        let mut negative_zero = false;
         for start in (0..rows).step_by(per_block) {
             let h = next_rows(start, &mut buf);
+            negative_zero |= may_return_negative_zero(m, cols, h);
             let (g, a) = (view(&buf, h, cols), other.slice(s![.., start..start + h]));
             if transposed {
                 gemm_to(out.view_mut().reversed_axes(), g.t(), a.t(), start > 0);
@@ -85,7 +89,7 @@ pub fn matmul_generated(operand: &GeneratedOperand, other: &ArrayData) -> KResul
                 gemm_to(out.view_mut(), a, g, start > 0);
             }
         }
-        if rows == 0 || may_return_negative_zero(m, cols, per_block.min(rows)) {
+        if negative_zero {
             out.mapv_inplace(|v| v + 0.0);
         }
         out
@@ -167,6 +171,23 @@ mod tests {
                 "{what}: {g} vs {w}"
             );
         }
+    }
+
+    /// A product of `-0.0`s is `+0.0`, as NumPy's BLAS gives it, on every block (a last
+    /// block of one row goes through gemm's thin-shape path).
+    #[test]
+    fn signed_zeros_follow_numpy_on_a_short_last_block() {
+        let zero = Fill::Const {
+            value: Scalar::F64(-0.0),
+        };
+        let cols = 4;
+        let rows = BLOCK_VALUES / cols + 1;
+        let b = ArrayData::F64(ndarray::ArrayD::from_elem(ndarray::IxDyn(&[cols, 20]), 1.0));
+        let got = matmul_generated(&zero, &[rows, cols], true, &b).unwrap();
+        assert!(got.iter_f64().all(|v| v == 0.0 && v.is_sign_positive()));
+        let a = ArrayData::F64(ndarray::ArrayD::from_elem(ndarray::IxDyn(&[20, rows]), 1.0));
+        let got = matmul_generated(&zero, &[rows, cols], false, &a).unwrap();
+        assert!(got.iter_f64().all(|v| v == 0.0 && v.is_sign_positive()));
     }
 
     #[test]
