@@ -3,8 +3,8 @@
 //! constant or float range chunk generates that operand itself, block by block in cache
 //! ([`crate::ops::family::linalg::generated_product`]), and the creation chunk is dropped.
 //!
-//! Why: such a chunk is a pure function of its seed and position, made at about the speed
-//! memory would deliver it, so storing it is the expensive way to have it. `svd_compressed`
+//! Why: such a chunk is a pure function of its seed and position, and making it again costs
+//! about what first touching the memory to store it does. `svd_compressed`
 //! of a `randn` matrix reads each block of the matrix in two products; as chunks, the whole
 //! matrix (1.6 GB for 200,000 × 1,000) had to wait in memory between them. Now each product
 //! draws its own copy and the matrix never exists.
