@@ -34,7 +34,7 @@ pub fn describe_args(args: &OpArgs) -> String {
             fmt_shape(shape)
         ),
         OpArgs::Fill { fill, .. } => describe_fill(fill),
-        OpArgs::MatmulGenerated(g) => format!(
+        OpArgs::Generated(g) => format!(
             "{} operand {} generated: {}",
             if g.left { "left" } else { "right" },
             fmt_shape(&g.shape),
@@ -65,6 +65,9 @@ pub fn describe_args(args: &OpArgs) -> String {
         OpArgs::Combine { op, axes, keepdims } => format!("{op} axes={axes:?} keepdims={keepdims}"),
         OpArgs::Slice(dims) => format!("{dims:?}"),
         OpArgs::Tsqr { slot } => format!("slot={slot}"),
+        OpArgs::TsqrRows { slot, start, len } => {
+            format!("slot={slot} rows={start}..{}", start + len)
+        }
         OpArgs::Dense(f) => f.name().to_string(),
         OpArgs::CholeskyStep(step) => format!("{step:?}"),
         OpArgs::LuStep(step) => format!("{step:?}"),

@@ -275,8 +275,8 @@ fn apply_native(
         (Family::Fft, OpArgs::Fft(spec)) => {
             crate::ops::family::fft::kernels::apply(spec, one(inputs)?)
         }
-        (Family::Linalg, OpArgs::MatmulGenerated(operand)) => {
-            crate::ops::family::linalg::generated_product::matmul_generated(operand, one(inputs)?)
+        (Family::Linalg, OpArgs::Generated(operand)) => {
+            crate::ops::family::linalg::apply_generated(op, operand, one(inputs)?)
         }
         (Family::Linalg, _) if op != Op::Matmul => {
             crate::ops::family::linalg::apply(op, args, inputs)

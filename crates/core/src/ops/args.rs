@@ -137,7 +137,7 @@ impl OpArgs {
     }
 }
 
-/// The operand a [`OpArgs::MatmulGenerated`] product makes: `fill` as the creation chunk's
+/// The operand a [`OpArgs::Generated`] product makes: `fill` as the creation chunk's
 /// kernel saw it (its own seed), `shape` that chunk's shape, `left` whether it is the left
 /// operand.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -163,10 +163,11 @@ pub enum OpArgs {
         fill: Fill,
         shape: Shape,
     },
-    /// Chunk-level `matmul` that makes one operand itself, a creation chunk taken in by
-    /// fusion ([`crate::prepare::generated_products`]). The node's one input is the other
-    /// operand. Boxed: one per product, and the per-chunk records stay small.
-    MatmulGenerated(Box<GeneratedOperand>),
+    /// A chunk-level `matmul` or `qr_project_leaf` that makes one operand itself, a
+    /// creation chunk taken in by fusion ([`crate::prepare::generated_products`]). The
+    /// node's one input is the other operand. Boxed: one per product, and the per-chunk
+    /// records stay small.
+    Generated(Box<GeneratedOperand>),
     /// A binary op with one scalar operand; `scalar_left` for `2 - x`.
     Scalar {
         value: Scalar,
@@ -343,6 +344,14 @@ pub enum OpArgs {
     /// (`qr_down`, `qr_apply`; see `ops::family::linalg::tsqr`).
     Tsqr {
         slot: u32,
+    },
+    /// linalg: a projected-QR leaf's rows `start..start + len` times its factor from the
+    /// tree, the leaf being child `slot` of its parent (`qr_project_apply`; see
+    /// `ops::family::linalg::projected_qr`).
+    TsqrRows {
+        slot: u32,
+        start: u64,
+        len: u64,
     },
     /// linalg: the factorization of one whole matrix in one chunk (`ops::family::linalg::dense`).
     Dense(crate::ops::family::linalg::dense::DenseFn),

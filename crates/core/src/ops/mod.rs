@@ -185,6 +185,10 @@ family::reduction::reduction_table! { with_ufuncs! { rows {
     QrStack => Linalg, "qr_stack", "ares.tensor.linalg.qr_stack";
     QrDown => Linalg, "qr_down", "ares.tensor.linalg.qr_down";
     QrApply => Linalg, "qr_apply", "ares.tensor.linalg.qr_apply";
+    // The QR of `x·w` with `Qᵀ·x`, in one pass over x (`svd_compressed`), and its steps.
+    QrProject => Linalg, "qr_project", "ares.tensor.linalg.qr_project";
+    QrProjectLeaf => Linalg, "qr_project_leaf", "ares.tensor.linalg.qr_project_leaf";
+    QrProjectApply => Linalg, "qr_project_apply", "ares.tensor.linalg.qr_project_apply";
     Dense => Linalg, "dense", "ares.tensor.linalg.dense";
     CholeskyBlock => Linalg, "cholesky_block", "ares.tensor.linalg.cholesky_block";
     LuBlock => Linalg, "lu_block", "ares.tensor.linalg.lu_block";

@@ -1,13 +1,13 @@
 //! Products that make their creation operands (part of fusion, with
 //! `fuse_generated_operands`): a chunk-level `matmul` one of whose operands is a random,
 //! constant or float range chunk generates that operand itself, block by block in cache
-//! ([`crate::ops::family::linalg::generated_product`]), and the creation chunk is dropped.
+//! ([`crate::ops::family::linalg::generated_product`]), and the creation chunk is dropped;
+//! so does the leaf of a projected QR (`svd_compressed`), which reads its rows of x once.
 //!
 //! Why: such a chunk is a pure function of its seed and position, and making it again costs
-//! about what first touching the memory to store it does. `svd_compressed`
-//! of a `randn` matrix reads each block of the matrix in two products; as chunks, the whole
-//! matrix (1.6 GB for 200,000 × 1,000) had to wait in memory between them. Now each product
-//! draws its own copy and the matrix never exists.
+//! about what first touching the memory to store it does. A product of a `randn` matrix
+//! with a thin one, or `svd_compressed`'s one pass over it, then draws each block in cache,
+//! and the matrix (1.6 GB for 200,000 × 1,000) never exists.
 //!
 //! A creation chunk is taken in only when every consumer is such a product (otherwise it is
 //! made anyway and the products might as well read it) and there are few of them, each
@@ -49,7 +49,7 @@ pub fn generate_product_operands(mut graph: ChunkGraph) -> ChunkGraph {
             .map(|&v| {
                 let v = v as usize;
                 (!products.contains_key(&v))
-                    .then(|| plain_product_side(&graph, v, c))
+                    .then(|| generating_side(&graph, v, c))
                     .flatten()
                     .map(|left| (v, left))
             })
@@ -59,7 +59,7 @@ pub fn generate_product_operands(mut graph: ChunkGraph) -> ChunkGraph {
         };
         let shape = graph.shape(ChunkIdx(c as u32)).clone();
         for (v, left) in sides {
-            let args = graph.push_args(OpArgs::MatmulGenerated(Box::new(GeneratedOperand {
+            let args = graph.push_args(OpArgs::Generated(Box::new(GeneratedOperand {
                 fill,
                 shape: shape.clone(),
                 left,
@@ -77,7 +77,7 @@ pub fn generate_product_operands(mut graph: ChunkGraph) -> ChunkGraph {
         }
         Some(products.get(&v).map(|&args| {
             let product =
-                ChunkGraph::detached_node(node.key, Op::Matmul, args, node.shape, node.dtype);
+                ChunkGraph::detached_node(node.key, node.op, args, node.shape, node.dtype);
             (product, v)
         }))
     });
@@ -104,12 +104,16 @@ fn generated_matrix(graph: &ChunkGraph, is_result: &[bool], c: usize) -> Option<
     matches!(stream, Some((_, DType::F64))).then_some(*fill)
 }
 
-/// `Some(left)` when chunk `v` is a float64 product of two 2-D chunks reading `c` once, as
-/// its left operand or its right one.
-fn plain_product_side(graph: &ChunkGraph, v: usize, c: usize) -> Option<bool> {
+/// `Some(left)` when chunk `v` can make `c` itself: a float64 product of two 2-D chunks
+/// reading `c` once, as its left operand or its right one, or a projected QR's leaf reading
+/// `c` as its rows of x (its left operand).
+fn generating_side(graph: &ChunkGraph, v: usize, c: usize) -> Option<bool> {
     let idx = ChunkIdx(v as u32);
     let node = graph.node(idx);
     let ins = graph.inputs(idx);
+    if node.op == Op::QrProjectLeaf {
+        return (ins.len() == 2 && ins[0].index() == c && ins[1].index() != c).then_some(true);
+    }
     let plain = node.op == Op::Matmul
         && matches!(graph.args_of(idx), OpArgs::None)
         && node.dtype == DType::F64
@@ -142,10 +146,9 @@ mod tests {
     }
 
     #[test]
-    fn both_products_of_svd_compressed_make_their_blocks_of_x() {
-        //  randn x_i ─┬─ matmul(x_i, Ω) ──…── TSQR ── Q_i ── transpose ─┐
-        //             └─────────────────────────────────────────────────┴─ matmul(Q_iᵀ, x_i)
-        //  →  matmul[x_i generated](Ω)  …  matmul[x_i generated](Q_iᵀ): no x_i chunk left
+    fn the_leaves_of_svd_compressed_make_their_blocks_of_x() {
+        //  randn x_i ── qr_project_leaf(x_i, Ω) ──…── TSQR tree ── Q_i, (Qᵀx)ᵀ
+        //  →  qr_project_leaf[x_i generated](Ω): no x_i chunk left
         let x = tensor::randn(&[400, 30], [100, 30], Some(1)).unwrap();
         let [u, s, v] = x.svd_compressed(3, 0, Some(2)).unwrap();
         let g = generated(&[&u, &s, &v]);
@@ -155,14 +158,13 @@ mod tests {
                 |a| matches!(a, OpArgs::Fill { shape, .. } if shape.as_slice() == [100, 30]),
             )
         };
-        let sides = |left: bool| {
-            count(
-                &g,
-                |a| matches!(a, OpArgs::MatmulGenerated(g) if g.left == left),
-            )
-        };
+        let sides = |left: bool| count(&g, |a| matches!(a, OpArgs::Generated(g) if g.left == left));
         assert_eq!(x_chunks(&g), 0);
-        assert_eq!((sides(true), sides(false)), (4, 4));
+        assert_eq!((sides(true), sides(false)), (4, 0));
+        let leaves = (0..g.len())
+            .filter(|&i| g.node(ChunkIdx(i as u32)).op == Op::QrProjectLeaf)
+            .count();
+        assert_eq!(leaves, 4, "the generated nodes are the leaves");
         // Without the pass, the four blocks of x are chunks of their own.
         let plain = tile(&Tensor::graph(&[&u, &s, &v]), &TaskConfig::default()).unwrap();
         assert_eq!(x_chunks(&plain), 4);
@@ -176,10 +178,7 @@ mod tests {
         let total = x.sum(None, false).unwrap();
         let g = generated(&[&y, &total]);
         let sides = |g: &ChunkGraph, left: bool| {
-            count(
-                g,
-                |a| matches!(a, OpArgs::MatmulGenerated(g) if g.left == left),
-            )
+            count(g, |a| matches!(a, OpArgs::Generated(g) if g.left == left))
         };
         assert_eq!(
             sides(&g, true),
@@ -208,7 +207,7 @@ mod tests {
             let refs: Vec<&Tensor> = ys.iter().collect();
             generated(&refs)
         };
-        let left = |g: &ChunkGraph| count(g, |a| matches!(a, OpArgs::MatmulGenerated(g) if g.left));
+        let left = |g: &ChunkGraph| count(g, |a| matches!(a, OpArgs::Generated(g) if g.left));
         let normal = tensor::randn(&[40, 30], [10, 30], Some(1)).unwrap();
         assert_eq!(
             left(&readers(&normal, 2)),
@@ -232,7 +231,7 @@ mod tests {
         let x = tensor::rand(&[60, 30], [10, 30], Some(1)).unwrap();
         let w = tensor::randn(&[30, 5], 30, Some(2)).unwrap();
         let g = generated(&[&x.matmul_nd(&w).unwrap()]);
-        let taken = count(&g, |a| matches!(a, OpArgs::MatmulGenerated(g) if g.left));
+        let taken = count(&g, |a| matches!(a, OpArgs::Generated(g) if g.left));
         assert_eq!(
             taken, 6,
             "each block of x is made in its product; w is read"
@@ -253,7 +252,11 @@ mod tests {
         let w = tensor::rand(&[40, 7], [40, 3], Some(2)).unwrap();
         let y = x.matmul_nd(&w).unwrap();
         let z = x.transpose(None).unwrap().matmul_nd(&y).unwrap();
-        let graph = Tensor::graph(&[&y, &z]);
+        // And svd_compressed's leaves, which generate their rows of x (150 × 1000: three
+        // blocks of 64 K values each).
+        let big = tensor::randn(&[600, 1000], [150, 1000], Some(3)).unwrap();
+        let [u, s, v] = big.svd_compressed(4, 0, Some(4)).unwrap();
+        let graph = Tensor::graph(&[&y, &z, &u, &s, &v]);
         let run = |generated: bool| {
             let config = TaskConfig {
                 fuse_generated_operands: generated,

@@ -38,8 +38,9 @@ use serde::{Deserialize, Serialize};
 /// `runs_code`, and `map_blocks` nodes; 17: the six narrow integer dtypes in chunk
 /// headers and data; 18: `select_ranks` nodes and their steps' arguments; 19: spans also
 /// travel in pieces between heartbeats, `Spans`; 20: `matmul` nodes that generate an
-/// operand, `MatmulGenerated`).
-pub const PROTOCOL_VERSION: u32 = 20;
+/// operand, `MatmulGenerated`; 21: the projected QR's nodes, `TsqrRows`, and
+/// `MatmulGenerated` renamed `Generated`, as a projected QR's leaf generates its operand too).
+pub const PROTOCOL_VERSION: u32 = 21;
 
 /// One subtask to run: its index in the task's subtask graph and where its inputs are.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -226,7 +226,8 @@ impl Tensor {
     /// test matrix of `l = min(max(20, k + 10), min(m, n))` columns (dask's compression
     /// level), `Q` an orthonormal basis of `x·Ω` (TSQR), refined by `n_power_iter` power
     /// iterations re-orthonormalized by TSQR; then the SVD of the small `Qᵀ·x` (l × n) and
-    /// U = Q·U_B, truncated to k.
+    /// U = Q·U_B, truncated to k. The last basis and `Qᵀ·x` come from one pass over x (the
+    /// projected QR, `projected_qr`), not two.
     pub fn svd_compressed(
         &self,
         k: usize,
@@ -246,14 +247,18 @@ impl Tensor {
         let l = (k + 10).max(20).min(small);
         let omega = crate::tensor::randn(&[n, l], [n.max(1), l], seed)?;
         let basis = |y: &Tensor| -> Result<Tensor> { Ok(y.qr()?[0].clone()) };
-        let mut q = basis(&x.matmul_nd(&omega)?)?;
+        // Q is the basis of x·w, w = Ω then xᵀ·Q re-orthonormalized at each power iteration.
+        let mut w = omega;
         let xt = x.transpose(None)?;
         for _ in 0..n_power_iter {
-            let z = basis(&xt.matmul_nd(&q)?)?;
-            q = basis(&x.matmul_nd(&z)?)?;
+            let q = basis(&x.matmul_nd(&w)?)?;
+            w = basis(&xt.matmul_nd(&q)?)?;
         }
-        let b = q.transpose(None)?.matmul_nd(&x)?;
-        let [ub, s, vt] = b.svd()?;
+        let packed = Tensor::new(Op::QrProject, OpArgs::None, vec![x, w])?;
+        let q = packed.slice(&[range(0, m), SliceArg::FULL])?;
+        // (Qᵀ·x)ᵀ, n × l.
+        let bt = packed.slice(&[range(m, m + n), SliceArg::FULL])?;
+        let [ub, s, vt] = bt.transpose(None)?.svd()?;
         let u = q.matmul_nd(&ub)?;
         let (u, s, vt) = (
             u.slice(&[SliceArg::FULL, range(0, k)])?,

@@ -1,14 +1,15 @@
 //! The matrix product of a chunk and a creation operand made inside the product, block by
 //! block, instead of read from a chunk of its own ([`crate::prepare::generated_products`]).
 //!
-//! Why: `svd_compressed(randn((200000, 1000)), 10)` reads each 80 MB block of `x` twice, in
-//! `x·Ω` and in `Qᵀ·x`, and between the two passes all of `x` (1.6 GB) waited in memory,
-//! faulted in page by page, and each pass streamed it from DRAM through a 20-column
-//! product. A random chunk is a pure function of its seed, and drawing it again costs about
-//! what first touching its memory did, so each product draws its own copy: 64 K values
-//! (512 KB, in the core's L2) at a time, multiplied while they are in cache. The chunk never
-//! exists; the values are the creation kernel's bit for bit, and so are the products' sums
-//! up to the grouping of the blocks along the shared axis.
+//! Why: a product of a random 80 MB block with a thin matrix (a sketch `x·Ω`) otherwise
+//! waits for the block to be written to fresh memory, faulted in page by page, and streams
+//! it from DRAM through a 20-column product. A random chunk is a pure function of its seed,
+//! and drawing it again costs about what first touching its memory does, so each product
+//! draws its own copy: 64 K values (512 KB, in the core's L2) at a time, multiplied while
+//! they are in cache. The chunk never exists; the values are the creation kernel's bit for
+//! bit, and so are the products' sums up to the grouping of the blocks along the shared
+//! axis. (`svd_compressed` reads its x once, in the leaves of a projected QR, which generate
+//! their blocks the same way: `projected_qr_kernels`.)
 
 use super::kernels::{as_2d, as_f64, gemm_to, may_return_negative_zero, FEW_ROWS};
 use crate::array::{ArrayData, DType};

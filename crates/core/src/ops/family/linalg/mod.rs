@@ -5,6 +5,7 @@
 //!
 //! And the array API's `linalg` extension (issue 30), on faer's kernels ([`faer_bridge`]):
 //! QR of tall-skinny matrices by TSQR ([`tsqr`], [`tsqr_kernels`]), the SVD from it, the
+//! QR of a sketch `x·w` with x projected on its Q in one pass ([`projected_qr`]), the
 //! factorizations of one whole matrix in one chunk ([`dense`]), the Cholesky factor of a
 //! matrix chunked in both dimensions by blocks ([`blocked_cholesky`]) and `solve` by a
 //! blocked LU ([`blocked_lu`]), and their tensor API
@@ -25,6 +26,8 @@ pub(crate) mod generated_product;
 pub(crate) mod kernels;
 mod norms;
 mod products;
+mod projected_qr;
+mod projected_qr_kernels;
 pub mod shape;
 mod solvers;
 mod tensor;
@@ -160,6 +163,7 @@ pub(crate) fn infer(op: Op, args: &OpArgs, inputs: &[(&Shape, DType)]) -> Result
             }
             Ok((smallvec::smallvec![m + m.min(n), *n], DType::F64))
         }
+        (Op::QrProject, OpArgs::None) => projected_qr::infer(inputs),
         (Op::Dense, OpArgs::Dense(f)) => {
             let shapes: Vec<&[usize]> = inputs.iter().map(|(s, _)| s.as_slice()).collect();
             let dtype = inputs
@@ -184,6 +188,10 @@ pub(crate) fn apply(op: Op, args: &OpArgs, inputs: &[&ArrayData]) -> KResult<Arr
         (Op::QrStack, _, children) => tsqr_kernels::stack(children),
         (Op::QrDown, OpArgs::Tsqr { slot }, ins) => tsqr_kernels::down(ins, *slot),
         (Op::QrApply, OpArgs::Tsqr { slot }, ins) => tsqr_kernels::apply(ins, *slot),
+        (Op::QrProjectLeaf, _, [x, w]) => projected_qr_kernels::leaf(x, w),
+        (Op::QrProjectApply, OpArgs::TsqrRows { slot, start, len }, ins) => {
+            projected_qr_kernels::apply(ins, *slot, *start, *len)
+        }
         (Op::Dense, OpArgs::Dense(f), ins) => dense::apply(*f, ins),
         (Op::CholeskyBlock, OpArgs::CholeskyStep(step), ins) => blocked_cholesky::apply(*step, ins),
         (Op::LuBlock, OpArgs::LuStep(step), ins) => blocked_lu::apply(*step, ins),
@@ -191,6 +199,20 @@ pub(crate) fn apply(op: Op, args: &OpArgs, inputs: &[&ArrayData]) -> KResult<Arr
             "{op} with arguments {args:?} and {} inputs is not a chunk kernel",
             inputs.len()
         )),
+    }
+}
+
+/// The kernel of a linalg chunk that makes one operand itself (`fuse_generated_operands`):
+/// `other` is its one input.
+pub(crate) fn apply_generated(
+    op: Op,
+    operand: &crate::ops::GeneratedOperand,
+    other: &ArrayData,
+) -> KResult<ArrayData> {
+    match op {
+        Op::Matmul => generated_product::matmul_generated(operand, other),
+        Op::QrProjectLeaf => projected_qr_kernels::leaf_generated(operand, other),
+        _ => kerr(format!("{op} does not generate an operand")),
     }
 }
 
@@ -206,6 +228,7 @@ impl Tiler {
     ) -> Result<Tiled> {
         match (op, args, inputs, in_shapes) {
             (Op::Qr, _, [x], [s]) => self.tile_qr(x, s),
+            (Op::QrProject, _, [x, w], [xs, ws]) => self.tile_projected_qr(x, w, xs, ws[1]),
             (Op::Dense, OpArgs::Dense(f), ins, shapes) => {
                 self.tile_dense(*f, args, shape, ins, shapes)
             }

@@ -104,7 +104,31 @@ impl Tiler {
                 )
             })
             .collect();
-        // Up: the R factors stacked and factored, `combine_size` at a time.
+        let tree = self.tsqr_tree(&leaves, n);
+        let apply_key = self.key();
+        let mut chunks: Vec<ChunkIdx> = Vec::with_capacity(leaves.len() + 1);
+        for (i, (leaf, (above, slot))) in leaves.iter().zip(&tree.leaves).enumerate() {
+            let mut ins = vec![*leaf];
+            ins.extend(above);
+            let args = self.graph.intern_args(OpArgs::Tsqr { slot: *slot });
+            let shape: Shape = smallvec![rows[i], n];
+            chunks.push(self.push(apply_key, Op::QrApply, args, shape, DType::F64, &ins));
+        }
+        chunks.push(self.last_rows(tree.root, n, n));
+        let mut splits = rows;
+        splits.push(k);
+        Ok(Tiled {
+            splits: vec![splits, vec![n]],
+            chunks,
+        })
+    }
+
+    /// The tree of a TSQR over its leaves' packed chunks (each with its n × n R in its last
+    /// n rows): the R factors stacked and factored `combine_size` at a time on the way up,
+    /// whose root holds the final R; on the way down each inner node's factor (its slot of
+    /// its parent's Q times the parent's factor; the root has none).
+    pub(super) fn tsqr_tree(&mut self, leaves: &[ChunkIdx], n: usize) -> Tree {
+        let none = self.graph.intern_args(OpArgs::None);
         let mut nodes: Vec<Node> = leaves
             .iter()
             .map(|c| Node {
@@ -136,9 +160,7 @@ impl Tiler {
             }
             current = next;
         }
-        let root = current[0];
-        // Down: each inner node's factor (the root has none), then each leaf's rows of Q.
-        let (down_key, apply_key) = (self.key(), self.key());
+        let down_key = self.key();
         let mut factor: Vec<Option<ChunkIdx>> = vec![None; nodes.len()];
         for id in (leaves.len()..nodes.len()).rev() {
             let Some((parent, slot)) = nodes[id].parent else {
@@ -150,22 +172,39 @@ impl Tiler {
             let shape: Shape = smallvec![n, n];
             factor[id] = Some(self.push(down_key, Op::QrDown, args, shape, DType::F64, &ins));
         }
-        let mut chunks: Vec<ChunkIdx> = Vec::with_capacity(leaves.len() + 1);
-        for (i, leaf) in leaves.iter().enumerate() {
-            let (parent, slot) = nodes[i].parent.expect("every leaf has a parent");
-            let mut ins = vec![*leaf, nodes[parent].chunk];
-            ins.extend(factor[parent]);
-            let args = self.graph.intern_args(OpArgs::Tsqr { slot });
-            let shape: Shape = smallvec![rows[i], n];
-            chunks.push(self.push(apply_key, Op::QrApply, args, shape, DType::F64, &ins));
+        let leaves = (0..leaves.len())
+            .map(|i| {
+                let (parent, slot) = nodes[i].parent.expect("a tree of 2+ leaves");
+                let mut above = vec![nodes[parent].chunk];
+                above.extend(factor[parent]);
+                (above, slot)
+            })
+            .collect();
+        Tree {
+            root: nodes[current[0]].chunk,
+            leaves,
         }
-        // R: the last n rows of the root.
-        let root_rows = self.shape_of(nodes[root].chunk)[0];
+    }
+
+    /// The last `rows` rows of a packed chunk of `n` columns (a root's R, as a slice).
+    pub(super) fn last_rows(&mut self, chunk: ChunkIdx, rows: usize, n: usize) -> ChunkIdx {
+        let total = self.shape_of(chunk)[0];
+        self.rows_of(chunk, total - rows, rows, n)
+    }
+
+    /// Rows `start..start + len` of a chunk of `n` columns, as a slice.
+    pub(super) fn rows_of(
+        &mut self,
+        chunk: ChunkIdx,
+        start: usize,
+        len: usize,
+        n: usize,
+    ) -> ChunkIdx {
         let dims = smallvec![
             DimIndex::Range {
-                start: root_rows - n,
+                start,
                 step: 1,
-                len: n
+                len
             },
             DimIndex::Range {
                 start: 0,
@@ -174,23 +213,18 @@ impl Tiler {
             },
         ];
         let args = self.graph.intern_args(OpArgs::Slice(Box::new(dims)));
-        let r_key = self.key();
-        let shape: Shape = smallvec![n, n];
-        chunks.push(self.push(
-            r_key,
-            Op::Slice,
-            args,
-            shape,
-            DType::F64,
-            &[nodes[root].chunk],
-        ));
-        let mut splits = rows;
-        splits.push(k);
-        Ok(Tiled {
-            splits: vec![splits, vec![n]],
-            chunks,
-        })
+        let key = self.key();
+        let shape: Shape = smallvec![len, n];
+        self.push(key, Op::Slice, args, shape, DType::F64, &[chunk])
     }
+}
+
+/// A TSQR tree: its root (the final R in its last rows), and for each leaf the chunks that
+/// carry it to the final Q besides itself (its parent, and the parent's factor below the
+/// root) with its slot among the parent's children.
+pub(super) struct Tree {
+    pub root: ChunkIdx,
+    pub leaves: Vec<(Vec<ChunkIdx>, u32)>,
 }
 
 #[cfg(test)]

@@ -108,7 +108,11 @@ pub fn stack(children: &[&ArrayData]) -> KResult<ArrayData> {
 
 /// Child `slot`'s rows of a packed parent's Q, times the parent's own factor from above
 /// (`down`, none at the root): the n × n factor that carries the child's Q to the final Q.
-fn factor(parent: &ArrayData, down: Option<&ArrayData>, slot: usize) -> KResult<Array2<f64>> {
+pub(super) fn factor(
+    parent: &ArrayData,
+    down: Option<&ArrayData>,
+    slot: usize,
+) -> KResult<Array2<f64>> {
     let p = matrix(parent)?;
     let n = p.ncols();
     let (q, _) = split(&p);
