@@ -3,7 +3,6 @@
 //! independent whole-array reference and, where Python has NumPy 2, with NumPy itself.
 //! See TESTING.md for coverage and reproduction (`ARES_DIFF_SEED`, `ARES_DIFF_COUNT`).
 
-#[path = "common/diff/mod.rs"]
 mod diff;
 
 fn env_u64(name: &str) -> Option<u64> {

@@ -5,7 +5,6 @@
 //! 1e-9 relative, NaN equal to NaN, infinities with their sign), or an error where NumPy
 //! raises.
 
-#[path = "common/diff/mod.rs"]
 mod diff;
 
 use diff::ares::{ClusterRunner, MODES};

@@ -1,6 +1,6 @@
 //! Errors that name the bad index, chunks of one, lengths known only at run time, a real cluster (also against NumPy where it is installed), and a worker killed between map and reduce.
 
-use super::*;
+use crate::*;
 
 #[test]
 fn take_refuses_indices_out_of_range_with_the_index_and_length() {

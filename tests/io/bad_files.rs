@@ -1,7 +1,7 @@
 //! Bad files fail their task with the file (and, on a worker, the chunk) named, while the
 //! cluster keeps serving.
 
-use super::*;
+use crate::*;
 
 fn zarr_chunk_file(array: &Path) -> PathBuf {
     // zarr v3 default chunk key encoding: c/0/0

@@ -1,6 +1,6 @@
 //! Results larger than a frame stream over both protocols (native and HTTP).
 
-use super::*;
+use crate::*;
 
 #[test]
 fn results_larger_than_a_frame_stream_over_both_protocols() {

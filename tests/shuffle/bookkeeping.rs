@@ -1,6 +1,7 @@
 //! The supervisor's shuffle bookkeeping on `TaskState` alone: the virtual proxy, pieces released after the last reducer, and lineage recovery of only the lost mapper (or of every mapper once pieces were released).
 
-use super::*;
+use crate::*;
+use ares_core::graph::shuffle;
 
 fn ok(st: &TaskState, s: u32) -> SubtaskReport {
     // What a worker reports: the kept chunks, and a mapper's pieces.

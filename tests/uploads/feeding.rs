@@ -1,6 +1,6 @@
 //! Uploads of each dtype, over both protocols, feed later graphs and are listed until freed.
 
-use super::*;
+use crate::*;
 
 #[test]
 fn uploads_feed_later_graphs_over_both_protocols_until_freed() {

@@ -1,6 +1,6 @@
 //! A worker dying loses no upload: its chunks are recomputed from the spool file.
 
-use super::*;
+use crate::*;
 
 /// The worker ids holding the chunks of an upload, as its fetch arguments list them.
 fn holders(up: &UploadedTensor) -> Vec<u32> {

@@ -1,6 +1,6 @@
 //! Out-of-step, idle and unauthenticated uploads are refused or dropped, with their spool files.
 
-use super::*;
+use crate::*;
 
 #[test]
 fn out_of_step_idle_and_unauthenticated_uploads_go_nowhere() {

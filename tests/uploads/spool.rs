@@ -1,7 +1,7 @@
 //! Where the supervisor spools uploads: a private directory (under `data.upload_spool`, the
 //! first data root, or the temp dir) that no client graph can name and that goes with it.
 
-use super::*;
+use crate::*;
 
 /// A directory that looks like a spool directory, with a lock file: one nobody holds (its
 /// supervisor died) and one this test holds (a live supervisor's).

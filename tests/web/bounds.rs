@@ -2,7 +2,7 @@
 //! idle connections, superseded uploads, sessions, large JSON results and TLS files. Each
 //! test starts real processes on loopback and checks `/api/health` still answers.
 
-use super::*;
+use crate::*;
 use common::http::raw_get;
 use std::io::{Read, Write};
 use std::time::Instant;

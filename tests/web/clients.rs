@@ -1,6 +1,6 @@
 //! The HTTP client (`ares::api::WebTaskApi`), `ares run --supervisor http://...`, and the OpenAPI description listing exactly the served routes.
 
-use super::*;
+use crate::*;
 
 #[test]
 fn the_http_client_and_ares_run_over_http() {

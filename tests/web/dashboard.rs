@@ -2,7 +2,7 @@
 //! subtasks are known, and the page rendered by a real browser (headless Chromium) during a
 //! job, whose DOM must hold SVG bars for the job's subtasks and a memory line per worker.
 
-use super::*;
+use crate::*;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::process::Command;

@@ -5,7 +5,7 @@
 //! client's defaults; the route sits behind the token, checks the graph as a submission does,
 //! and refuses the supervisor's internal upload form.
 
-use super::*;
+use crate::*;
 use ares::api::NativeClient;
 use ares_core::tensor::Tensor;
 

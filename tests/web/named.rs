@@ -1,6 +1,6 @@
 //! Named results: kept on the workers, reused by later tasks (also a `unique` with its real length) until released.
 
-use super::*;
+use crate::*;
 
 #[test]
 fn named_results_are_reused_by_later_tasks_until_released() {

@@ -24,7 +24,7 @@ use crate::ops::Op;
 pub use quantile::Quantiles;
 
 /// The family's functions, in the docs' order. All are `Form::Other`: the differential
-/// generator's reference evaluator (`tests/common/diff`) draws the `Reduce` forms and does not
+/// generator's reference evaluator (`tests/diff`) draws the `Reduce` forms and does not
 /// know these.
 const FUNCTIONS: &[Function] = &[
     Function::other(

@@ -4,9 +4,11 @@
 //! shapes and chunkings (chunks of one, empty pieces, every value in one reducer, NaN and
 //! signed zeros), the errors, and a real cluster, also with a worker killed mid-job.
 
-#[path = "../common/mod.rs"]
 mod common;
-mod errors_and_cluster;
+/// The cases, in `tests/indexing/`: each uses this file's helpers (`use crate::*`).
+mod indexing {
+    mod errors_and_cluster;
+}
 
 use ares::config::TaskConfig;
 use ares::protocol::TaskStatus;

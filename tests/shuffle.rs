@@ -4,15 +4,16 @@
 //! recovery of only the lost mapper), and real clusters, one losing a worker between the map
 //! and the reduce stages.
 
-mod bookkeeping;
-#[path = "../common/mod.rs"]
 mod common;
+/// The cases, in `tests/shuffle/`: each uses this file's helpers (`use crate::*`).
+mod shuffle {
+    mod bookkeeping;
+}
 
 use ares::config::TaskConfig;
 use ares::protocol::{SubtaskReport, TaskStatus};
 use ares::supervisor::task_processor::state::{TaskOut, TaskState};
 use ares_core::array::ArrayData;
-use ares_core::graph::shuffle;
 use ares_core::ids::{ChunkIdx, SubtaskIdx, TaskId, WorkerId};
 use ares_core::ops::Op;
 use ares_core::prepare::{prepare, uniform_cluster};
@@ -313,7 +314,7 @@ fn a_shuffle_graph_is_linear_in_mappers_plus_reducers() {
     );
     // One proxy subtask, alone; every reducer a subtask of its own.
     let proxies: Vec<usize> = (0..g.len())
-        .filter(|s| shuffle::is_proxy_subtask(&g.chunks, g.members.row(*s)))
+        .filter(|s| ares_core::graph::shuffle::is_proxy_subtask(&g.chunks, g.members.row(*s)))
         .collect();
     assert_eq!(proxies.len(), 1);
     assert_eq!(g.succs.row(proxies[0]).len(), m);

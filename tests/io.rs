@@ -4,11 +4,13 @@
 //! the chunk) named while the cluster keeps serving. Input files are written with `npyz`
 //! directly and outputs read back with it, independently of ares's own region code.
 
-mod bad_files;
-mod cli;
-#[path = "../common/mod.rs"]
 mod common;
-mod large_results;
+/// The cases, in `tests/io/`: each uses this file's helpers (`use crate::*`).
+mod io {
+    mod bad_files;
+    mod cli;
+    mod large_results;
+}
 
 use ares::api::{NativeClient, TaskApi};
 use ares::protocol::TaskStatus;

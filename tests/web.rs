@@ -1,13 +1,15 @@
 //! The WebTaskAPI against a real supervisor and workers: every route, every error path, auth
 //! on and off, the dashboard, the HTTP client, and the OpenAPI description kept in sync.
 
-mod bounds;
-mod clients;
-#[path = "../common/mod.rs"]
 mod common;
-mod dashboard;
-mod explain;
-mod named;
+/// The cases, in `tests/web/`: each uses this file's helpers (`use crate::*`).
+mod web {
+    mod bounds;
+    mod clients;
+    mod dashboard;
+    mod explain;
+    mod named;
+}
 
 use ares::api::{TaskApi, WebTaskApi};
 use ares::protocol::TaskStatus;

@@ -9,12 +9,14 @@
 //! upload: its chunks are recomputed from the spool file, kept (and counted in
 //! `limits.max_spool_bytes`) until the upload is freed.
 
-#[path = "../common/mod.rs"]
 mod common;
-mod feeding;
-mod recovery;
-mod refused;
-mod spool;
+/// The cases, in `tests/uploads/`: each uses this file's helpers (`use crate::*`).
+mod uploads {
+    mod feeding;
+    mod recovery;
+    mod refused;
+    mod spool;
+}
 
 use ares::api::{ApiError, NativeClient, TaskApi, WebTaskApi};
 use ares::protocol::{ClientReply, ClientRequest, TaskStatus, UploadedTensor, PROTOCOL_VERSION};
