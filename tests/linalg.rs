@@ -131,6 +131,33 @@ fn factorizations_on_an_embedded_cluster_match_the_whole_matrix() {
         worst(&product(&(u * &s.row(0)), vh), x) < 1e-9,
         "rank-3 reconstruction"
     );
+
+    // A full-rank random matrix, which the leaves of the one pass over x generate block by
+    // block (500 × 700 rows a leaf: 93 rows a block), against the algorithm on the whole
+    // matrix: the same Ω (ares' `randn` of the seed), Q of faer's QR of x·Ω, the SVD of Qᵀ·x.
+    let program = "x = randn((3000, 700), chunk=(500, 700), seed=9); \
+                   w = randn((700, 20), chunk=(700, 20), seed=10); \
+                   u, s, vh = linalg.svd_compressed(x, 5, seed=10)";
+    let got = run(&mut c, program, &["u", "s", "vh", "x", "w"]);
+    let (u, s, vh, x, w) = (&got[0], &got[1], &got[2], &got[3], &got[4]);
+    let y = faer_of(&product(x, w));
+    let q = y.qr().compute_thin_Q();
+    let q = Array2::from_shape_fn((q.nrows(), q.ncols()), |(i, j)| q[(i, j)]);
+    let b = faer_of(&product(&q.t().to_owned(), x));
+    let svd = b.thin_svd().unwrap();
+    let (ub, sb, vb) = (svd.U(), svd.S().column_vector(), svd.V());
+    let us = Array2::from_shape_fn((20, 5), |(i, j)| ub[(i, j)] * sb[j]);
+    let vt = Array2::from_shape_fn((5, 700), |(i, j)| vb[(j, i)]);
+    for i in 0..5 {
+        assert!((s[[0, i]] - sb[i]).abs() < 1e-10 * sb[i], "S[{i}]");
+    }
+    let want = product(&product(&q, &us), &vt);
+    let got = product(&(u * &s.row(0)), vh);
+    let scale = want.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+    assert!(
+        worst(&got, &want) < 1e-9 * scale,
+        "the rank-5 approximation is the whole-matrix algorithm's"
+    );
 }
 
 #[test]
