@@ -136,6 +136,20 @@ pub fn run_subtask(
     Ok(out)
 }
 
+/// The values of `outputs`, prepared under `config` for one worker of `slots` slots and run
+/// here: the whole pipeline in one call (`ares run --local` without its timings, and the
+/// tests' way through it).
+pub fn compute(
+    outputs: &[&crate::tensor::Tensor],
+    config: &crate::config::TaskConfig,
+    slots: usize,
+) -> Result<Vec<ArrayData>> {
+    let graph = crate::tensor::Tensor::graph(outputs);
+    let cluster = crate::prepare::uniform_cluster(1, slots);
+    let prepared = crate::prepare::prepare(&graph, config, &cluster, crate::ids::TaskId(1))?;
+    Ok(execute(&prepared.subtasks, slots)?.0)
+}
+
 /// Runs every subtask on `slots` threads and returns the result tensors.
 pub fn execute(graph: &SubtaskGraph, slots: usize) -> Result<(Vec<ArrayData>, ExecStats)> {
     let n_chunks = graph.chunks.len();

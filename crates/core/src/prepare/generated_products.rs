@@ -256,16 +256,12 @@ mod tests {
         // blocks of 64 K values each).
         let big = tensor::randn(&[600, 1000], [150, 1000], Some(3)).unwrap();
         let [u, s, v] = big.svd_compressed(4, 0, Some(4)).unwrap();
-        let graph = Tensor::graph(&[&y, &z, &u, &s, &v]);
         let run = |generated: bool| {
             let config = TaskConfig {
                 fuse_generated_operands: generated,
                 ..TaskConfig::default()
             };
-            let cluster = crate::prepare::uniform_cluster(1, 2);
-            let prepared =
-                crate::prepare::prepare(&graph, &config, &cluster, crate::ids::TaskId(1)).unwrap();
-            crate::executor::execute(&prepared.subtasks, 2).unwrap().0
+            crate::executor::compute(&[&y, &z, &u, &s, &v], &config, 2).unwrap()
         };
         let (on, off) = (run(true), run(false));
         for (a, b) in on.iter().zip(&off) {

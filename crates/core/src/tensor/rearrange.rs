@@ -427,11 +427,7 @@ mod tests {
 
     /// The tensor computed by the local executor, or its error.
     fn run(t: &Tensor) -> Result<Vec<f64>> {
-        let graph = Tensor::graph(&[t]);
-        let cluster = crate::prepare::uniform_cluster(1, 2);
-        let config = crate::config::TaskConfig::default();
-        let prepared = crate::prepare::prepare(&graph, &config, &cluster, crate::ids::TaskId(1))?;
-        let (results, _) = crate::executor::execute(&prepared.subtasks, 2)?;
+        let results = crate::executor::compute(&[t], &Default::default(), 2)?;
         Ok(results[0].clone().to_f64().iter().copied().collect())
     }
 

@@ -241,19 +241,13 @@ pub fn fftfreq(n: i64, d: f64, real: bool, dtype: Option<DType>) -> Result<Tenso
 #[cfg(test)]
 mod tests {
     use crate::array::{ArrayData, Complex64};
-    use crate::tensor::Tensor;
     use std::f64::consts::PI;
 
     /// Runs the program (its last expression) on the local executor, 2 slots.
     fn run(program: &str) -> crate::Result<ArrayData> {
         let t =
             crate::expr::evaluate(program).map_err(|e| crate::AresError::arg("test", e.message))?;
-        let graph = Tensor::graph(&[&t]);
-        let cluster = crate::prepare::uniform_cluster(1, 2);
-        let config = crate::config::TaskConfig::default();
-        let prepared = crate::prepare::prepare(&graph, &config, &cluster, crate::ids::TaskId(1))?;
-        let (mut results, _) = crate::executor::execute(&prepared.subtasks, 2)?;
-        Ok(results.remove(0))
+        Ok(crate::executor::compute(&[&t], &Default::default(), 2)?.remove(0))
     }
 
     fn complex(a: &ArrayData) -> Vec<Complex64> {

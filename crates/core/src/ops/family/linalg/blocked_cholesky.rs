@@ -224,12 +224,7 @@ mod tests {
             "x = rand((12, 12), chunk=4, seed=1); linalg.cholesky(-matmul(x, transpose(x)))",
         )
         .unwrap();
-        let graph = crate::tensor::Tensor::graph(&[&t]);
-        let cluster = crate::prepare::uniform_cluster(1, 2);
-        let config = crate::config::TaskConfig::default();
-        let prepared =
-            crate::prepare::prepare(&graph, &config, &cluster, crate::ids::TaskId(1)).unwrap();
-        let e = crate::executor::execute(&prepared.subtasks, 2).unwrap_err();
+        let e = crate::executor::compute(&[&t], &Default::default(), 2).unwrap_err();
         assert!(e.to_string().contains("not positive definite"), "{e}");
     }
 }

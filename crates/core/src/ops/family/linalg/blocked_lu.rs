@@ -493,12 +493,7 @@ mod tests {
             .zip(got[2].iter())
             .all(|(p, q)| (p - q).abs() < 1e-10));
         let t = crate::expr::evaluate("linalg.solve(ones((12, 12), chunk=4), ones(12))").unwrap();
-        let graph = crate::tensor::Tensor::graph(&[&t]);
-        let cluster = crate::prepare::uniform_cluster(1, 2);
-        let config = crate::config::TaskConfig::default();
-        let prepared =
-            crate::prepare::prepare(&graph, &config, &cluster, crate::ids::TaskId(1)).unwrap();
-        let e = crate::executor::execute(&prepared.subtasks, 2).unwrap_err();
+        let e = crate::executor::compute(&[&t], &Default::default(), 2).unwrap_err();
         assert!(e.to_string().contains("singular"), "{e}");
     }
 }

@@ -215,12 +215,7 @@ pub(super) mod tests {
             .map(|n| crate::expr::evaluate(&format!("{program}; {n}")).unwrap())
             .collect();
         let refs: Vec<&Tensor> = got.iter().collect();
-        let graph = Tensor::graph(&refs);
-        let cluster = crate::prepare::uniform_cluster(1, 2);
-        let config = crate::config::TaskConfig::default();
-        let prepared =
-            crate::prepare::prepare(&graph, &config, &cluster, crate::ids::TaskId(1)).unwrap();
-        let (results, _) = crate::executor::execute(&prepared.subtasks, 2).unwrap();
+        let results = crate::executor::compute(&refs, &Default::default(), 2).unwrap();
         results.into_iter().map(|a| a.to_f64()).collect()
     }
 

@@ -170,12 +170,7 @@ mod tests {
     }
 
     fn run(outputs: &[&Tensor]) -> Vec<Array2<f64>> {
-        let graph = Tensor::graph(outputs);
-        let cluster = crate::prepare::uniform_cluster(1, 2);
-        let config = crate::config::TaskConfig::default();
-        let prepared =
-            crate::prepare::prepare(&graph, &config, &cluster, crate::ids::TaskId(1)).unwrap();
-        let (results, _) = crate::executor::execute(&prepared.subtasks, 2).unwrap();
+        let results = crate::executor::compute(outputs, &Default::default(), 2).unwrap();
         results
             .into_iter()
             .map(|a| a.to_f64().into_dimensionality::<Ix2>().unwrap())

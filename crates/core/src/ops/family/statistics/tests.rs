@@ -1,18 +1,10 @@
 //! The family's numbers on the local executor (chunked, two slots) against direct loops
 //! over the same values, NumPy's rules spelled out.
 
-use crate::tensor::Tensor;
-
 /// The values of `program` (its last expression), flattened, as float64.
 fn run(program: &str) -> Vec<f64> {
     let t = crate::expr::evaluate(program).unwrap_or_else(|e| panic!("{program}: {e}"));
-    let graph = Tensor::graph(&[&t]);
-    let cluster = crate::prepare::uniform_cluster(1, 2);
-    let config = crate::config::TaskConfig::default();
-    let prepared =
-        crate::prepare::prepare(&graph, &config, &cluster, crate::ids::TaskId(1)).unwrap();
-    let (results, _) = crate::executor::execute(&prepared.subtasks, 2).unwrap();
-    let mut results = results;
+    let mut results = crate::executor::compute(&[&t], &Default::default(), 2).unwrap();
     results.remove(0).to_f64().iter().copied().collect()
 }
 

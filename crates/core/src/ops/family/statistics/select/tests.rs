@@ -253,12 +253,7 @@ fn the_gather_is_small() {
 /// The values of `program`'s last expression on the local executor (chunked, two slots).
 fn run(program: &str) -> Vec<f64> {
     let t = crate::expr::evaluate(program).unwrap_or_else(|e| panic!("{program}: {e}"));
-    let graph = crate::tensor::Tensor::graph(&[&t]);
-    let cluster = crate::prepare::uniform_cluster(1, 2);
-    let config = crate::config::TaskConfig::default();
-    let prepared =
-        crate::prepare::prepare(&graph, &config, &cluster, crate::ids::TaskId(1)).unwrap();
-    let (mut results, _) = crate::executor::execute(&prepared.subtasks, 2).unwrap();
+    let mut results = crate::executor::compute(&[&t], &Default::default(), 2).unwrap();
     results.remove(0).to_f64().iter().copied().collect()
 }
 
