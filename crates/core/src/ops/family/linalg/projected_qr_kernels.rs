@@ -21,7 +21,7 @@
 
 use super::faer_bridge;
 use super::kernels::{as_2d, as_f64, gemm_to};
-use super::tsqr_kernels::factor;
+use super::tsqr_kernels::leaf_and_factor;
 use crate::array::{ArrayData, DType};
 use crate::kernels::{kerr, KResult};
 use crate::ops::family::creation::generate::Stream;
@@ -173,16 +173,7 @@ fn project(rows: &mut RowSource, m: usize, n: usize, w: ArrayView2<f64>) -> KRes
 /// Inputs (a leaf, its packed parent[, the parent's factor]): the leaf's rows
 /// `start..start + len` times the leaf's factor from the tree.
 pub fn apply(inputs: &[&ArrayData], slot: u32, start: u64, len: u64) -> KResult<ArrayData> {
-    let (leaf, f) = match inputs {
-        [l, p] => (l, factor(p, None, slot as usize)?),
-        [l, p, d] => (l, factor(p, Some(d), slot as usize)?),
-        _ => {
-            return kerr(format!(
-                "qr_project_apply expects 2 or 3 inputs, got {}",
-                inputs.len()
-            ))
-        }
-    };
+    let (leaf, f) = leaf_and_factor("qr_project_apply", inputs, slot)?;
     let leaf = as_f64(leaf);
     let leaf = as_2d(&leaf)?;
     let (start, len) = (start as usize, len as usize);

@@ -144,19 +144,27 @@ pub fn down(inputs: &[&ArrayData], slot: u32) -> KResult<ArrayData> {
     Ok(ArrayData::F64(f.into_dyn()))
 }
 
+/// Inputs (a leaf, its packed parent[, the parent's factor]) of the op `name`: the leaf and
+/// its factor from the tree.
+pub(super) fn leaf_and_factor<'a>(
+    name: &str,
+    inputs: &[&'a ArrayData],
+    slot: u32,
+) -> KResult<(&'a ArrayData, Array2<f64>)> {
+    match inputs {
+        [l, p] => Ok((l, factor(p, None, slot as usize)?)),
+        [l, p, d] => Ok((l, factor(p, Some(d), slot as usize)?)),
+        _ => kerr(format!(
+            "{name} expects 2 or 3 inputs, got {}",
+            inputs.len()
+        )),
+    }
+}
+
 /// Inputs (leaf in Householder form, packed parent[, the parent's factor]): the leaf's rows
 /// of the final Q, its own Q times its factor.
 pub fn apply(inputs: &[&ArrayData], slot: u32) -> KResult<ArrayData> {
-    let (leaf, f) = match inputs {
-        [l, p] => (l, factor(p, None, slot as usize)?),
-        [l, p, d] => (l, factor(p, Some(d), slot as usize)?),
-        _ => {
-            return kerr(format!(
-                "qr_apply expects 2 or 3 inputs, got {}",
-                inputs.len()
-            ))
-        }
-    };
+    let (leaf, f) = leaf_and_factor("qr_apply", inputs, slot)?;
     let leaf = matrix(leaf)?;
     let (rows, n) = leaf.dim();
     let Some(flat) = leaf
