@@ -280,6 +280,24 @@ def test_pinv_and_matrix_rank_match_numpy(m, n, rows):
     assert ar.linalg.matrix_rank(x, rtol=0.5).compute() == np.linalg.matrix_rank(a, rtol=0.5)
 
 
+@pytest.mark.parametrize("shape", [(9, 4), (3, 7), (2, 5, 3)])
+@pytest.mark.parametrize("dtype", [np.complex128, np.complex64])
+def test_complex_svd_and_pinv_match_numpy(shape, dtype):
+    rng = np.random.default_rng(11)
+    a = (rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype(dtype)
+    x = ar.from_numpy(a, chunks=2)
+    tol = 1e-10 if dtype == np.complex128 else 1e-4
+    p = ar.linalg.pinv(x).compute()
+    assert p.dtype == dtype
+    np.testing.assert_allclose(p, np.linalg.pinv(a), atol=tol)
+    u, s, vh = ar.compute(*ar.linalg.svd(x))
+    assert (u.dtype, s.dtype) == (np.dtype(dtype), np.finfo(dtype).dtype)
+    np.testing.assert_allclose(s, np.linalg.svd(a, compute_uv=False), rtol=tol)
+    np.testing.assert_allclose((u * s[..., None, :]) @ vh, a, atol=tol)
+    np.testing.assert_allclose(ar.linalg.svdvals(x).compute(), np.linalg.svdvals(a), rtol=tol)
+    assert (ar.linalg.matrix_rank(x).compute() == np.linalg.matrix_rank(a)).all()
+
+
 @pytest.mark.parametrize("m,n,k", [(500, 5, None), (500, 5, 3), (4, 7, 2)])
 def test_lstsq_matches_numpy(m, n, k):
     rng = np.random.default_rng(9)

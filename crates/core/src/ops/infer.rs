@@ -104,7 +104,7 @@ pub(super) fn arity(op: Op, inputs: usize, want: usize) -> Result<()> {
 pub fn infer(op: Op, args: &OpArgs, inputs: &[(&Shape, DType)]) -> Result<(Shape, DType)> {
     let name = op.name();
     if let Some((_, d)) = inputs.iter().find(|(_, d)| d.is_complex()) {
-        check_complex(op, *d)?;
+        check_complex(op, args, *d)?;
     }
     let out = match (op.family(), args) {
         (Family::Creation, OpArgs::Create { fill, shape, chunk }) => {
@@ -312,16 +312,20 @@ pub use super::family::shuffle::select::infer::infer_data_dependent;
 
 /// Whether `op` takes a complex input (of dtype `d`): the elementwise ops (whose dtype rules
 /// refuse what the standard leaves undefined, as `<`), `sum` and `prod` (and `mean`, made of
-/// them), data movement, and the Fourier transforms. Every other op names the dtype and
-/// itself here, before a graph is built, instead of failing in a kernel.
-fn check_complex(op: Op, d: DType) -> Result<()> {
+/// them), data movement, the Fourier transforms, and the SVD of whole matrices. Every other
+/// op names the dtype and itself here, before a graph is built, instead of failing in a
+/// kernel.
+fn check_complex(op: Op, args: &OpArgs, d: DType) -> Result<()> {
     let ok = match op.family() {
         Family::Unary | Family::Binary | Family::Ternary | Family::Fft => true,
         Family::Fuse | Family::Fetch | Family::Combine => true,
         Family::Indexing => true,
         Family::Reduction => matches!(op, Op::Sum | Op::Prod),
         // `x[mask]` moves elements; `matmul` multiplies and adds (`tensordot`, `vecdot`).
-        Family::Shuffle | Family::Linalg => matches!(op, Op::MaskSelect | Op::Matmul),
+        Family::Shuffle | Family::Linalg => match args {
+            OpArgs::Dense(f) => f.takes_complex(),
+            _ => matches!(op, Op::MaskSelect | Op::Matmul),
+        },
         _ => false,
     };
     if ok {

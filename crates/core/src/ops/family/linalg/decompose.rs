@@ -126,6 +126,9 @@ impl Tensor {
     /// small R decomposed in one chunk, U = Q·U_R; a short-and-fat one by transposition.
     pub fn svd(&self) -> Result<[Tensor; 3]> {
         let (batch, m, n) = self.stack_dims("linalg.svd")?;
+        if self.dtype().is_complex() {
+            return self.svd_complex(m, n);
+        }
         if !batch.is_empty() {
             let (packed, out) = self.dense(DenseFn::Svd, &[])?;
             let k = m.min(n);
@@ -152,10 +155,41 @@ impl Tensor {
         Ok([u.astype(out)?, s.astype(out)?, vt.astype(out)?])
     }
 
+    /// The SVD of complex matrices, each whole in one chunk (faer's complex SVD; no TSQR
+    /// for complex numbers): U and Vᴴ complex, S real, in the input's precision.
+    fn svd_complex(&self, m: usize, n: usize) -> Result<[Tensor; 3]> {
+        let (x, out, real) = self.in_complex128()?;
+        let packed = Tensor::new(Op::Dense, OpArgs::Dense(DenseFn::Svd), vec![x])?;
+        let k = m.min(n);
+        let u = packed.unpack(0, m * k, &[m, k])?;
+        let s = packed.unpack(m * k, m * k + k, &[k])?.unary(Op::RealPart)?;
+        let vt = packed.unpack(m * k + k, m * k + k + k * n, &[k, n])?;
+        Ok([u.astype(out)?, s.astype(real)?, vt.astype(out)?])
+    }
+
+    /// A complex tensor in complex128, the complex dtype to give results in and the real
+    /// one of the same precision (complex64 → float32).
+    fn in_complex128(&self) -> Result<(Tensor, DType, DType)> {
+        let (out, real) = match self.dtype() {
+            DType::C64 => (DType::C64, DType::F32),
+            _ => (DType::C128, DType::F64),
+        };
+        let x = match self.dtype() {
+            DType::C128 => self.clone(),
+            _ => self.astype(DType::C128)?,
+        };
+        Ok((x, out, real))
+    }
+
     /// The array API's `linalg.svdvals`: the singular values, nonincreasing (those of
-    /// TSQR's R; a short-and-fat matrix's by transposition).
+    /// TSQR's R; a short-and-fat matrix's by transposition; complex matrices whole).
     pub fn svdvals(&self) -> Result<Tensor> {
         let (batch, m, n) = self.stack_dims("linalg.svdvals")?;
+        if self.dtype().is_complex() {
+            let (x, _, real) = self.in_complex128()?;
+            let s = Tensor::new(Op::Dense, OpArgs::Dense(DenseFn::SvdVals), vec![x])?;
+            return s.astype(real);
+        }
         if !batch.is_empty() {
             let (t, out) = self.dense(DenseFn::SvdVals, &[])?;
             return t.astype(out);
@@ -374,5 +408,102 @@ mod tests {
         assert_eq!(ints.qr().unwrap()[0].dtype(), crate::array::DType::F64);
         let narrow = x.astype(crate::array::DType::F32).unwrap();
         assert_eq!(narrow.svdvals().unwrap().dtype(), crate::array::DType::F32);
+    }
+    /// Complex matrices (here the FFT of real ones, along their rows): the SVD reconstructs
+    /// the matrix with orthonormal U and V, the singular values are the SVD's and real, and
+    /// the pseudo-inverse meets the four Moore–Penrose conditions; complex64 in, complex64
+    /// and float32 out. A tall, a wide and a stacked case.
+    #[test]
+    fn complex_svd_and_pinv_meet_their_definitions() {
+        use crate::array::{ArrayData, Complex64, DType};
+        use ndarray::{Array2, ArrayD, Ix2};
+        let c = |a: &ArrayData| -> ArrayD<Complex64> {
+            match a {
+                ArrayData::C128(z) => z.clone(),
+                ArrayData::C64(z) => z.mapv(|v| Complex64::new(v.re as f64, v.im as f64)),
+                other => other.clone().to_f64().mapv(|v| Complex64::new(v, 0.0)),
+            }
+        };
+        let mm = |a: &Array2<Complex64>, b: &Array2<Complex64>| a.dot(b);
+        let h = |a: &Array2<Complex64>| a.t().mapv(|z| z.conj());
+        let worst = |a: &Array2<Complex64>, b: &Array2<Complex64>| {
+            a.iter()
+                .zip(b)
+                .map(|(x, y)| (x - y).norm())
+                .fold(0.0, f64::max)
+        };
+        for (shape, batch) in [("(7, 4)", false), ("(3, 8)", false), ("(2, 5, 3)", true)] {
+            let program = format!("z = fft.fft(rand({shape}, chunk=2, seed=3), axis=-2)");
+            let names = ["z", "u", "s", "vh", "p", "sv"];
+            let tensors: Vec<Tensor> = names
+                .iter()
+                .map(|n| {
+                    let body = match *n {
+                        "z" => "z".to_string(),
+                        "u" => "u".into(),
+                        "s" => "s".into(),
+                        "vh" => "vh".into(),
+                        "p" => "linalg.pinv(z)".into(),
+                        _ => "linalg.svdvals(z)".into(),
+                    };
+                    crate::expr::evaluate(&format!("{program}; u, s, vh = linalg.svd(z); {body}"))
+                        .unwrap()
+                })
+                .collect();
+            assert_eq!(tensors[1].dtype(), DType::C128);
+            assert_eq!(tensors[2].dtype(), DType::F64);
+            let narrow = tensors[0].astype(DType::C64).unwrap();
+            assert_eq!(narrow.pinv(None).unwrap().dtype(), DType::C64);
+            assert_eq!(narrow.svdvals().unwrap().dtype(), DType::F32);
+            let refs: Vec<&Tensor> = tensors.iter().collect();
+            let got = crate::executor::compute(&refs, &Default::default(), 2).unwrap();
+            let got: Vec<ArrayD<Complex64>> = got.iter().map(c).collect();
+            let count = if batch { 2 } else { 1 };
+            for b in 0..count {
+                let m2 = |a: &ArrayD<Complex64>, nd: usize| -> Array2<Complex64> {
+                    let a = if batch {
+                        a.index_axis(ndarray::Axis(0), b).to_owned()
+                    } else {
+                        a.clone()
+                    };
+                    let a = if nd == 1 {
+                        a.insert_axis(ndarray::Axis(0))
+                    } else {
+                        a
+                    };
+                    a.into_dimensionality::<Ix2>().unwrap()
+                };
+                let (z, u, s, vh, p, sv) = (
+                    m2(&got[0], 2),
+                    m2(&got[1], 2),
+                    m2(&got[2], 1),
+                    m2(&got[3], 2),
+                    m2(&got[4], 2),
+                    m2(&got[5], 1),
+                );
+                let k = s.ncols();
+                let us = Array2::from_shape_fn(u.dim(), |(i, j)| u[[i, j]] * s[[0, j]]);
+                let what = format!("{shape} [{b}]");
+                assert!(worst(&mm(&us, &vh), &z) < 1e-12, "{what}: U S Vh = Z");
+                assert!(
+                    worst(&mm(&h(&u), &u), &Array2::eye(k)) < 1e-12,
+                    "{what}: UᴴU"
+                );
+                assert!(
+                    worst(&mm(&vh, &h(&vh)), &Array2::eye(k)) < 1e-12,
+                    "{what}: VhVhᴴ"
+                );
+                assert!(
+                    s.iter().all(|v| v.im == 0.0 && v.re >= 0.0),
+                    "{what}: S real"
+                );
+                assert!(worst(&s, &sv) < 1e-12, "{what}: svdvals");
+                let (zp, pz) = (mm(&z, &p), mm(&p, &z));
+                assert!(worst(&mm(&zp, &z), &z) < 1e-12, "{what}: Z P Z = Z");
+                assert!(worst(&mm(&pz, &p), &p) < 1e-12, "{what}: P Z P = P");
+                assert!(worst(&h(&zp), &zp) < 1e-12, "{what}: (Z P)ᴴ = Z P");
+                assert!(worst(&h(&pz), &pz) < 1e-12, "{what}: (P Z)ᴴ = P Z");
+            }
+        }
     }
 }

@@ -5,7 +5,8 @@
 //! chunk).
 //!
 //! A function with several results returns them *packed* in one flat float64 vector per
-//! matrix (a chunk kernel has one output), which the tensor API slices and reshapes: `svd`
+//! matrix (complex128 for the SVD of complex matrices, S then with zero imaginary parts; a
+//! chunk kernel has one output), which the tensor API slices and reshapes: `svd`
 //! of an m × n matrix is U (m·k values), then S (k), then Vᵀ (k·n), k = min(m, n); `qr` Q
 //! (m·k) then R (k·n); `eigh` the eigenvalues (n), then the eigenvectors (n·n); `slogdet`
 //! the sign then the log of the absolute value. `solve` takes a second input, the stacked
@@ -15,7 +16,7 @@
 use super::faer_bridge;
 use super::kernels::as_f64;
 use super::SINGLE_CHUNK_BUDGET;
-use crate::array::{fmt_shape, ArrayData, DType, Shape};
+use crate::array::{fmt_shape, ArrayData, Complex64, DType, Shape};
 use crate::error::{AresError, Result};
 use crate::ids::ChunkIdx;
 use crate::kernels::{kerr, KResult};
@@ -75,6 +76,20 @@ impl DenseFn {
         }
     }
 
+    /// The result's dtype for inputs of `dtype`: the SVD of complex128 matrices packs
+    /// complex U, S (real parts) and Vᴴ; everything else is float64.
+    pub fn out_dtype(self, dtype: DType) -> DType {
+        match (self, dtype) {
+            (DenseFn::Svd, DType::C128) => DType::C128,
+            _ => DType::F64,
+        }
+    }
+
+    /// Whether the function takes complex128 matrices too (`svd`, `svdvals`).
+    pub fn takes_complex(self) -> bool {
+        matches!(self, DenseFn::Svd | DenseFn::SvdVals)
+    }
+
     /// Whether the function needs a square matrix.
     fn square(self) -> bool {
         !matches!(self, DenseFn::Svd | DenseFn::SvdVals | DenseFn::Qr)
@@ -120,7 +135,7 @@ pub fn dense_shape(f: DenseFn, shapes: &[&[usize]], dtype: DType) -> Result<Shap
             ))
         }
     };
-    if dtype != DType::F64 {
+    if dtype != DType::F64 && !(dtype == DType::C128 && f.takes_complex()) {
         return Err(AresError::arg(
             name,
             format!("computes in float64, got {dtype}"),
@@ -183,6 +198,9 @@ pub fn apply(f: DenseFn, inputs: &[&ArrayData]) -> KResult<ArrayData> {
             inputs.len()
         ));
     }
+    if let (ArrayData::C128(x), true) = (inputs[0], f.takes_complex()) {
+        return apply_complex(f, x);
+    }
     let a = stack_of(inputs[0], name)?;
     let b = match inputs.get(1) {
         Some(b) => Some(stack_of(b, name)?),
@@ -211,6 +229,48 @@ pub fn apply(f: DenseFn, inputs: &[&ArrayData]) -> KResult<ArrayData> {
     shape.extend(per.iter());
     ArrayD::from_shape_vec(IxDyn(&shape), flat)
         .map(ArrayData::F64)
+        .or_else(|e| kerr(format!("{name}: {e}")))
+}
+
+/// The SVD (or the singular values) of each complex128 matrix of a chunk, packed as for
+/// float64 (S as complex numbers of zero imaginary part in the SVD's packing).
+fn apply_complex(f: DenseFn, x: &ArrayD<Complex64>) -> KResult<ArrayData> {
+    let name = f.name();
+    let shape = x.shape().to_vec();
+    let [batch @ .., m, n] = shape.as_slice() else {
+        return kerr(format!(
+            "{name}: needs a chunk of at least 2 dimensions, got {}",
+            fmt_shape(&shape)
+        ));
+    };
+    let count = batch.iter().product::<usize>();
+    let a = x
+        .as_standard_layout()
+        .into_owned()
+        .into_shape_with_order((count, *m, *n))
+        .or_else(|e| kerr(format!("{name}: {e}")))?;
+    let mut out_shape = batch.to_vec();
+    out_shape.extend(f.per_matrix(*m, *n, 0));
+    let per_len: usize = f.per_matrix(*m, *n, 0).iter().product();
+    if f == DenseFn::SvdVals {
+        let mut flat = Vec::with_capacity(count * per_len);
+        for i in 0..count {
+            let (_, s, _) = faer_bridge::svd_complex(a.index_axis(Axis(0), i))?;
+            flat.extend(s.iter());
+        }
+        return ArrayD::from_shape_vec(IxDyn(&out_shape), flat)
+            .map(ArrayData::F64)
+            .or_else(|e| kerr(format!("{name}: {e}")));
+    }
+    let mut flat = Vec::with_capacity(count * per_len);
+    for i in 0..count {
+        let (u, s, vh) = faer_bridge::svd_complex(a.index_axis(Axis(0), i))?;
+        flat.extend(u.iter());
+        flat.extend(s.iter().map(|v| Complex64::new(*v, 0.0)));
+        flat.extend(vh.iter());
+    }
+    ArrayD::from_shape_vec(IxDyn(&out_shape), flat)
+        .map(ArrayData::C128)
         .or_else(|e| kerr(format!("{name}: {e}")))
 }
 
@@ -300,7 +360,10 @@ impl Tiler {
                 _ => {}
             }
         }
-        check_matrix(f.name(), s[batch], s[batch + 1])?;
+        let dtype = self.graph.node(inputs[0].chunks[0]).dtype;
+        // The budget counts float64 elements: a complex one is two.
+        let wide = dtype.itemsize() / 8;
+        check_matrix(f.name(), s[batch] * wide.max(1), s[batch + 1])?;
         let batch_splits: Vec<Vec<usize>> = inputs[0].splits[..batch].to_vec();
         let rechunked: Vec<Tiled> = inputs
             .iter()
@@ -308,7 +371,8 @@ impl Tiler {
             .map(|(t, s)| {
                 let mut target = batch_splits.clone();
                 target.extend([vec![s[batch]], vec![s[batch + 1]]]);
-                self.rechunk_to(t, &target, DType::F64)
+                let dtype = self.graph.node(t.chunks[0]).dtype;
+                self.rechunk_to(t, &target, dtype)
             })
             .collect();
         let key = self.key();
@@ -324,7 +388,8 @@ impl Tiler {
                 .collect();
             chunk_shape.extend(shape[batch..].iter().copied());
             let ins: Vec<ChunkIdx> = rechunked.iter().map(|t| t.chunks[i]).collect();
-            chunks.push(self.push(key, Op::Dense, args, chunk_shape, DType::F64, &ins));
+            let out = f.out_dtype(dtype);
+            chunks.push(self.push(key, Op::Dense, args, chunk_shape, out, &ins));
             i += 1;
         });
         let mut splits = batch_splits;

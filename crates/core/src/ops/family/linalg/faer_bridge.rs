@@ -8,6 +8,7 @@ use crate::kernels::{kerr, KResult};
 use faer::dyn_stack::{MemBuffer, MemStack};
 use faer::{Mat, MatMut, MatRef, Par};
 use ndarray::{Array1, Array2, ArrayView2};
+use num_complex::Complex64;
 
 /// A faer view of an ndarray matrix (strides in elements, as both count them).
 pub(super) fn view<'a>(x: &ArrayView2<'a, f64>) -> MatRef<'a, f64> {
@@ -165,6 +166,43 @@ pub fn svd(x: ArrayView2<f64>) -> KResult<(Array2<f64>, Array1<f64>, Array2<f64>
     let v = f.V();
     let vt = Array2::from_shape_fn((k, n), |(i, j)| v[(j, i)]);
     Ok((owned(f.U()), s, vt))
+}
+
+/// The thin SVD of a complex matrix: U (m × k), S (k, nonincreasing, real) and Vᴴ (k × n),
+/// as `svd` (NumPy's `svd` of a complex128 matrix).
+pub fn svd_complex(
+    x: ArrayView2<Complex64>,
+) -> KResult<(Array2<Complex64>, Array1<f64>, Array2<Complex64>)> {
+    let (m, n) = x.dim();
+    let k = m.min(n);
+    if k == 0 {
+        return Ok((
+            Array2::zeros((m, k)),
+            Array1::zeros(k),
+            Array2::zeros((k, n)),
+        ));
+    }
+    if !x.iter().all(|z| z.re.is_finite() && z.im.is_finite()) {
+        return kerr("svd: the matrix holds NaN or infinity");
+    }
+    let f = complex_view(&x)
+        .thin_svd()
+        .or_else(|e| kerr(format!("svd did not converge: {e:?}")))?;
+    let s = f.S().column_vector();
+    let s = Array1::from_shape_fn(k, |i| s[i].re);
+    let (u, v) = (f.U(), f.V());
+    let u = Array2::from_shape_fn((m, k), |(i, j)| u[(i, j)]);
+    let vh = Array2::from_shape_fn((k, n), |(i, j)| v[(j, i)].conj());
+    Ok((u, s, vh))
+}
+
+/// A faer view of a complex ndarray matrix (faer's `c64` is `num_complex`'s `Complex64`).
+fn complex_view<'a>(x: &ArrayView2<'a, Complex64>) -> MatRef<'a, Complex64> {
+    let (m, n) = x.dim();
+    let s = x.strides();
+    // SAFETY: as `view`: a live ndarray view's pointer, shape and strides (in elements), read
+    // only, for the view's lifetime.
+    unsafe { MatRef::from_raw_parts(x.as_ptr(), m, n, s[0], s[1]) }
 }
 
 /// The singular values of `x`, nonincreasing.

@@ -171,7 +171,7 @@ pub(crate) fn infer(op: Op, args: &OpArgs, inputs: &[(&Shape, DType)]) -> Result
                 .map(|(_, d)| *d)
                 .find(|d| *d != DType::F64)
                 .unwrap_or(DType::F64);
-            Ok((dense::dense_shape(*f, &shapes, dtype)?, DType::F64))
+            Ok((dense::dense_shape(*f, &shapes, dtype)?, f.out_dtype(dtype)))
         }
         _ => Err(AresError::arg(
             op.name(),

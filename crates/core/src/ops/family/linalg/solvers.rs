@@ -116,8 +116,17 @@ impl Tensor {
         let (_, m, n) = self.stack_dims("linalg.pinv")?;
         let [u, s, vh] = self.svd()?;
         let s_inv = invert_above(&s, &cutoff_by(&s, rtol, m, n)?)?;
-        let v_scaled = (&vh.matrix_transpose()? * &s_inv.expand_dims(&[-2])?)?;
-        v_scaled.matmul_nd(&u.matrix_transpose()?)
+        // V·S⁺·Uᴴ: the conjugate transposes of a complex SVD's factors.
+        let adjoint = |t: &Tensor| -> Result<Tensor> {
+            let t = t.matrix_transpose()?;
+            match t.dtype().is_complex() {
+                true => t.unary(Op::Conj),
+                false => Ok(t),
+            }
+        };
+        let v_scaled = (&adjoint(&vh)? * &s_inv.expand_dims(&[-2])?)?;
+        // In the factors' dtype (the input's floating one): S⁺ may have been widened.
+        v_scaled.matmul_nd(&adjoint(&u)?)?.astype(u.dtype())
     }
 
     /// The array API's `linalg.matrix_rank(x, rtol=None)`: the number of singular values
