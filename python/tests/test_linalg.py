@@ -298,6 +298,26 @@ def test_complex_svd_and_pinv_match_numpy(shape, dtype):
     assert (ar.linalg.matrix_rank(x).compute() == np.linalg.matrix_rank(a)).all()
 
 
+@pytest.mark.parametrize("dtype", [np.complex128, np.complex64])
+def test_norms_of_complex_tensors_are_numpys_real_ones(dtype):
+    # x·x of a complex number is not |x|²: the norms read magnitudes, the spectral and
+    # nuclear ones the matrix's own singular values.
+    rng = np.random.default_rng(12)
+    a = (rng.standard_normal((2, 6, 5)) + 1j * rng.standard_normal((2, 6, 5))).astype(dtype)
+    a[0, 1, 2] = 0
+    x = ar.from_numpy(a, chunks=(1, 4, 2))
+    real = np.finfo(dtype).dtype
+    tol = 1e-12 if dtype == np.complex128 else 1e-5
+    for ord in (2, 1, np.inf, -np.inf, 0, 3, -1):
+        got = ar.linalg.vector_norm(x, axis=(-2, -1), ord=ord).compute()
+        assert got.dtype == real, ord
+        np.testing.assert_allclose(got, np.linalg.vector_norm(a, axis=(-2, -1), ord=ord), rtol=tol)
+    for ord in ("fro", "nuc", 1, -1, 2, -2, np.inf, -np.inf):
+        got = ar.linalg.matrix_norm(x, ord=ord).compute()
+        assert got.dtype == real, ord
+        np.testing.assert_allclose(got, np.linalg.matrix_norm(a, ord=ord), rtol=tol)
+
+
 @pytest.mark.parametrize("m,n,k", [(500, 5, None), (500, 5, 3), (4, 7, 2)])
 def test_lstsq_matches_numpy(m, n, k):
     rng = np.random.default_rng(9)

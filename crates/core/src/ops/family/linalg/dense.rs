@@ -317,12 +317,17 @@ fn one(
 /// factorizations here hold a whole matrix in one chunk (eigh, and the SVD of a matrix that
 /// is not tall-and-skinny, are not chunked).
 pub(super) fn check_matrix(what: &'static str, m: usize, n: usize) -> Result<()> {
-    let bytes = m as u64 * n as u64 * 8;
+    check_matrix_of(what, m, n, DType::F64)
+}
+
+/// [`check_matrix`] for a matrix of `dtype`.
+fn check_matrix_of(what: &'static str, m: usize, n: usize, dtype: DType) -> Result<()> {
+    let bytes = m as u64 * n as u64 * dtype.itemsize() as u64;
     if bytes > SINGLE_CHUNK_BUDGET {
         return Err(AresError::arg(
             what,
             format!(
-                "a {m} × {n} float64 matrix is {} MiB, over the {} MiB one chunk may hold \
+                "a {m} × {n} {dtype} matrix is {} MiB, over the {} MiB one chunk may hold \
                  for a factorization of a whole matrix",
                 bytes >> 20,
                 SINGLE_CHUNK_BUDGET >> 20
@@ -361,9 +366,7 @@ impl Tiler {
             }
         }
         let dtype = self.graph.node(inputs[0].chunks[0]).dtype;
-        // The budget counts float64 elements: a complex one is two.
-        let wide = dtype.itemsize() / 8;
-        check_matrix(f.name(), s[batch] * wide.max(1), s[batch + 1])?;
+        check_matrix_of(f.name(), s[batch], s[batch + 1], dtype)?;
         let batch_splits: Vec<Vec<usize>> = inputs[0].splits[..batch].to_vec();
         let rechunked: Vec<Tiled> = inputs
             .iter()

@@ -4,7 +4,8 @@
 //! Elementwise ops and reductions over chunks, except the spectral and nuclear norms of a
 //! matrix (`ord` 2, -2, `'nuc'`), which need its singular values (`svdvals`: TSQR for one
 //! matrix, a `dense` chunk per chunk of a stack's leading axes). Integer and bool inputs
-//! are computed in float64, as NumPy's.
+//! are computed in float64, as NumPy's; complex ones from their magnitudes (real results,
+//! in the input's precision), the spectral and nuclear norms from their own singular values.
 
 use crate::array::fmt_shape;
 use crate::error::{AresError, Result};
@@ -20,11 +21,21 @@ pub enum NormOrd {
 }
 
 impl Tensor {
+    /// The values a norm made of elementwise terms reads: `|x|` for a complex tensor (real,
+    /// in its precision: `x·x` of a complex one is not `|x|²`), float64 for integers and
+    /// bools, the tensor itself otherwise.
+    fn magnitudes(&self) -> Result<Tensor> {
+        match self.dtype().is_complex() {
+            true => self.abs(),
+            false => self.as_float(),
+        }
+    }
+
     /// The array API's `linalg.vector_norm`: over `axes` (all when `None`), `ord` a number
     /// (2 by default; `inf`, `-inf`, 0 for the count of nonzeros, any p ≠ 0 for
     /// `sum(|x|^p)^(1/p)`).
     pub fn vector_norm(&self, axes: Option<&[i64]>, keepdims: bool, ord: f64) -> Result<Tensor> {
-        let x = self.as_float()?;
+        let x = self.magnitudes()?;
         if ord.is_nan() {
             return Err(AresError::arg(
                 "linalg.vector_norm",
@@ -63,7 +74,7 @@ impl Tensor {
     pub fn matrix_norm(&self, keepdims: bool, ord: NormOrd) -> Result<Tensor> {
         let name = "linalg.matrix_norm";
         self.stack_dims(name)?;
-        let x = self.as_float()?;
+        let x = self.magnitudes()?;
         let keep = |t: Tensor| match keepdims {
             true => t.expand_dims(&[-2, -1]),
             false => Ok(t),
@@ -74,9 +85,10 @@ impl Tensor {
                 let sq = (&x * &x)?.sum(Some(&[-2, -1]), keepdims)?;
                 sq.sqrt()
             }
-            NormOrd::Nuc => keep(x.svdvals()?.sum(Some(&[-1]), false)?),
+            // The singular values are the matrix's own, complex or not (not its |x|'s).
+            NormOrd::Nuc => keep(self.as_float()?.svdvals()?.sum(Some(&[-1]), false)?),
             NormOrd::P(p) if p == 2.0 || p == -2.0 => {
-                let s = x.svdvals()?;
+                let s = self.as_float()?.svdvals()?;
                 let k = s.shape()[s.ndim() - 1] as i64;
                 let mut index = vec![SliceArg::FULL; s.ndim() - 1];
                 // Singular values are nonincreasing: the first is the largest.
