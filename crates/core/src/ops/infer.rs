@@ -312,7 +312,8 @@ pub use super::family::shuffle::select::infer::infer_data_dependent;
 
 /// Whether `op` takes a complex input (of dtype `d`): the elementwise ops (whose dtype rules
 /// refuse what the standard leaves undefined, as `<`), `sum` and `prod` (and `mean`, made of
-/// them), data movement, the Fourier transforms, and the SVD of whole matrices. Every other
+/// them), data movement, the Fourier transforms, and the factorizations of whole matrices
+/// (`dense`). Every other
 /// op names the dtype and itself here, before a graph is built, instead of failing in a
 /// kernel.
 fn check_complex(op: Op, args: &OpArgs, d: DType) -> Result<()> {
@@ -322,10 +323,9 @@ fn check_complex(op: Op, args: &OpArgs, d: DType) -> Result<()> {
         Family::Indexing => true,
         Family::Reduction => matches!(op, Op::Sum | Op::Prod),
         // `x[mask]` moves elements; `matmul` multiplies and adds (`tensordot`, `vecdot`).
-        Family::Shuffle | Family::Linalg => match args {
-            OpArgs::Dense(f) => f.takes_complex(),
-            _ => matches!(op, Op::MaskSelect | Op::Matmul),
-        },
+        Family::Shuffle | Family::Linalg => {
+            matches!(args, OpArgs::Dense(_)) || matches!(op, Op::MaskSelect | Op::Matmul)
+        }
         _ => false,
     };
     if ok {

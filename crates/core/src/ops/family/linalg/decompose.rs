@@ -12,6 +12,15 @@ use crate::error::{AresError, Result};
 use crate::ops::{Op, OpArgs};
 use crate::tensor::{SliceArg, Tensor};
 
+/// The real parts of a complex result whose values are real (S, eigenvalues, a log),
+/// packed among complex ones; a real result as it is.
+fn real_values(t: Tensor) -> Result<Tensor> {
+    match t.dtype().is_complex() {
+        true => t.unary(Op::RealPart),
+        false => Ok(t),
+    }
+}
+
 fn range(start: usize, stop: usize) -> SliceArg {
     SliceArg::Range {
         start: Some(start as i64),
@@ -43,13 +52,35 @@ impl Tensor {
         self.slice(&index)?.reshape(&shape)
     }
 
-    /// A `dense` op of a stack of matrices, in float64, and the dtype to give results in.
+    /// A `dense` op of a stack of matrices, in float64 (complex128 when an input is
+    /// complex), and the dtype to give results in (complex ones' real values in its
+    /// `real_part`).
     pub(super) fn dense(&self, f: DenseFn, others: &[&Tensor]) -> Result<(Tensor, DType)> {
         self.stack_dims(f.name())?;
-        let (x, out) = self.in_float64()?;
+        let complex = std::iter::once(self)
+            .chain(others.iter().copied())
+            .any(|t| t.dtype().is_complex());
+        let (x, out) = match complex {
+            true => {
+                let dtypes = std::iter::once(self).chain(others.iter().copied());
+                let out = match dtypes
+                    .map(|t| t.dtype())
+                    .all(|d| matches!(d, DType::C64 | DType::F32))
+                {
+                    true => DType::C64,
+                    false => DType::C128,
+                };
+                (self.astype(DType::C128)?, out)
+            }
+            false => self.in_float64()?,
+        };
+        let wide = match complex {
+            true => DType::C128,
+            false => DType::F64,
+        };
         let mut inputs = vec![x];
         for o in others {
-            inputs.push(o.astype(DType::F64)?);
+            inputs.push(o.astype(wide)?);
         }
         Ok((Tensor::new(Op::Dense, OpArgs::Dense(f), inputs)?, out))
     }
@@ -79,7 +110,8 @@ impl Tensor {
     /// `tsqr`); a short-and-fat matrix is factored in one chunk.
     pub fn qr(&self) -> Result<[Tensor; 2]> {
         let (batch, m, n) = self.stack_dims("linalg.qr")?;
-        if !batch.is_empty() {
+        // A stack, or a complex matrix (TSQR is float64's), one matrix per chunk.
+        if !batch.is_empty() || self.dtype().is_complex() {
             let (packed, out) = self.dense(DenseFn::Qr, &[])?;
             let k = m.min(n);
             let q = packed.unpack(0, m * k, &[m, k])?;
@@ -210,7 +242,7 @@ impl Tensor {
     /// The array API's `linalg.cholesky(x, upper=False)`: L (or U = Lᵀ) of a symmetric
     /// positive-definite matrix, in one chunk.
     pub fn cholesky(&self, upper: bool) -> Result<Tensor> {
-        if upper && self.ndim() == 2 {
+        if upper && self.ndim() == 2 && !self.dtype().is_complex() {
             // One matrix may be factored by blocks, which give L: U is its transpose.
             return self.cholesky(false)?.matrix_transpose();
         }
@@ -235,8 +267,8 @@ impl Tensor {
     pub fn slogdet(&self) -> Result<[Tensor; 2]> {
         let (packed, out) = self.square(DenseFn::Slogdet)?;
         let sign = packed.unpack(0, 1, &[])?;
-        let logabs = packed.unpack(1, 2, &[])?;
-        Ok([sign.astype(out)?, logabs.astype(out)?])
+        let logabs = real_values(packed.unpack(1, 2, &[])?)?;
+        Ok([sign.astype(out)?, logabs.astype(out.real_part())?])
     }
 
     /// The array API's `linalg.eigh`: the eigenvalues (nondecreasing) and eigenvectors
@@ -244,15 +276,15 @@ impl Tensor {
     pub fn eigh(&self) -> Result<[Tensor; 2]> {
         let (packed, out) = self.square(DenseFn::Eigh)?;
         let n = self.shape()[self.ndim() - 1];
-        let w = packed.unpack(0, n, &[n])?;
+        let w = real_values(packed.unpack(0, n, &[n])?)?;
         let v = packed.unpack(n, n + n * n, &[n, n])?;
-        Ok([w.astype(out)?, v.astype(out)?])
+        Ok([w.astype(out.real_part())?, v.astype(out)?])
     }
 
     /// The array API's `linalg.eigvalsh`: the eigenvalues of a symmetric matrix.
     pub fn eigvalsh(&self) -> Result<Tensor> {
         let (t, out) = self.square(DenseFn::EigvalsH)?;
-        t.astype(out)
+        t.astype(out.real_part())
     }
 
     /// dask's `svd_compressed(x, k, n_power_iter, seed)`: the rank-`k` SVD by randomized

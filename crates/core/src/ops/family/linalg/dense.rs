@@ -13,9 +13,9 @@
 //! right-hand sides. A matrix above [`super::SINGLE_CHUNK_BUDGET`] is refused when tiled,
 //! naming its size.
 
-use super::faer_bridge;
 use super::kernels::as_f64;
 use super::SINGLE_CHUNK_BUDGET;
+use super::{complex_factors, faer_bridge};
 use crate::array::{fmt_shape, ArrayData, Complex64, DType, Shape};
 use crate::error::{AresError, Result};
 use crate::ids::ChunkIdx;
@@ -76,18 +76,16 @@ impl DenseFn {
         }
     }
 
-    /// The result's dtype for inputs of `dtype`: the SVD of complex128 matrices packs
-    /// complex U, S (real parts) and Vᴴ; everything else is float64.
+    /// The result's dtype for inputs of `dtype`: complex128 matrices give complex128
+    /// results, their real values (S, eigenvalues, `slogdet`'s log) as zero imaginary
+    /// parts, except the functions whose every value is real (`svdvals`, `eigvalsh`);
+    /// everything else is float64.
     pub fn out_dtype(self, dtype: DType) -> DType {
         match (self, dtype) {
-            (DenseFn::Svd, DType::C128) => DType::C128,
+            (DenseFn::SvdVals | DenseFn::EigvalsH, _) => DType::F64,
+            (_, DType::C128) => DType::C128,
             _ => DType::F64,
         }
-    }
-
-    /// Whether the function takes complex128 matrices too (`svd`, `svdvals`).
-    pub fn takes_complex(self) -> bool {
-        matches!(self, DenseFn::Svd | DenseFn::SvdVals)
     }
 
     /// Whether the function needs a square matrix.
@@ -135,7 +133,7 @@ pub fn dense_shape(f: DenseFn, shapes: &[&[usize]], dtype: DType) -> Result<Shap
             ))
         }
     };
-    if dtype != DType::F64 && !(dtype == DType::C128 && f.takes_complex()) {
+    if dtype != DType::F64 && dtype != DType::C128 {
         return Err(AresError::arg(
             name,
             format!("computes in float64, got {dtype}"),
@@ -198,8 +196,8 @@ pub fn apply(f: DenseFn, inputs: &[&ArrayData]) -> KResult<ArrayData> {
             inputs.len()
         ));
     }
-    if let (ArrayData::C128(x), true) = (inputs[0], f.takes_complex()) {
-        return apply_complex(f, x);
+    if let ArrayData::C128(x) = inputs[0] {
+        return apply_complex(f, x, inputs.get(1).copied());
     }
     let a = stack_of(inputs[0], name)?;
     let b = match inputs.get(1) {
@@ -232,46 +230,86 @@ pub fn apply(f: DenseFn, inputs: &[&ArrayData]) -> KResult<ArrayData> {
         .or_else(|e| kerr(format!("{name}: {e}")))
 }
 
-/// The SVD (or the singular values) of each complex128 matrix of a chunk, packed as for
-/// float64 (S as complex numbers of zero imaginary part in the SVD's packing).
-fn apply_complex(f: DenseFn, x: &ArrayD<Complex64>) -> KResult<ArrayData> {
+/// Each complex128 matrix of a chunk (with its complex128 right-hand sides for `solve`),
+/// packed as for float64, in complex numbers except for `svdvals` and `eigvalsh`.
+fn apply_complex(f: DenseFn, x: &ArrayD<Complex64>, rhs: Option<&ArrayData>) -> KResult<ArrayData> {
     let name = f.name();
-    let shape = x.shape().to_vec();
-    let [batch @ .., m, n] = shape.as_slice() else {
-        return kerr(format!(
-            "{name}: needs a chunk of at least 2 dimensions, got {}",
-            fmt_shape(&shape)
-        ));
+    let stack = |x: &ArrayD<Complex64>| -> KResult<ndarray::Array3<Complex64>> {
+        let shape = x.shape().to_vec();
+        let [batch @ .., m, n] = shape.as_slice() else {
+            return kerr(format!(
+                "{name}: needs a chunk of at least 2 dimensions, got {}",
+                fmt_shape(&shape)
+            ));
+        };
+        x.as_standard_layout()
+            .into_owned()
+            .into_shape_with_order((batch.iter().product::<usize>(), *m, *n))
+            .or_else(|e| kerr(format!("{name}: {e}")))
     };
-    let count = batch.iter().product::<usize>();
-    let a = x
-        .as_standard_layout()
-        .into_owned()
-        .into_shape_with_order((count, *m, *n))
-        .or_else(|e| kerr(format!("{name}: {e}")))?;
-    let mut out_shape = batch.to_vec();
-    out_shape.extend(f.per_matrix(*m, *n, 0));
-    let per_len: usize = f.per_matrix(*m, *n, 0).iter().product();
-    if f == DenseFn::SvdVals {
-        let mut flat = Vec::with_capacity(count * per_len);
-        for i in 0..count {
-            let (_, s, _) = faer_bridge::svd_complex(a.index_axis(Axis(0), i))?;
-            flat.extend(s.iter());
+    let a = stack(x)?;
+    let b = match rhs {
+        Some(ArrayData::C128(b)) => Some(stack(b)?),
+        Some(other) => {
+            return kerr(format!(
+                "{name}: a complex128 matrix's right-hand sides are {}",
+                other.dtype()
+            ))
         }
-        return ArrayD::from_shape_vec(IxDyn(&out_shape), flat)
-            .map(ArrayData::F64)
-            .or_else(|e| kerr(format!("{name}: {e}")));
+        None => None,
+    };
+    let (count, m, n) = a.dim();
+    let k_rhs = b.as_ref().map_or(0, |b| b.dim().2);
+    if b.as_ref()
+        .is_some_and(|b| b.dim().0 != count || b.dim().1 != n)
+    {
+        return kerr(format!(
+            "{name}: the right-hand sides do not match the matrices"
+        ));
     }
-    let mut flat = Vec::with_capacity(count * per_len);
+    let per = f.per_matrix(m, n, k_rhs);
+    let mut shape = x.shape()[..x.ndim() - 2].to_vec();
+    shape.extend(per.iter());
+    let real = |v: &f64| Complex64::new(*v, 0.0);
+    let (mut flat, mut reals) = (Vec::new(), Vec::new());
     for i in 0..count {
-        let (u, s, vh) = faer_bridge::svd_complex(a.index_axis(Axis(0), i))?;
-        flat.extend(u.iter());
-        flat.extend(s.iter().map(|v| Complex64::new(*v, 0.0)));
-        flat.extend(vh.iter());
+        let x = a.index_axis(Axis(0), i);
+        match f {
+            DenseFn::Svd => {
+                let (u, s, vh) = faer_bridge::svd_complex(x)?;
+                flat.extend(u.iter().copied().chain(s.iter().map(real)).chain(vh));
+            }
+            DenseFn::SvdVals => reals.extend(faer_bridge::svd_complex(x)?.1),
+            DenseFn::EigvalsH => reals.extend(complex_factors::eigvalsh(x)?),
+            DenseFn::Eigh => {
+                let (w, v) = complex_factors::eigh(x)?;
+                flat.extend(w.iter().map(real).chain(v));
+            }
+            DenseFn::Qr => {
+                let (q, r) = complex_factors::qr(x);
+                flat.extend(q.iter().chain(r.iter()));
+            }
+            DenseFn::Cholesky { upper } => flat.extend(complex_factors::cholesky(x, upper)?),
+            DenseFn::Inv => flat.extend(complex_factors::inv(x)?),
+            DenseFn::Det => flat.push(complex_factors::det(x)),
+            DenseFn::Slogdet => {
+                let (sign, logabs) = complex_factors::slogdet(x);
+                flat.extend([sign, real(&logabs)]);
+            }
+            DenseFn::Solve => {
+                let Some(b) = &b else {
+                    return kerr("linalg.solve: needs a right-hand side");
+                };
+                flat.extend(complex_factors::solve(x, b.index_axis(Axis(0), i))?);
+            }
+        }
     }
-    ArrayD::from_shape_vec(IxDyn(&out_shape), flat)
-        .map(ArrayData::C128)
-        .or_else(|e| kerr(format!("{name}: {e}")))
+    let shape = IxDyn(&shape);
+    match f.out_dtype(DType::C128) {
+        DType::F64 => ArrayD::from_shape_vec(shape, reals).map(ArrayData::F64),
+        _ => ArrayD::from_shape_vec(shape, flat).map(ArrayData::C128),
+    }
+    .or_else(|e| kerr(format!("{name}: {e}")))
 }
 
 /// One matrix's result, appended to `out` in C order.
@@ -350,7 +388,12 @@ impl Tiler {
     ) -> Result<Tiled> {
         let s = in_shapes[0];
         let batch = s.len() - 2;
-        let blocks = inputs[0].chunks.len();
+        let dtype = self.graph.node(inputs[0].chunks[0]).dtype;
+        // The blocked algorithms are float64's; a complex matrix is factored whole.
+        let blocks = match dtype {
+            DType::F64 => inputs[0].chunks.len(),
+            _ => 1,
+        };
         if matches!(f, DenseFn::Cholesky { upper: false }) && batch == 0 && blocks > 1 {
             return self.tile_blocked_cholesky(inputs[0], s[0]);
         }
@@ -365,7 +408,6 @@ impl Tiler {
                 _ => {}
             }
         }
-        let dtype = self.graph.node(inputs[0].chunks[0]).dtype;
         check_matrix_of(f.name(), s[batch], s[batch + 1], dtype)?;
         let batch_splits: Vec<Vec<usize>> = inputs[0].splits[..batch].to_vec();
         let rechunked: Vec<Tiled> = inputs

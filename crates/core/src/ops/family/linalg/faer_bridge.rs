@@ -11,7 +11,7 @@ use ndarray::{Array1, Array2, ArrayView2};
 use num_complex::Complex64;
 
 /// A faer view of an ndarray matrix (strides in elements, as both count them).
-pub(super) fn view<'a>(x: &ArrayView2<'a, f64>) -> MatRef<'a, f64> {
+pub(super) fn view<'a, T>(x: &ArrayView2<'a, T>) -> MatRef<'a, T> {
     let (m, n) = x.dim();
     let s = x.strides();
     // SAFETY: the pointer, shape and strides are those of a live ndarray view, which
@@ -20,7 +20,7 @@ pub(super) fn view<'a>(x: &ArrayView2<'a, f64>) -> MatRef<'a, f64> {
 }
 
 /// A faer matrix as a row-major ndarray matrix.
-pub(super) fn owned(m: MatRef<'_, f64>) -> Array2<f64> {
+pub(super) fn owned<T: Copy>(m: MatRef<'_, T>) -> Array2<T> {
     Array2::from_shape_fn((m.nrows(), m.ncols()), |(i, j)| m[(i, j)])
 }
 
@@ -185,7 +185,7 @@ pub fn svd_complex(
     if !x.iter().all(|z| z.re.is_finite() && z.im.is_finite()) {
         return kerr("svd: the matrix holds NaN or infinity");
     }
-    let f = complex_view(&x)
+    let f = view(&x)
         .thin_svd()
         .or_else(|e| kerr(format!("svd did not converge: {e:?}")))?;
     let s = f.S().column_vector();
@@ -194,15 +194,6 @@ pub fn svd_complex(
     let u = Array2::from_shape_fn((m, k), |(i, j)| u[(i, j)]);
     let vh = Array2::from_shape_fn((k, n), |(i, j)| v[(j, i)].conj());
     Ok((u, s, vh))
-}
-
-/// A faer view of a complex ndarray matrix (faer's `c64` is `num_complex`'s `Complex64`).
-fn complex_view<'a>(x: &ArrayView2<'a, Complex64>) -> MatRef<'a, Complex64> {
-    let (m, n) = x.dim();
-    let s = x.strides();
-    // SAFETY: as `view`: a live ndarray view's pointer, shape and strides (in elements), read
-    // only, for the view's lifetime.
-    unsafe { MatRef::from_raw_parts(x.as_ptr(), m, n, s[0], s[1]) }
 }
 
 /// The singular values of `x`, nonincreasing.

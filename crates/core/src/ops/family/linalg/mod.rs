@@ -18,6 +18,7 @@
 pub(crate) mod batched;
 pub mod blocked_cholesky;
 pub mod blocked_lu;
+mod complex_factors;
 mod decompose;
 pub mod dense;
 pub use norms::NormOrd;

@@ -100,12 +100,13 @@ impl Tensor {
             t.broadcast_to(&shape)
         };
         let (a, b) = (to(self, m, m)?, to(b, m, k)?);
-        // float32 only when both are (NumPy's promotion of the two).
+        // float32 only when both are (NumPy's promotion of the two); complex as `dense`.
+        let (x, complex_out) = a.dense(DenseFn::Solve, &[&b])?;
         let out = match (self.dtype(), b.dtype()) {
+            _ if x.dtype().is_complex() => complex_out,
             (DType::F32, DType::F32) => DType::F32,
             _ => DType::F64,
         };
-        let (x, _) = a.dense(DenseFn::Solve, &[&b])?;
         x.astype(out)
     }
 
