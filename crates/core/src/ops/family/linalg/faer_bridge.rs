@@ -158,11 +158,16 @@ pub fn svd(x: ArrayView2<f64>) -> KResult<(Array2<f64>, Array1<f64>, Array2<f64>
         ));
     }
     check_finite(&x, "svd")?;
+    let (scaled, scale) = scaled_to_safe_range(x, |v| v.abs());
+    let x = match &scaled {
+        Some(s) => s.view(),
+        None => x.view(),
+    };
     let f = view(&x)
         .thin_svd()
         .or_else(|e| kerr(format!("svd did not converge: {e:?}")))?;
     let s = f.S().column_vector();
-    let s = Array1::from_shape_fn(k, |i| s[i]);
+    let s = Array1::from_shape_fn(k, |i| s[i] * scale);
     let v = f.V();
     let vt = Array2::from_shape_fn((k, n), |(i, j)| v[(j, i)]);
     Ok((owned(f.U()), s, vt))
@@ -185,11 +190,16 @@ pub fn svd_complex(
     if !x.iter().all(|z| z.re.is_finite() && z.im.is_finite()) {
         return kerr("svd: the matrix holds NaN or infinity");
     }
+    let (scaled, scale) = scaled_to_safe_range(x, |z| z.norm());
+    let x = match &scaled {
+        Some(s) => s.view(),
+        None => x.view(),
+    };
     let f = view(&x)
         .thin_svd()
         .or_else(|e| kerr(format!("svd did not converge: {e:?}")))?;
     let s = f.S().column_vector();
-    let s = Array1::from_shape_fn(k, |i| s[i].re);
+    let s = Array1::from_shape_fn(k, |i| s[i].re * scale);
     let (u, v) = (f.U(), f.V());
     let u = Array2::from_shape_fn((m, k), |(i, j)| u[(i, j)]);
     let vh = Array2::from_shape_fn((k, n), |(i, j)| v[(j, i)].conj());
@@ -202,10 +212,15 @@ pub fn singular_values(x: ArrayView2<f64>) -> KResult<Array1<f64>> {
         return Ok(Array1::zeros(x.nrows().min(x.ncols())));
     }
     check_finite(&x, "svdvals")?;
+    let (scaled, scale) = scaled_to_safe_range(x, |v| v.abs());
+    let x = match &scaled {
+        Some(s) => s.view(),
+        None => x.view(),
+    };
     let s = view(&x)
         .singular_values()
         .or_else(|e| kerr(format!("svd did not converge: {e:?}")))?;
-    Ok(Array1::from(s))
+    Ok(Array1::from(s) * scale)
 }
 
 /// The Cholesky factor of a symmetric positive-definite matrix (its lower triangle is
@@ -328,6 +343,32 @@ pub fn eigvalsh(x: ArrayView2<f64>) -> KResult<Array1<f64>> {
     Ok(Array1::from(w))
 }
 
+/// A matrix whose largest magnitude is outside `[2^-500, 2^500]` scaled into it by a power
+/// of two (exact), and the factor that takes its singular values back (`2^e`), as LAPACK's
+/// drivers scale (`dlascl`): faer's SVD squares values on the way and does not converge on
+/// entries near 1e300. `None` (and 1) for a matrix already in range.
+fn scaled_to_safe_range<T>(
+    x: ArrayView2<T>,
+    magnitude: impl Fn(&T) -> f64,
+) -> (Option<Array2<T>>, f64)
+where
+    T: Copy + std::ops::Mul<f64, Output = T>,
+{
+    let top = x.iter().map(&magnitude).fold(0.0, f64::max);
+    let (low, high) = (2f64.powi(-500), 2f64.powi(500));
+    if top == 0.0 || (low..=high).contains(&top) {
+        return (None, 1.0);
+    }
+    let e = top.log2().round() as i32;
+    // Two steps, as 2^±e alone may be out of range (e up to 1074).
+    let (half, rest) = (e / 2, e - e / 2);
+    let (a, b) = (2f64.powi(-half), 2f64.powi(-rest));
+    (
+        Some(x.mapv(|v| v * a * b)),
+        2f64.powi(half) * 2f64.powi(rest),
+    )
+}
+
 /// LAPACK refuses NaN and infinity in an SVD (NumPy raises `LinAlgError`); faer would loop
 /// to its iteration limit. Refuse them by name.
 fn check_finite(x: &ArrayView2<f64>, what: &str) -> KResult<()> {
@@ -393,5 +434,36 @@ mod tests {
         let mut bad = sample(3, 3);
         bad[[1, 1]] = f64::NAN;
         assert!(svd(bad.view()).unwrap_err().0.contains("NaN"));
+    }
+
+    /// Entries near the ends of float64's range: the singular values are the unscaled
+    /// matrix's times the scale (faer alone did not converge at 1e300), U and Vᵀ the same.
+    #[test]
+    fn svd_of_huge_and_tiny_matrices_is_the_scaled_one() {
+        let x = sample(4, 3);
+        let (u, s, vt) = svd(x.view()).unwrap();
+        for scale in [1e300, 1e-300, 1e200, 1e-200] {
+            let big = x.mapv(|v| v * scale);
+            let (bu, bs, bvt) = svd(big.view()).unwrap();
+            for (a, b) in bs.iter().zip(&s) {
+                assert!(
+                    (a / scale - b).abs() < 1e-12 * b.abs().max(1.0),
+                    "{scale}: {a} vs {b}"
+                );
+            }
+            assert!(close(&bu, &u, 1e-12) && close(&bvt, &vt, 1e-12), "{scale}");
+            let vals = singular_values(big.view()).unwrap();
+            assert!(vals
+                .iter()
+                .zip(&s)
+                .all(|(a, b)| (a / scale - b).abs() < 1e-12 * b.max(1.0)));
+            let z = big.mapv(|v| Complex64::new(v, -v));
+            let (_, zs, _) = svd_complex(z.view()).unwrap();
+            let want = 2f64.sqrt();
+            assert!(zs
+                .iter()
+                .zip(&s)
+                .all(|(a, b)| (a / scale / want - b).abs() < 1e-12 * b.max(1.0)));
+        }
     }
 }
