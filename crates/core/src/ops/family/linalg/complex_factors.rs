@@ -5,7 +5,7 @@
 //! `eigh` the lower triangle of a Hermitian one (real eigenvalues), and `slogdet`'s sign is
 //! the unit complex number `det / |det|`.
 
-use super::faer_bridge::{owned, view};
+use super::faer_bridge::{self, owned, view};
 use crate::kernels::{kerr, KResult};
 use faer::Mat;
 use ndarray::{Array1, Array2, ArrayView2};
@@ -91,33 +91,12 @@ pub fn det(x: ArrayView2<Complex64>) -> Complex64 {
 /// The sign (`det / |det|`, 0 for a singular matrix) and `ln |det|` (-inf then), from the
 /// LU factors' diagonal and the row exchanges' parity, so no product overflows.
 pub fn slogdet(x: ArrayView2<Complex64>) -> (Complex64, f64) {
-    use faer::linalg::lu::partial_pivoting::factor::{lu_in_place, lu_in_place_scratch};
     let n = x.nrows();
     if n == 0 {
         return (Complex64::new(1.0, 0.0), 0.0);
     }
-    let mut factors = view(&x).to_owned();
-    let (mut fwd, mut bwd) = (vec![0usize; n], vec![0usize; n]);
-    let par = faer::Par::Seq;
-    let scratch = lu_in_place_scratch::<usize, Complex64>(n, n, par, Default::default());
-    let mut mem = faer::dyn_stack::MemBuffer::new(scratch);
-    let info = lu_in_place(
-        factors.as_mut(),
-        &mut fwd,
-        &mut bwd,
-        par,
-        faer::dyn_stack::MemStack::new(&mut mem),
-        Default::default(),
-    )
-    .0;
-    let mut sign = Complex64::new(
-        if info.transposition_count % 2 == 0 {
-            1.0
-        } else {
-            -1.0
-        },
-        0.0,
-    );
+    let (factors, parity) = faer_bridge::lu_with_parity(x);
+    let mut sign = Complex64::new(parity, 0.0);
     let mut logabs = 0.0;
     for i in 0..n {
         let d = factors[(i, i)];

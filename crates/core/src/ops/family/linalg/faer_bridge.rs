@@ -265,30 +265,11 @@ pub fn det(x: ArrayView2<f64>) -> f64 {
 /// value, from the LU factors with partial pivoting (NumPy's `slogdet`: a singular matrix
 /// gives sign 0 and log -inf; a 0 × 0 one sign 1 and log 0).
 pub fn slogdet(x: ArrayView2<f64>) -> (f64, f64) {
-    use faer::linalg::lu::partial_pivoting::factor::{lu_in_place, lu_in_place_scratch};
     let n = x.nrows();
     if n == 0 {
         return (1.0, 0.0);
     }
-    let mut factors = view(&x).to_owned();
-    let (mut fwd, mut bwd) = (vec![0usize; n], vec![0usize; n]);
-    let par = faer::Par::Seq;
-    let scratch = lu_in_place_scratch::<usize, f64>(n, n, par, Default::default());
-    let mut mem = faer::dyn_stack::MemBuffer::new(scratch);
-    let info = lu_in_place(
-        factors.as_mut(),
-        &mut fwd,
-        &mut bwd,
-        par,
-        faer::dyn_stack::MemStack::new(&mut mem),
-        Default::default(),
-    )
-    .0;
-    let mut sign = if info.transposition_count % 2 == 0 {
-        1.0
-    } else {
-        -1.0
-    };
+    let (factors, mut sign) = lu_with_parity(x);
     let mut logabs = 0.0;
     for i in 0..n {
         let d = factors[(i, i)];
@@ -299,6 +280,32 @@ pub fn slogdet(x: ArrayView2<f64>) -> (f64, f64) {
         logabs += d.abs().ln();
     }
     (sign, logabs)
+}
+
+/// The LU factors of a square matrix with partial pivoting (in one matrix, L's unit
+/// diagonal implied), and the row exchanges' parity as a sign (±1): `slogdet`'s start.
+pub(super) fn lu_with_parity<T: faer::traits::ComplexField>(x: ArrayView2<T>) -> (Mat<T>, f64) {
+    use faer::linalg::lu::partial_pivoting::factor::{lu_in_place, lu_in_place_scratch};
+    let n = x.nrows();
+    let mut factors = view(&x).to_owned();
+    let (mut fwd, mut bwd) = (vec![0usize; n], vec![0usize; n]);
+    let par = faer::Par::Seq;
+    let scratch = lu_in_place_scratch::<usize, T>(n, n, par, Default::default());
+    let mut mem = faer::dyn_stack::MemBuffer::new(scratch);
+    let info = lu_in_place(
+        factors.as_mut(),
+        &mut fwd,
+        &mut bwd,
+        par,
+        faer::dyn_stack::MemStack::new(&mut mem),
+        Default::default(),
+    )
+    .0;
+    let sign = match info.transposition_count % 2 {
+        0 => 1.0,
+        _ => -1.0,
+    };
+    (factors, sign)
 }
 
 /// The solution `x` of `a · x = b` (a square, b n × k), by LU with partial pivoting; a
