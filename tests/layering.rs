@@ -14,7 +14,7 @@
 //! ```
 //!
 //! A reference in a comment does not count; a `use` or a path in code does. No file may be
-//! included with `#[path = ...]`, the tests' included: a module's file is where its name
+//! included by a `path` attribute, the tests' included: a module's file is where its name
 //! says (a test of several files is a root `tests/NAME.rs` with its cases in `tests/NAME/`).
 
 use std::path::{Path, PathBuf};
